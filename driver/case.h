@@ -1,0 +1,104 @@
+/* case: one case (a compiled variant at one workload point) fully resolved by
+ * the parent, sent to a worker over a pipe, and the worker's result sent back.
+ *
+ * Everything the worker needs is in the description: no spec, no expressions.
+ * The wire format (case_write/case_read, result_write/result_read) is a simple
+ * length-prefixed binary stream between two processes of the same binary; it is
+ * not a file format and carries no version. */
+#ifndef KVX_CASE_H
+#define KVX_CASE_H
+
+#include "inputs.h"
+#include "verify.h"
+
+#define CASE_MAX_BUFS 16
+#define CASE_MAX_ARGS 32
+#define CASE_MAX_REFARGS 8
+
+/* Statuses, in the order they are tabulated.  X(name, meaning) */
+#define CASE_STATUSES(X)                                                        \
+    X(ok, "verified and measured")                                              \
+    X(mismatch, "output differs from the reference")                            \
+    X(compile_error, "NVRTC rejected the source")                               \
+    X(load_error, "the driver could not load the module or find the kernel")    \
+    X(launch_error, "the launch was refused")                                   \
+    X(fault, "the kernel faulted (sticky error); the worker was replaced")      \
+    X(timeout, "the case ran past its timeout; the worker was killed")          \
+    X(skipped, "not run: a limit or precondition failed (see detail)")
+
+typedef enum {
+#define X(n, d) CASE_##n,
+    CASE_STATUSES(X)
+#undef X
+    CASE_STATUS_COUNT
+} CaseStatus;
+
+extern const char *const case_status_names[CASE_STATUS_COUNT];
+int case_status_find(const char *name);  /* -1 if unknown */
+
+typedef struct CaseBuf {
+    char name[64];
+    ElemTypeId type;
+    uint64_t count;          /* elements */
+    uint64_t offset;         /* elements past a 256-byte aligned base */
+    InitParams init;
+    char input_key[65];      /* inputs_key(): equal keys share one generated input */
+    int checked;             /* reset to its init before every launch; verified */
+} CaseBuf;
+
+typedef struct CaseArg {
+    int buf;                 /* >= 0: pointer to bufs[buf] (base + offset) */
+    int size;                /* scalars: 1, 2, 4 or 8 bytes */
+    int align;
+    unsigned char bytes[8];  /* scalars, little-endian */
+} CaseArg;
+
+typedef struct CaseCheck {
+    int buf;                 /* the output buffer checked */
+    char ref[32];            /* reference function; "" = constant; "baseline" */
+    RefArg args[CASE_MAX_REFARGS];  /* buffers: is_buf and count; data unset */
+    int argbuf[CASE_MAX_REFARGS];   /* buffer index for buffer args, else -1 */
+    int nargs;
+    Value constant;          /* ref == "": every element equals this */
+    char strs[CASE_MAX_REFARGS][16];/* storage for string args (op names) */
+    double rtol;
+} CaseCheck;
+
+typedef struct CaseDesc {
+    int64_t id;              /* parent's case number, echoed in the result */
+    char cubin_path[1024];
+    char kernel[128];
+    int nbufs;
+    CaseBuf bufs[CASE_MAX_BUFS];
+    int nargs;
+    CaseArg args[CASE_MAX_ARGS];
+    uint32_t grid[3], block[3], cluster[3];
+    uint32_t smem;           /* dynamic shared memory, bytes */
+    int nchecks;
+    CaseCheck checks[CASE_MAX_BUFS];
+    MeasureSettings measure;
+    /* Differential mode: the baseline variant's output at this workload point is
+     * kept by the worker under workload_key; a baseline case stores it, others
+     * compare with it (ref "baseline"). */
+    char workload_key[65];
+    int is_baseline;
+} CaseDesc;
+
+typedef struct CaseResult {
+    int64_t id;
+    CaseStatus status;
+    char detail[1024];       /* CUDA error name and message, mismatch elements */
+    double median_ms, min_ms, max_ms, mean_ms, stdev_ms, noise;
+    int samples;
+    double rel_err;          /* NaN when no float check */
+    double t_input_ms, t_verify_ms, t_measure_ms;
+} CaseResult;
+
+/* Write/read over a file descriptor.  0, or -1 on a short read/write (the peer
+ * died): the caller treats that as the worker's death. */
+int case_write(int fd, const CaseDesc *c);
+int case_read(int fd, CaseDesc *c);
+int result_write(int fd, const CaseResult *r);
+int result_read(int fd, CaseResult *r);
+
+#endif

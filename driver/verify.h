@@ -1,0 +1,87 @@
+/* verify: host references for the built-in workload families, and the
+ * comparison of a variant's output with them.
+ *
+ * A check is `BUFFER: REFERENCE` in a spec.  The reference is a call of one of
+ * the functions below (their names and arities are also known to gen/expr.c so
+ * that specs are checked at load time), or a plain scalar expression that every
+ * element of the buffer must equal.  Integer references are computed in 64 bits
+ * and wrapped to the output type; float references in double.  A float result is
+ * compared by relative error ||out - ref|| / ||ref|| (2-norm; absolute error when
+ * ref is all zero) against a tolerance; a stalled accumulator (a half sum stuck at
+ * 32 where 2^20 was expected) is therefore a mismatch with its error shown.
+ *
+ *   count_below(buf, thr)           scalar: elements < thr
+ *   count_if(buf, op, v)            scalar: elements e with `e op v`, op one of
+ *                                   "<" "<=" "==" "!=" ">" ">="
+ *   count_below_by(buf, thr, keys, k)  k counters: buf[i] < thr tallied at keys[i]
+ *   histogram(buf, bins, lo, hi)    bins counters: values in [lo, hi], bin =
+ *                                   (v - lo) / ceil((hi - lo + 1) / bins)
+ *   sum(buf)                        scalar: float64 sum
+ *   dot(a, b)                       scalar: float64 dot product
+ *   sum_by(vals, keys, k)           k sums: vals[i] added at keys[i]
+ *   index_add(idx, vals, rows, w)   rows*w sums: row idx[i] += vals[i*w .. i*w+w)
+ *   reduce(op, buf, k, init)        k results: fold of op over buf[i] with
+ *                                   i % k == j, from init.  op: "add" "sub" "and"
+ *                                   "or" "xor" "max" "min" "nanmax" "nanmin"
+ *                                   (NaN ignored unless all are NaN), "fmax_hw"
+ *                                   "fmin_hw" (IEEE maxNum as the hardware
+ *                                   atom.max.f32 does), "exch" (any one of the
+ *                                   written values or init)
+ *   wrap_count(op, n, k, init, lim) k results of n atomicInc ("inc") / atomicDec
+ *                                   ("dec") with wrap limit lim, thread i on
+ *                                   address i % k
+ *   tally(n, k, init)               k counters: init + #{i < n : i % k == j}
+ *   baseline()                      the baseline variant's output (differential)
+ */
+#ifndef KVX_VERIFY_H
+#define KVX_VERIFY_H
+
+#include "../gen/spec.h"
+
+/* One argument of a reference call, evaluated at the case's point. */
+typedef struct RefArg {
+    int is_buf;
+    const ElemType *t;      /* buffers */
+    const void *data;       /* host copy of the buffer's input */
+    uint64_t count;
+    Value v;                /* scalars and op strings */
+} RefArg;
+
+typedef enum { EXPECT_VALUES, EXPECT_MEMBER } ExpectKind;
+
+typedef struct Expected {
+    ExpectKind kind;
+    uint64_t count;         /* elements of the output checked */
+    int is_float;
+    double *f;              /* float references, count values */
+    uint64_t *u;            /* integer references (two's complement), count */
+    /* EXPECT_MEMBER: each output element must be one of set[0..nset) */
+    double *set; uint64_t nset;
+} Expected;
+
+/* Compute the reference `name(args)` for an output of type out_t with count
+ * elements.  0 or -1 with err (unknown function, bad argument types, a result
+ * whose size differs from the output buffer's count). */
+int verify_reference(const char *name, const RefArg *args, int nargs,
+                     const ElemType *out_t, uint64_t out_count,
+                     Expected *exp, KvxError *err);
+/* Every element equal to one scalar. */
+int verify_constant(Value v, const ElemType *out_t, uint64_t out_count, Expected *exp);
+/* A previously downloaded output (the baseline's) as the reference. */
+int verify_from_output(const ElemType *t, const void *data, uint64_t count, Expected *exp);
+void verify_expected_free(Expected *exp);
+
+typedef struct VerifyReport {
+    int ok;
+    uint64_t nmismatch;
+    double rel_err;         /* floats: norm-wise relative error; ints: 0 or 1 */
+    double max_abs_err;
+    char first[512];        /* "out[3]: got 5, expected 7; out[9]: ..." */
+} VerifyReport;
+
+/* Compare an output with its reference.  rtol applies to floats only;
+ * integers must match exactly. */
+void verify_compare(const Expected *exp, const ElemType *t, const void *out,
+                    const char *bufname, double rtol, VerifyReport *rep);
+
+#endif

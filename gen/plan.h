@@ -1,0 +1,81 @@
+/* plan: a spec expanded into points, and points into distinct sources.
+ *
+ * A point assigns one value to every axis (zip groups advance together), in
+ * declaration order with the last axis fastest, and satisfies every `where:`.
+ * Emitting a point's source records which axes the template consulted (directly,
+ * through `set:` variables or through `let:` names): those are the point's code
+ * axes, and points that agree on them share one source, compiled once.  The
+ * other axes are workload axes.  Output is deterministic. */
+#ifndef KVX_PLAN_H
+#define KVX_PLAN_H
+
+#include "spec.h"
+
+/* Evaluation environment of one point: axes, set variables, lets, device facts.
+ * `used` collects the axes consulted since the last reset (bit i = axes[i]). */
+typedef struct PointEnv {
+    const Spec *spec;
+    const int *vals;            /* value index per axis */
+    const DeviceFacts *facts;
+    Arena *arena;
+    Value *let_val;             /* per let: cached value */
+    uint64_t *let_used;         /* per let: axes its value depends on */
+    int *let_state;             /* 0 unevaluated, 1 evaluating, 2 done */
+    uint64_t used;
+    /* Extra names (buffers, for checks and args): return 1 if known. */
+    int (*extra)(void *ctx, const char *name, Value *out);
+    void *extra_ctx;
+    ExprEnv env;                /* lookup bound to this PointEnv */
+} PointEnv;
+
+void point_env_init(PointEnv *pe, const Spec *s, const int *vals,
+                    const DeviceFacts *f, Arena *a);
+/* Evaluate e at this point.  0 or -1 with err. */
+int point_eval(PointEnv *pe, const Expr *e, Value *out, KvxError *err);
+/* Evaluate to an integer (a float that is integral is accepted). */
+int point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err);
+/* The set variable var at this point, NULL if unbound. */
+const SetEntry *point_set_var(const PointEnv *pe, const char *var);
+
+/* A template, parsed once per spec (includes resolved, expressions parsed). */
+typedef struct Template Template;
+int template_load(const Spec *s, Template **out, KvxError *err);
+void template_free(Template *t);
+/* Emit the body of point pe's source into out; pe->used gets the code axes. */
+int template_emit(const Template *t, PointEnv *pe, StrBuf *out, KvxError *err);
+
+typedef struct Source {
+    char hash[65];              /* sha256 of text */
+    char *text;                 /* header comment + body, malloc'd */
+    char *file;                 /* "<spec>__axis-val__axis-val.cu" */
+    char *label;                /* "strategy=naive counter=u32" */
+    uint64_t code_axes;
+    int first_point;
+    int npoints;
+} Source;
+
+typedef struct Plan {
+    Spec *spec;                 /* borrowed */
+    DeviceFacts facts;
+    int nfull;                  /* before where: */
+    int npoints;
+    int *vals;                  /* npoints * spec->naxes value indices */
+    int *point_src;             /* source index per point */
+    Source *srcs;
+    int nsrcs;
+    uint64_t code_axes;         /* union over sources */
+} Plan;
+
+/* Expand, filter and emit.  cmdline is the reproducing command named in each
+ * source's header ("kvx gen specs/x.yaml").  0 or -1 with err. */
+int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err);
+void plan_free(Plan *p);        /* accepts a zeroed Plan */
+
+const int *plan_point(const Plan *p, int i);
+/* "strategy=naive counter=u32 hit_rate=0.05" for the axes in mask. */
+char *plan_point_label(const Plan *p, int i, uint64_t mask);
+
+/* Does point i satisfy the filter expression (--where)?  1, 0, or -1 with err. */
+int plan_point_matches(const Plan *p, int i, const Expr *filter, KvxError *err);
+
+#endif

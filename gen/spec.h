@@ -1,0 +1,186 @@
+/* spec: a YAML spec (schema 1) loaded into memory, every node checked.
+ *
+ * The loader is the only place that reads YAML.  It checks keys, types, axis
+ * names in expressions and the presence of the template, so that later stages
+ * can assume a well-formed Spec.  Everything in a Spec lives in spec->arena.
+ * docs/spec.md is the user-facing description of the schema. */
+#ifndef KVX_SPEC_H
+#define KVX_SPEC_H
+
+#include "expr.h"
+#include "types.h"
+
+#define SPEC_MAX_AXES 64   /* axis dependency sets are 64-bit masks */
+
+typedef struct AxisValue {
+    Value v;
+    const char *text;   /* as written, for names and messages */
+    SrcPos pos;
+} AxisValue;
+
+typedef struct Axis {
+    const char *name;
+    AxisValue *vals;
+    int nvals;
+    int zip;            /* zip group id, -1 when the axis varies on its own */
+    SrcPos pos;
+} Axis;
+
+/* `set:`: axis value -> variable bindings visible to templates and exprs. */
+typedef struct SetEntry {
+    int axis;
+    int value;          /* index into axes[axis].vals */
+    const char *var;
+    Value v;
+    SrcPos pos;
+} SetEntry;
+
+typedef struct Let {
+    const char *name;
+    Expr *e;
+    SrcPos pos;
+} Let;
+
+typedef enum {
+    INIT_CONST,         /* value */
+    INIT_IOTA,          /* value = first element, i + value */
+    INIT_UNIFORM,       /* lo..hi inclusive (ints) or [lo, hi) (floats) */
+    INIT_ZIPF,          /* exponent, lo..hi: rank k drawn with p ~ 1/k^s */
+    INIT_HOT,           /* fraction of elements == value, the rest uniform lo..hi */
+    INIT_RUNS,          /* runs of `length` equal values, each uniform lo..hi */
+    INIT_TEXT,          /* lowercase English-like letters and spaces */
+    INIT_COUNT_
+} InitKind;
+
+typedef struct InitSpec {
+    InitKind kind;
+    Expr *value, *lo, *hi, *exponent, *fraction, *length;
+    SrcPos pos;
+} InitSpec;
+
+typedef struct BufferSpec {
+    const char *name;
+    const char *type;   /* an element type name, or "$VAR" resolved per point */
+    Expr *count;
+    Expr *offset;       /* elements past a 256-byte boundary; NULL = 0 */
+    InitSpec init;
+    int checked;        /* named in check: reset to init before every launch */
+    SrcPos pos;
+} BufferSpec;
+
+typedef struct LaunchSpec {
+    Expr *grid[3], *block[3], *cluster[3]; /* missing dims are NULL (= 1) */
+    Expr *smem;                            /* dynamic shared memory, bytes */
+    Expr **args;
+    int nargs;
+    SrcPos pos;
+} LaunchSpec;
+
+typedef struct CheckSpec {
+    int buffer;         /* index into bufs */
+    Expr *ref;          /* a reference call (expr_is_reference) or a scalar */
+    double rtol;        /* <0: the type's default (or the spec's tolerance:) */
+    SrcPos pos;
+} CheckSpec;
+
+typedef struct MetricsSpec {
+    Expr *bytes;        /* bytes a variant must move: GB/s and % of peak */
+    Expr *atomics;      /* atomic operations performed: atomics/s */
+    Expr *elements;     /* elements processed: elements/s */
+} MetricsSpec;
+
+typedef struct BaselineEntry {
+    int axis;
+    int value;
+} BaselineEntry;
+
+/* How a case is measured.  Defaults in spec_measure_defaults(); the spec's
+ * `measure:` and the command line override them, and every row stores them. */
+typedef struct MeasureSettings {
+    int warmup;         /* untimed launches after the verified run */
+    int min_samples;
+    int max_samples;
+    double noise;       /* target relative spread: (p75 - p25) / median */
+    double budget_ms;   /* wall-clock budget for sampling one case */
+    int flush_l2;       /* 1: overwrite a 2*L2 scratch buffer before each sample */
+    double timeout_s;   /* one case, verification and sampling included */
+    uint64_t seed;      /* input generation */
+} MeasureSettings;
+
+void spec_measure_defaults(MeasureSettings *m);
+
+typedef struct ReportTable {
+    const char *title;
+    const char **rows; int nrows;
+    const char **cols; int ncols;
+    const char *value;
+    int ratio;          /* divide by the baseline */
+    const char *where;
+    SrcPos pos;
+} ReportTable;
+
+typedef struct Spec {
+    Arena *arena;
+    const char *path;           /* as given */
+    const char *dir;            /* directory of path, for relative paths */
+    const char *name;
+    const char *doc;
+    const char *template_path;  /* resolved against dir */
+    const char *kernel;
+
+    Axis axes[SPEC_MAX_AXES];
+    int naxes;
+    int nzip;
+
+    Expr **where; int nwhere;
+    SetEntry *sets; int nsets;
+    Let *lets; int nlets;
+    BufferSpec *bufs; int nbufs;
+    LaunchSpec launch;
+    CheckSpec *checks; int nchecks;
+    int differential;           /* compare every variant with the baseline */
+    double tolerance[ET_COUNT]; /* per element type; <0 = default */
+    MetricsSpec metrics;
+    BaselineEntry *baseline; int nbaseline;
+    MeasureSettings measure;
+    const char **options; int noptions;   /* extra NVRTC options */
+    int use_cccl;               /* headers: [cccl] adds the CCCL include dir */
+    ReportTable *tables; int ntables;
+} Spec;
+
+/* Load and check a spec.  On error: NULL, err set with file:line:col and code
+ * KVX_EINPUT. */
+Spec *spec_load(const char *path, KvxError *err);
+void spec_free(Spec *s);        /* accepts NULL */
+
+int spec_axis_find(const Spec *s, const char *name);      /* -1 if none */
+int spec_buffer_find(const Spec *s, const char *name);    /* -1 if none */
+int spec_let_find(const Spec *s, const char *name);       /* -1 if none */
+
+/* Device facts visible to expressions.  Without a GPU they are the nominal
+ * figures of a representative part of the target arch (facts_for_arch). */
+typedef struct DeviceFacts {
+    char arch[16];          /* "sm_90" */
+    char name[128];         /* "NVIDIA H200" or "nominal sm_90" */
+    int cc;                 /* 90 */
+    int sm_count;
+    int64_t l2_bytes;
+    int warp;
+    int max_threads;        /* per block */
+    int64_t smem_block;     /* opt-in maximum dynamic + static per block */
+    int64_t smem_sm;
+    int regs_sm;
+    int max_threads_sm;
+    double peak_gbs;        /* memory bandwidth, GB/s (1e9 bytes/s) */
+    int64_t mem_bytes;
+    int nominal;            /* 1: figures are a table's, not a GPU's */
+} DeviceFacts;
+
+/* Fill facts with the nominal values for arch ("sm_80"); 0 or -1 if unknown. */
+int facts_for_arch(const char *arch, DeviceFacts *f);
+/* Look up a fact by its expression name (sm_count, l2_bytes, warp, cc,
+ * max_threads, smem_block, smem_sm, peak_gbs, ...).  1 found, 0 not. */
+int facts_lookup(const DeviceFacts *f, const char *name, Value *out);
+extern const char *const facts_names[];
+
+#endif

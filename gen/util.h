@@ -1,0 +1,127 @@
+/* util: the error slot, arenas, string builders and hashing shared by every
+ * stage of kvx.
+ *
+ * Invariants: a KvxError is filled at most once per failure (the first, most
+ * precise message wins: kvx_error_set on an already-set error is a no-op), and
+ * its attached log is owned by the error.  Arena memory lives until arena_free;
+ * nothing allocated from an arena is freed on its own. */
+#ifndef KVX_UTIL_H
+#define KVX_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KVX_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define KVX_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KVX_PRINTF(f, a)
+#endif
+
+/* Error codes double as process exit statuses where a command fails whole. */
+typedef enum {
+    KVX_OK = 0,
+    KVX_EFAIL = 1,     /* a command ran but found failures (e.g. no GPU) */
+    KVX_EINPUT = 2,    /* bad spec, bad template, bad command line */
+    KVX_EIO = 3,       /* files, databases, processes */
+    KVX_ECOMPILE = 4,  /* NVRTC */
+    KVX_ECUDA = 5,     /* the driver API */
+    KVX_EINTERNAL = 6, /* a broken invariant caught without aborting */
+} KvxCode;
+
+/* A source position: file, 1-based line and column (0 when unknown). */
+typedef struct SrcPos {
+    const char *file;
+    int line;
+    int col;
+} SrcPos;
+
+typedef struct KvxError {
+    int code;        /* KvxCode; 0 while unset */
+    char file[512];  /* empty when the error has no position */
+    int line, col;
+    char msg[1536];
+    char *log;       /* optional attached log (NVRTC's), malloc'd, owned */
+} KvxError;
+
+void kvx_error_set(KvxError *e, int code, const SrcPos *pos, const char *fmt, ...)
+    KVX_PRINTF(4, 5);
+void kvx_error_vset(KvxError *e, int code, const SrcPos *pos, const char *fmt, va_list ap);
+/* Attach a copy of log (len bytes) to an error already set. */
+void kvx_error_attach_log(KvxError *e, const char *log, size_t len);
+void kvx_error_clear(KvxError *e);
+/* "file:line:col: msg" (or "kvx: msg" without a position), then the log. */
+void kvx_error_print(const KvxError *e, FILE *f);
+
+/* A broken invariant: names the expression and file:line, then aborts. */
+#define KVX_ASSERT(x)                                                          \
+    ((x) ? (void)0 : kvx_assert_fail(#x, __FILE__, __LINE__))
+_Noreturn void kvx_assert_fail(const char *expr, const char *file, int line);
+
+/* malloc/calloc/realloc that abort on exhaustion: kvx treats out-of-memory as
+ * fatal rather than threading it through every caller. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* ---- arena ---------------------------------------------------------------- */
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *a);                       /* accepts NULL */
+void *arena_alloc(Arena *a, size_t n);           /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) KVX_PRINTF(2, 3);
+
+/* ---- string builder ------------------------------------------------------ */
+typedef struct StrBuf {
+    char *p;     /* always NUL-terminated once anything was added */
+    size_t len;
+    size_t cap;
+} StrBuf;
+void sb_init(StrBuf *b);
+void sb_free(StrBuf *b);
+void sb_reset(StrBuf *b);                        /* len = 0, keeps memory */
+void sb_put(StrBuf *b, const char *s, size_t n);
+void sb_puts(StrBuf *b, const char *s);
+void sb_putc(StrBuf *b, char c);
+void sb_printf(StrBuf *b, const char *fmt, ...) KVX_PRINTF(2, 3);
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
+const char *sb_str(const StrBuf *b);             /* "" when empty */
+char *sb_take(StrBuf *b);                        /* caller frees; b is reset */
+
+/* ---- files ---------------------------------------------------------------- */
+/* Read a whole file; returns malloc'd NUL-terminated text or NULL with errno. */
+char *file_read(const char *path, size_t *len);
+/* Write atomically: to path.tmp.PID, then rename.  0 or -1 (errno set). */
+int file_write_atomic(const char *path, const void *data, size_t len);
+/* mkdir -p.  0 or -1. */
+int mkdir_p(const char *path);
+/* The directory part of path ("." when none), malloc'd. */
+char *path_dir(const char *path);
+/* dir/rel unless rel is absolute, malloc'd. */
+char *path_join(const char *dir, const char *rel);
+
+/* ---- hashing -------------------------------------------------------------- */
+typedef struct Sha256 {
+    uint32_t h[8];
+    uint64_t nbytes;
+    uint8_t buf[64];
+    size_t nbuf;
+} Sha256;
+void sha256_init(Sha256 *s);
+void sha256_update(Sha256 *s, const void *data, size_t n);
+void sha256_final(Sha256 *s, uint8_t out[32]);
+/* Hex digest of data, written to hex[65]. */
+void sha256_hex(const void *data, size_t n, char hex[65]);
+/* Hex digest of the concatenation of NUL-separated parts (NULL-terminated). */
+void sha256_hex_parts(const char *const *parts, char hex[65]);
+
+/* Monotonic clock in milliseconds. */
+double now_ms(void);
+
+#endif
