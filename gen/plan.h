@@ -22,6 +22,7 @@ typedef struct PointEnv {
     uint64_t *let_used;         /* per let: axes its value depends on */
     int *let_state;             /* 0 unevaluated, 1 evaluating, 2 done */
     uint64_t used;
+    int used_facts;             /* a device fact was consulted since the reset */
     /* Extra names (buffers, for checks and args): return 1 if known. */
     int (*extra)(void *ctx, const char *name, Value *out);
     void *extra_ctx;

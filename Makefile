@@ -1,0 +1,52 @@
+# kvx: the two commands of the README, and a few more.
+#
+#   make run    set up, build, and run the main job: plan, compile and inspect the
+#               contention spec, then measure it on the GPU (results/kvx.db) and
+#               tabulate; without a GPU, everything but measuring, said plainly
+#   make test   set up, build, and run the test suite (ctest; gpu tests skip
+#               with a reason where no GPU is present)
+#
+# Also: make build, make test-asan (ASan+UBSan), make fuzz (libFuzzer, 60 s per
+# target), make gpu-test (only the gpu label), make clean.
+
+BUILD ?= build
+SPEC ?= specs/contention.yaml
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+ifeq ($(CI),true)
+CMAKE_FLAGS += -DKVX_WERROR=ON
+endif
+
+.PHONY: all deps build run test test-asan gpu-test fuzz clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@scripts/main-job.sh $(BUILD)/kvx $(SPEC)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+gpu-test: build
+	@cd $(BUILD) && ctest --output-on-failure -L gpu
+
+test-asan: deps
+	@cmake -S . -B $(BUILD)-asan -DKVX_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS)
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -L cpu
+
+fuzz: deps
+	@cmake -S . -B $(BUILD)-fuzz -DKVX_FUZZ=ON -DCMAKE_C_COMPILER=clang $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_expr fuzz_spec
+	@for t in expr spec; do mkdir -p $(BUILD)-fuzz/corpus-$$t && cp tests/fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/ && \
+	  $(BUILD)-fuzz/tests/fuzz_$$t -max_total_time=$${FUZZ_SECONDS:-60} -timeout=10 $(BUILD)-fuzz/corpus-$$t || exit 1; done
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

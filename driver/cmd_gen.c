@@ -1,0 +1,547 @@
+/* cmd_gen: the verbs that need no GPU: plan, gen, compile, doctor; and the
+ * option handling every spec verb shares.
+ *
+ * Bad input (a malformed spec, an unknown option, a bad --where) prints one
+ * FILE:LINE:COL message and exits 2 before anything is written. */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inspect.h"
+#include "worker.h"
+
+char *cli_default_cache_dir(void)
+{
+    const char *e = getenv("KVX_CACHE_DIR");
+    if (e && *e)
+        return xstrdup(e);
+    StrBuf b;
+    sb_init(&b);
+    if ((e = getenv("XDG_CACHE_HOME")) && *e)
+        sb_printf(&b, "%s/kvx", e);
+    else if ((e = getenv("HOME")) && *e)
+        sb_printf(&b, "%s/.cache/kvx", e);
+    else
+        sb_puts(&b, ".kvx/cache");
+    return sb_take(&b);
+}
+
+int cli_split_archs(const char *list, char archs[][16], int max, KvxError *err)
+{
+    int n = 0;
+    char *copy = xstrdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        DeviceFacts f;
+        if (n == max) {
+            kvx_error_set(err, KVX_EINPUT, NULL, "too many archs (at most %d)", max);
+            free(copy);
+            return -1;
+        }
+        if (strlen(t) >= 16 || facts_for_arch(t, &f) != 0) {
+            kvx_error_set(err, KVX_EINPUT, NULL, "unknown arch '%s' (expected sm_75, sm_80, sm_86, sm_87, "
+                          "sm_89, sm_90, sm_100, sm_103, sm_110, sm_120 or sm_121)", t);
+            free(copy);
+            return -1;
+        }
+        snprintf(archs[n++], 16, "%s", t);
+    }
+    free(copy);
+    if (n == 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "--arch is empty (expected e.g. sm_90 or sm_80,sm_90)");
+        return -1;
+    }
+    return n;
+}
+
+void cli_default_arch(char arch[16], int *from_gpu)
+{
+    DeviceInfo info[8];
+    int n = 0;
+    KvxError err = {0};
+    *from_gpu = 0;
+    snprintf(arch, 16, "sm_90");
+    if (worker_probe(info, 8, &n, &err) == 0 && n > 0) {
+        snprintf(arch, 16, "sm_%d%d", info[0].cc_major, info[0].cc_minor);
+        *from_gpu = 1;
+    }
+    kvx_error_clear(&err);
+}
+
+static void usage_spec(const char *verb)
+{
+    fprintf(stderr,
+            "usage: kvx %s SPEC [--arch sm_80,sm_90] [--where EXPR] [--out DIR]\n"
+            "                 [--cache DIR] [--no-cache] [-j N]%s\n",
+            verb,
+            !strcmp(verb, "plan") ? " [--points]" : !strcmp(verb, "inspect") ? " [--show source|ptx|sass]" : "");
+}
+
+int cli_parse_spec_opts(const char *verb, int argc, char **argv, CliSpecOpts *o)
+{
+    static const struct option opts[] = {
+        {"arch", required_argument, 0, 'a'},   {"where", required_argument, 0, 'w'},
+        {"out", required_argument, 0, 'o'},    {"cache", required_argument, 0, 'c'},
+        {"no-cache", no_argument, 0, 'N'},     {"jobs", required_argument, 0, 'j'},
+        {"points", no_argument, 0, 'P'},       {"show", required_argument, 0, 's'},
+        {"shard", required_argument, 0, 'S'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    memset(o, 0, sizeof *o);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a': o->archs = optarg; break;
+        case 'w': o->where = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'c': o->cache_dir = optarg; break;
+        case 'N': o->no_cache = 1; break;
+        case 'j': o->jobs = atoi(optarg); break;
+        case 'P': o->points = 1; break;
+        case 's': o->show = optarg; break;
+        case 'S': o->shard = optarg; break;
+        case 'h': usage_spec(verb); exit(0);
+        case ':':
+            fprintf(stderr, "kvx %s: option '%s' needs a value\n", verb, argv[optind - 1]);
+            usage_spec(verb);
+            return 2;
+        default:
+            fprintf(stderr, "kvx %s: unknown option '%s'\n", verb, argv[optind - 1]);
+            usage_spec(verb);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "kvx %s: expected one SPEC file, got %d arguments\n", verb, argc - optind);
+        usage_spec(verb);
+        return 2;
+    }
+    o->spec_path = argv[optind];
+    if (o->show && strcmp(o->show, "source") && strcmp(o->show, "ptx") && strcmp(o->show, "sass")) {
+        fprintf(stderr, "kvx %s: --show is '%s' (expected source, ptx or sass)\n", verb, o->show);
+        return 2;
+    }
+    return 0;
+}
+
+unsigned char *cli_select_points(const Plan *p, const char *where, KvxError *err)
+{
+    unsigned char *sel = xmalloc((size_t)p->npoints + 1);
+    memset(sel, 1, (size_t)p->npoints + 1);
+    if (!where)
+        return sel;
+    Arena *a = arena_new();
+    SrcPos pos = {"--where", 1, 1};
+    Expr *e = expr_parse(a, where, &pos, err);
+    int rc = e ? 0 : -1;
+    for (int i = 0; rc == 0 && i < p->npoints; i++) {
+        int m = plan_point_matches(p, i, e, err);
+        if (m < 0)
+            rc = -1;
+        else
+            sel[i] = (unsigned char)m;
+    }
+    arena_free(a);
+    if (rc) {
+        free(sel);
+        return NULL;
+    }
+    return sel;
+}
+
+/* Load a spec and build its plan for one arch.  Exit status 0 or 2. */
+static int load_plan(const char *path, const char *arch, Spec **spec, Plan *plan)
+{
+    KvxError err = {0};
+    DeviceFacts f;
+    if (facts_for_arch(arch, &f) != 0) {
+        fprintf(stderr, "kvx: unknown arch '%s'\n", arch);
+        return 2;
+    }
+    *spec = spec_load(path, &err);
+    if (!*spec || plan_build(*spec, &f, plan, &err) != 0) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+        spec_free(*spec);
+        *spec = NULL;
+        return 2;
+    }
+    return 0;
+}
+
+static int first_arch(const CliSpecOpts *o, char arch[16])
+{
+    if (!o->archs) {
+        int gpu;
+        cli_default_arch(arch, &gpu);
+        return 0;
+    }
+    char archs[16][16];
+    KvxError err = {0};
+    if (cli_split_archs(o->archs, archs, 16, &err) < 0) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+        return 2;
+    }
+    memcpy(arch, archs[0], 16);
+    return 0;
+}
+
+/* ---- plan ------------------------------------------------------------------------ */
+
+int cmd_plan(int argc, char **argv)
+{
+    CliSpecOpts o;
+    char arch[16];
+    int rc = cli_parse_spec_opts("plan", argc, argv, &o);
+    if (rc || (rc = first_arch(&o, arch)))
+        return rc;
+    Spec *s;
+    Plan p;
+    if ((rc = load_plan(o.spec_path, arch, &s, &p)))
+        return rc;
+    KvxError err = {0};
+    unsigned char *sel = cli_select_points(&p, o.where, &err);
+    if (!sel) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+        plan_free(&p);
+        spec_free(s);
+        return 2;
+    }
+    printf("spec      %s (%s)%s%s\n", s->path, s->name, s->doc ? ": " : "", s->doc ? s->doc : "");
+    printf("template  %s, kernel %s\n", s->template_path, s->kernel);
+    printf("target    %s (%s)\n", arch, p.facts.name);
+    printf("axes      (declaration order; code axes change the source)\n");
+    for (int a = 0; a < s->naxes; a++) {
+        printf("  %-14s %-8s %2d: ", s->axes[a].name, (p.code_axes >> a) & 1 ? "code" : "workload",
+               s->axes[a].nvals);
+        for (int v = 0; v < s->axes[a].nvals; v++)
+            printf("%s%s", v ? ", " : "", s->axes[a].vals[v].text);
+        if (s->axes[a].zip >= 0)
+            printf("  (zip group %d)", s->axes[a].zip + 1);
+        printf("\n");
+    }
+    int nsel = 0;
+    for (int i = 0; i < p.npoints; i++)
+        nsel += sel[i];
+    printf("points    %d in the full grid, %d after where: (%d pruned)", p.nfull, p.npoints,
+           p.nfull - p.npoints);
+    if (o.where)
+        printf(", %d selected by --where", nsel);
+    printf("\nsources   %d distinct (one compile each per arch)\n\n", p.nsrcs);
+    printf("%-4s %-64s %s\n", "#", "source", "points");
+    for (int k = 0; k < p.nsrcs; k++) {
+        int n = 0;
+        for (int i = 0; i < p.npoints; i++)
+            n += sel[i] && p.point_src[i] == k;
+        if (n)
+            printf("%-4d %-64s %d\n", k, p.srcs[k].file, n);
+    }
+    if (o.points) {
+        printf("\n%-6s %-4s %s\n", "point", "src", "axes");
+        for (int i = 0; i < p.npoints; i++) {
+            if (!sel[i])
+                continue;
+            char *l = plan_point_label(&p, i, ~0ULL);
+            printf("%-6d %-4d %s\n", i, p.point_src[i], l);
+            free(l);
+        }
+    }
+    free(sel);
+    plan_free(&p);
+    spec_free(s);
+    return 0;
+}
+
+/* ---- gen --------------------------------------------------------------------------- */
+
+static int write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+    char *path = path_join(dir, name);
+    int rc = file_write_atomic(path, text, len);
+    if (rc)
+        fprintf(stderr, "kvx: cannot write %s: %s\n", path, strerror(errno));
+    free(path);
+    return rc;
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    CliSpecOpts o;
+    char arch[16];
+    int rc = cli_parse_spec_opts("gen", argc, argv, &o);
+    if (rc || (rc = first_arch(&o, arch)))
+        return rc;
+    if (!o.out) {
+        fprintf(stderr, "kvx gen: --out DIR is required\n");
+        return 2;
+    }
+    Spec *s;
+    Plan p;
+    if ((rc = load_plan(o.spec_path, arch, &s, &p)))
+        return rc;
+    KvxError err = {0};
+    unsigned char *sel = cli_select_points(&p, o.where, &err);
+    if (!sel) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+        plan_free(&p);
+        spec_free(s);
+        return 2;
+    }
+    if (mkdir_p(o.out) != 0) {
+        fprintf(stderr, "kvx gen: cannot create %s: %s\n", o.out, strerror(errno));
+        rc = 3;
+        goto done;
+    }
+    /* index.tsv: one line per point, so a reader maps any point to its file. */
+    StrBuf idx;
+    sb_init(&idx);
+    sb_puts(&idx, "point\tsource\tsha256");
+    for (int a = 0; a < s->naxes; a++)
+        sb_printf(&idx, "\t%s", s->axes[a].name);
+    sb_putc(&idx, '\n');
+    int written = 0;
+    for (int k = 0; k < p.nsrcs && rc == 0; k++) {
+        int any = 0;
+        for (int i = 0; i < p.npoints; i++)
+            any |= sel[i] && p.point_src[i] == k;
+        if (!any)
+            continue;
+        if (write_file(o.out, p.srcs[k].file, p.srcs[k].text, strlen(p.srcs[k].text)))
+            rc = 3;
+        written++;
+    }
+    for (int i = 0; i < p.npoints; i++) {
+        if (!sel[i])
+            continue;
+        const Source *so = &p.srcs[p.point_src[i]];
+        sb_printf(&idx, "%d\t%s\t%s", i, so->file, so->hash);
+        const int *v = plan_point(&p, i);
+        for (int a = 0; a < s->naxes; a++)
+            sb_printf(&idx, "\t%s", s->axes[a].vals[v[a]].text);
+        sb_putc(&idx, '\n');
+    }
+    if (rc == 0 && write_file(o.out, "index.tsv", idx.p, idx.len))
+        rc = 3;
+    sb_free(&idx);
+    if (rc == 0)
+        printf("kvx gen: %d sources and index.tsv written to %s\n", written, o.out);
+done:
+    free(sel);
+    plan_free(&p);
+    spec_free(s);
+    return rc;
+}
+
+/* ---- compile ------------------------------------------------------------------------ */
+
+typedef struct CompileCtx {
+    int done, total;
+} CompileCtx;
+
+static void on_compiled(void *ctx, JitJob *j)
+{
+    CompileCtx *c = ctx;
+    c->done++;
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\r  compiled %d/%d", c->done, c->total);
+}
+
+int cmd_compile(int argc, char **argv)
+{
+    CliSpecOpts o;
+    int rc = cli_parse_spec_opts("compile", argc, argv, &o);
+    if (rc)
+        return rc;
+    char archs[16][16];
+    int narch = 1;
+    KvxError err = {0};
+    if (o.archs) {
+        if ((narch = cli_split_archs(o.archs, archs, 16, &err)) < 0) {
+            kvx_error_print(&err, stderr);
+            kvx_error_clear(&err);
+            return 2;
+        }
+    } else {
+        int gpu;
+        cli_default_arch(archs[0], &gpu);
+    }
+    char *cache = o.cache_dir ? xstrdup(o.cache_dir) : cli_default_cache_dir();
+    int failures = 0, cached = 0, njobs_all = 0;
+    double t0 = now_ms();
+    for (int ai = 0; ai < narch && rc == 0; ai++) {
+        Spec *s;
+        Plan p;
+        if ((rc = load_plan(o.spec_path, archs[ai], &s, &p)))
+            break;
+        unsigned char *sel = cli_select_points(&p, o.where, &err);
+        if (!sel) {
+            kvx_error_print(&err, stderr);
+            kvx_error_clear(&err);
+            plan_free(&p);
+            spec_free(s);
+            rc = 2;
+            break;
+        }
+        JitJob *jobs = xcalloc((size_t)p.nsrcs, sizeof(JitJob));
+        int *src_of = xmalloc(sizeof(int) * (size_t)p.nsrcs);
+        int n = 0;
+        for (int k = 0; k < p.nsrcs; k++) {
+            int any = 0;
+            for (int i = 0; i < p.npoints && !any; i++)
+                any = sel[i] && p.point_src[i] == k;
+            if (!any)
+                continue;
+            JitJob *j = &jobs[n];
+            src_of[n++] = k;
+            j->name = p.srcs[k].file;
+            j->source = p.srcs[k].text;
+            j->arch = archs[ai];
+            j->options = s->options;
+            j->noptions = s->noptions;
+            j->use_cccl = s->use_cccl;
+        }
+        JitOptions jo = {.cache_dir = cache, .threads = o.jobs, .use_cache = !o.no_cache};
+        CompileCtx cc = {0, n};
+        if (jit_compile_all(jobs, n, &jo, on_compiled, &cc, &err) != 0) {
+            kvx_error_print(&err, stderr);
+            kvx_error_clear(&err);
+            rc = 3;
+        }
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "\r%*s\r", 40, "");
+        char *outdir = NULL;
+        if (o.out) {
+            StrBuf b;
+            sb_init(&b);
+            sb_printf(&b, "%s/%s", o.out, archs[ai]);
+            outdir = sb_take(&b);
+            if (mkdir_p(outdir) != 0) {
+                fprintf(stderr, "kvx compile: cannot create %s: %s\n", outdir, strerror(errno));
+                rc = 3;
+            }
+        }
+        printf("%s%s: %d sources (%s)\n", ai ? "\n" : "", archs[ai], n, s->path);
+        printf("%-60s %-7s %9s %6s %5s %7s %6s %6s\n", "source", "status", "compile", "cache", "regs",
+               "spills", "smem", "stack");
+        for (int i = 0; i < n; i++) {
+            JitJob *j = &jobs[i];
+            printf("%-60s %-7s %7.0fms %6s %5d %7d %6d %6d\n", j->name, j->ok ? "ok" : "FAILED",
+                   j->compile_ms, j->cached ? "hit" : "miss", j->regs, j->spill_stores + j->spill_loads,
+                   j->smem_static, j->stack);
+            if (!j->ok) {
+                failures++;
+                if (j->log && *j->log)
+                    printf("%s\n", j->log);
+            }
+            cached += j->cached;
+            if (outdir && j->ok && rc == 0) {
+                char name[1200];
+                const char *file = p.srcs[src_of[i]].file;
+                size_t stem = strlen(file) - 3; /* ".cu" */
+                snprintf(name, sizeof name, "%.*s.ptx", (int)stem, file);
+                rc |= write_file(outdir, name, j->ptx, j->ptx_len) ? 3 : 0;
+                snprintf(name, sizeof name, "%.*s.cubin", (int)stem, file);
+                rc |= write_file(outdir, name, j->cubin, j->cubin_len) ? 3 : 0;
+                rc |= write_file(outdir, file, j->source, strlen(j->source)) ? 3 : 0;
+            }
+            jit_job_release(j);
+        }
+        njobs_all += n;
+        free(outdir);
+        free(jobs);
+        free(src_of);
+        free(sel);
+        plan_free(&p);
+        spec_free(s);
+    }
+    if (rc == 0 || rc == 3) {
+        printf("\n%d compiles, %d from the cache (%s), %d failed, %.1f s\n", njobs_all, cached, cache,
+               failures, (now_ms() - t0) / 1000);
+        if (o.out && rc == 0)
+            printf("PTX, CUBIN and sources written under %s/<arch>/\n", o.out);
+    }
+    free(cache);
+    if (rc)
+        return rc;
+    return failures ? 1 : 0;
+}
+
+/* ---- doctor ---------------------------------------------------------------------------- */
+
+static int on_path(const char *tool, char *out, size_t n)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return 0;
+    char *copy = xstrdup(path), *save = NULL;
+    int found = 0;
+    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, n, "%s/%s", d, tool);
+        found = access(out, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--help") != 0) {
+        fprintf(stderr, "usage: kvx doctor\n");
+        return 2;
+    }
+    int major = 0, minor = 0, problems = 0;
+    printf("kvx %s\n", KVX_VERSION);
+    if (jit_nvrtc_version(&major, &minor) == 0) {
+        char *archs = jit_supported_archs();
+        printf("NVRTC       %d.%d; archs %s\n", major, minor, archs ? archs : "(unknown)");
+        free(archs);
+    } else {
+        printf("NVRTC       NOT WORKING: kvx cannot compile\n");
+        problems++;
+    }
+    char *inc = jit_find_cuda_include();
+    printf("CUDA headers %s\n", inc ? inc : "NOT FOUND: set CUDA_HOME (cuda_fp16.h etc. will not resolve)");
+    if (inc) {
+        char *cccl = path_join(inc, "cccl/cub/cub.cuh");
+        struct stat st;
+        printf("CCCL        %s\n", stat(cccl, &st) == 0 ? "found (headers: [cccl] works)" : "not found");
+        free(cccl);
+    } else {
+        problems++;
+    }
+    free(inc);
+    char *cache = cli_default_cache_dir();
+    printf("cache       %s\n", cache);
+    free(cache);
+    const char *dis = inspect_find_disassembler();
+    printf("SASS        %s\n", dis ? dis : "no nvdisasm or cuobjdump: inspect gives the PTX analysis only");
+    char path[4096];
+    printf("gnuplot     %s\n", on_path("gnuplot", path, sizeof path) ? path : "not found: reports without plots");
+
+    KvxError err = {0};
+    DeviceInfo info[16];
+    int n = 0;
+    if (worker_probe(info, 16, &n, &err) != 0) {
+        printf("driver      %s\n", err.msg);
+        printf("GPUs        none: plan, gen, compile and inspect work; measuring (kvx run) needs a GPU\n");
+        kvx_error_clear(&err);
+        return problems ? 1 : 0;
+    }
+    printf("driver      CUDA %d.%d\n", info[0].driver_version / 1000, info[0].driver_version % 1000 / 10);
+    printf("GPUs        %d\n", n);
+    for (int i = 0; i < n; i++) {
+        const DeviceInfo *d = &info[i];
+        printf("  %d: %s (%s), sm_%d%d, %d SMs, L2 %.0f MiB, %.1f GiB, peak %.0f GB/s, SM clock %d MHz\n",
+               i, d->name, d->uuid, d->cc_major, d->cc_minor, d->sm_count, d->l2_bytes / 1048576.0,
+               d->mem_bytes / 1073741824.0, d->peak_gbs, d->clock_khz / 1000);
+    }
+    return problems ? 1 : 0;
+}

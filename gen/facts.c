@@ -1,0 +1,90 @@
+/* facts: device facts visible to expressions, and the nominal figures used when
+ * no GPU is present (plan, gen, compile on a build machine).
+ *
+ * The nominal rows describe one representative part per architecture; they only
+ * shape emitted sources and launch geometry at plan time.  A run always uses the
+ * figures the driver reports for the GPU it runs on. */
+#include "spec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct NominalRow {
+    int cc;
+    const char *part;
+    int sm_count;
+    int64_t l2_bytes;
+    int64_t smem_block, smem_sm;
+    int max_threads_sm;
+    double peak_gbs;
+    int64_t mem_bytes;
+} NominalRow;
+
+#define KiB 1024LL
+#define MiB (1024LL * 1024)
+#define GiB (1024LL * 1024 * 1024)
+
+/* Datasheet figures; bandwidth in GB/s (1e9 B/s). */
+static const NominalRow nominal[] = {
+    {75, "Tesla T4", 40, 4 * MiB, 64 * KiB, 64 * KiB, 1024, 320, 16 * GiB},
+    {80, "A100-SXM4-80GB", 108, 40 * MiB, 163 * KiB, 164 * KiB, 2048, 2039, 80 * GiB},
+    {86, "GeForce RTX 3090", 82, 6 * MiB, 99 * KiB, 100 * KiB, 1536, 936, 24 * GiB},
+    {87, "Jetson AGX Orin", 16, 4 * MiB, 163 * KiB, 164 * KiB, 1536, 205, 32 * GiB},
+    {89, "GeForce RTX 4090", 128, 72 * MiB, 99 * KiB, 100 * KiB, 1536, 1008, 24 * GiB},
+    {90, "H100-SXM5-80GB", 132, 50 * MiB, 227 * KiB, 228 * KiB, 2048, 3352, 80 * GiB},
+    {100, "B200", 148, 126 * MiB, 227 * KiB, 228 * KiB, 2048, 8000, 180 * GiB},
+    {103, "B300", 148, 126 * MiB, 227 * KiB, 228 * KiB, 2048, 8000, 270 * GiB},
+    {110, "Jetson Thor", 20, 32 * MiB, 227 * KiB, 228 * KiB, 1536, 273, 128 * GiB},
+    {120, "GeForce RTX 5090", 170, 96 * MiB, 99 * KiB, 100 * KiB, 1536, 1792, 32 * GiB},
+    {121, "DGX Spark GB10", 48, 24 * MiB, 99 * KiB, 100 * KiB, 1536, 273, 128 * GiB},
+};
+
+int facts_for_arch(const char *arch, DeviceFacts *f)
+{
+    int cc = 0;
+    char suffix = 0;
+    if (sscanf(arch, "sm_%d%c", &cc, &suffix) < 1 || cc < 10)
+        return -1;
+    const NominalRow *row = NULL;
+    for (size_t i = 0; i < sizeof nominal / sizeof nominal[0]; i++)
+        if (nominal[i].cc == cc)
+            row = &nominal[i];
+    if (!row)
+        return -1;
+    memset(f, 0, sizeof *f);
+    snprintf(f->arch, sizeof f->arch, "%s", arch);
+    snprintf(f->name, sizeof f->name, "nominal %s (%s)", arch, row->part);
+    f->cc = cc;
+    f->sm_count = row->sm_count;
+    f->l2_bytes = row->l2_bytes;
+    f->warp = 32;
+    f->max_threads = 1024;
+    f->smem_block = row->smem_block;
+    f->smem_sm = row->smem_sm;
+    f->regs_sm = 65536;
+    f->max_threads_sm = row->max_threads_sm;
+    f->peak_gbs = row->peak_gbs;
+    f->mem_bytes = row->mem_bytes;
+    f->nominal = 1;
+    return 0;
+}
+
+const char *const facts_names[] = {"sm_count", "l2_bytes", "warp", "cc", "max_threads", "smem_block",
+                                   "smem_sm", "regs_sm", "max_threads_sm", "peak_gbs", "mem_bytes", NULL};
+
+int facts_lookup(const DeviceFacts *f, const char *name, Value *out)
+{
+    if (!strcmp(name, "sm_count")) *out = val_int(f->sm_count);
+    else if (!strcmp(name, "l2_bytes")) *out = val_int(f->l2_bytes);
+    else if (!strcmp(name, "warp")) *out = val_int(f->warp);
+    else if (!strcmp(name, "cc")) *out = val_int(f->cc);
+    else if (!strcmp(name, "max_threads")) *out = val_int(f->max_threads);
+    else if (!strcmp(name, "smem_block")) *out = val_int(f->smem_block);
+    else if (!strcmp(name, "smem_sm")) *out = val_int(f->smem_sm);
+    else if (!strcmp(name, "regs_sm")) *out = val_int(f->regs_sm);
+    else if (!strcmp(name, "max_threads_sm")) *out = val_int(f->max_threads_sm);
+    else if (!strcmp(name, "peak_gbs")) *out = val_float(f->peak_gbs);
+    else if (!strcmp(name, "mem_bytes")) *out = val_int(f->mem_bytes);
+    else return 0;
+    return 1;
+}

@@ -1,0 +1,1124 @@
+/* spec: load a YAML spec (schema 1) with libyaml's document API and check it.
+ *
+ * Every node is checked where it is read: unknown keys, wrong node kinds, empty
+ * or duplicate axis values, bad expressions and names that resolve to nothing are
+ * errors carrying the node's file:line:col.  Positions from libyaml are 0-based;
+ * ours are 1-based.  An expression written as a quoted scalar starts one column
+ * after the quote, so its error columns point into the text the user typed. */
+#include "spec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+typedef struct Loader {
+    Spec *s;
+    yaml_document_t doc;
+    const char *file;
+    KvxError *err;
+} Loader;
+
+typedef struct KeyDoc {
+    const char *key;
+    int required;
+} KeyDoc;
+
+static SrcPos node_pos(const Loader *L, const yaml_node_t *n)
+{
+    SrcPos p = {L->file, (int)n->start_mark.line + 1, (int)n->start_mark.column + 1};
+    return p;
+}
+
+/* Position of the first character of a scalar's text (after a quote). */
+static SrcPos text_pos(const Loader *L, const yaml_node_t *n)
+{
+    SrcPos p = node_pos(L, n);
+    if (n->type == YAML_SCALAR_NODE && (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                                        n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+        p.col++;
+    return p;
+}
+
+static int fail(Loader *L, const yaml_node_t *n, const char *fmt, ...) KVX_PRINTF(3, 4);
+static int fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
+{
+    SrcPos p = n ? node_pos(L, n) : (SrcPos){L->file, 0, 0};
+    va_list ap;
+    va_start(ap, fmt);
+    kvx_error_vset(L->err, KVX_EINPUT, &p, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *kind_name(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE: return "a scalar";
+    case YAML_SEQUENCE_NODE: return "a list";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+static yaml_node_t *node(Loader *L, int id) { return yaml_document_get_node(&L->doc, id); }
+
+static int is_scalar(const yaml_node_t *n) { return n && n->type == YAML_SCALAR_NODE; }
+
+static const char *scalar(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+
+static int is_quoted(const yaml_node_t *n)
+{
+    return n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+           n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+}
+
+static int want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what)
+{
+    if (n->type == t)
+        return 0;
+    const char *exp = t == YAML_SCALAR_NODE ? "a scalar" : t == YAML_SEQUENCE_NODE ? "a list" : "a mapping";
+    return fail(L, n, "%s is %s (expected %s)", what, kind_name(n), exp);
+}
+
+/* Check a mapping's keys against the allowed set: scalars, known, not repeated,
+ * and every required key present. */
+static int check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what)
+{
+    if (want(L, map, YAML_MAPPING_NODE, what))
+        return -1;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key);
+        if (!is_scalar(k))
+            return fail(L, k, "a key in %s is %s (expected a name)", what, kind_name(k));
+        int found = 0;
+        for (const KeyDoc *d = keys; d->key; d++)
+            found |= strcmp(d->key, scalar(k)) == 0;
+        if (!found) {
+            StrBuf b;
+            sb_init(&b);
+            for (const KeyDoc *d = keys; d->key; d++)
+                sb_printf(&b, "%s%s", d == keys ? "" : ", ", d->key);
+            fail(L, k, "unknown key '%s' in %s (expected one of: %s)", scalar(k), what, sb_str(&b));
+            sb_free(&b);
+            return -1;
+        }
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
+            if (strcmp(scalar(node(L, q->key)), scalar(k)) == 0)
+                return fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
+    }
+    for (const KeyDoc *d = keys; d->key; d++) {
+        if (!d->required)
+            continue;
+        int found = 0;
+        for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
+            found |= strcmp(scalar(node(L, p->key)), d->key) == 0;
+        if (!found)
+            return fail(L, map, "missing key '%s' in %s", d->key, what);
+    }
+    return 0;
+}
+
+static yaml_node_t *get(Loader *L, yaml_node_t *map, const char *key)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
+        if (strcmp(scalar(node(L, p->key)), key) == 0)
+            return node(L, p->value);
+    return NULL;
+}
+
+static int is_ident(const char *s)
+{
+    if (!(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (s++; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* ---- scalar values --------------------------------------------------------- */
+
+/* Parse an axis value as written: numbers in every form docs/spec.md lists,
+ * booleans, else a string.  Quoted scalars are always strings. */
+static Value scalar_value(Loader *L, const yaml_node_t *n)
+{
+    const char *t = scalar(n);
+    if (is_quoted(n))
+        return val_str(arena_strdup(L->s->arena, t));
+    if (strcmp(t, "true") == 0)
+        return val_bool(1);
+    if (strcmp(t, "false") == 0)
+        return val_bool(0);
+    /* Numbers go through the expression parser so that 2^24, 16M and 0x10 mean
+     * here exactly what they mean in expressions.  Only literal-looking text is
+     * tried: a name must stay a string. */
+    int numeric = isdigit((unsigned char)t[0]) || ((t[0] == '-' || t[0] == '+' || t[0] == '.') &&
+                                                   (isdigit((unsigned char)t[1]) || t[1] == '.'));
+    if (numeric) {
+        KvxError e = {0};
+        SrcPos p = text_pos(L, n);
+        Expr *x = expr_parse(L->s->arena, t, &p, &e);
+        Value v;
+        if (x && expr_eval(x, &(ExprEnv){0}, &v, &e) == 0 && val_is_num(v)) {
+            kvx_error_clear(&e);
+            return v;
+        }
+        kvx_error_clear(&e);
+    }
+    return val_str(arena_strdup(L->s->arena, t));
+}
+
+static int scalar_double(Loader *L, const yaml_node_t *n, const char *what, double *out)
+{
+    if (!is_scalar(n))
+        return fail(L, n, "%s is %s (expected a number)", what, kind_name(n));
+    Value v = scalar_value(L, n);
+    if (!val_is_num(v))
+        return fail(L, n, "%s is '%s' (expected a number)", what, scalar(n));
+    *out = val_num(v);
+    return 0;
+}
+
+static int scalar_bool(Loader *L, const yaml_node_t *n, const char *what, int *out)
+{
+    if (!is_scalar(n) || is_quoted(n) ||
+        (strcmp(scalar(n), "true") != 0 && strcmp(scalar(n), "false") != 0))
+        return fail(L, n, "%s is '%s' (expected true or false)", what,
+                    is_scalar(n) ? scalar(n) : kind_name(n));
+    *out = strcmp(scalar(n), "true") == 0;
+    return 0;
+}
+
+static int scalar_string(Loader *L, const yaml_node_t *n, const char *what, const char **out)
+{
+    if (!is_scalar(n))
+        return fail(L, n, "%s is %s (expected a string)", what, kind_name(n));
+    *out = arena_strdup(L->s->arena, scalar(n));
+    return 0;
+}
+
+static Expr *parse_expr(Loader *L, const yaml_node_t *n, const char *what)
+{
+    if (!is_scalar(n)) {
+        fail(L, n, "%s is %s (expected an expression)", what, kind_name(n));
+        return NULL;
+    }
+    if (scalar(n)[0] == 0) {
+        fail(L, n, "%s is empty (expected an expression)", what);
+        return NULL;
+    }
+    SrcPos p = text_pos(L, n);
+    return expr_parse(L->s->arena, scalar(n), &p, L->err);
+}
+
+/* A scalar or a list of 1..3 scalars: launch dimensions. */
+static int parse_dims(Loader *L, yaml_node_t *n, Expr *out[3], const char *what)
+{
+    if (is_scalar(n))
+        return (out[0] = parse_expr(L, n, what)) ? 0 : -1;
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(L, n, "%s is %s (expected an expression or a list of 1 to 3)", what, kind_name(n));
+    int k = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (k < 1 || k > 3)
+        return fail(L, n, "%s has %d dimensions (expected 1 to 3)", what, k);
+    for (int i = 0; i < k; i++)
+        if (!(out[i] = parse_expr(L, node(L, n->data.sequence.items.start[i]), what)))
+            return -1;
+    return 0;
+}
+
+/* ---- sections -------------------------------------------------------------- */
+
+static int load_axes(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    if (want(L, map, YAML_MAPPING_NODE, "axes"))
+        return -1;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
+        if (!is_scalar(k) || !is_ident(scalar(k)))
+            return fail(L, k, "axis name '%s' is not a name (expected letters, digits and _)",
+                        is_scalar(k) ? scalar(k) : "?");
+        Value dummy;
+        if (facts_lookup(&(DeviceFacts){0}, scalar(k), &dummy))
+            return fail(L, k, "axis '%s' would hide the device fact of that name", scalar(k));
+        if (spec_axis_find(s, scalar(k)) >= 0)
+            return fail(L, k, "duplicate axis '%s'", scalar(k));
+        if (s->naxes == SPEC_MAX_AXES)
+            return fail(L, k, "too many axes (at most %d)", SPEC_MAX_AXES);
+        if (v->type != YAML_SEQUENCE_NODE)
+            return fail(L, v, "axis '%s' is %s (expected a list of values)", scalar(k), kind_name(v));
+        int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+        if (n == 0)
+            return fail(L, v, "axis '%s' is empty (expected at least one value)", scalar(k));
+        Axis *a = &s->axes[s->naxes];
+        a->name = arena_strdup(s->arena, scalar(k));
+        a->pos = node_pos(L, k);
+        a->zip = -1;
+        a->vals = arena_alloc(s->arena, sizeof(AxisValue) * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            yaml_node_t *e = node(L, v->data.sequence.items.start[i]);
+            if (!is_scalar(e))
+                return fail(L, e, "a value of axis '%s' is %s (expected a number, string or boolean)",
+                            a->name, kind_name(e));
+            AxisValue *av = &a->vals[i];
+            av->v = scalar_value(L, e);
+            av->text = val_text(s->arena, av->v);
+            av->pos = node_pos(L, e);
+            for (int j = 0; j < i; j++)
+                if (val_equal(a->vals[j].v, av->v))
+                    return fail(L, e, "duplicate value '%s' in axis '%s' (first at line %d)", scalar(e),
+                                a->name, a->vals[j].pos.line);
+        }
+        a->nvals = n;
+        s->naxes++;
+    }
+    if (s->naxes == 0)
+        return fail(L, map, "axes is empty (expected at least one axis)");
+    return 0;
+}
+
+static int axis_value_find(const Axis *a, Value v)
+{
+    for (int i = 0; i < a->nvals; i++)
+        if (val_equal(a->vals[i].v, v))
+            return i;
+    return -1;
+}
+
+static int axis_ref(Loader *L, yaml_node_t *k, const char *what)
+{
+    if (!is_scalar(k))
+        return fail(L, k, "%s is %s (expected an axis name)", what, kind_name(k));
+    int a = spec_axis_find(L->s, scalar(k));
+    if (a < 0)
+        return fail(L, k, "unknown axis '%s' in %s", scalar(k), what);
+    return a;
+}
+
+static int value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what)
+{
+    const Axis *a = &L->s->axes[axis];
+    if (!is_scalar(vn))
+        return fail(L, vn, "%s is %s (expected a value of axis '%s')", what, kind_name(vn), a->name);
+    int vi = axis_value_find(a, scalar_value(L, vn));
+    if (vi < 0) {
+        StrBuf b;
+        sb_init(&b);
+        for (int i = 0; i < a->nvals; i++)
+            sb_printf(&b, "%s%s", i ? ", " : "", a->vals[i].text);
+        fail(L, vn, "'%s' is not a value of axis '%s' (expected one of: %s)", scalar(vn), a->name,
+             sb_str(&b));
+        sb_free(&b);
+        return -1;
+    }
+    return vi;
+}
+
+static int load_zip(Loader *L, yaml_node_t *seq)
+{
+    Spec *s = L->s;
+    if (want(L, seq, YAML_SEQUENCE_NODE, "zip"))
+        return -1;
+    for (yaml_node_item_t *g = seq->data.sequence.items.start; g < seq->data.sequence.items.top; g++) {
+        yaml_node_t *grp = node(L, *g);
+        if (want(L, grp, YAML_SEQUENCE_NODE, "a zip group"))
+            return -1;
+        int first = -1;
+        for (yaml_node_item_t *i = grp->data.sequence.items.start; i < grp->data.sequence.items.top; i++) {
+            yaml_node_t *an = node(L, *i);
+            int a = axis_ref(L, an, "zip");
+            if (a < 0)
+                return -1;
+            if (s->axes[a].zip >= 0)
+                return fail(L, an, "axis '%s' is already in a zip group", s->axes[a].name);
+            if (first >= 0 && s->axes[a].nvals != s->axes[first].nvals)
+                return fail(L, an, "axis '%s' has %d values but '%s' has %d (zipped axes advance together)",
+                            s->axes[a].name, s->axes[a].nvals, s->axes[first].name, s->axes[first].nvals);
+            if (first < 0)
+                first = a;
+            s->axes[a].zip = s->nzip;
+        }
+        if (grp->data.sequence.items.top - grp->data.sequence.items.start < 2)
+            return fail(L, grp, "a zip group needs at least two axes");
+        s->nzip++;
+    }
+    return 0;
+}
+
+static int load_where(Loader *L, yaml_node_t *n)
+{
+    Spec *s = L->s;
+    if (is_scalar(n)) {
+        s->where = arena_alloc(s->arena, sizeof(Expr *));
+        s->nwhere = 1;
+        return (s->where[0] = parse_expr(L, n, "where")) ? 0 : -1;
+    }
+    if (want(L, n, YAML_SEQUENCE_NODE, "where"))
+        return -1;
+    int k = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    s->where = arena_alloc(s->arena, sizeof(Expr *) * (size_t)(k ? k : 1));
+    for (int i = 0; i < k; i++)
+        if (!(s->where[s->nwhere++] = parse_expr(L, node(L, n->data.sequence.items.start[i]), "where")))
+            return -1;
+    return 0;
+}
+
+static int load_set(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    if (want(L, map, YAML_MAPPING_NODE, "set"))
+        return -1;
+    /* Grown in the arena (copies are cheap and few), so a failure leaks nothing. */
+    int cap = 16;
+    s->sets = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)cap);
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        int a = axis_ref(L, node(L, p->key), "set");
+        if (a < 0)
+            return -1;
+        yaml_node_t *vals = node(L, p->value);
+        if (want(L, vals, YAML_MAPPING_NODE, "a set: entry"))
+            return -1;
+        int first_entry = s->nsets;
+        for (yaml_node_pair_t *q = vals->data.mapping.pairs.start; q < vals->data.mapping.pairs.top; q++) {
+            int vi = value_ref(L, a, node(L, q->key), "a set: key");
+            if (vi < 0)
+                return -1;
+            yaml_node_t *vars = node(L, q->value);
+            if (want(L, vars, YAML_MAPPING_NODE, "set variables"))
+                return -1;
+            for (yaml_node_pair_t *r = vars->data.mapping.pairs.start; r < vars->data.mapping.pairs.top; r++) {
+                yaml_node_t *vk = node(L, r->key), *vv = node(L, r->value);
+                if (!is_scalar(vk) || !is_ident(scalar(vk)))
+                    return fail(L, vk, "set variable name is not a name (expected letters, digits and _)");
+                if (!is_scalar(vv))
+                    return fail(L, vv, "set variable '%s' is %s (expected a scalar)", scalar(vk),
+                                kind_name(vv));
+                if (spec_axis_find(s, scalar(vk)) >= 0)
+                    return fail(L, vk, "set variable '%s' would hide the axis of that name", scalar(vk));
+                for (int e = first_entry; e < s->nsets; e++)
+                    if (s->sets[e].value == vi && strcmp(s->sets[e].var, scalar(vk)) == 0)
+                        return fail(L, vk, "duplicate set variable '%s'", scalar(vk));
+                for (int e = 0; e < first_entry; e++)
+                    if (strcmp(s->sets[e].var, scalar(vk)) == 0 && s->sets[e].axis != a)
+                        return fail(L, vk, "set variable '%s' is already set by axis '%s'", scalar(vk),
+                                    s->axes[s->sets[e].axis].name);
+                if (s->nsets == cap) {
+                    SetEntry *grown = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)(cap *= 2));
+                    memcpy(grown, s->sets, sizeof(SetEntry) * (size_t)s->nsets);
+                    s->sets = grown;
+                }
+                SetEntry *se = &s->sets[s->nsets++];
+                se->axis = a;
+                se->value = vi;
+                se->var = arena_strdup(s->arena, scalar(vk));
+                se->v = scalar_value(L, vv);
+                se->pos = node_pos(L, vv);
+            }
+        }
+        /* A variable bound for one value of the axis must be bound for all:
+         * otherwise a template would fail on some points only, far from here. */
+        for (int e = first_entry; e < s->nsets; e++) {
+            for (int vi = 0; vi < s->axes[a].nvals; vi++) {
+                int found = 0;
+                for (int f = first_entry; f < s->nsets; f++)
+                    found |= s->sets[f].value == vi && strcmp(s->sets[f].var, s->sets[e].var) == 0;
+                if (!found)
+                    return fail(L, vals, "set variable '%s' is missing for %s=%s", s->sets[e].var,
+                                s->axes[a].name, s->axes[a].vals[vi].text);
+            }
+        }
+    }
+    return 0;
+}
+
+static int name_taken(const Spec *s, const char *name)
+{
+    Value v;
+    if (spec_axis_find(s, name) >= 0 || spec_let_find(s, name) >= 0 ||
+        facts_lookup(&(DeviceFacts){0}, name, &v))
+        return 1;
+    for (int i = 0; i < s->nsets; i++)
+        if (strcmp(s->sets[i].var, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int load_let(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    if (want(L, map, YAML_MAPPING_NODE, "let"))
+        return -1;
+    int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    s->lets = arena_alloc(s->arena, sizeof(Let) * (size_t)(n ? n : 1));
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key);
+        if (!is_scalar(k) || !is_ident(scalar(k)))
+            return fail(L, k, "let name is not a name (expected letters, digits and _)");
+        if (name_taken(s, scalar(k)))
+            return fail(L, k, "let '%s' would hide an axis, set variable, let or device fact of that name",
+                        scalar(k));
+        Let *l = &s->lets[s->nlets];
+        l->name = arena_strdup(s->arena, scalar(k));
+        l->pos = node_pos(L, k);
+        if (!(l->e = parse_expr(L, node(L, p->value), "a let")))
+            return -1;
+        s->nlets++;
+    }
+    return 0;
+}
+
+static const struct {
+    const char *key;
+    InitKind kind;
+    const char *params; /* accepted parameter keys, in order */
+} init_kinds[] = {
+    {"iota", INIT_IOTA, ""},
+    {"uniform", INIT_UNIFORM, "lo hi"},
+    {"zipf", INIT_ZIPF, "exponent lo hi"},
+    {"hot", INIT_HOT, "fraction value lo hi"},
+    {"runs", INIT_RUNS, "length lo hi"},
+    {"text", INIT_TEXT, ""},
+};
+
+static Expr **init_slot(InitSpec *in, const char *name)
+{
+    if (!strcmp(name, "value")) return &in->value;
+    if (!strcmp(name, "lo")) return &in->lo;
+    if (!strcmp(name, "hi")) return &in->hi;
+    if (!strcmp(name, "exponent")) return &in->exponent;
+    if (!strcmp(name, "fraction")) return &in->fraction;
+    if (!strcmp(name, "length")) return &in->length;
+    return NULL;
+}
+
+static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
+{
+    in->pos = node_pos(L, n);
+    if (is_scalar(n)) {
+        in->kind = INIT_CONST;
+        return (in->value = parse_expr(L, n, "init")) ? 0 : -1;
+    }
+    if (n->type != YAML_MAPPING_NODE ||
+        n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1)
+        return fail(L, n, "init of buffer '%s' is %s (expected a value or one of {iota: X}, "
+                    "{uniform: [lo, hi]}, {zipf: {...}}, {hot: {...}}, {runs: {...}}, {text: english})",
+                    buf, kind_name(n));
+    yaml_node_t *k = node(L, n->data.mapping.pairs.start->key);
+    yaml_node_t *v = node(L, n->data.mapping.pairs.start->value);
+    size_t nk = sizeof init_kinds / sizeof init_kinds[0];
+    size_t i;
+    for (i = 0; i < nk; i++)
+        if (is_scalar(k) && strcmp(scalar(k), init_kinds[i].key) == 0)
+            break;
+    if (i == nk)
+        return fail(L, k, "unknown init '%s' (expected one of: iota, uniform, zipf, hot, runs, text)",
+                    is_scalar(k) ? scalar(k) : "?");
+    in->kind = init_kinds[i].kind;
+    switch (in->kind) {
+    case INIT_IOTA:
+        return (in->value = parse_expr(L, v, "iota")) ? 0 : -1;
+    case INIT_TEXT:
+        if (!is_scalar(v) || strcmp(scalar(v), "english") != 0)
+            return fail(L, v, "text init is '%s' (expected english)", is_scalar(v) ? scalar(v) : "?");
+        return 0;
+    default:
+        break;
+    }
+    char params[64];
+    snprintf(params, sizeof params, "%s", init_kinds[i].params);
+    if (in->kind == INIT_UNIFORM && v->type == YAML_SEQUENCE_NODE) {
+        /* {uniform: [lo, hi]} */
+        if (v->data.sequence.items.top - v->data.sequence.items.start != 2)
+            return fail(L, v, "uniform takes [lo, hi]");
+        in->lo = parse_expr(L, node(L, v->data.sequence.items.start[0]), "uniform lo");
+        in->hi = in->lo ? parse_expr(L, node(L, v->data.sequence.items.start[1]), "uniform hi") : NULL;
+        return in->hi ? 0 : -1;
+    }
+    KeyDoc keys[5] = {{0}};
+    int nkeys = 0;
+    for (char *save = NULL, *t = strtok_r(params, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        keys[nkeys++] = (KeyDoc){arena_strdup(L->s->arena, t), 1};
+    char what[96];
+    snprintf(what, sizeof what, "%s init of buffer '%s'", init_kinds[i].key, buf);
+    if (check_keys(L, v, keys, what))
+        return -1;
+    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++)
+        if (!(*init_slot(in, scalar(node(L, p->key))) = parse_expr(L, node(L, p->value), what)))
+            return -1;
+    return 0;
+}
+
+static int load_buffers(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {0}};
+    if (want(L, map, YAML_MAPPING_NODE, "buffers"))
+        return -1;
+    int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    if (n == 0)
+        return fail(L, map, "buffers is empty (expected at least one buffer)");
+    s->bufs = arena_alloc(s->arena, sizeof(BufferSpec) * (size_t)n);
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
+        if (!is_scalar(k) || !is_ident(scalar(k)))
+            return fail(L, k, "buffer name is not a name (expected letters, digits and _)");
+        if (name_taken(s, scalar(k)))
+            return fail(L, k, "buffer '%s' would hide an axis, variable or fact of that name", scalar(k));
+        BufferSpec *b = &s->bufs[s->nbufs];
+        b->name = arena_strdup(s->arena, scalar(k));
+        b->pos = node_pos(L, k);
+        char what[96];
+        snprintf(what, sizeof what, "buffer '%s'", b->name);
+        if (check_keys(L, v, keys, what))
+            return -1;
+        yaml_node_t *t = get(L, v, "type");
+        if (!is_scalar(t))
+            return fail(L, t, "type of buffer '%s' is %s (expected a type name)", b->name, kind_name(t));
+        const char *tn = scalar(t);
+        if (tn[0] == '$') {
+            int known = spec_axis_find(s, tn + 1) >= 0;
+            for (int i = 0; i < s->nsets && !known; i++)
+                known = strcmp(s->sets[i].var, tn + 1) == 0;
+            if (!known)
+                return fail(L, t, "type '%s' names no set variable or axis", tn);
+            /* Each value it can take must be a type name. */
+            for (int i = 0; i < s->nsets; i++)
+                if (strcmp(s->sets[i].var, tn + 1) == 0 &&
+                    (s->sets[i].v.kind != VAL_STR || !elem_type_find(s->sets[i].v.s))) {
+                    SrcPos sp = s->sets[i].pos;
+                    kvx_error_set(L->err, KVX_EINPUT, &sp,
+                                  "set variable '%s' is used as the type of buffer '%s' but is '%s' "
+                                  "(expected one of: %s)", tn + 1, b->name,
+                                  val_text(s->arena, s->sets[i].v), elem_type_names());
+                    return -1;
+                }
+        } else if (!elem_type_find(tn)) {
+            return fail(L, t, "unknown type '%s' (expected one of: %s)", tn, elem_type_names());
+        }
+        b->type = arena_strdup(s->arena, tn);
+        if (!(b->count = parse_expr(L, get(L, v, "count"), "count")))
+            return -1;
+        yaml_node_t *off = get(L, v, "offset");
+        if (off && !(b->offset = parse_expr(L, off, "offset")))
+            return -1;
+        if (load_init(L, get(L, v, "init"), &b->init, b->name))
+            return -1;
+        s->nbufs++;
+    }
+    return 0;
+}
+
+static int load_launch(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    static const KeyDoc keys[] = {{"grid", 1}, {"block", 1}, {"smem", 0}, {"cluster", 0}, {"args", 1}, {0}};
+    if (check_keys(L, map, keys, "launch"))
+        return -1;
+    LaunchSpec *l = &s->launch;
+    l->pos = node_pos(L, map);
+    if (parse_dims(L, get(L, map, "grid"), l->grid, "grid") ||
+        parse_dims(L, get(L, map, "block"), l->block, "block"))
+        return -1;
+    yaml_node_t *n;
+    if ((n = get(L, map, "cluster")) && parse_dims(L, n, l->cluster, "cluster"))
+        return -1;
+    if ((n = get(L, map, "smem")) && !(l->smem = parse_expr(L, n, "smem")))
+        return -1;
+    n = get(L, map, "args");
+    if (want(L, n, YAML_SEQUENCE_NODE, "args"))
+        return -1;
+    l->nargs = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    l->args = arena_alloc(s->arena, sizeof(Expr *) * (size_t)(l->nargs ? l->nargs : 1));
+    for (int i = 0; i < l->nargs; i++)
+        if (!(l->args[i] = parse_expr(L, node(L, n->data.sequence.items.start[i]), "an argument")))
+            return -1;
+    return 0;
+}
+
+static int load_check(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    static const KeyDoc keys[] = {{"ref", 1}, {"rtol", 0}, {0}};
+    if (want(L, map, YAML_MAPPING_NODE, "check"))
+        return -1;
+    int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    s->checks = arena_alloc(s->arena, sizeof(CheckSpec) * (size_t)(n ? n : 1));
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
+        int b = is_scalar(k) ? spec_buffer_find(s, scalar(k)) : -1;
+        if (b < 0)
+            return fail(L, k, "check names '%s', which is not a buffer", is_scalar(k) ? scalar(k) : "?");
+        if (s->bufs[b].checked)
+            return fail(L, k, "buffer '%s' is checked twice", scalar(k));
+        CheckSpec *c = &s->checks[s->nchecks++];
+        c->buffer = b;
+        c->rtol = -1;
+        c->pos = node_pos(L, k);
+        s->bufs[b].checked = 1;
+        if (v->type == YAML_MAPPING_NODE) {
+            if (check_keys(L, v, keys, "a check"))
+                return -1;
+            if (!(c->ref = parse_expr(L, get(L, v, "ref"), "a check")))
+                return -1;
+            yaml_node_t *rt = get(L, v, "rtol");
+            if (rt && scalar_double(L, rt, "rtol", &c->rtol))
+                return -1;
+        } else if (!(c->ref = parse_expr(L, v, "a check"))) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int load_metrics(Loader *L, yaml_node_t *map)
+{
+    static const KeyDoc keys[] = {{"bytes", 0}, {"atomics", 0}, {"elements", 0}, {0}};
+    if (check_keys(L, map, keys, "metrics"))
+        return -1;
+    MetricsSpec *m = &L->s->metrics;
+    yaml_node_t *n;
+    if ((n = get(L, map, "bytes")) && !(m->bytes = parse_expr(L, n, "bytes")))
+        return -1;
+    if ((n = get(L, map, "atomics")) && !(m->atomics = parse_expr(L, n, "atomics")))
+        return -1;
+    if ((n = get(L, map, "elements")) && !(m->elements = parse_expr(L, n, "elements")))
+        return -1;
+    return 0;
+}
+
+static int load_baseline(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    if (want(L, map, YAML_MAPPING_NODE, "baseline"))
+        return -1;
+    int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    s->baseline = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)(n ? n : 1));
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        int a = axis_ref(L, node(L, p->key), "baseline");
+        if (a < 0)
+            return -1;
+        int v = value_ref(L, a, node(L, p->value), "baseline value");
+        if (v < 0)
+            return -1;
+        s->baseline[s->nbaseline++] = (BaselineEntry){a, v};
+    }
+    return 0;
+}
+
+void spec_measure_defaults(MeasureSettings *m)
+{
+    m->warmup = 3;
+    m->min_samples = 10;
+    m->max_samples = 200;
+    m->noise = 0.02;
+    m->budget_ms = 2000;
+    m->flush_l2 = 1;
+    m->timeout_s = 30;
+    m->seed = 1;
+}
+
+static int load_measure(Loader *L, yaml_node_t *map)
+{
+    static const KeyDoc keys[] = {{"warmup", 0}, {"min_samples", 0}, {"max_samples", 0}, {"noise", 0},
+                                  {"budget_ms", 0}, {"flush_l2", 0}, {"timeout_s", 0}, {"seed", 0}, {0}};
+    if (check_keys(L, map, keys, "measure"))
+        return -1;
+    MeasureSettings *m = &L->s->measure;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        const char *k = scalar(node(L, p->key));
+        yaml_node_t *v = node(L, p->value);
+        double d;
+        if (!strcmp(k, "flush_l2")) {
+            if (scalar_bool(L, v, k, &m->flush_l2))
+                return -1;
+            continue;
+        }
+        if (scalar_double(L, v, k, &d))
+            return -1;
+        int integral = d == floor(d) && d >= 0;
+        if (!strcmp(k, "noise") || !strcmp(k, "budget_ms") || !strcmp(k, "timeout_s")) {
+            if (!(d > 0))
+                return fail(L, v, "%s is %g (expected a positive number)", k, d);
+        } else if (!integral || d > 1e9) {
+            return fail(L, v, "%s is %g (expected a whole number >= 0)", k, d);
+        }
+        if (!strcmp(k, "warmup")) m->warmup = (int)d;
+        else if (!strcmp(k, "min_samples")) m->min_samples = (int)d;
+        else if (!strcmp(k, "max_samples")) m->max_samples = (int)d;
+        else if (!strcmp(k, "noise")) m->noise = d;
+        else if (!strcmp(k, "budget_ms")) m->budget_ms = d;
+        else if (!strcmp(k, "timeout_s")) m->timeout_s = d;
+        else if (!strcmp(k, "seed")) m->seed = (uint64_t)d;
+    }
+    if (m->min_samples < 1)
+        return fail(L, map, "min_samples must be at least 1");
+    if (m->max_samples < m->min_samples)
+        return fail(L, map, "max_samples (%d) is below min_samples (%d)", m->max_samples, m->min_samples);
+    return 0;
+}
+
+static int load_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n)
+{
+    if (want(L, seq, YAML_SEQUENCE_NODE, what))
+        return -1;
+    int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    *out = arena_alloc(L->s->arena, sizeof(char *) * (size_t)(k ? k : 1));
+    for (int i = 0; i < k; i++)
+        if (scalar_string(L, node(L, seq->data.sequence.items.start[i]), what, &(*out)[i]))
+            return -1;
+    *n = k;
+    return 0;
+}
+
+static int load_report(Loader *L, yaml_node_t *seq)
+{
+    Spec *s = L->s;
+    static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 1}, {"value", 0},
+                                  {"ratio", 0}, {"where", 0}, {0}};
+    if (want(L, seq, YAML_SEQUENCE_NODE, "report"))
+        return -1;
+    int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+    s->tables = arena_alloc(s->arena, sizeof(ReportTable) * (size_t)(k ? k : 1));
+    for (int i = 0; i < k; i++) {
+        yaml_node_t *t = node(L, seq->data.sequence.items.start[i]);
+        if (check_keys(L, t, keys, "a report table"))
+            return -1;
+        ReportTable *r = &s->tables[s->ntables++];
+        r->pos = node_pos(L, t);
+        r->value = "median_ms";
+        yaml_node_t *n;
+        if ((n = get(L, t, "title")) && scalar_string(L, n, "title", &r->title))
+            return -1;
+        if ((n = get(L, t, "value")) && scalar_string(L, n, "value", &r->value))
+            return -1;
+        if ((n = get(L, t, "where")) && scalar_string(L, n, "where", &r->where))
+            return -1;
+        if ((n = get(L, t, "ratio")) && scalar_bool(L, n, "ratio", &r->ratio))
+            return -1;
+        const char ***lists[2] = {&r->rows, &r->cols};
+        int *counts[2] = {&r->nrows, &r->ncols};
+        const char *names[2] = {"rows", "cols"};
+        for (int j = 0; j < 2; j++) {
+            n = get(L, t, names[j]);
+            if (is_scalar(n)) {
+                *lists[j] = arena_alloc(s->arena, sizeof(char *));
+                (*lists[j])[0] = arena_strdup(s->arena, scalar(n));
+                *counts[j] = 1;
+            } else if (load_strings(L, n, names[j], lists[j], counts[j])) {
+                return -1;
+            }
+            yaml_node_t *items = n->type == YAML_SEQUENCE_NODE ? n : NULL;
+            for (int m = 0; m < *counts[j]; m++)
+                if (spec_axis_find(s, (*lists[j])[m]) < 0)
+                    return fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
+                                "unknown axis '%s' in report %s", (*lists[j])[m], names[j]);
+        }
+    }
+    return 0;
+}
+
+/* ---- name checks ------------------------------------------------------------ */
+
+typedef struct NameCheck {
+    Loader *L;
+    int allow_buffers;
+    int failed;
+} NameCheck;
+
+static void check_ident(void *ctx, const Expr *id)
+{
+    NameCheck *nc = ctx;
+    if (nc->failed)
+        return;
+    const Spec *s = nc->L->s;
+    if (name_taken(s, id->name))
+        return;
+    if (spec_buffer_find(s, id->name) >= 0) {
+        if (nc->allow_buffers)
+            return;
+        kvx_error_set(nc->L->err, KVX_EINPUT, &id->pos,
+                      "buffer '%s' cannot be used here (expected a value: buffers are allowed in "
+                      "launch args and check references)", id->name);
+        nc->failed = 1;
+        return;
+    }
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < s->naxes; i++)
+        sb_printf(&b, "%s%s", b.len ? ", " : "", s->axes[i].name);
+    for (int i = 0; i < s->nlets; i++)
+        sb_printf(&b, "%s%s", b.len ? ", " : "", s->lets[i].name);
+    for (int i = 0; i < s->nsets; i++)
+        if (!strstr(sb_str(&b), s->sets[i].var))
+            sb_printf(&b, "%s%s", b.len ? ", " : "", s->sets[i].var);
+    if (nc->allow_buffers)
+        for (int i = 0; i < s->nbufs; i++)
+            sb_printf(&b, "%s%s", b.len ? ", " : "", s->bufs[i].name);
+    sb_puts(&b, ", or a device fact");
+    kvx_error_set(nc->L->err, KVX_EINPUT, &id->pos, "unknown name '%s' (expected an axis, let, set "
+                  "variable%s: %s)", id->name, nc->allow_buffers ? ", buffer" : "", sb_str(&b));
+    sb_free(&b);
+    nc->failed = 1;
+}
+
+static int check_names(Loader *L, const Expr *e, int allow_buffers)
+{
+    if (!e)
+        return 0;
+    NameCheck nc = {L, allow_buffers, 0};
+    expr_visit_idents(e, check_ident, &nc);
+    return nc.failed ? -1 : 0;
+}
+
+static int check_all_names(Loader *L)
+{
+    Spec *s = L->s;
+    for (int i = 0; i < s->nwhere; i++)
+        if (check_names(L, s->where[i], 0))
+            return -1;
+    for (int i = 0; i < s->nlets; i++)
+        if (check_names(L, s->lets[i].e, 0))
+            return -1;
+    for (int i = 0; i < s->nbufs; i++) {
+        const BufferSpec *b = &s->bufs[i];
+        const InitSpec *in = &b->init;
+        Expr *xs[] = {b->count, b->offset, in->value, in->lo, in->hi, in->exponent, in->fraction, in->length};
+        for (size_t j = 0; j < sizeof xs / sizeof xs[0]; j++)
+            if (check_names(L, xs[j], 0))
+                return -1;
+    }
+    const LaunchSpec *l = &s->launch;
+    for (int d = 0; d < 3; d++)
+        if (check_names(L, l->grid[d], 0) || check_names(L, l->block[d], 0) ||
+            check_names(L, l->cluster[d], 0))
+            return -1;
+    if (check_names(L, l->smem, 0))
+        return -1;
+    for (int i = 0; i < l->nargs; i++) {
+        const Expr *a = l->args[i];
+        /* A buffer stands alone as an argument; inside arithmetic it has no value. */
+        if (a->kind == EX_IDENT && spec_buffer_find(s, a->name) >= 0)
+            continue;
+        if (check_names(L, a, 0))
+            return -1;
+    }
+    for (int i = 0; i < s->nchecks; i++) {
+        const Expr *r = s->checks[i].ref;
+        if (r->kind == EX_CALL && expr_is_reference(r->name)) {
+            for (int j = 0; j < r->nargs; j++) {
+                const Expr *a = r->args[j];
+                if (a->kind == EX_IDENT && spec_buffer_find(s, a->name) >= 0)
+                    continue;
+                if (check_names(L, a, 0))
+                    return -1;
+            }
+        } else if (check_names(L, r, 0)) {
+            return -1;
+        }
+    }
+    const Expr *ms[] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
+    for (int i = 0; i < 3; i++)
+        if (check_names(L, ms[i], 0))
+            return -1;
+    return 0;
+}
+
+/* ---- top level ---------------------------------------------------------------- */
+
+static int load_root(Loader *L, yaml_node_t *root)
+{
+    Spec *s = L->s;
+    static const KeyDoc keys[] = {
+        {"kvx", 1}, {"name", 1}, {"doc", 0}, {"template", 1}, {"kernel", 1}, {"axes", 1},
+        {"zip", 0}, {"where", 0}, {"set", 0}, {"let", 0}, {"buffers", 1}, {"launch", 1},
+        {"check", 0}, {"tolerance", 0}, {"differential", 0}, {"metrics", 0}, {"baseline", 0},
+        {"measure", 0}, {"options", 0}, {"headers", 0}, {"report", 0}, {0}};
+    if (!root)
+        return fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
+    if (check_keys(L, root, keys, "the spec"))
+        return -1;
+    yaml_node_t *n = get(L, root, "kvx");
+    double version;
+    if (scalar_double(L, n, "kvx", &version))
+        return -1;
+    if (version != 1)
+        return fail(L, n, "schema version %g is not supported (expected 1)", version);
+
+    n = get(L, root, "name");
+    if (scalar_string(L, n, "name", &s->name))
+        return -1;
+    for (const char *c = s->name; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '-'))
+            return fail(L, n, "name '%s' has a '%c' (expected letters, digits, _ and -)", s->name, *c);
+    if ((n = get(L, root, "doc")) && scalar_string(L, n, "doc", &s->doc))
+        return -1;
+    n = get(L, root, "kernel");
+    if (scalar_string(L, n, "kernel", &s->kernel))
+        return -1;
+    if (!is_ident(s->kernel))
+        return fail(L, n, "kernel '%s' is not a C identifier", s->kernel);
+
+    n = get(L, root, "template");
+    const char *tmpl;
+    if (scalar_string(L, n, "template", &tmpl))
+        return -1;
+    char *full = path_join(s->dir, tmpl);
+    s->template_path = arena_strdup(s->arena, full);
+    free(full);
+    struct stat st;
+    if (stat(s->template_path, &st) != 0 || !S_ISREG(st.st_mode))
+        return fail(L, n, "template '%s' not found (looked for %s)", tmpl, s->template_path);
+
+    if (load_axes(L, get(L, root, "axes")))
+        return -1;
+    if ((n = get(L, root, "zip")) && load_zip(L, n))
+        return -1;
+    if ((n = get(L, root, "set")) && load_set(L, n))
+        return -1;
+    if ((n = get(L, root, "let")) && load_let(L, n))
+        return -1;
+    if ((n = get(L, root, "where")) && load_where(L, n))
+        return -1;
+    if (load_buffers(L, get(L, root, "buffers")))
+        return -1;
+    if (load_launch(L, get(L, root, "launch")))
+        return -1;
+    if ((n = get(L, root, "check")) && load_check(L, n))
+        return -1;
+    for (int t = 0; t < ET_COUNT; t++)
+        s->tolerance[t] = -1;
+    if ((n = get(L, root, "tolerance"))) {
+        if (want(L, n, YAML_MAPPING_NODE, "tolerance"))
+            return -1;
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = node(L, p->key);
+            const ElemType *t = is_scalar(k) ? elem_type_find(scalar(k)) : NULL;
+            if (!t)
+                return fail(L, k, "unknown type '%s' in tolerance (expected one of: %s)",
+                            is_scalar(k) ? scalar(k) : "?", elem_type_names());
+            if (scalar_double(L, node(L, p->value), "a tolerance", &s->tolerance[t->id]))
+                return -1;
+        }
+    }
+    if ((n = get(L, root, "differential")) && scalar_bool(L, n, "differential", &s->differential))
+        return -1;
+    if ((n = get(L, root, "metrics")) && load_metrics(L, n))
+        return -1;
+    if ((n = get(L, root, "baseline")) && load_baseline(L, n))
+        return -1;
+    if (s->differential && s->nbaseline == 0)
+        return fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
+    spec_measure_defaults(&s->measure);
+    if ((n = get(L, root, "measure")) && load_measure(L, n))
+        return -1;
+    if ((n = get(L, root, "options")) && load_strings(L, n, "options", &s->options, &s->noptions))
+        return -1;
+    if ((n = get(L, root, "headers"))) {
+        const char **h;
+        int nh;
+        if (load_strings(L, n, "headers", &h, &nh))
+            return -1;
+        for (int i = 0; i < nh; i++) {
+            if (strcmp(h[i], "cccl") != 0)
+                return fail(L, node(L, n->data.sequence.items.start[i]),
+                            "unknown header set '%s' (expected cccl)", h[i]);
+            s->use_cccl = 1;
+        }
+    }
+    if ((n = get(L, root, "report")) && load_report(L, n))
+        return -1;
+    if (s->nchecks == 0 && !s->differential)
+        return fail(L, root, "the spec checks nothing (expected check: or differential: true)");
+    return check_all_names(L);
+}
+
+Spec *spec_load(const char *path, KvxError *err)
+{
+    Spec *s = NULL;
+    yaml_parser_t parser;
+    int have_parser = 0, have_doc = 0;
+    Loader L = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        kvx_error_set(err, KVX_EINPUT, &(SrcPos){path, 0, 0}, "cannot open spec: %s", strerror(errno));
+        return NULL;
+    }
+    s = xcalloc(1, sizeof *s);
+    s->arena = arena_new();
+    s->path = arena_strdup(s->arena, path);
+    char *dir = path_dir(path);
+    s->dir = arena_strdup(s->arena, dir);
+    free(dir);
+    L.s = s;
+    L.file = s->path;
+    L.err = err;
+
+    if (!yaml_parser_initialize(&parser)) {
+        kvx_error_set(err, KVX_EINTERNAL, NULL, "libyaml could not initialise a parser");
+        goto fail;
+    }
+    have_parser = 1;
+    yaml_parser_set_input_file(&parser, f);
+    if (!yaml_parser_load(&parser, &L.doc)) {
+        const yaml_mark_t *m = parser.problem_mark.line || parser.problem_mark.column
+                                   ? &parser.problem_mark : &parser.context_mark;
+        SrcPos p = {s->path, (int)m->line + 1, (int)m->column + 1};
+        kvx_error_set(err, KVX_EINPUT, &p, "bad YAML: %s%s%s (expected a YAML mapping)",
+                      parser.problem ? parser.problem : "syntax error",
+                      parser.context ? " " : "", parser.context ? parser.context : "");
+        goto fail;
+    }
+    have_doc = 1;
+    if (load_root(&L, yaml_document_get_root_node(&L.doc)))
+        goto fail;
+    yaml_document_delete(&L.doc);
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return s;
+
+fail:
+    if (have_doc)
+        yaml_document_delete(&L.doc);
+    if (have_parser)
+        yaml_parser_delete(&parser);
+    fclose(f);
+    spec_free(s);
+    return NULL;
+}
+
+void spec_free(Spec *s)
+{
+    if (!s)
+        return;
+    arena_free(s->arena);
+    free(s);
+}
+
+int spec_axis_find(const Spec *s, const char *name)
+{
+    for (int i = 0; i < s->naxes; i++)
+        if (strcmp(s->axes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int spec_buffer_find(const Spec *s, const char *name)
+{
+    for (int i = 0; i < s->nbufs; i++)
+        if (strcmp(s->bufs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int spec_let_find(const Spec *s, const char *name)
+{
+    for (int i = 0; i < s->nlets; i++)
+        if (strcmp(s->lets[i].name, name) == 0)
+            return i;
+    return -1;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# deps.sh: install what building and testing kvx needs, or say how.
+#
+# As root, missing Debian/Ubuntu packages are installed with apt-get; otherwise
+# the exact command is printed and the script fails.  The CUDA toolkit (NVRTC
+# and headers) is not an apt package here: it is looked for and named if absent.
+set -euo pipefail
+
+need_pkgs=()
+have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/x86_64-linux-gnu/$1" ] || [ -e "/usr/include/aarch64-linux-gnu/$1" ]; }
+command -v cmake >/dev/null || need_pkgs+=(cmake)
+command -v make >/dev/null || need_pkgs+=(make)
+command -v cc >/dev/null || need_pkgs+=(gcc)
+have_header yaml.h || need_pkgs+=(libyaml-dev)
+have_header sqlite3.h || need_pkgs+=(libsqlite3-dev)
+have_header cmocka.h || need_pkgs+=(libcmocka-dev)
+# Optional: plots in reports, and the SQLite shell for poking at results.
+optional=()
+command -v gnuplot >/dev/null || optional+=(gnuplot-nox)
+command -v sqlite3 >/dev/null || optional+=(sqlite3)
+
+if [ ${#need_pkgs[@]} -gt 0 ] || [ ${#optional[@]} -gt 0 ]; then
+    all=("${need_pkgs[@]}" "${optional[@]}")
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "deps: installing ${all[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        if ! apt-get install -y -qq "${all[@]}" >/dev/null; then
+            # Optional packages must not block the build: retry with the required ones.
+            [ ${#need_pkgs[@]} -eq 0 ] || apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+        fi
+    elif [ ${#need_pkgs[@]} -gt 0 ]; then
+        echo "deps: missing packages; run as root:" >&2
+        echo "  apt-get update && apt-get install -y ${all[*]}" >&2
+        exit 1
+    else
+        echo "deps: optional packages missing (reports without plots): apt-get install -y ${optional[*]}"
+    fi
+fi
+
+cuda=""
+for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /opt/cuda; do
+    if [ -n "$d" ] && [ -e "$d/include/nvrtc.h" ]; then cuda=$d; break; fi
+done
+if [ -z "$cuda" ]; then
+    echo "deps: the CUDA toolkit (NVRTC and headers) was not found in \$CUDA_HOME, /usr/local/cuda or" >&2
+    echo "      /opt/cuda; install CUDA 12.8 or newer (NVIDIA's cuda-toolkit packages) and set CUDA_HOME" >&2
+    exit 1
+fi
+echo "deps: ok (CUDA toolkit at $cuda)"
