@@ -95,10 +95,22 @@ typedef struct CaseResult {
 } CaseResult;
 
 /* Write/read over a file descriptor.  0, or -1 on a short read/write (the peer
- * died): the caller treats that as the worker's death. */
+ * died): the caller treats that as the worker's death.  case_read also fails on
+ * a frame that is not a CaseDesc or whose indices are out of range, and restores
+ * what pointers cannot carry: a buffer RefArg's t (from its buffer's type) and
+ * string Values (into strs[]); RefArg data is NULL.  A string `constant` is a
+ * broken invariant.  The parent should ignore SIGPIPE, so that a write to a dead
+ * worker returns -1 instead of killing it. */
 int case_write(int fd, const CaseDesc *c);
 int case_read(int fd, CaseDesc *c);
 int result_write(int fd, const CaseResult *r);
 int result_read(int fd, CaseResult *r);
+
+/* The framing every message between parent and worker uses (worker.c sends its
+ * DeviceInfo with it): a tag, a byte count, the bytes.  Loops over short reads
+ * and writes and EINTR.  wire_recv fails (-1) on EOF, an error, or a frame whose
+ * tag or size differ from the expected ones. */
+int wire_send(int fd, uint32_t tag, const void *data, uint32_t n);
+int wire_recv(int fd, uint32_t tag, void *data, uint32_t n);
 
 #endif

@@ -7,6 +7,7 @@
  * kvx __worker N                      internal: the measuring process for GPU N */
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,6 +30,15 @@ static int cmd_worker(int argc, char **argv)
     return worker_main(atoi(argv[1]), STDIN_FILENO, STDOUT_FILENO);
 }
 
+static int cmd_probe(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "kvx __probe: internal verb (expected a file descriptor)\n");
+        return 2;
+    }
+    return worker_probe_main(atoi(argv[1]));
+}
+
 static const Verb verbs[] = {
     {"plan", cmd_plan, "the space: axes, code/workload, sizes, distinct sources"},
     {"gen", cmd_gen, "write one .cu per distinct source and an index (--out DIR)"},
@@ -43,6 +53,7 @@ static const Verb verbs[] = {
     {"merge", cmd_merge, "combine result databases (one row per case key)"},
     {"doctor", cmd_doctor, "NVRTC, CUDA headers, driver, GPUs, disassembler"},
     {"__worker", cmd_worker, NULL},
+    {"__probe", cmd_probe, NULL},
 };
 
 static void usage(FILE *f)
@@ -65,6 +76,9 @@ int main(int argc, char **argv)
         printf("kvx %s\n", KVX_VERSION);
         return 0;
     }
+    /* A worker that dies mid-write must not take the parent with it: writes to
+     * its pipe then fail with EPIPE and the case is recorded as a fault. */
+    signal(SIGPIPE, SIG_IGN);
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (!strcmp(argv[1], verbs[i].name))
             return verbs[i].fn(argc - 1, argv + 1);

@@ -195,7 +195,7 @@ static void usage(void)
             "  --flush-l2 / --no-flush-l2  overwrite 2x L2 before each sample (%s)\n"
             "  --timeout S        per case, then the worker is killed (%g)\n"
             "  --seed N           input generation (%llu)\n",
-            "results/kvx.db", d.warmup, d.min_samples, d.max_samples, d.noise, d.budget_ms,
+            RESULTS_DEFAULT_DB, d.warmup, d.min_samples, d.max_samples, d.noise, d.budget_ms,
             d.flush_l2 ? "on" : "off", d.timeout_s, (unsigned long long)d.seed);
 }
 
@@ -771,7 +771,7 @@ int cmd_run(int argc, char **argv)
     MeasureSettings m = s->measure;
     apply_overrides(&o, &m);
     char *mjson = measure_json(&m);
-    const char *db_path = o.db ? o.db : "results/kvx.db";
+    const char *db_path = o.db ? o.db : RESULTS_DEFAULT_DB;
     if (!o.db) {
         char *dir = path_dir(db_path);
         mkdir_p(dir);
@@ -925,6 +925,26 @@ int cmd_run(int argc, char **argv)
             sb_puts(&basej, av->text);
     }
     sb_putc(&basej, '}');
+    StrBuf declared;
+    sb_init(&declared);
+    sb_putc(&declared, '{');
+    for (int a = 0; a < s->naxes; a++) {
+        if (a)
+            sb_putc(&declared, ',');
+        json_string(&declared, s->axes[a].name);
+        sb_puts(&declared, ":[");
+        for (int v = 0; v < s->axes[a].nvals; v++) {
+            const AxisValue *av = &s->axes[a].vals[v];
+            if (v)
+                sb_putc(&declared, ',');
+            if (av->v.kind == VAL_STR)
+                json_string(&declared, av->text);
+            else
+                sb_puts(&declared, av->text);
+        }
+        sb_putc(&declared, ']');
+    }
+    sb_putc(&declared, '}');
     const DeviceInfo *d0 = &infos[devs[0]];
     env = (RunEnv){.spec_name = s->name, .spec_path = s->path, .gpu_name = d0->name, .gpu_uuid = d0->uuid,
                    .cc = facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
@@ -932,7 +952,8 @@ int cmd_run(int argc, char **argv)
                    .mem_clock_mhz = d0->mem_clock_khz / 1000, .peak_gbs = d0->peak_gbs,
                    .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = KVX_VERSION,
                    .arch = facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = mjson,
-                   .started_at = started, .baseline_json = sb_str(&basej)};
+                   .started_at = started, .baseline_json = sb_str(&basej),
+                   .axes_json = sb_str(&declared)};
     int64_t run_id = 0;
     if (rc == 0 && store_begin_run(st, &env, &run_id, &err) != 0) {
         kvx_error_print(&err, stderr);
@@ -1063,15 +1084,12 @@ int cmd_run(int argc, char **argv)
                 }
             }
             if (local) {
-                CaseRow row = {0};
+                CaseRow row;
+                store_case_init(&row);
                 RunCase *rcs = &cases[idx];
                 row.key = rcs->key; row.spec_name = s->name; row.label = rcs->label;
                 row.axes_json = rcs->axes_json; row.workload_json = rcs->workload_json;
                 row.device_uuid = wk->info.uuid; row.status = status_name(res.status); row.detail = res.detail;
-                row.median_ms = row.min_ms = row.max_ms = row.mean_ms = row.stdev_ms = row.noise = NAN;
-                row.rel_err = NAN;
-                row.bytes = row.atomics = row.elements = NAN;
-                row.gbs = row.pct_peak = row.elems_per_s = row.atomics_per_s = NAN;
                 if (store_put_case(st, run_id, variant_ids[rcs->src], &row, &err) != 0) {
                     kvx_error_print(&err, stderr);
                     kvx_error_clear(&err);
@@ -1144,7 +1162,8 @@ int cmd_run(int argc, char **argv)
             if (restart)
                 worker_stop(wk, 1);
             RunCase *rcs = &cases[idx];
-            CaseRow row = {0};
+            CaseRow row;
+            store_case_init(&row);
             row.key = rcs->key; row.spec_name = s->name; row.label = rcs->label;
             row.axes_json = rcs->axes_json; row.workload_json = rcs->workload_json;
             row.device_uuid = wk->info.uuid;
@@ -1255,6 +1274,7 @@ int cmd_run(int argc, char **argv)
     sb_free(&prof);
     sb_free(&cmd);
     sb_free(&basej);
+    sb_free(&declared);
     for (int i = 0; i < comp.n; i++)
         jit_job_release(&comp.jobs[i]);
     free(comp.jobs);

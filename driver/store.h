@@ -35,6 +35,11 @@ typedef struct RunEnv {
     const char *command;              /* the command line */
     const char *measure_json;         /* measurement settings */
     const char *started_at;           /* ISO 8601 UTC */
+    /* Added for tables and imports (NULL = none): */
+    const char *baseline_json;        /* the spec's baseline: {"strategy":"naive"} */
+    const char *axes_json;            /* declared axes in order: {"strategy":["naive",...],...} */
+    const char *kind;                 /* "run" (NULL) or "reference" (kvx import) */
+    const char *ref_name;             /* reference runs: the --name given to import */
 } RunEnv;
 
 /* Insert a run row; *run_id receives its id.  0 or -1. */
@@ -78,6 +83,8 @@ typedef struct CaseRow {
     double t_input_ms, t_verify_ms, t_measure_ms;       /* where the time went */
 } CaseRow;
 
+/* variant_id 0: no variant (imported reference rows).  A key already stored is
+ * an error (KVX_EIO); each call is its own transaction. */
 int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
                    KvxError *err);
 /* 1 when a case with this key is stored (any run), 0 when not, -1 on error. */
@@ -90,5 +97,11 @@ void store_case_key(const char *const *parts, char hex[65]);
 
 /* The underlying handle, for table.c / report.c / merge. */
 struct sqlite3 *store_db(Store *s);
+
+/* Schema version written to schema_version; a newer database is refused. */
+#define STORE_SCHEMA_VERSION 1
+
+/* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
+void store_case_init(CaseRow *c);
 
 #endif

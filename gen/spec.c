@@ -102,7 +102,10 @@ static int check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const cha
             sb_init(&b);
             for (const KeyDoc *d = keys; d->key; d++)
                 sb_printf(&b, "%s%s", d == keys ? "" : ", ", d->key);
-            fail(L, k, "unknown key '%s' in %s (expected one of: %s)", scalar(k), what, sb_str(&b));
+            /* A comma inside {...} or [...] splits an unquoted expression: say so. */
+            int split = strpbrk(scalar(k), "()") != NULL;
+            fail(L, k, "unknown key '%s' in %s (expected one of: %s)%s", scalar(k), what, sb_str(&b),
+                 split ? "; an expression with commas inside {...} or [...] must be quoted" : "");
             sb_free(&b);
             return -1;
         }
@@ -212,7 +215,19 @@ static Expr *parse_expr(Loader *L, const yaml_node_t *n, const char *what)
         return NULL;
     }
     SrcPos p = text_pos(L, n);
-    return expr_parse(L->s->arena, scalar(n), &p, L->err);
+    Expr *e = expr_parse(L->s->arena, scalar(n), &p, L->err);
+    if (!e && !is_quoted(n)) {
+        /* YAML ends a plain scalar at a comma inside {...} or [...]: the usual
+         * cause of an expression cut short there. */
+        int depth = 0;
+        for (const char *c = scalar(n); *c; c++)
+            depth += *c == '(' ? 1 : *c == ')' ? -1 : 0;
+        size_t len = strlen(L->err->msg);
+        if (depth > 0 && len + 80 < sizeof L->err->msg)
+            snprintf(L->err->msg + len, sizeof L->err->msg - len,
+                     "; an expression with commas inside {...} or [...] must be quoted");
+    }
+    return e;
 }
 
 /* A scalar or a list of 1..3 scalars: launch dimensions. */
@@ -1068,7 +1083,7 @@ Spec *spec_load(const char *path, KvxError *err)
         const yaml_mark_t *m = parser.problem_mark.line || parser.problem_mark.column
                                    ? &parser.problem_mark : &parser.context_mark;
         SrcPos p = {s->path, (int)m->line + 1, (int)m->column + 1};
-        kvx_error_set(err, KVX_EINPUT, &p, "bad YAML: %s%s%s (expected a YAML mapping)",
+        kvx_error_set(err, KVX_EINPUT, &p, "bad YAML: %s%s%s",
                       parser.problem ? parser.problem : "syntax error",
                       parser.context ? " " : "", parser.context ? parser.context : "");
         goto fail;

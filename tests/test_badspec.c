@@ -104,7 +104,7 @@ static void test_cli_exit_status(void **state)
     int st = pclose(f);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 2);
-    assert_non_null(strstr(out, "tests/badspec/30_unknown_top_key.yaml:2:1: unknown key 'hitrate' in the spec"));
+    assert_non_null(strstr(out, "tests/badspec/30_unknown_top_key.yaml:3:1: unknown key 'hitrate' in the spec"));
 }
 
 /* Nothing half-written: kvx gen on a bad spec leaves no output directory. */

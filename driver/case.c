@@ -1,0 +1,167 @@
+/* case: statuses and the wire format between the parent and its workers.
+ *
+ * Both ends are the same binary, so a CaseDesc travels as its own bytes in one
+ * frame (tag, size, bytes): a field added to case.h travels without a change
+ * here.  The frame's size must equal sizeof(CaseDesc), which catches a stream
+ * out of step.  The few pointers in a CaseDesc (RefArg t and data, string
+ * Values) are cleared in the copy that is sent and rebuilt by case_read. */
+#include "case.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const case_status_names[CASE_STATUS_COUNT] = {
+#define X(n, d) #n,
+    CASE_STATUSES(X)
+#undef X
+};
+
+int case_status_find(const char *name)
+{
+    for (int i = 0; name && i < CASE_STATUS_COUNT; i++)
+        if (strcmp(case_status_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- framing -------------------------------------------------------------- */
+
+#define TAG_CASE 0x45534143u   /* "CASE" */
+#define TAG_RESULT 0x544c5352u /* "RSLT" */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1; /* 0: EOF, the peer is gone */
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+int wire_send(int fd, uint32_t tag, const void *data, uint32_t n)
+{
+    uint32_t head[2] = {tag, n};
+    if (write_all(fd, head, sizeof head) < 0)
+        return -1;
+    return write_all(fd, data, n);
+}
+
+int wire_recv(int fd, uint32_t tag, void *data, uint32_t n)
+{
+    uint32_t head[2];
+    if (read_all(fd, head, sizeof head) < 0)
+        return -1;
+    if (head[0] != tag || head[1] != n)
+        return -1;
+    return read_all(fd, data, n);
+}
+
+/* ---- cases ---------------------------------------------------------------- */
+
+int case_write(int fd, const CaseDesc *c)
+{
+    CaseDesc *w = xmalloc(sizeof *w);
+    memcpy(w, c, sizeof *w);
+    for (int i = 0; i < w->nchecks && i < CASE_MAX_BUFS; i++) {
+        CaseCheck *k = &w->checks[i];
+        KVX_ASSERT(k->constant.kind != VAL_STR);
+        for (int j = 0; j < k->nargs && j < CASE_MAX_REFARGS; j++) {
+            RefArg *a = &k->args[j];
+            if (a->v.kind == VAL_STR) {
+                KVX_ASSERT(a->v.s && strlen(a->v.s) < sizeof k->strs[j]);
+                memmove(k->strs[j], a->v.s, strlen(a->v.s) + 1);
+            }
+            a->v.s = NULL;
+            a->t = NULL;
+            a->data = NULL;
+        }
+    }
+    int rc = wire_send(fd, TAG_CASE, w, (uint32_t)sizeof *w);
+    free(w);
+    return rc;
+}
+
+static int in_range(int v, int lo, int hi) { return v >= lo && v < hi; }
+
+#define TERMINATE(s) ((s)[sizeof(s) - 1] = 0)
+
+int case_read(int fd, CaseDesc *c)
+{
+    if (wire_recv(fd, TAG_CASE, c, (uint32_t)sizeof *c) < 0)
+        return -1;
+    TERMINATE(c->cubin_path);
+    TERMINATE(c->kernel);
+    TERMINATE(c->workload_key);
+    if (!in_range(c->nbufs, 0, CASE_MAX_BUFS + 1) || !in_range(c->nargs, 0, CASE_MAX_ARGS + 1) ||
+        !in_range(c->nchecks, 0, CASE_MAX_BUFS + 1))
+        return -1;
+    for (int i = 0; i < c->nbufs; i++) {
+        TERMINATE(c->bufs[i].name);
+        TERMINATE(c->bufs[i].input_key);
+        if (!in_range((int)c->bufs[i].type, 0, ET_COUNT))
+            return -1;
+    }
+    for (int i = 0; i < c->nargs; i++) {
+        const CaseArg *a = &c->args[i];
+        if (a->buf >= c->nbufs || (a->buf < 0 && !in_range(a->size, 1, 9)))
+            return -1;
+    }
+    for (int i = 0; i < c->nchecks; i++) {
+        CaseCheck *k = &c->checks[i];
+        TERMINATE(k->ref);
+        if (!in_range(k->buf, 0, c->nbufs) || !in_range(k->nargs, 0, CASE_MAX_REFARGS + 1))
+            return -1;
+        for (int j = 0; j < k->nargs; j++) {
+            RefArg *a = &k->args[j];
+            TERMINATE(k->strs[j]);
+            a->t = NULL;
+            a->data = NULL;
+            a->v.s = a->v.kind == VAL_STR ? k->strs[j] : NULL;
+            if (a->is_buf) {
+                if (!in_range(k->argbuf[j], 0, c->nbufs))
+                    return -1;
+                a->t = &elem_types[c->bufs[k->argbuf[j]].type];
+            }
+        }
+        k->constant.s = NULL;
+    }
+    return 0;
+}
+
+int result_write(int fd, const CaseResult *r)
+{
+    return wire_send(fd, TAG_RESULT, r, (uint32_t)sizeof *r);
+}
+
+int result_read(int fd, CaseResult *r)
+{
+    if (wire_recv(fd, TAG_RESULT, r, (uint32_t)sizeof *r) < 0)
+        return -1;
+    TERMINATE(r->detail);
+    if (!in_range((int)r->status, 0, CASE_STATUS_COUNT))
+        return -1;
+    return 0;
+}

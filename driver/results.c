@@ -1,0 +1,933 @@
+/* results: cross-tabulation of stored cases (`kvx table`, and the core that
+ * `kvx compare` and `kvx report` reuse).
+ *
+ * A table is built in three steps: load the selected cases (their axis values
+ * through json_each, their value through one SELECT whose only variable parts
+ * are bound parameters), attach a ratio to the baseline when asked, and pivot
+ * the cases that match --where into cells.  --where is parsed with kvx's own
+ * expression parser and translated node by node into SQL; names become
+ * json_extract(c.axes, ?) with the path bound, literals become bound values,
+ * and every other construct is refused.  No user text is ever pasted into SQL.
+ *
+ * A cell that holds several cases shows their median and how many there were;
+ * a case that failed shows its status instead of a number. */
+#include "results_core.h"
+#include "case.h"
+#include "../gen/spec.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- value columns: what --value may name -------------------------------- */
+
+
+
+static const ValueCol value_cols[] = {
+    {"median_ms", "c.median_ms", U_TIME, 1, "median time"},
+    {"min_ms", "c.min_ms", U_TIME, 1, "minimum time"},
+    {"mean_ms", "c.mean_ms", U_TIME, 1, "mean time"},
+    {"max_ms", "c.max_ms", U_TIME, 1, "maximum time"},
+    {"stdev_ms", "c.stdev_ms", U_TIME, 1, "standard deviation of the time"},
+    {"gbs", "c.gbs", U_GBS, 1, "bandwidth (declared bytes / median time)"},
+    {"pct_peak", "c.pct_peak", U_PCT, 1, "bandwidth as % of the device's peak"},
+    {"elems_per_s", "c.elems_per_s", U_RATE, 1, "elements per second"},
+    {"atomics_per_s", "c.atomics_per_s", U_RATE, 1, "atomic operations per second"},
+    {"rel_err", "c.rel_err", U_SCI, 0, "relative error of a float check"},
+    {"noise", "c.noise", U_FRAC, 1, "relative spread (p75-p25)/median"},
+    {"samples", "c.samples", U_COUNT, 1, "timed samples"},
+    {"regs", "v.regs", U_COUNT, 0, "registers per thread"},
+    {"spill_stores", "v.spill_stores", U_COUNT, 0, "spill stores (bytes)"},
+    {"spill_loads", "v.spill_loads", U_COUNT, 0, "spill loads (bytes)"},
+    {"stack", "v.stack", U_COUNT, 0, "stack frame (bytes)"},
+    {"smem_static", "v.smem_static", U_COUNT, 0, "static shared memory (bytes)"},
+    {"compile_ms", "v.compile_ms", U_TIME, 0, "NVRTC compile time"},
+};
+#define NVALUE_COLS ((int)(sizeof value_cols / sizeof value_cols[0]))
+
+const char *const results_value_names[] = {
+    "median_ms", "min_ms", "mean_ms", "max_ms", "stdev_ms", "gbs", "pct_peak",
+    "elems_per_s", "atomics_per_s", "rel_err", "noise", "samples", "regs",
+    "spill_stores", "spill_loads", "stack", "smem_static", "compile_ms", NULL};
+_Static_assert(sizeof results_value_names / sizeof results_value_names[0] ==
+                   sizeof value_cols / sizeof value_cols[0] + 1,
+               "results_value_names and value_cols out of step");
+
+const char *const results_status_names[] = {
+#define X(n, d) #n,
+    CASE_STATUSES(X)
+#undef X
+};
+#define NSTATUS CASE_STATUS_COUNT
+
+int results_status_rank(const char *s)
+{
+    for (int i = 0; i < NSTATUS; i++)
+        if (!strcmp(s, results_status_names[i]))
+            return i;
+    return NSTATUS;
+}
+
+/* ---- small helpers --------------------------------------------------------- */
+
+int results_format_parse(const char *s, ResultsFormat *f)
+{
+    static const char *const names[] = {"md", "csv", "json"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *f = (ResultsFormat)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char **results_split(Arena *a, const char *s, int *n)
+{
+    int cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    const char **out = arena_alloc(a, sizeof *out * (size_t)cap);
+    *n = 0;
+    for (const char *p = s;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (len && (*p == ' ')) p++, len--;
+        while (len && p[len - 1] == ' ') len--;
+        if (len)
+            out[(*n)++] = arena_strndup(a, p, len);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return out;
+}
+
+sqlite3 *results_open_existing(const char *path, KvxError *err)
+{
+    if (access(path, F_OK) != 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "no results database at '%s' (run `kvx run` first, or pass --db)", path);
+        return NULL;
+    }
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open: %s", path,
+                      db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_stmt *q = NULL;
+    int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM cases LIMIT 0", -1, &q, NULL) == SQLITE_OK;
+    sqlite3_finalize(q);
+    if (!ok) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (%s)", path,
+                      sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+int results_resolve_spec(sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    const char *sql = "SELECT DISTINCT c.spec_name FROM cases c JOIN runs r ON r.id = c.run_id"
+                      " WHERE (?1 = 0 OR c.run_id = ?1) AND (?2 IS NULL OR (r.kind ="
+                      " 'reference' AND r.name = ?2)) ORDER BY c.spec_name";
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL)) {
+        kvx_error_set(err, KVX_EIO, NULL, "listing specs: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_int64(q, 1, sel->run_id);
+    if (sel->ref_name)
+        sqlite3_bind_text(q, 2, sel->ref_name, -1, SQLITE_TRANSIENT);
+    StrBuf names;
+    sb_init(&names);
+    int n = 0, found = 0;
+    const char *only = NULL;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        if (!name)
+            continue;
+        found |= sel->spec && !strcmp(sel->spec, name);
+        sb_printf(&names, "%s%s", n++ ? ", " : "", name);
+        if (n == 1)
+            only = arena_strdup(a, name);
+    }
+    sqlite3_finalize(q);
+    int rc = -1;
+    if (n == 0)
+        kvx_error_set(err, KVX_EINPUT, NULL, "no cases stored%s",
+                      sel->run_id || sel->ref_name ? " for that run or reference" : "");
+    else if (sel->spec && !found)
+        kvx_error_set(err, KVX_EINPUT, NULL, "no cases of spec '%s' (stored: %s)", sel->spec,
+                      sb_str(&names));
+    else if (!sel->spec && n > 1)
+        kvx_error_set(err, KVX_EINPUT, NULL, "several specs are stored; pick one with --spec (%s)",
+                      sb_str(&names));
+    else
+        rc = 0;
+    if (!rc && !sel->spec)
+        sel->spec = only;
+    sb_free(&names);
+    return rc;
+}
+
+void results_csv_field(FILE *out, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void results_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", out);
+        else if (ch == '\t')
+            fputs("\\t", out);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+/* Shortest text that reads back as d (0.05, not 0.050000000000000003). */
+void results_num_text(char *buf, size_t n, double d)
+{
+    snprintf(buf, n, "%.15g", d);
+    if (strtod(buf, NULL) != d)
+        snprintf(buf, n, "%.17g", d);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double results_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- bound-parameter SQL builder ------------------------------------------ */
+
+typedef struct Sql {
+    StrBuf text;
+    Value params[64];
+    int nparams;
+} Sql;
+
+static void sql_param(Sql *q, Value v)
+{
+    KVX_ASSERT(q->nparams < 64);
+    q->params[q->nparams++] = v;
+    sb_puts(&q->text, "?");
+}
+
+static sqlite3_stmt *sql_prepare(sqlite3 *db, Sql *q, KvxError *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sb_str(&q->text), -1, &st, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "results query: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    for (int i = 0; i < q->nparams; i++) {
+        Value v = q->params[i];
+        if (v.kind == VAL_STR)
+            sqlite3_bind_text(st, i + 1, v.s, -1, SQLITE_TRANSIENT);
+        else if (v.kind == VAL_FLOAT)
+            sqlite3_bind_double(st, i + 1, v.d);
+        else
+            sqlite3_bind_int64(st, i + 1, v.i);
+    }
+    return st;
+}
+
+/* " c.spec_name = ? [AND c.run_id = ?] [AND r.kind = 'reference' AND r.name = ?]" */
+static void sql_selection(Sql *q, const ResultsSel *sel)
+{
+    sb_puts(&q->text, " c.spec_name = ");
+    sql_param(q, val_str(sel->spec));
+    if (sel->run_id) {
+        sb_puts(&q->text, " AND c.run_id = ");
+        sql_param(q, val_int(sel->run_id));
+    }
+    if (sel->ref_name) {
+        sb_puts(&q->text, " AND r.kind = 'reference' AND r.name = ");
+        sql_param(q, val_str(sel->ref_name));
+    }
+}
+
+/* ---- the loaded case set --------------------------------------------------- */
+
+
+
+
+
+void caseset_free(CaseSet *cs)
+{
+    for (int i = 0; i < cs->naxes; i++)
+        free(cs->axes[i].vals);
+    free(cs->recs);
+    arena_free(cs->arena);
+}
+
+int caseset_axis(const CaseSet *cs, const char *name)
+{
+    for (int i = 0; i < cs->naxes; i++)
+        if (!strcmp(cs->axes[i].name, name))
+            return i;
+    return -1;
+}
+
+const char *caseset_axis_list(const CaseSet *cs)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < cs->naxes; i++)
+        sb_printf(&b, "%s%s", i ? ", " : "", cs->axes[i].name);
+    const char *s = arena_strdup(cs->arena, sb_str(&b));
+    sb_free(&b);
+    return s;
+}
+
+/* Find or add the value in column `col` of a json_each row (type, atom). */
+static int value_intern(CaseSet *cs, AxisInfo *ax, sqlite3_stmt *q, int tcol, int acol, int add)
+{
+    const char *type = (const char *)sqlite3_column_text(q, tcol);
+    RVal r = {0};
+    char buf[40];
+    r.decl = -1;
+    if (type && (!strcmp(type, "integer") || !strcmp(type, "real"))) {
+        r.is_num = 1;
+        r.num = sqlite3_column_double(q, acol);
+        if (!strcmp(type, "integer"))
+            snprintf(buf, sizeof buf, "%lld", (long long)sqlite3_column_int64(q, acol));
+        else
+            results_num_text(buf, sizeof buf, r.num);
+        r.text = buf;
+    } else if (type && (!strcmp(type, "true") || !strcmp(type, "false"))) {
+        r.is_num = 1;
+        r.num = type[0] == 't';
+        r.text = type;
+    } else {
+        const char *t = (const char *)sqlite3_column_text(q, acol);
+        r.text = t ? t : "null";
+    }
+    for (int i = 0; i < ax->nvals; i++) {
+        const RVal *o = &ax->vals[i];
+        if (o->is_num == r.is_num && (r.is_num ? o->num == r.num : !strcmp(o->text, r.text)))
+            return i;
+    }
+    if (!add)
+        return -1;
+    if (ax->nvals == ax->cap) {
+        ax->cap = ax->cap ? 2 * ax->cap : 8;
+        ax->vals = xrealloc(ax->vals, sizeof *ax->vals * (size_t)ax->cap);
+    }
+    r.text = arena_strdup(cs->arena, r.text);
+    ax->all_num &= r.is_num;
+    ax->vals[ax->nvals] = r;
+    return ax->nvals++;
+}
+
+static const AxisInfo *rank_axis; /* qsort has no context argument */
+static int cmp_rank(const void *a, const void *b)
+{
+    const RVal *x = &rank_axis->vals[*(const int *)a], *y = &rank_axis->vals[*(const int *)b];
+    if (rank_axis->all_num)
+        return (x->num > y->num) - (x->num < y->num);
+    if (x->decl >= 0 && y->decl >= 0)
+        return x->decl - y->decl;
+    if ((x->decl >= 0) != (y->decl >= 0))
+        return x->decl >= 0 ? -1 : 1;
+    return *(const int *)a - *(const int *)b;   /* first appearance */
+}
+
+/* Declared value order (runs.axes_json) and then display ranks. */
+static int rank_values(sqlite3 *db, CaseSet *cs, KvxError *err)
+{
+    Sql q = {0};
+    sb_puts(&q.text, "SELECT a.key, v.type, v.atom FROM runs r, json_each(r.axes_json) a,"
+                     " json_each(a.value) v WHERE json_valid(r.axes_json) AND EXISTS"
+                     " (SELECT 1 FROM cases c WHERE c.run_id = r.id AND");
+    sql_selection(&q, &cs->sel);
+    sb_puts(&q.text, ") ORDER BY r.id, a.id, v.id");
+    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    sb_free(&q.text);
+    if (!st)
+        return -1;
+    int next[RESULTS_MAX_AXES] = {0};
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int a = caseset_axis(cs, (const char *)sqlite3_column_text(st, 0));
+        if (a < 0)
+            continue;
+        int vi = value_intern(cs, &cs->axes[a], st, 1, 2, 0);
+        if (vi >= 0 && cs->axes[a].vals[vi].decl < 0)
+            cs->axes[a].vals[vi].decl = next[a]++;
+    }
+    sqlite3_finalize(st);
+    for (int a = 0; a < cs->naxes; a++) {
+        AxisInfo *ax = &cs->axes[a];
+        int *idx = xmalloc(sizeof *idx * (size_t)(ax->nvals + 1));
+        for (int i = 0; i < ax->nvals; i++)
+            idx[i] = i;
+        rank_axis = ax;
+        qsort(idx, (size_t)ax->nvals, sizeof *idx, cmp_rank);
+        for (int i = 0; i < ax->nvals; i++)
+            ax->vals[idx[i]].rank = i;
+        free(idx);
+    }
+    return 0;
+}
+
+typedef struct AxisHit { int64_t id; int axis, val; } AxisHit;
+
+/* Every axis value of every selected case, in case order. */
+static int load_axes(sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxError *err)
+{
+    Sql q = {0};
+    sb_puts(&q.text, "SELECT c.id, j.key, j.type, j.atom FROM cases c JOIN runs r ON r.id ="
+                     " c.run_id, json_each(c.axes) j WHERE");
+    sql_selection(&q, &cs->sel);
+    sb_puts(&q.text, " ORDER BY c.id, j.id");
+    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    sb_free(&q.text);
+    if (!st)
+        return -1;
+    int cap = 0, rc;
+    *hits = NULL;
+    *nhits = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 1);
+        int a = caseset_axis(cs, key ? key : "");
+        if (a < 0) {
+            if (cs->naxes == RESULTS_MAX_AXES) {
+                kvx_error_set(err, KVX_EINPUT, NULL, "more than %d axes stored", RESULTS_MAX_AXES);
+                break;
+            }
+            a = cs->naxes++;
+            cs->axes[a].name = arena_strdup(cs->arena, key ? key : "");
+            cs->axes[a].all_num = 1;
+        }
+        if (*nhits == cap) {
+            cap = cap ? 2 * cap : 256;
+            *hits = xrealloc(*hits, sizeof **hits * (size_t)cap);
+        }
+        AxisHit *h = &(*hits)[(*nhits)++];
+        h->id = sqlite3_column_int64(st, 0);
+        h->axis = a;
+        h->val = value_intern(cs, &cs->axes[a], st, 2, 3, 1);
+    }
+    if (rc != SQLITE_DONE && !err->code)
+        kvx_error_set(err, KVX_EIO, NULL, "reading axes: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return err->code ? -1 : 0;
+}
+
+/* ---- --where: expression -> SQL with bound parameters ---------------------- */
+
+typedef struct WhereCtx {
+    CaseSet *cs;
+    Sql *q;
+    KvxError *err;
+    const Spec *spec;   /* lends its let: names; NULL for kvx table */
+    int depth;          /* let inside let: a cycle guard */
+} WhereCtx;
+
+/* Kind of an operand for type checks: 'n' number, 's' string, '?' unknown. */
+static int where_emit(WhereCtx *w, const Expr *e, int *kind);
+
+static int where_fail(WhereCtx *w, const Expr *e, const char *what)
+{
+    SrcPos pos = e->pos;
+    kvx_error_set(w->err, KVX_EINPUT, &pos,
+                  "%s is not allowed in --where (only comparisons, &&, ||, !, axis names,"
+                  " status, value names, numbers and strings)", what);
+    return -1;
+}
+
+static int where_ident(WhereCtx *w, const Expr *e, int *kind)
+{
+    CaseSet *cs = w->cs;
+    int a = caseset_axis(cs, e->name);
+    if (a >= 0) {
+        sb_puts(&w->q->text, "json_extract(c.axes, ");
+        sql_param(w->q, val_str(arena_printf(cs->arena, "$.\"%s\"", e->name)));
+        sb_puts(&w->q->text, ")");
+        *kind = cs->axes[a].nvals == 0 ? '?' : cs->axes[a].all_num ? 'n' : 's';
+        return 0;
+    }
+    if (!strcmp(e->name, "status")) {
+        sb_puts(&w->q->text, "c.status");
+        *kind = 'S';
+        return 0;
+    }
+    for (int i = 0; i < NVALUE_COLS; i++)
+        if (!strcmp(e->name, value_cols[i].name)) {
+            sb_puts(&w->q->text, value_cols[i].sql);
+            *kind = 'n';
+            return 0;
+        }
+    int l = w->spec ? spec_let_find(w->spec, e->name) : -1;
+    if (l >= 0 && w->depth < 16) {
+        /* A spec's named condition (`persistent`): translated in place, under
+         * the same rules as the text around it. */
+        w->depth++;
+        sb_puts(&w->q->text, "(");
+        int rc = where_emit(w, w->spec->lets[l].e, kind);
+        sb_puts(&w->q->text, ")");
+        w->depth--;
+        return rc;
+    }
+    SrcPos pos = e->pos;
+    kvx_error_set(w->err, KVX_EINPUT, &pos,
+                  "unknown name '%s' in --where (axes: %s; also status and the value names)",
+                  e->name, caseset_axis_list(cs));
+    return -1;
+}
+
+static int where_cmp(WhereCtx *w, const Expr *e, const char *op)
+{
+    int ka, kb;
+    sb_puts(&w->q->text, "(");
+    if (where_emit(w, e->a, &ka))
+        return -1;
+    sb_printf(&w->q->text, " %s ", op);
+    if (where_emit(w, e->b, &kb))
+        return -1;
+    sb_puts(&w->q->text, ")");
+    /* The language makes number-vs-string a type error, never false. */
+    int na = ka == 'n', nb = kb == 'n';
+    int sa = ka == 's' || ka == 'S', sb = kb == 's' || kb == 'S';
+    if ((na && sb) || (sa && nb)) {
+        SrcPos pos = e->pos;
+        kvx_error_set(w->err, KVX_EINPUT, &pos,
+                      "--where compares a number with a string");
+        return -1;
+    }
+    /* status is compared with a status name: catch typos. */
+    const Expr *lit = ka == 'S' ? e->b : kb == 'S' ? e->a : NULL;
+    if (lit && lit->kind == EX_LIT && lit->lit.kind == VAL_STR) {
+        int known = 0;
+        for (int i = 0; i < NSTATUS; i++)
+            known |= !strcmp(results_status_names[i], lit->lit.s);
+        if (!known) {
+            SrcPos pos = lit->pos;
+            kvx_error_set(w->err, KVX_EINPUT, &pos,
+                          "unknown status \"%s\" (expected one of: ok, mismatch, compile_error,"
+                          " load_error, launch_error, fault, timeout, skipped)", lit->lit.s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void count_ident(void *ctx, const Expr *ident)
+{
+    (void)ident;
+    ++*(int *)ctx;
+}
+
+static int no_names(void *ctx, const char *name, Value *out, KvxError *err)
+{
+    return 0;
+}
+
+static int where_emit(WhereCtx *w, const Expr *e, int *kind)
+{
+    *kind = '?';
+    int nidents = 0;
+    expr_visit_idents(e, count_ident, &nidents);
+    if (!nidents && e->kind != EX_LIT && e->kind != EX_CALL) {
+        /* A constant (2^24, 16M, 1e6/4) is a number: evaluate it here and
+         * bind the result.  Function calls stay refused. */
+        ExprEnv env = {no_names, NULL, w->cs->arena};
+        Value v;
+        if (expr_eval(e, &env, &v, w->err))
+            return -1;
+        *kind = v.kind == VAL_STR ? 's' : 'n';
+        sql_param(w->q, v.kind == VAL_BOOL ? val_int(v.i) : v);
+        return 0;
+    }
+    switch (e->kind) {
+    case EX_LIT:
+        if (e->lit.kind == VAL_STR)
+            *kind = 's';
+        else if (e->lit.kind == VAL_INT || e->lit.kind == VAL_FLOAT || e->lit.kind == VAL_BOOL)
+            *kind = 'n';
+        else
+            return where_fail(w, e, "this literal");
+        sql_param(w->q, e->lit.kind == VAL_BOOL ? val_int(e->lit.i) : e->lit);
+        return 0;
+    case EX_IDENT:
+        return where_ident(w, e, kind);
+    case EX_UNARY:
+        if (e->op == '!') {
+            sb_puts(&w->q->text, "(NOT ");
+            int k;
+            if (where_emit(w, e->a, &k))
+                return -1;
+            sb_puts(&w->q->text, ")");
+            *kind = 'n';
+            return 0;
+        }
+        /* A negative number is a number, not arithmetic. */
+        if ((e->op == '-' || e->op == '+') && e->a->kind == EX_LIT &&
+            (e->a->lit.kind == VAL_INT || e->a->lit.kind == VAL_FLOAT)) {
+            Value v = e->a->lit;
+            if (e->op == '-') {
+                if (v.kind == VAL_INT)
+                    v.i = -v.i;
+                else
+                    v.d = -v.d;
+            }
+            sql_param(w->q, v);
+            *kind = 'n';
+            return 0;
+        }
+        return where_fail(w, e, "arithmetic");
+    case EX_BINARY: {
+        static const struct { int op; const char *sql; } cmps[] = {
+            {OP_EQ, "IS"}, {OP_NE, "IS NOT"}, {'<', "<"}, {OP_LE, "<="}, {'>', ">"}, {OP_GE, ">="},
+        };
+        for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
+            if (e->op == cmps[i].op) {
+                *kind = 'n';
+                return where_cmp(w, e, cmps[i].sql);
+            }
+        if (e->op == OP_AND || e->op == OP_OR) {
+            int k;
+            sb_puts(&w->q->text, "(");
+            if (where_emit(w, e->a, &k))
+                return -1;
+            sb_puts(&w->q->text, e->op == OP_AND ? " AND " : " OR ");
+            if (where_emit(w, e->b, &k))
+                return -1;
+            sb_puts(&w->q->text, ")");
+            *kind = 'n';
+            return 0;
+        }
+        char what[48];
+        if (e->op < 256)
+            snprintf(what, sizeof what, "the operator '%c'", e->op);
+        else
+            snprintf(what, sizeof what, "the operator '//'");
+        return where_fail(w, e, what);
+    }
+    case EX_COND:
+        return where_fail(w, e, "'?:'");
+    case EX_CALL: {
+        char what[160];
+        snprintf(what, sizeof what, "a function call (%s)", e->name);
+        return where_fail(w, e, what);
+    }
+    }
+    return where_fail(w, e, "this expression");
+}
+
+/* ---- loading --------------------------------------------------------------- */
+
+static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
+{
+    if (!strncmp(name, "inspect.", 8)) {
+        const char *key = name + 8;
+        int ok = *key != 0;
+        for (const char *p = key; *p; p++)
+            ok &= (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '_' || *p == '.';
+        if (!ok) {
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "bad inspect fact '%s' (expected inspect.KEY with KEY made of letters,"
+                          " digits, _ and .)", name);
+            return -1;
+        }
+        sb_puts(&q->text, "json_extract(v.inspect_json, ");
+        sql_param(q, val_str(arena_printf(cs->arena, "$.%s", key)));
+        sb_puts(&q->text, ")");
+        cs->unit = U_RAW;
+        cs->measured = 0;
+        return 0;
+    }
+    for (int i = 0; i < NVALUE_COLS; i++)
+        if (!strcmp(name, value_cols[i].name)) {
+            cs->vcol = &value_cols[i];
+            cs->unit = value_cols[i].unit;
+            cs->measured = value_cols[i].measured;
+            sb_puts(&q->text, value_cols[i].sql);
+            return 0;
+        }
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < NVALUE_COLS; i++)
+        sb_printf(&b, "%s, ", value_cols[i].name);
+    kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %sinspect.KEY)",
+                  name, sb_str(&b));
+    sb_free(&b);
+    return -1;
+}
+
+static int load_cases(sqlite3 *db, CaseSet *cs, const char *value, const char *where,
+                      const Spec *spec, KvxError *err)
+{
+    AxisHit *hits = NULL;
+    int nhits = 0, rc = -1;
+    Sql q = {0};
+    sqlite3_stmt *st = NULL;
+    if (load_axes(db, cs, &hits, &nhits, err) || rank_values(db, cs, err))
+        goto fail;
+    cs->value_name = value;
+    sb_puts(&q.text, "SELECT c.id, c.run_id, c.status, ");
+    if (value_resolve(cs, value, &q, err))
+        goto fail;
+    sb_puts(&q.text, ", c.noise, ");
+    if (where && *where) {
+        SrcPos pos = {"--where", 1, 1};
+        Expr *e = expr_parse(cs->arena, where, &pos, err);
+        if (!e)
+            goto fail;
+        WhereCtx w = {cs, &q, err, spec, 0};
+        int kind;
+        if (where_emit(&w, e, &kind))
+            goto fail;
+    } else {
+        sb_puts(&q.text, "1");
+    }
+    sb_puts(&q.text, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
+                     " v.id = c.variant_id WHERE");
+    sql_selection(&q, &cs->sel);
+    sb_puts(&q.text, " ORDER BY c.id");
+    if (!(st = sql_prepare(db, &q, err)))
+        goto fail;
+    int cap = 0, h = 0, step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cs->nrecs == cap) {
+            cap = cap ? 2 * cap : 256;
+            cs->recs = xrealloc(cs->recs, sizeof *cs->recs * (size_t)cap);
+        }
+        Rec *r = &cs->recs[cs->nrecs++];
+        memset(r, 0, sizeof *r);
+        r->id = sqlite3_column_int64(st, 0);
+        r->run_id = sqlite3_column_int64(st, 1);
+        const char *status = (const char *)sqlite3_column_text(st, 2);
+        r->status = arena_strdup(cs->arena, status ? status : "ok");
+        int t = sqlite3_column_type(st, 3);
+        r->raw = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, 3) : NAN;
+        if (t == SQLITE_TEXT)
+            r->rawtext = arena_strdup(cs->arena, (const char *)sqlite3_column_text(st, 3));
+        r->noise = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+        r->match = sqlite3_column_int(st, 5);
+        for (int a = 0; a < RESULTS_MAX_AXES; a++)
+            r->ax[a] = -1;
+        while (h < nhits && hits[h].id < r->id)
+            h++;
+        for (; h < nhits && hits[h].id == r->id; h++)
+            r->ax[hits[h].axis] = hits[h].val;
+    }
+    if (step != SQLITE_DONE) {
+        kvx_error_set(err, KVX_EIO, NULL, "reading cases: %s", sqlite3_errmsg(db));
+        goto fail;
+    }
+    rc = 0;
+fail:
+    sqlite3_finalize(st);
+    sb_free(&q.text);
+    free(hits);
+    return rc;
+}
+
+/* ---- baseline and ratios --------------------------------------------------- */
+
+static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num, double num,
+                    KvxError *err)
+{
+    int a = caseset_axis(cs, axis);
+    if (a < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "baseline axis '%s' is not stored (axes: %s)", axis,
+                      caseset_axis_list(cs));
+        return -1;
+    }
+    const AxisInfo *ax = &cs->axes[a];
+    char *end;
+    double d = is_num ? num : strtod(text, &end);
+    int text_is_num = is_num || (*text && !*end);
+    for (int i = 0; i < ax->nvals; i++)
+        if (ax->vals[i].is_num ? text_is_num && ax->vals[i].num == d
+                               : !strcmp(ax->vals[i].text, text)) {
+            cs->base_axis[cs->nbase] = a;
+            cs->base_val[cs->nbase++] = i;
+            return 0;
+        }
+    kvx_error_set(err, KVX_EINPUT, NULL, "baseline %s=%s: no stored case has that value", axis,
+                  text);
+    return -1;
+}
+
+static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, KvxError *err)
+{
+    if (given) {
+        int n;
+        const char **parts = results_split(cs->arena, given, &n);
+        for (int i = 0; i < n; i++) {
+            const char *eq = strchr(parts[i], '=');
+            if (!eq || eq == parts[i] || cs->nbase == RESULTS_MAX_AXES) {
+                kvx_error_set(err, KVX_EINPUT, NULL,
+                              "--baseline '%s': expected axis=value[,axis=value...]", given);
+                return -1;
+            }
+            const char *axis = arena_strndup(cs->arena, parts[i], (size_t)(eq - parts[i]));
+            if (base_add(cs, axis, eq + 1, 0, 0, err))
+                return -1;
+        }
+        return 0;
+    }
+    Sql q = {0};
+    sb_puts(&q.text, "SELECT j.key, j.type, j.atom, r.id FROM runs r, json_each(r.baseline_json)"
+                     " j WHERE json_valid(r.baseline_json) AND EXISTS (SELECT 1 FROM cases c"
+                     " WHERE c.run_id = r.id AND");
+    sql_selection(&q, &cs->sel);
+    sb_puts(&q.text, ") ORDER BY r.id, j.id");
+    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    sb_free(&q.text);
+    if (!st)
+        return -1;
+    int64_t first_run = 0;
+    int rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t run = sqlite3_column_int64(st, 3);
+        if (first_run && run != first_run)
+            break;
+        first_run = run;
+        const char *type = (const char *)sqlite3_column_text(st, 1);
+        int is_num = type && (!strcmp(type, "integer") || !strcmp(type, "real"));
+        const char *t = (const char *)sqlite3_column_text(st, 2);
+        rc = base_add(cs, (const char *)sqlite3_column_text(st, 0), t ? t : "", is_num,
+                      sqlite3_column_double(st, 2), err);
+    }
+    sqlite3_finalize(st);
+    if (!rc && cs->nbase == 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "--ratio: no baseline stored for spec '%s'; pass --baseline 'axis=value'",
+                      cs->sel.spec);
+        rc = -1;
+    }
+    return rc;
+}
+
+static void rec_key(const CaseSet *cs, const Rec *r, const int *subst, StrBuf *b)
+{
+    sb_reset(b);
+    sb_printf(b, "%lld", (long long)r->run_id);
+    for (int a = 0; a < cs->naxes; a++)
+        sb_printf(b, ",%d", subst && subst[a] >= 0 ? subst[a] : r->ax[a]);
+}
+
+typedef struct KeyIdx { const char *key; int rec; } KeyIdx;
+static int cmp_keyidx(const void *a, const void *b)
+{
+    return strcmp(((const KeyIdx *)a)->key, ((const KeyIdx *)b)->key);
+}
+
+/* Fill rec->v and rec->fail: the value itself, or its ratio to the baseline
+ * case at the same point of the other axes in the same run. */
+static void compute_values(CaseSet *cs, int ratio)
+{
+    for (int i = 0; i < cs->nrecs; i++) {
+        Rec *r = &cs->recs[i];
+        r->v = r->raw;
+        r->fail = NULL;
+        if (strcmp(r->status, "ok") && (cs->measured || isnan(r->raw)) && !r->rawtext)
+            r->fail = r->status, r->v = NAN;
+    }
+    if (!ratio)
+        return;
+    KeyIdx *idx = xmalloc(sizeof *idx * (size_t)(cs->nrecs + 1));
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < cs->nrecs; i++) {
+        rec_key(cs, &cs->recs[i], NULL, &b);
+        idx[i].key = arena_strdup(cs->arena, sb_str(&b));
+        idx[i].rec = i;
+    }
+    qsort(idx, (size_t)cs->nrecs, sizeof *idx, cmp_keyidx);
+    int subst[RESULTS_MAX_AXES];
+    for (int a = 0; a < RESULTS_MAX_AXES; a++)
+        subst[a] = -1;
+    for (int k = 0; k < cs->nbase; k++)
+        subst[cs->base_axis[k]] = cs->base_val[k];
+    double *vals = xmalloc(sizeof *vals * (size_t)(cs->nrecs + 1));
+    for (int i = 0; i < cs->nrecs; i++) {
+        Rec *r = &cs->recs[i];
+        if (!r->match || r->fail || isnan(r->v))
+            continue;
+        rec_key(cs, r, subst, &b);
+        KeyIdx probe = {sb_str(&b), 0};
+        KeyIdx *hit = bsearch(&probe, idx, (size_t)cs->nrecs, sizeof *idx, cmp_keyidx);
+        if (!hit) {
+            r->v = NAN, r->fail = "no baseline";
+            continue;
+        }
+        /* Several stored cases at the baseline point (re-runs): their median. */
+        while (hit > idx && !strcmp(hit[-1].key, probe.key))
+            hit--;
+        int n = 0;
+        const char *bfail = NULL;
+        for (KeyIdx *p = hit; p < idx + cs->nrecs && !strcmp(p->key, probe.key); p++) {
+            const Rec *base = &cs->recs[p->rec];
+            double bv = strcmp(base->status, "ok") && cs->measured ? NAN : base->raw;
+            if (isnan(bv) || bv == 0)
+                bfail = base->status;
+            else
+                vals[n++] = bv;
+        }
+        if (n == 0) {
+            r->v = NAN;
+            r->fail = arena_printf(cs->arena, "baseline %s", bfail ? bfail : "n/a");
+        } else {
+            r->v = r->raw / results_median(vals, n);
+        }
+    }
+    free(vals);
+    sb_free(&b);
+    free(idx);
+}
+
+
+int caseset_load(sqlite3 *db, const ResultsSel *sel, const char *value, const char *where,
+                 int ratio, const char *baseline, const Spec *spec, CaseSet *cs, KvxError *err)
+{
+    memset(cs, 0, sizeof *cs);
+    cs->arena = arena_new();
+    cs->sel = *sel;
+    if (results_resolve_spec(db, &cs->sel, cs->arena, err) ||
+        load_cases(db, cs, value ? value : "median_ms", where, spec, err))
+        return -1;
+    if (ratio && baseline_resolve(db, cs, baseline, err))
+        return -1;
+    compute_values(cs, ratio);
+    return 0;
+}

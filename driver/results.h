@@ -1,0 +1,115 @@
+/* results: the verbs that read the results store (table, report, compare,
+ * export) and the ones that feed it from outside a run (import, merge).
+ *
+ * Each cmd_* parses its own options (getopt_long), prints errors to stderr and
+ * returns an exit status: 0 ok, 2 bad usage or input (unknown axis, bad --where,
+ * no such database), 3 a database or file failure.  The cores below write to a
+ * FILE* so that tests and `kvx report` call them without a process or a
+ * redirection.  Files: results.c (case loading, --where, pivot, formats, `table`),
+ * results_io.c (`compare`, `export`, `import`, `merge`), results_report.c
+ * (`report`, gnuplot).  docs/results-schema.md describes the database. */
+#ifndef KVX_RESULTS_H
+#define KVX_RESULTS_H
+
+#include "../gen/util.h"
+#include "store.h"
+
+struct sqlite3;
+
+/* The database the verbs read when --db is not given (and `kvx run` writes). */
+#define RESULTS_DEFAULT_DB "results/kvx.db"
+
+int cmd_table(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+
+typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON } ResultsFormat;
+
+/* Which cases of a database a table reads. */
+typedef struct ResultsSel {
+    const char *spec;          /* NULL: the one spec stored (an error if several) */
+    int64_t run_id;            /* 0: every run */
+    const char *ref_name;      /* non-NULL: only the imported reference of that name */
+} ResultsSel;
+
+typedef struct TableOpts {
+    ResultsSel sel;
+    const char *const *rows; int nrows;   /* axis names */
+    const char *const *cols; int ncols;
+    const char *value;         /* NULL: median_ms */
+    int ratio;                 /* divide by the baseline variant's value */
+    const char *baseline;      /* "axis=value,..."; NULL: the run's stored baseline */
+    const char *where;         /* kvx expression over axes, status and values */
+    ResultsFormat format;
+    const struct Spec *spec;   /* optional: its `let:` names may appear in where */
+} TableOpts;
+
+/* Pivot the selected cases and write the table.  0, or -1 with err
+ * (KVX_EINPUT for a bad option, KVX_EIO for the database). */
+int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err);
+
+/* Side by side: a table over A and one over B with the same options (ratio and
+ * baseline included), written long: one line per cell with A, B, B/A and a `*`
+ * where |B - A| exceeds the larger of noise*value of the two cells. */
+typedef struct CompareSide {
+    struct sqlite3 *db;
+    ResultsSel sel;
+    const char *name;          /* as the user wrote it, for the caption */
+    const char *where;         /* this side only, and-ed with o->where; may be NULL */
+} CompareSide;
+int results_compare(const CompareSide *a, const CompareSide *b, const TableOpts *o, FILE *out,
+                    KvxError *err);
+
+/* Every selected case, axes flattened to columns, with its run's environment
+ * and its variant's compile facts.  spec NULL: every spec. */
+int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out,
+                   KvxError *err);
+
+typedef struct ImportOpts {
+    const char *name;          /* reference name, required: runs.name */
+    const char *spec;          /* spec name the rows are filed under; NULL: name */
+    const char *gpu;           /* GPU the figures were measured on, may be NULL */
+    const char *source;        /* where the file came from, stored as the command */
+} ImportOpts;
+
+/* Read a reference CSV (axis columns, then value columns) into a new run of
+ * kind 'reference'.  *nrows gets the rows stored.  0 or -1 with err. */
+int results_import(Store *st, const char *csv_path, const ImportOpts *o,
+                   int *nrows, KvxError *err);
+
+typedef struct MergeStats {
+    int runs_added, runs_found;
+    int variants_added;
+    int cases_added, cases_present;   /* present: key already in OUT, kept as is */
+} MergeStats;
+
+/* Merge the database at in_path into out (an open store), all or nothing.
+ * Idempotent: runs are matched on their whole environment, variants on (run,
+ * source hash), cases on their key (a key already in out keeps its row). */
+int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
+
+/* Write DIR/<spec name>.md (and plots) for a spec; *written gets the path
+ * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT. */
+int results_report(struct sqlite3 *db, const char *spec_path, const char *out_dir,
+                   char **written, KvxError *err);
+
+/* ---- shared by results_*.c ------------------------------------------------ */
+
+/* Parse "md", "csv", "json".  -1 if none of them. */
+int results_format_parse(const char *s, ResultsFormat *f);
+/* Split "a,b,c" into arena strings; *n gets the count. */
+const char **results_split(Arena *a, const char *s, int *n);
+/* Open a database that must exist (no silent creation by a reading verb). */
+struct sqlite3 *results_open_existing(const char *path, KvxError *err);
+/* Fill sel->spec when NULL and exactly one spec is stored (names in err). */
+int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err);
+/* CSV field / JSON string writers. */
+void results_csv_field(FILE *out, const char *s);
+void results_json_string(FILE *out, const char *s);
+/* Value names accepted by --value, NULL-terminated (inspect.KEY besides). */
+extern const char *const results_value_names[];
+
+#endif

@@ -1,0 +1,635 @@
+/* results_io: moving results in and out of the store: `kvx export` (every case
+ * as one flat row for pandas and spreadsheets), `kvx import` (a reference table
+ * measured elsewhere, stored as a run of kind 'reference') and `kvx merge`
+ * (shards and machines combined into one database).
+ *
+ * Invariants: an import is checked whole before anything is written, and a
+ * failed one leaves no rows; a merge of one input is one transaction; merging
+ * the same input twice changes nothing. */
+#include "results_core.h"
+#include "case.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- export ---------------------------------------------------------------- */
+
+/* Fixed columns of an exported row, in order.  Axes follow `spec_name`. */
+static const char *const export_head[] = {
+    "c.id AS case_id", "c.run_id", "r.kind AS run_kind", "r.name AS run_name", "c.spec_name",
+};
+static const char *const export_tail[] = {
+    "c.label", "c.status", "c.detail", "c.median_ms", "c.min_ms", "c.max_ms", "c.mean_ms",
+    "c.stdev_ms", "c.noise", "c.samples", "c.rel_err", "c.bytes", "c.atomics", "c.elements",
+    "c.gbs", "c.pct_peak", "c.elems_per_s", "c.atomics_per_s", "c.grid_x", "c.grid_y",
+    "c.grid_z", "c.block_x", "c.block_y", "c.block_z", "c.smem", "c.cluster_x", "c.cluster_y",
+    "c.cluster_z", "c.t_input_ms", "c.t_verify_ms", "c.t_measure_ms", "c.device_uuid",
+    "r.gpu_name", "r.gpu_uuid", "r.cc", "r.sm_count", "r.l2_bytes", "r.mem_bytes",
+    "r.clock_mhz", "r.mem_clock_mhz", "r.peak_gbs", "r.driver_version", "r.nvrtc_version",
+    "r.kvx_version", "r.arch", "r.hostname", "r.started_at", "r.measure_json",
+    "v.source_hash", "v.options", "v.compile_ok", "v.compile_ms", "v.regs", "v.spill_stores",
+    "v.spill_loads", "v.smem_static", "v.stack", "v.inspect_json", "c.key", "c.stored_at",
+};
+#define NHEAD ((int)(sizeof export_head / sizeof export_head[0]))
+#define NTAIL ((int)(sizeof export_tail / sizeof export_tail[0]))
+
+static const char *col_name(const char *expr)
+{
+    const char *as = strstr(expr, " AS ");
+    return as ? as + 4 : strchr(expr, '.') + 1;
+}
+
+static void export_cell(sqlite3_stmt *q, int i, ResultsFormat f, FILE *out)
+{
+    char buf[40];
+    switch (sqlite3_column_type(q, i)) {
+    case SQLITE_INTEGER:
+        fprintf(out, "%lld", (long long)sqlite3_column_int64(q, i));
+        break;
+    case SQLITE_FLOAT:
+        results_num_text(buf, sizeof buf, sqlite3_column_double(q, i));
+        fputs(buf, out);
+        break;
+    case SQLITE_NULL:
+        if (f == RESULTS_JSON)
+            fputs("null", out);
+        break;
+    default:
+        if (f == RESULTS_JSON)
+            results_json_string(out, (const char *)sqlite3_column_text(q, i));
+        else
+            results_csv_field(out, (const char *)sqlite3_column_text(q, i));
+    }
+}
+
+int results_export(sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+{
+    Arena *a = arena_new();
+    sqlite3_stmt *q = NULL;
+    StrBuf sql;
+    sb_init(&sql);
+    int rc = -1, naxes = 0, cap = 16;
+    const char **axes = xmalloc(sizeof *axes * (size_t)cap);
+    /* The axes, in order of first appearance. */
+    const char *ax_sql = "SELECT j.key FROM cases c, json_each(c.axes) j"
+                         " WHERE ?1 IS NULL OR c.spec_name = ?1"
+                         " GROUP BY j.key ORDER BY min(c.id), min(j.id)";
+    if (sqlite3_prepare_v2(db, ax_sql, -1, &q, NULL))
+        goto dberr;
+    if (spec)
+        sqlite3_bind_text(q, 1, spec, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        if (naxes == cap)
+            axes = xrealloc(axes, sizeof *axes * (size_t)(cap *= 2));
+        axes[naxes++] = arena_strdup(a, (const char *)sqlite3_column_text(q, 0));
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    sb_puts(&sql, "SELECT ");
+    for (int i = 0; i < NHEAD; i++)
+        sb_printf(&sql, "%s, ", export_head[i]);
+    for (int i = 0; i < naxes; i++)
+        sb_puts(&sql, "json_extract(c.axes, ?), ");
+    for (int i = 0; i < NTAIL; i++)
+        sb_printf(&sql, "%s%s", i ? ", " : "", export_tail[i]);
+    sb_puts(&sql, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
+                  " v.id = c.variant_id WHERE ? IS NULL OR c.spec_name = ? ORDER BY c.id");
+    if (sqlite3_prepare_v2(db, sb_str(&sql), -1, &q, NULL))
+        goto dberr;
+    for (int i = 0; i < naxes; i++)
+        sqlite3_bind_text(q, i + 1, arena_printf(a, "$.\"%s\"", axes[i]), -1, SQLITE_TRANSIENT);
+    if (spec) {
+        sqlite3_bind_text(q, naxes + 1, spec, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(q, naxes + 2, spec, -1, SQLITE_TRANSIENT);
+    }
+    /* Column names: an axis that collides with a fixed column becomes axis.NAME. */
+    int ncols = NHEAD + naxes + NTAIL;
+    const char **names = arena_alloc(a, sizeof *names * (size_t)ncols);
+    for (int i = 0; i < NHEAD; i++)
+        names[i] = col_name(export_head[i]);
+    for (int i = 0; i < NTAIL; i++)
+        names[NHEAD + naxes + i] = col_name(export_tail[i]);
+    for (int i = 0; i < naxes; i++) {
+        int clash = 0;
+        for (int j = 0; j < ncols; j++)
+            clash |= (j < NHEAD || j >= NHEAD + naxes) && !strcmp(names[j], axes[i]);
+        names[NHEAD + i] = clash ? arena_printf(a, "axis.%s", axes[i]) : axes[i];
+    }
+    if (f != RESULTS_JSON) {
+        for (int i = 0; i < ncols; i++) {
+            if (i)
+                fputc(',', out);
+            results_csv_field(out, names[i]);
+        }
+        fputc('\n', out);
+    } else {
+        fputs("[", out);
+    }
+    int step, row = 0;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+        if (f == RESULTS_JSON)
+            fputs(row ? ",\n{" : "\n{", out);
+        for (int i = 0; i < ncols; i++) {
+            if (f == RESULTS_JSON) {
+                fputs(i ? ", " : "", out);
+                results_json_string(out, names[i]);
+                fputs(": ", out);
+            } else if (i) {
+                fputc(',', out);
+            }
+            export_cell(q, i, f, out);
+        }
+        fputs(f == RESULTS_JSON ? "}" : "\n", out);
+        row++;
+    }
+    if (step != SQLITE_DONE)
+        goto dberr;
+    if (f == RESULTS_JSON)
+        fputs("\n]\n", out);
+    rc = 0;
+    goto done;
+dberr:
+    kvx_error_set(err, KVX_EIO, NULL, "export: %s", sqlite3_errmsg(db));
+done:
+    sqlite3_finalize(q);
+    sb_free(&sql);
+    free(axes);
+    arena_free(a);
+    return rc;
+}
+
+/* ---- import ---------------------------------------------------------------- */
+
+/* Value columns an imported CSV may carry, and where each goes in a CaseRow. */
+#define IMPORT_COLS(X)                                                          \
+    X(median_ms) X(min_ms) X(max_ms) X(mean_ms) X(stdev_ms) X(noise) X(rel_err) \
+    X(bytes) X(atomics) X(elements) X(gbs) X(pct_peak) X(elems_per_s)           \
+    X(atomics_per_s)
+
+static const struct { const char *name; size_t off; } import_cols[] = {
+#define X(n) {#n, offsetof(CaseRow, n)},
+    IMPORT_COLS(X)
+#undef X
+};
+#define NIMPORT ((int)(sizeof import_cols / sizeof import_cols[0]))
+
+typedef struct CsvRow {
+    char **f;
+    int n;
+    int line;
+    int *col;          /* 1-based column of each field, for messages */
+} CsvRow;
+
+/* Split text into rows of fields (RFC 4180 quoting; blank lines and lines
+ * starting with '#' are skipped). */
+static CsvRow *csv_parse(Arena *a, const char *text, int *nrows)
+{
+    int cap = 16;
+    CsvRow *rows = xmalloc(sizeof *rows * (size_t)cap);
+    *nrows = 0;
+    const char *p = text;
+    int line = 1;
+    while (*p) {
+        if (*p == '\n' || *p == '#' || (*p == '\r' && p[1] == '\n')) {
+            while (*p && *p != '\n')
+                p++;
+            if (*p)
+                p++;
+            line++;
+            continue;
+        }
+        CsvRow r = {0};
+        int fcap = 8;
+        r.f = arena_alloc(a, sizeof *r.f * (size_t)fcap);
+        r.col = arena_alloc(a, sizeof *r.col * (size_t)fcap);
+        r.line = line;
+        const char *ls = p;
+        for (;;) {
+            StrBuf b;
+            sb_init(&b);
+            int col = (int)(p - ls) + 1;
+            if (*p == '"') {
+                for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+                    if (*p == '"')
+                        p++;
+                    if (*p == '\n')
+                        line++;
+                    sb_putc(&b, *p);
+                }
+                if (*p == '"')
+                    p++;
+            }
+            while (*p && *p != ',' && *p != '\n' && *p != '\r')
+                sb_putc(&b, *p++);
+            if (r.n == fcap) {
+                char **nf = arena_alloc(a, sizeof *nf * (size_t)fcap * 2);
+                int *nc = arena_alloc(a, sizeof *nc * (size_t)fcap * 2);
+                memcpy(nf, r.f, sizeof *nf * (size_t)fcap);
+                memcpy(nc, r.col, sizeof *nc * (size_t)fcap);
+                r.f = nf, r.col = nc, fcap *= 2;
+            }
+            r.col[r.n] = col;
+            r.f[r.n++] = arena_strdup(a, sb_str(&b));
+            sb_free(&b);
+            if (*p != ',')
+                break;
+            p++;
+        }
+        while (*p == '\r')
+            p++;
+        if (*p == '\n')
+            p++, line++;
+        if (*nrows == cap)
+            rows = xrealloc(rows, sizeof *rows * (size_t)(cap *= 2));
+        rows[(*nrows)++] = r;
+    }
+    return rows;
+}
+
+static int is_ident(const char *s)
+{
+    if (!isalpha((unsigned char)*s) && *s != '_')
+        return 0;
+    for (s++; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
+/* A whole field that is a decimal number (not "inf", "nan" or hex). */
+static int parse_number(const char *s, double *d)
+{
+    if (!*s || strpbrk(s, "xXnNiI"))
+        return 0;
+    char *end;
+    *d = strtod(s, &end);
+    return *end == 0;
+}
+
+static void json_scalar(StrBuf *b, const char *s)
+{
+    double d;
+    char buf[40];
+    if (parse_number(s, &d)) {
+        results_num_text(buf, sizeof buf, d);
+        sb_puts(b, buf);
+        return;
+    }
+    sb_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_putc(b, '\\');
+        if ((unsigned char)*s < 0x20)
+            sb_printf(b, "\\u%04x", *s);
+        else
+            sb_putc(b, *s);
+    }
+    sb_putc(b, '"');
+}
+
+int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *nstored,
+                   KvxError *err)
+{
+    sqlite3 *db = store_db(st);
+    Arena *a = arena_new();
+    size_t len;
+    char *text = file_read(csv_path, &len);
+    CsvRow *rows = NULL;
+    int nrows = 0, rc = -1;
+    int64_t run_id = 0;
+    *nstored = 0;
+    if (!text) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s'", csv_path);
+        goto done;
+    }
+    if (!o->name || !is_ident(o->name)) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "import needs --name NAME ([A-Za-z_][A-Za-z0-9_]*), got '%s'",
+                      o->name ? o->name : "");
+        goto done;
+    }
+    const char *spec = o->spec ? o->spec : o->name;
+    rows = csv_parse(a, text, &nrows);
+    if (nrows < 2) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: expected a header and at least one row",
+                      csv_path);
+        goto done;
+    }
+    /* Header: axis columns up to the first value column, value columns after. */
+    const CsvRow *h = &rows[0];
+    int nax = -1, *which = arena_alloc(a, sizeof *which * (size_t)h->n);
+    for (int i = 0; i < h->n; i++) {
+        SrcPos pos = {csv_path, h->line, h->col[i]};
+        which[i] = -1;
+        for (int k = 0; k < NIMPORT; k++)
+            if (!strcmp(h->f[i], import_cols[k].name))
+                which[i] = k;
+        if (!strcmp(h->f[i], "status"))
+            which[i] = NIMPORT;
+        if (which[i] < 0 && nax >= 0) {
+            kvx_error_set(err, KVX_EINPUT, &pos,
+                          "'%s' follows the value columns: axis columns come first, then"
+                          " values (median_ms, min_ms, mean_ms, noise, gbs, ..., status)", h->f[i]);
+            goto done;
+        }
+        if (which[i] >= 0 && nax < 0)
+            nax = i;
+        if (which[i] < 0 && !is_ident(h->f[i])) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier",
+                          h->f[i]);
+            goto done;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(h->f[i], h->f[j])) {
+                kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
+                goto done;
+            }
+    }
+    if (nax <= 0) {
+        SrcPos pos = {csv_path, h->line, 1};
+        kvx_error_set(err, KVX_EINPUT, &pos, nax < 0 ? "no value column (median_ms, ...)"
+                                                     : "no axis column before the values");
+        goto done;
+    }
+    /* Check every row and build its case before storing anything. */
+    CaseRow *cases = arena_alloc(a, sizeof *cases * (size_t)nrows);
+    StrBuf axes, decl, label;
+    sb_init(&axes), sb_init(&decl), sb_init(&label);
+    for (int r = 1; r < nrows && !err->code; r++) {
+        const CsvRow *row = &rows[r];
+        CaseRow *c = &cases[r];
+        store_case_init(c);
+        if (row->n != h->n) {
+            SrcPos pos = {csv_path, row->line, 1};
+            kvx_error_set(err, KVX_EINPUT, &pos, "%d fields, the header has %d", row->n, h->n);
+            break;
+        }
+        sb_reset(&axes), sb_reset(&label);
+        sb_putc(&axes, '{');
+        for (int i = 0; i < nax; i++) {
+            sb_printf(&axes, "%s\"%s\":", i ? "," : "", h->f[i]);
+            json_scalar(&axes, row->f[i]);
+            sb_printf(&label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
+        }
+        sb_putc(&axes, '}');
+        c->axes_json = arena_strdup(a, sb_str(&axes));
+        c->label = arena_strdup(a, sb_str(&label));
+        c->spec_name = spec;
+        c->status = "ok";
+        c->device_uuid = arena_printf(a, "ref:%s", o->name);
+        for (int i = nax; i < h->n; i++) {
+            SrcPos pos = {csv_path, row->line, row->col[i]};
+            double d;
+            if (which[i] == NIMPORT) {
+                if (results_status_rank(row->f[i]) >= CASE_STATUS_COUNT) {
+                    kvx_error_set(err, KVX_EINPUT, &pos, "unknown status '%s'", row->f[i]);
+                    break;
+                }
+                c->status = row->f[i];
+            } else if (*row->f[i] && !parse_number(row->f[i], &d)) {
+                kvx_error_set(err, KVX_EINPUT, &pos, "%s: '%s' is not a number",
+                              h->f[i], row->f[i]);
+                break;
+            } else if (*row->f[i]) {
+                *(double *)((char *)c + import_cols[which[i]].off) = d;
+            }
+        }
+        const char *parts[] = {"reference", o->name, spec, c->axes_json, NULL};
+        char key[65];
+        store_case_key(parts, key);
+        c->key = arena_strdup(a, key);
+        for (int j = 1; j < r && !err->code; j++)
+            if (!strcmp(cases[j].key, c->key)) {
+                SrcPos pos = {csv_path, row->line, 1};
+                kvx_error_set(err, KVX_EINPUT, &pos, "repeats the axis values of line %d",
+                              rows[j].line);
+            }
+    }
+    /* The declared order of axis values is the order of the file. */
+    sb_putc(&decl, '{');
+    for (int i = 0; i < nax; i++) {
+        sb_printf(&decl, "%s\"%s\":[", i ? "," : "", h->f[i]);
+        int nv = 0;
+        for (int r = 1; r < nrows; r++) {
+            int seen = 0;
+            for (int j = 1; j < r && !seen; j++)
+                seen = !strcmp(rows[j].f[i], rows[r].f[i]);
+            if (!seen) {
+                sb_puts(&decl, nv++ ? "," : "");
+                json_scalar(&decl, rows[r].f[i]);
+            }
+        }
+        sb_putc(&decl, ']');
+    }
+    sb_putc(&decl, '}');
+    const char *decl_json = arena_strdup(a, sb_str(&decl));
+    sb_free(&axes), sb_free(&decl), sb_free(&label);
+    if (err->code)
+        goto done;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE kind = 'reference' AND name = ?", -1,
+                           &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, o->name, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "a reference named '%s' is already imported (run %lld); choose"
+                          " another --name", o->name, (long long)sqlite3_column_int64(q, 0));
+    }
+    sqlite3_finalize(q);
+    if (err->code)
+        goto done;
+    char when[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    RunEnv env = {0};
+    env.kind = "reference";
+    env.ref_name = o->name;
+    env.spec_name = spec;
+    env.spec_path = csv_path;
+    env.gpu_name = o->gpu;
+    env.gpu_uuid = arena_printf(a, "ref:%s", o->name);
+    env.kvx_version = KVX_VERSION;
+    env.command = o->source;
+    env.axes_json = decl_json;
+    env.started_at = when;
+    env.peak_gbs = 0;
+    if (store_begin_run(st, &env, &run_id, err))
+        goto done;
+    for (int r = 1; r < nrows; r++) {
+        if (store_put_case(st, run_id, 0, &cases[r], err))
+            goto done;
+        (*nstored)++;
+    }
+    rc = 0;
+done:
+    if (rc && run_id) {
+        /* Leave nothing half-imported. */
+        sqlite3_stmt *d = NULL;
+        const char *sql[] = {"DELETE FROM cases WHERE run_id = ?", "DELETE FROM runs WHERE id = ?"};
+        for (int i = 0; i < 2; i++)
+            if (sqlite3_prepare_v2(db, sql[i], -1, &d, NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(d, 1, run_id);
+                sqlite3_step(d);
+                sqlite3_finalize(d);
+            }
+        *nstored = 0;
+    }
+    free(rows);
+    free(text);
+    arena_free(a);
+    return rc;
+}
+
+/* ---- merge ----------------------------------------------------------------- */
+
+/* Columns of main.TABLE other than the skipped ones, as "c1, c2, ..." with a
+ * prefix before each; the names come from our own schema, never from input. */
+static char *columns(sqlite3 *db, const char *table, const char *prefix,
+                     const char *const *skip, const char *join)
+{
+    StrBuf b;
+    sb_init(&b);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?)", -1, &q, NULL) == 0) {
+        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+        int n = 0;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(q, 0);
+            int skipped = 0;
+            for (int i = 0; skip[i]; i++)
+                skipped |= !strcmp(skip[i], name);
+            if (skipped)
+                continue;
+            if (join)   /* NULL-safe equality: "m.x IS s.x AND ..." */
+                sb_printf(&b, "%sm.\"%s\" IS s.\"%s\"", n++ ? join : "", name, name);
+            else
+                sb_printf(&b, "%s%s\"%s\"", n++ ? ", " : "", prefix, name);
+        }
+    }
+    sqlite3_finalize(q);
+    return sb_take(&b);
+}
+
+static int exec_count(sqlite3 *db, const char *sql, int *changes, KvxError *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "merge: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    if (changes)
+        *changes = sqlite3_changes(db);
+    return 0;
+}
+
+static int count_rows(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    int n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err)
+{
+    sqlite3 *db = store_db(out);
+    memset(st, 0, sizeof *st);
+    if (access(in_path, R_OK) != 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s'", in_path);
+        return -1;
+    }
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS src", -1, &q, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "merge: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_text(q, 1, in_path, -1, SQLITE_TRANSIENT);
+    int ok = sqlite3_step(q) == SQLITE_DONE;
+    sqlite3_finalize(q);
+    if (!ok) {
+        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot attach: %s", in_path, sqlite3_errmsg(db));
+        return -1;
+    }
+    int rc = -1;
+    int version = count_rows(db, "SELECT max(version) FROM src.schema_version");
+    if (version < 1 || count_rows(db, "SELECT count(*) FROM src.cases") < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database", in_path);
+        goto detach;
+    }
+    if (version > STORE_SCHEMA_VERSION) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: results schema %d is newer than this kvx (%d)",
+                      in_path, version, STORE_SCHEMA_VERSION);
+        goto detach;
+    }
+    /* A run is the same run when its whole environment is; wall_s and
+     * profile_json are written at its end and may differ between copies. */
+    static const char *const run_skip[] = {"id", NULL};
+    static const char *const run_eq_skip[] = {"id", "wall_s", "profile_json", NULL};
+    static const char *const var_skip[] = {"id", "run_id", NULL};
+    static const char *const case_skip[] = {"id", "run_id", "variant_id", NULL};
+    char *run_cols = columns(db, "runs", "", run_skip, NULL);
+    char *run_src = columns(db, "runs", "s.", run_skip, NULL);
+    char *run_eq = columns(db, "runs", "", run_eq_skip, " AND ");
+    char *var_cols = columns(db, "variants", "", var_skip, NULL);
+    char *var_src = columns(db, "variants", "s.", var_skip, NULL);
+    char *case_cols = columns(db, "cases", "", case_skip, NULL);
+    char *case_src = columns(db, "cases", "s.", case_skip, NULL);
+    StrBuf sql;
+    sb_init(&sql);
+    int total_runs = count_rows(db, "SELECT count(*) FROM src.runs");
+    int total_cases = count_rows(db, "SELECT count(*) FROM src.cases");
+    if (exec_count(db, "BEGIN IMMEDIATE", NULL, err))
+        goto free_sql;
+    sb_printf(&sql,
+              "CREATE TEMP TABLE IF NOT EXISTS run_map (src INTEGER PRIMARY KEY, dst INTEGER);"
+              "CREATE TEMP TABLE IF NOT EXISTS var_map (src INTEGER PRIMARY KEY, dst INTEGER);"
+              "DELETE FROM temp.run_map; DELETE FROM temp.var_map;"
+              "INSERT INTO main.runs (%s) SELECT %s FROM src.runs s WHERE NOT EXISTS"
+              " (SELECT 1 FROM main.runs m WHERE %s) ORDER BY s.id;",
+              run_cols, run_src, run_eq);
+    if (exec_count(db, sb_str(&sql), &st->runs_added, err))
+        goto rollback;
+    st->runs_found = total_runs - st->runs_added;
+    sb_reset(&sql);
+    sb_printf(&sql,
+              "INSERT INTO temp.run_map SELECT s.id, (SELECT min(m.id) FROM main.runs m WHERE %s)"
+              " FROM src.runs s;"
+              "INSERT OR IGNORE INTO main.variants (run_id, %s) SELECT rm.dst, %s FROM"
+              " src.variants s JOIN temp.run_map rm ON rm.src = s.run_id ORDER BY s.id;",
+              run_eq, var_cols, var_src);
+    if (exec_count(db, sb_str(&sql), &st->variants_added, err))
+        goto rollback;
+    sb_reset(&sql);
+    sb_printf(&sql,
+              "INSERT INTO temp.var_map SELECT s.id, m.id FROM src.variants s JOIN temp.run_map"
+              " rm ON rm.src = s.run_id JOIN main.variants m ON m.run_id = rm.dst AND"
+              " m.source_hash = s.source_hash;"
+              "INSERT OR IGNORE INTO main.cases (run_id, variant_id, %s) SELECT rm.dst, vm.dst, %s"
+              " FROM src.cases s JOIN temp.run_map rm ON rm.src = s.run_id LEFT JOIN"
+              " temp.var_map vm ON vm.src = s.variant_id ORDER BY s.id;",
+              case_cols, case_src);
+    if (exec_count(db, sb_str(&sql), &st->cases_added, err))
+        goto rollback;
+    st->cases_present = total_cases - st->cases_added;
+    if (exec_count(db, "COMMIT", NULL, err))
+        goto rollback;
+    rc = 0;
+    goto free_sql;
+rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+free_sql:
+    sb_free(&sql);
+    free(run_cols), free(run_src), free(run_eq);
+    free(var_cols), free(var_src), free(case_cols), free(case_src);
+detach:
+    sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
+    return rc;
+}

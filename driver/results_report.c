@@ -1,0 +1,409 @@
+/* results_report: `kvx report SPEC.yaml`: one Markdown file per spec with the
+ * environment of its runs, the measurement settings, the spec's `report:`
+ * tables (or a default pair), the status counts and, when gnuplot is
+ * installed, plots of a value against a numeric axis.
+ *
+ * The report is assembled in memory and written atomically: a failure leaves
+ * the previous report in place.  A table that cannot be built (a bad where, a
+ * missing baseline) is one line in the report, not a failed report.  gnuplot
+ * runs as a child process on a generated script; its absence is one line. */
+#include "results_core.h"
+#include "../gen/spec.h"
+#include "case.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct RunInfo {
+    int64_t id;
+    int reference;
+} RunInfo;
+
+/* The runs holding cases of this spec: measured ones and imported ones. */
+static int report_env(sqlite3 *db, const Spec *spec, FILE *md, RunInfo **runs, int *nruns,
+                      KvxError *err)
+{
+    static const char *const sql =
+        "SELECT r.id, r.kind, coalesce(r.name, ''), coalesce(r.gpu_name, '?'), r.cc,"
+        " r.sm_count, r.clock_mhz, r.mem_clock_mhz, r.peak_gbs, r.driver_version,"
+        " coalesce(r.nvrtc_version, ''), coalesce(r.kvx_version, ''), coalesce(r.arch, ''),"
+        " coalesce(r.hostname, ''), coalesce(r.started_at, ''), r.wall_s,"
+        " (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.spec_name = ?1),"
+        " coalesce(r.measure_json, ''), coalesce(r.command, '')"
+        " FROM runs r WHERE EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND"
+        " c.spec_name = ?1) ORDER BY r.kind, r.id";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL)) {
+        kvx_error_set(err, KVX_EIO, NULL, "report: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    int cap = 8;
+    *runs = xmalloc(sizeof **runs * (size_t)cap);
+    *nruns = 0;
+    fputs("## Environment\n\n| run | kind | GPU | cc | SMs | clocks (MHz) | peak GB/s | driver |"
+          " NVRTC | kvx | arch | host | started | wall | cases |\n"
+          "| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- | --- | --- |"
+          " ---: | ---: |\n", md);
+    StrBuf settings;
+    sb_init(&settings);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+#define TXT(i) ((const char *)sqlite3_column_text(q, i))
+        if (*nruns == cap)
+            *runs = xrealloc(*runs, sizeof **runs * (size_t)(cap *= 2));
+        RunInfo *r = &(*runs)[(*nruns)++];
+        r->id = sqlite3_column_int64(q, 0);
+        r->reference = !strcmp(TXT(1), "reference");
+        char wall[32] = "", peak[32] = "", drv[32] = "";
+        if (sqlite3_column_type(q, 15) != SQLITE_NULL)
+            snprintf(wall, sizeof wall, "%.1f s", sqlite3_column_double(q, 15));
+        if (sqlite3_column_double(q, 8) > 0)
+            snprintf(peak, sizeof peak, "%.0f", sqlite3_column_double(q, 8));
+        int dv = sqlite3_column_int(q, 9);
+        if (dv > 0)
+            snprintf(drv, sizeof drv, "%d.%d", dv / 1000, dv % 1000 / 10);
+        fprintf(md, "| %lld | %s%s%s | %s | %s | %s | ", (long long)r->id, TXT(1),
+                r->reference ? " " : "", TXT(2), TXT(3), sqlite3_column_int(q, 4) ? TXT(4) : "",
+                sqlite3_column_int(q, 5) ? TXT(5) : "");
+        if (sqlite3_column_int(q, 6))
+            fprintf(md, "%d / %d", sqlite3_column_int(q, 6), sqlite3_column_int(q, 7));
+        fprintf(md, " | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", peak, drv, TXT(10),
+                TXT(11), TXT(12), TXT(13), TXT(14), wall, sqlite3_column_int(q, 16));
+        if (*TXT(17))
+            sb_printf(&settings, "- run %lld: `%s`\n", (long long)r->id, TXT(17));
+        if (r->reference && *TXT(18))
+            sb_printf(&settings, "- run %lld (imported): `%s`\n", (long long)r->id, TXT(18));
+#undef TXT
+    }
+    sqlite3_finalize(q);
+    const MeasureSettings *m = &spec->measure;
+    fprintf(md, "\n## Measurement\n\nThe spec asks for: warm-up %d, %d to %d samples, noise"
+                " target %.3g, budget %.0f ms, L2 flush %s, timeout %.0f s, seed %llu.  As"
+                " stored with each run:\n\n%s",
+            m->warmup, m->min_samples, m->max_samples, m->noise, m->budget_ms,
+            m->flush_l2 ? "on" : "off", m->timeout_s, (unsigned long long)m->seed,
+            settings.len ? sb_str(&settings) : "- (none stored)\n");
+    sb_free(&settings);
+    return 0;
+}
+
+static void report_statuses(sqlite3 *db, const Spec *spec, FILE *md)
+{
+    sqlite3_stmt *q = NULL;
+    fputs("\n## Status\n\n| status | cases |\n| --- | ---: |\n", md);
+    if (sqlite3_prepare_v2(db, "SELECT c.status, count(*) FROM cases c JOIN runs r ON r.id ="
+                           " c.run_id WHERE c.spec_name = ? AND r.kind = 'run' GROUP BY"
+                           " c.status", -1, &q, NULL))
+        return;
+    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    int counts[CASE_STATUS_COUNT + 1] = {0};
+    while (sqlite3_step(q) == SQLITE_ROW)
+        counts[results_status_rank((const char *)sqlite3_column_text(q, 0))] +=
+            sqlite3_column_int(q, 1);
+    sqlite3_finalize(q);
+    for (int i = 0; i <= CASE_STATUS_COUNT; i++)
+        if (counts[i])
+            fprintf(md, "| %s | %d |\n", i < CASE_STATUS_COUNT ? results_status_names[i]
+                                                                 : "(other)", counts[i]);
+}
+
+/* "axis=value,..." from the spec's baseline:, or NULL. */
+static const char *spec_baseline(const Spec *s, Arena *a)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < s->nbaseline; i++) {
+        const Axis *ax = &s->axes[s->baseline[i].axis];
+        sb_printf(&b, "%s%s=%s", i ? "," : "", ax->name, ax->vals[s->baseline[i].value].text);
+    }
+    const char *out = s->nbaseline ? arena_strdup(a, sb_str(&b)) : NULL;
+    sb_free(&b);
+    return out;
+}
+
+static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const ReportTable *t,
+                         const char *baseline, FILE *md)
+{
+    TableOpts o = {0};
+    o.sel.spec = spec->name;
+    o.sel.run_id = run;
+    o.rows = t->rows, o.nrows = t->nrows;
+    o.cols = t->cols, o.ncols = t->ncols;
+    o.value = t->value;
+    o.ratio = t->ratio;
+    o.baseline = baseline;
+    o.where = t->where;
+    o.spec = spec;
+    KvxError err = {0};
+    fprintf(md, "\n### %s\n\n", t->title ? t->title : t->value ? t->value : "median_ms");
+    if (results_table(db, &o, md, &err)) {
+        fprintf(md, "Not tabulated: %s\n", err.msg);
+        kvx_error_clear(&err);
+    }
+}
+
+/* ---- plots ----------------------------------------------------------------- */
+
+/* $KVX_GNUPLOT (empty: none), else gnuplot on PATH; malloc'd or NULL. */
+static char *find_gnuplot(void)
+{
+    const char *env = getenv("KVX_GNUPLOT");
+    if (env)
+        return *env && access(env, X_OK) == 0 ? xstrdup(env) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        return NULL;
+    char *dirs = xstrdup(path), *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        char *p = path_join(*d ? d : ".", "gnuplot");
+        if (access(p, X_OK) == 0) {
+            free(dirs);
+            return p;
+        }
+        free(p);
+    }
+    free(dirs);
+    return NULL;
+}
+
+static int run_gnuplot(const char *gnuplot, const char *dir, const char *script, const char *log)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (chdir(dir) == 0 && freopen(log, "w", stderr) && freopen("/dev/null", "w", stdout))
+            execl(gnuplot, "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* The table as gnuplot data: CSV with every non-number cell as NaN (missing). */
+static char *plot_data(const char *csv, double *lo, double *hi, int *ncols)
+{
+    StrBuf b;
+    sb_init(&b);
+    *lo = INFINITY, *hi = -INFINITY, *ncols = 0;
+    const char *p = csv;
+    for (int line = 0; *p; line++) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char *row = xmalloc(len + 1);
+        memcpy(row, p, len);
+        row[len] = 0;
+        int col = 0;
+        for (char *f = row, *next; f; f = next, col++) {
+            next = strchr(f, ',');
+            if (next)
+                *next++ = 0;
+            char *end;
+            double d = strtod(f, &end);
+            int num = *f && !*end;
+            if (line == 0 || col == 0 || num)
+                sb_puts(&b, f);
+            else
+                sb_puts(&b, "NaN");
+            if (line > 0 && col > 0 && num && d > 0)
+                *lo = fmin(*lo, d), *hi = fmax(*hi, d);
+            if (next)
+                sb_putc(&b, ',');
+        }
+        if (line == 0)
+            *ncols = col;
+        sb_putc(&b, '\n');
+        free(row);
+        p += len + (e != NULL);
+    }
+    return sb_take(&b);
+}
+
+static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *dir,
+                        const char *gnuplot, int x, int series, int ratio,
+                        const char *baseline, FILE *md)
+{
+    const char *rows[] = {spec->axes[x].name}, *cols[] = {spec->axes[series].name};
+    TableOpts o = {0};
+    o.sel.spec = spec->name, o.sel.run_id = run;
+    o.rows = rows, o.nrows = 1, o.cols = cols, o.ncols = 1;
+    o.value = "median_ms", o.ratio = ratio, o.baseline = baseline;
+    o.format = RESULTS_CSV;
+    char *csv = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&csv, &len);
+    KvxError err = {0};
+    int fail = results_table(db, &o, mem, &err);
+    fclose(mem);
+    char stem[512];
+    snprintf(stem, sizeof stem, "%s_%lld_%s_%s", spec->name, (long long)run, spec->axes[x].name,
+             ratio ? "ratio" : "median_ms");
+    if (fail) {
+        fprintf(md, "- %s: not plotted: %s\n", stem, err.msg);
+        kvx_error_clear(&err);
+        free(csv);
+        return;
+    }
+    double lo, hi;
+    int ncols;
+    char *data = plot_data(csv, &lo, &hi, &ncols);
+    free(csv);
+    StrBuf gp, path;
+    sb_init(&gp), sb_init(&path);
+    sb_printf(&gp,
+              "# written by kvx report: %s against %s, one series per %s\n"
+              "set datafile separator ','\n"
+              "set key outside right autotitle columnheader noenhanced\n"
+              "set title '%s: %s' noenhanced\n"
+              "set xlabel '%s' noenhanced\nset ylabel '%s' noenhanced\nset grid\n%s"
+              "set terminal svg size 900,540 dynamic noenhanced\nset output '%s.svg'\n"
+              "plot for [i=2:%d] '%s.csv' using 1:i with linespoints title columnheader(i)\n"
+              "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+              "  set terminal pngcairo size 900,540 noenhanced\n} else {\n"
+              "  set terminal png size 900,540\n}\n"
+              "set output '%s.png'\nreplot\n",
+              ratio ? "ratio" : "median_ms", spec->axes[x].name, spec->axes[series].name,
+              spec->name, ratio ? "time relative to the baseline" : "median time",
+              spec->axes[x].name, ratio ? "ratio (x)" : "median time (ms)",
+              hi > 20 * lo ? "set logscale y\n" : "", stem, ncols, stem, stem);
+    sb_printf(&path, "%s/%s.csv", dir, stem);
+    int ok = file_write_atomic(sb_str(&path), data, strlen(data)) == 0;
+    sb_reset(&path);
+    sb_printf(&path, "%s/%s.gp", dir, stem);
+    ok = ok && file_write_atomic(sb_str(&path), gp.p, gp.len) == 0;
+    char script[600], log[600];
+    snprintf(script, sizeof script, "%s.gp", stem);
+    snprintf(log, sizeof log, "%s.log", stem);
+    if (ok && run_gnuplot(gnuplot, dir, script, log) == 0)
+        fprintf(md, "\n![%s against %s](%s.svg)\n\n[PNG](%s.png), data [%s.csv](%s.csv)\n",
+                ratio ? "Ratio to the baseline" : "Median time", spec->axes[x].name, stem, stem,
+                stem, stem);
+    else
+        fprintf(md, "- %s: gnuplot failed (see %s/%s)\n", stem, dir, log);
+    free(data);
+    sb_free(&gp), sb_free(&path);
+}
+
+/* Plots need a numeric axis with several values (x) and another axis for the
+ * series: the first of each in declaration order. */
+static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int nruns,
+                         const char *dir, const char *baseline, FILE *md)
+{
+    fputs("\n## Plots\n\n", md);
+    int x = -1, series = -1;
+    for (int a = 0; a < spec->naxes; a++) {
+        int num = spec->axes[a].nvals > 1;
+        for (int i = 0; i < spec->axes[a].nvals; i++)
+            num &= val_is_num(spec->axes[a].vals[i].v);
+        if (num && x < 0)
+            x = a;
+        else if (series < 0)
+            series = a;
+    }
+    if (x < 0 || series < 0) {
+        fputs("None: the spec has no numeric axis with several values and another axis to"
+              " draw series from.\n", md);
+        return;
+    }
+    char *gnuplot = find_gnuplot();
+    if (!gnuplot) {
+        fputs("None: gnuplot is not installed (or KVX_GNUPLOT names none).\n", md);
+        return;
+    }
+    fprintf(md, "Median over the axes not shown (one series per %s).\n", spec->axes[series].name);
+    for (int r = 0; r < nruns; r++) {
+        if (runs[r].reference)
+            continue;
+        report_plot(db, spec, runs[r].id, dir, gnuplot, x, series, 0, NULL, md);
+        if (baseline)
+            report_plot(db, spec, runs[r].id, dir, gnuplot, x, series, 1, baseline, md);
+    }
+    free(gnuplot);
+}
+
+int results_report(sqlite3 *db, const char *spec_path, const char *dir, char **written,
+                   KvxError *err)
+{
+    *written = NULL;
+    Spec *spec = spec_load(spec_path, err);
+    if (!spec)
+        return -1;
+    Arena *a = arena_new();
+    RunInfo *runs = NULL;
+    int nruns = 0, nmeasured = 0, rc = -1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *md = open_memstream(&text, &len);
+    if (mkdir_p(dir)) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot create '%s'", dir);
+        goto done;
+    }
+    fprintf(md, "# %s\n\n", spec->name);
+    if (spec->doc)
+        fprintf(md, "%s\n\n", spec->doc);
+    fprintf(md, "Spec `%s`, written by `kvx report`.\n\n", spec->path);
+    if (report_env(db, spec, md, &runs, &nruns, err))
+        goto done;
+    for (int r = 0; r < nruns; r++)
+        nmeasured += !runs[r].reference;
+    if (!nmeasured) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "no measured run of spec '%s' in the database",
+                      spec->name);
+        goto done;
+    }
+    const char *baseline = spec_baseline(spec, a);
+    /* Without a report: section, the ratio table over the first two axes and
+     * the median-time table. */
+    ReportTable defaults[2] = {0};
+    const char *dcols[1], *drows[1];
+    int ndef = 0;
+    if (!spec->ntables && spec->naxes > 0) {
+        dcols[0] = spec->axes[0].name;
+        drows[0] = spec->naxes > 1 ? spec->axes[1].name : NULL;
+        for (int i = baseline ? 0 : 1; i < 2; i++) {
+            ReportTable *t = &defaults[ndef++];
+            t->cols = dcols, t->ncols = 1;
+            t->rows = drows, t->nrows = drows[0] ? 1 : 0;
+            t->value = "median_ms";
+            t->ratio = i == 0;
+            t->title = i == 0 ? "Time relative to the baseline" : "Median time";
+        }
+    }
+    const ReportTable *tables = spec->ntables ? spec->tables : defaults;
+    int ntables = spec->ntables ? spec->ntables : ndef;
+    fputs("\n## Tables\n", md);
+    for (int r = 0; r < nruns; r++) {
+        if (runs[r].reference)
+            continue;
+        if (nmeasured > 1)
+            fprintf(md, "\n## Run %lld\n", (long long)runs[r].id);
+        for (int t = 0; t < ntables; t++)
+            report_table(db, spec, runs[r].id, &tables[t], baseline, md);
+    }
+    report_statuses(db, spec, md);
+    report_plots(db, spec, runs, nruns, dir, baseline, md);
+    fflush(md);
+    char *path = xmalloc(strlen(dir) + strlen(spec->name) + 8);
+    sprintf(path, "%s/%s.md", dir, spec->name);
+    if (file_write_atomic(path, text, len)) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot write '%s'", path);
+        free(path);
+        goto done;
+    }
+    *written = path;
+    rc = 0;
+done:
+    fclose(md);
+    free(text);
+    free(runs);
+    arena_free(a);
+    spec_free(spec);
+    return rc;
+}

@@ -1,0 +1,757 @@
+/* results_table: pivoting a case set into a table (`kvx table`), and two
+ * tables side by side (`kvx compare`).
+ *
+ * Rows and columns are the distinct value tuples of the chosen axes among the
+ * cases that match --where, in axis value order (numbers numerically, other
+ * values in the order the spec declared them).  A cell is the median of its
+ * cases' values; a failed case counts as its status, never as a number. */
+#include "results_core.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- pivot ----------------------------------------------------------------- */
+
+typedef struct Cell {
+    int n;              /* cases whose value went into v */
+    int nfail;          /* cases shown by their status */
+    int ncases;
+    double v;           /* median; NaN when n == 0 */
+    double noise;       /* median of the cases' noise; NaN when unknown */
+    const char *text;   /* when n == 0: a status, "n/a", or a text fact */
+} Cell;
+
+typedef struct Pivot {
+    int nra, nca;
+    int ra[RESULTS_MAX_AXES], ca[RESULTS_MAX_AXES];
+    int nr, nc;
+    int *rkeys, *ckeys;  /* nr*nra and nc*nca value indices */
+    Cell *cells;         /* nr*nc */
+    int multi, mixed, any_fail;
+} Pivot;
+
+static void pivot_free(Pivot *p)
+{
+    free(p->rkeys);
+    free(p->ckeys);
+    free(p->cells);
+}
+
+static const CaseSet *key_cs;
+static int key_n;
+static const int *key_axes;
+static int cmp_key(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    for (int i = 0; i < key_n; i++) {
+        const RVal *vx = &key_cs->axes[key_axes[i]].vals[x[i]];
+        const RVal *vy = &key_cs->axes[key_axes[i]].vals[y[i]];
+        if (vx->rank != vy->rank)
+            return vx->rank - vy->rank;
+    }
+    return 0;
+}
+
+/* Distinct value tuples over axes[0..n) of the matching cases, sorted. */
+static int collect_keys(const CaseSet *cs, const int *axes, int n, int **out)
+{
+    int cap = 16, count = 0;
+    int w = n ? n : 1;
+    int *keys = xmalloc(sizeof *keys * (size_t)(cap * w));
+    for (int i = 0; i < cs->nrecs; i++) {
+        const Rec *r = &cs->recs[i];
+        int k[RESULTS_MAX_AXES] = {0}, ok = r->match;
+        for (int j = 0; j < n; j++)
+            ok &= (k[j] = r->ax[axes[j]]) >= 0;
+        if (!ok)
+            continue;
+        int found = 0;
+        for (int c = 0; c < count && !found; c++)
+            found = !memcmp(&keys[c * w], k, sizeof *k * (size_t)w);
+        if (found)
+            continue;
+        if (count == cap) {
+            cap *= 2;
+            keys = xrealloc(keys, sizeof *keys * (size_t)(cap * w));
+        }
+        memcpy(&keys[count++ * w], k, sizeof *k * (size_t)w);
+    }
+    key_cs = cs, key_n = n, key_axes = axes;
+    qsort(keys, (size_t)count, sizeof *keys * (size_t)w, cmp_key);
+    *out = keys;
+    return count;
+}
+
+static int key_find(const int *keys, int count, int w, const int *k)
+{
+    for (int c = 0; c < count; c++)
+        if (!memcmp(&keys[c * w], k, sizeof *k * (size_t)w))
+            return c;
+    return -1;
+}
+
+static void pivot_build(const CaseSet *cs, Pivot *p)
+{
+    p->nr = collect_keys(cs, p->ra, p->nra, &p->rkeys);
+    p->nc = collect_keys(cs, p->ca, p->nca, &p->ckeys);
+    int wr = p->nra ? p->nra : 1, wc = p->nca ? p->nca : 1;
+    size_t ncells = (size_t)p->nr * (size_t)p->nc;
+    p->cells = xcalloc(ncells + 1, sizeof *p->cells);
+    int *cell_of = xmalloc(sizeof *cell_of * (size_t)(cs->nrecs + 1));
+    for (int i = 0; i < cs->nrecs; i++) {
+        const Rec *r = &cs->recs[i];
+        int kr[RESULTS_MAX_AXES] = {0}, kc[RESULTS_MAX_AXES] = {0}, ok = r->match;
+        for (int j = 0; j < p->nra; j++)
+            ok &= (kr[j] = r->ax[p->ra[j]]) >= 0;
+        for (int j = 0; j < p->nca; j++)
+            ok &= (kc[j] = r->ax[p->ca[j]]) >= 0;
+        cell_of[i] = ok ? key_find(p->rkeys, p->nr, wr, kr) * p->nc +
+                              key_find(p->ckeys, p->nc, wc, kc)
+                        : -1;
+    }
+    double *vals = xmalloc(sizeof *vals * (size_t)(cs->nrecs + 1));
+    double *noise = xmalloc(sizeof *noise * (size_t)(cs->nrecs + 1));
+    for (size_t c = 0; c < ncells; c++) {
+        Cell *cell = &p->cells[c];
+        int n = 0, nn = 0;
+        const char *text = NULL, *fail = NULL;
+        int mixed_text = 0;
+        for (int i = 0; i < cs->nrecs; i++) {
+            if (cell_of[i] != (int)c)
+                continue;
+            const Rec *r = &cs->recs[i];
+            cell->ncases++;
+            if (!isnan(r->v)) {
+                vals[n++] = r->v;
+                if (!isnan(r->noise))
+                    noise[nn++] = r->noise;
+            } else if (r->fail) {
+                cell->nfail++;
+                if (!fail || results_status_rank(r->fail) < results_status_rank(fail))
+                    fail = r->fail;
+            } else if (r->rawtext) {
+                mixed_text |= text && strcmp(text, r->rawtext);
+                text = r->rawtext;
+            }
+        }
+        cell->n = n;
+        cell->v = n ? results_median(vals, n) : NAN;
+        cell->noise = nn ? results_median(noise, nn) : NAN;
+        if (!n)
+            cell->text = fail ? fail : mixed_text ? "(mixed)" : text ? text
+                         : cell->ncases ? "n/a" : NULL;
+        p->multi |= n > 1;
+        p->mixed |= n > 0 && cell->nfail > 0;
+        p->any_fail |= cell->nfail > 0;
+    }
+    free(vals);
+    free(noise);
+    free(cell_of);
+}
+
+/* ---- formatting ------------------------------------------------------------ */
+
+static void sig3(char *buf, size_t n, double x)
+{
+    if (fabs(x) >= 1000)
+        snprintf(buf, n, "%.0f", x);
+    else
+        snprintf(buf, n, "%.3g", x);
+}
+
+/* A value with its unit, scaled for reading (Markdown). */
+static void fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
+{
+    char num[48];
+    if (ratio) {
+        sig3(num, sizeof num, v);
+        snprintf(buf, n, "%sx", num);
+        return;
+    }
+    switch (u) {
+    case U_TIME: {
+        static const struct { double lim, mul; const char *unit; } scale[] = {
+            {1e-3, 1e6, "ns"}, {1, 1e3, "us"}, {1e3, 1, "ms"}, {INFINITY, 1e-3, "s"}};
+        int i = 0;
+        while (fabs(v) >= scale[i].lim && i < 3)
+            i++;
+        if (v == 0)
+            i = 2;
+        sig3(num, sizeof num, v * scale[i].mul);
+        snprintf(buf, n, "%s %s", num, scale[i].unit);
+        return;
+    }
+    case U_GBS:
+        sig3(num, sizeof num, v);
+        snprintf(buf, n, "%s GB/s", num);
+        return;
+    case U_PCT:
+        sig3(num, sizeof num, v);
+        snprintf(buf, n, "%s%%", num);
+        return;
+    case U_FRAC:
+        sig3(num, sizeof num, v * 100);
+        snprintf(buf, n, "%s%%", num);
+        return;
+    case U_RATE: {
+        static const char *const pre[] = {"", "k", "M", "G", "T", "P"};
+        int i = 0;
+        while (fabs(v) >= 1000 && i < 5)
+            v /= 1000, i++;
+        sig3(num, sizeof num, v);
+        snprintf(buf, n, "%s %s/s", num, pre[i]);
+        return;
+    }
+    case U_SCI:
+        snprintf(buf, n, "%.2e", v);
+        return;
+    case U_COUNT:
+    case U_RAW:
+        if (v == floor(v) && fabs(v) < 1e15)
+            snprintf(buf, n, "%.0f", v);
+        else
+            snprintf(buf, n, "%.6g", v);
+        return;
+    }
+}
+
+static const char *unit_name(Unit u, int ratio)
+{
+    static const char *const names[] = {"ms", "GB/s", "%", "fraction", "1/s", "count", "", ""};
+    return ratio ? "x" : names[u];
+}
+
+static const char *key_text(const CaseSet *cs, const int *axes, int n, const int *key,
+                            const char *sep, StrBuf *b)
+{
+    sb_reset(b);
+    for (int j = 0; j < n; j++)
+        sb_printf(b, "%s%s", j ? sep : "", cs->axes[axes[j]].vals[key[j]].text);
+    return sb_str(b);
+}
+
+static void md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
+{
+    char buf[64];
+    sb_reset(b);
+    if (!c->ncases) {
+        sb_puts(b, "-");
+    } else if (c->n) {
+        fmt_value(buf, sizeof buf, c->v, cs->unit, ratio);
+        sb_puts(b, buf);
+        if (c->n > 1)
+            sb_printf(b, " (%d)", c->n);
+        if (c->nfail)
+            sb_puts(b, " !");
+    } else {
+        sb_puts(b, c->text);
+    }
+}
+
+/* A cell's number for CSV and JSON: 15 significant digits, enough for any
+ * measurement and free of binary noise in medians and ratios (0.91, not
+ * 0.90999999999999992). */
+static void raw_num(FILE *out, double v)
+{
+    fprintf(out, "%.15g", v);
+}
+
+static void json_axis_value(FILE *out, const RVal *v)
+{
+    if (v->is_num && strcmp(v->text, "true") && strcmp(v->text, "false"))
+        raw_num(out, v->num);
+    else if (v->is_num)
+        fputs(v->text, out);
+    else
+        results_json_string(out, v->text);
+}
+
+static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+{
+    StrBuf b, t;
+    sb_init(&b);
+    sb_init(&t);
+    /* Caption: what the numbers are, and over which axes. */
+    fprintf(out, "%s", cs->value_name);
+    if (cs->vcol)
+        fprintf(out, " (%s)", cs->vcol->doc);
+    if (o->ratio) {
+        fputs(", as a ratio to ", out);
+        for (int k = 0; k < cs->nbase; k++)
+            fprintf(out, "%s%s=%s", k ? " " : "", cs->axes[cs->base_axis[k]].name,
+                    cs->axes[cs->base_axis[k]].vals[cs->base_val[k]].text);
+    }
+    fputs("; rows: ", out);
+    for (int j = 0; j < p->nra; j++)
+        fprintf(out, "%s%s", j ? ", " : "", cs->axes[p->ra[j]].name);
+    if (!p->nra)
+        fputs("(all)", out);
+    fputs("; columns: ", out);
+    for (int j = 0; j < p->nca; j++)
+        fprintf(out, "%s%s", j ? ", " : "", cs->axes[p->ca[j]].name);
+    if (!p->nca)
+        fputs("(all)", out);
+    if (o->where && *o->where)
+        fprintf(out, "; where %s", o->where);
+    fputs("\n\n|", out);
+    for (int j = 0; j < p->nra; j++)
+        fprintf(out, " %s |", cs->axes[p->ra[j]].name);
+    if (!p->nra)
+        fputs("  |", out);
+    for (int c = 0; c < p->nc; c++)
+        fprintf(out, " %s |",
+                p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", &b)
+                       : cs->value_name);
+    fputs("\n|", out);
+    for (int j = 0; j < (p->nra ? p->nra : 1); j++)
+        fputs(" --- |", out);
+    for (int c = 0; c < p->nc; c++)
+        fputs(" ---: |", out);
+    fputc('\n', out);
+    for (int r = 0; r < p->nr; r++) {
+        fputc('|', out);
+        for (int j = 0; j < p->nra; j++)
+            fprintf(out, " %s |", cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]].text);
+        if (!p->nra)
+            fputs(" (all) |", out);
+        for (int c = 0; c < p->nc; c++) {
+            md_cell(cs, &p->cells[r * p->nc + c], o->ratio, &t);
+            fprintf(out, " %s |", sb_str(&t));
+        }
+        fputc('\n', out);
+    }
+    if (p->multi)
+        fputs("\n(n): the median of n cases (other axes, or several runs, at this cell).\n", out);
+    if (p->mixed)
+        fputs("\n!: some cases at this cell failed; the value is over those that passed.\n", out);
+    if (o->ratio)
+        fputs("\nRatios divide each case by the baseline case at the same point of the other"
+              " axes, in the same run.\n", out);
+    sb_free(&b);
+    sb_free(&t);
+}
+
+static void write_csv(const CaseSet *cs, const Pivot *p, FILE *out)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (int j = 0; j < p->nra; j++) {
+        if (j)
+            fputc(',', out);
+        results_csv_field(out, cs->axes[p->ra[j]].name);
+    }
+    if (!p->nra)
+        fputs("rows", out);
+    for (int c = 0; c < p->nc; c++) {
+        fputc(',', out);
+        results_csv_field(out, p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/",
+                                                 &b)
+                                      : cs->value_name);
+    }
+    fputc('\n', out);
+    for (int r = 0; r < p->nr; r++) {
+        for (int j = 0; j < p->nra; j++) {
+            if (j)
+                fputc(',', out);
+            results_csv_field(out, cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]].text);
+        }
+        if (!p->nra)
+            fputs("all", out);
+        for (int c = 0; c < p->nc; c++) {
+            const Cell *cell = &p->cells[r * p->nc + c];
+            fputc(',', out);
+            if (cell->n)
+                raw_num(out, cell->v);
+            else if (cell->text)
+                results_csv_field(out, cell->text);
+        }
+        fputc('\n', out);
+    }
+    sb_free(&b);
+}
+
+static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+{
+    fputs("{\"spec\": ", out);
+    results_json_string(out, cs->sel.spec);
+    fputs(", \"value\": ", out);
+    results_json_string(out, cs->value_name);
+    fputs(", \"unit\": ", out);
+    results_json_string(out, unit_name(cs->unit, o->ratio));
+    fprintf(out, ", \"ratio\": %s", o->ratio ? "true" : "false");
+    fputs(", \"baseline\": {", out);
+    for (int k = 0; o->ratio && k < cs->nbase; k++) {
+        fputs(k ? ", " : "", out);
+        results_json_string(out, cs->axes[cs->base_axis[k]].name);
+        fputs(": ", out);
+        json_axis_value(out, &cs->axes[cs->base_axis[k]].vals[cs->base_val[k]]);
+    }
+    fputs("}, \"where\": ", out);
+    if (o->where && *o->where)
+        results_json_string(out, o->where);
+    else
+        fputs("null", out);
+    const struct { const char *name; const int *axes; int n; } sides[] = {
+        {"rows", p->ra, p->nra}, {"cols", p->ca, p->nca}};
+    for (int s = 0; s < 2; s++) {
+        fprintf(out, ", \"%s\": [", sides[s].name);
+        for (int j = 0; j < sides[s].n; j++) {
+            fputs(j ? ", " : "", out);
+            results_json_string(out, cs->axes[sides[s].axes[j]].name);
+        }
+        fputs("]", out);
+    }
+    fputs(",\n \"cells\": [", out);
+    int first = 1;
+    for (int r = 0; r < p->nr; r++)
+        for (int c = 0; c < p->nc; c++) {
+            const Cell *cell = &p->cells[r * p->nc + c];
+            if (!cell->ncases)
+                continue;
+            fputs(first ? "\n  {" : ",\n  {", out);
+            first = 0;
+            for (int j = 0; j < p->nra; j++) {
+                results_json_string(out, cs->axes[p->ra[j]].name);
+                fputs(": ", out);
+                json_axis_value(out, &cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]]);
+                fputs(", ", out);
+            }
+            for (int j = 0; j < p->nca; j++) {
+                results_json_string(out, cs->axes[p->ca[j]].name);
+                fputs(": ", out);
+                json_axis_value(out, &cs->axes[p->ca[j]].vals[p->ckeys[c * p->nca + j]]);
+                fputs(", ", out);
+            }
+            fputs("\"value\": ", out);
+            if (cell->n)
+                raw_num(out, cell->v);
+            else if (cell->text && !cell->nfail && strcmp(cell->text, "n/a"))
+                results_json_string(out, cell->text);
+            else
+                fputs("null", out);
+            fprintf(out, ", \"n\": %d, \"failed\": %d, \"status\": ", cell->n, cell->nfail);
+            results_json_string(out, cell->n || !cell->nfail ? "ok" : cell->text);
+            fputs("}", out);
+        }
+    fputs("\n]}\n", out);
+}
+
+/* ---- the table ------------------------------------------------------------- */
+
+static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, const char *opt,
+                     KvxError *err)
+{
+    for (int j = 0; j < n; j++) {
+        int a = caseset_axis(cs, names[j]);
+        if (a < 0) {
+            kvx_error_set(err, KVX_EINPUT, NULL, "unknown axis '%s' in %s (stored axes: %s)",
+                          names[j], opt, caseset_axis_list(cs));
+            return -1;
+        }
+        out[j] = a;
+    }
+    return 0;
+}
+
+/* Load, pick the axes and pivot.  With neither --rows nor --cols the first
+ * stored axis goes across and the second down. */
+static int table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, CaseSet *cs,
+                       Pivot *p, KvxError *err)
+{
+    memset(p, 0, sizeof *p);
+    if (caseset_load(db, sel, o->value, o->where, o->ratio, o->baseline, o->spec, cs, err))
+        return -1;
+    if (o->ratio) {
+        for (int i = 0; i < cs->nrecs; i++)
+            if (cs->recs[i].rawtext) {
+                kvx_error_set(err, KVX_EINPUT, NULL, "--ratio: %s holds text, not numbers",
+                              cs->value_name);
+                return -1;
+            }
+    }
+    if (o->nrows > RESULTS_MAX_AXES || o->ncols > RESULTS_MAX_AXES ||
+        pick_axes(cs, o->rows, o->nrows, p->ra, "--rows", err) ||
+        pick_axes(cs, o->cols, o->ncols, p->ca, "--cols", err)) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "too many axes in --rows/--cols");
+        return -1;
+    }
+    p->nra = o->nrows;
+    p->nca = o->ncols;
+    for (int i = 0; i < p->nra; i++)
+        for (int j = 0; j < p->nca; j++)
+            if (p->ra[i] == p->ca[j]) {
+                kvx_error_set(err, KVX_EINPUT, NULL, "axis '%s' is in both --rows and --cols",
+                              cs->axes[p->ra[i]].name);
+                return -1;
+            }
+    if (!o->nrows && !o->ncols) {
+        if (cs->naxes > 0)
+            p->ca[p->nca++] = 0;
+        if (cs->naxes > 1)
+            p->ra[p->nra++] = 1;
+    }
+    pivot_build(cs, p);
+    if (p->nr == 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "no stored case of spec '%s' matches%s%s",
+                      cs->sel.spec, o->where && *o->where ? " --where " : "",
+                      o->where ? o->where : "");
+        return -1;
+    }
+    return 0;
+}
+
+int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
+{
+    CaseSet cs;
+    Pivot p;
+    int rc = table_build(db, &o->sel, o, &cs, &p, err);
+    if (!rc) {
+        if (o->format == RESULTS_CSV)
+            write_csv(&cs, &p, out);
+        else if (o->format == RESULTS_JSON)
+            write_json(&cs, &p, o, out);
+        else
+            write_md(&cs, &p, o, out);
+    }
+    pivot_free(&p);
+    caseset_free(&cs);
+    return rc;
+}
+
+/* ---- compare --------------------------------------------------------------- */
+
+typedef struct CmpLine {
+    const char *key;            /* row and column value texts, \x1f-separated */
+    const Cell *a, *b;
+    const Pivot *pa;            /* the side whose key texts name the line */
+    const CaseSet *csa;
+    int r, c;
+} CmpLine;
+
+static const char *cell_key(const CaseSet *cs, const Pivot *p, int r, int c, Arena *a)
+{
+    StrBuf b, t;
+    sb_init(&b);
+    sb_init(&t);
+    sb_puts(&b, p->nra ? key_text(cs, p->ra, p->nra, &p->rkeys[r * p->nra], "\x1f", &t) : "");
+    sb_putc(&b, '\x1e');
+    sb_puts(&b, p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "\x1f", &t) : "");
+    const char *s = arena_strdup(a, sb_str(&b));
+    sb_free(&b);
+    sb_free(&t);
+    return s;
+}
+
+/* '*' when the difference exceeds what either side's own noise explains; '?'
+ * when neither side measured its noise (imported references). */
+static const char *cmp_mark(const Cell *a, const Cell *b)
+{
+    if (!a || !b || !a->n || !b->n)
+        return "";
+    double na = isnan(a->noise) ? NAN : a->noise * fabs(a->v);
+    double nb = isnan(b->noise) ? NAN : b->noise * fabs(b->v);
+    if (isnan(na) && isnan(nb))
+        return "?";
+    double lim = isnan(na) ? nb : isnan(nb) ? na : fmax(na, nb);
+    return fabs(b->v - a->v) > lim ? "*" : "";
+}
+
+static void cmp_cell_md(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
+{
+    static const Cell none = {0};
+    md_cell(cs, c ? c : &none, ratio, b);
+}
+
+/* o's where and-ed with a side's own. */
+static const char *side_where(const char *both, const char *own, Arena *a)
+{
+    if (!own || !*own)
+        return both;
+    if (!both || !*both)
+        return own;
+    return arena_printf(a, "(%s) && (%s)", both, own);
+}
+
+int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts *o, FILE *out,
+                    KvxError *err)
+{
+    const char *name_a = A->name, *name_b = B->name;
+    CaseSet ca, cb;
+    Pivot pa, pb;
+    memset(&cb, 0, sizeof cb);
+    memset(&pb, 0, sizeof pb);
+    Arena *arena = arena_new();
+    CmpLine *lines = NULL;
+    TableOpts oa = *o;
+    oa.where = side_where(o->where, A->where, arena);
+    int rc = table_build(A->db, &A->sel, &oa, &ca, &pa, err);
+    if (rc) {
+        if (err->code)
+            snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                     " [in %s]", name_a);
+        goto done;
+    }
+    /* B is laid out on A's axes, by name: its own axis numbering may differ. */
+    TableOpts ob = *o;
+    const char **rows = arena_alloc(arena, sizeof *rows * (RESULTS_MAX_AXES + 1));
+    const char **cols = arena_alloc(arena, sizeof *cols * (RESULTS_MAX_AXES + 1));
+    for (int j = 0; j < pa.nra; j++)
+        rows[j] = ca.axes[pa.ra[j]].name;
+    for (int j = 0; j < pa.nca; j++)
+        cols[j] = ca.axes[pa.ca[j]].name;
+    ob.rows = rows, ob.nrows = pa.nra, ob.cols = cols, ob.ncols = pa.nca;
+    ob.where = side_where(o->where, B->where, arena);
+    if ((rc = table_build(B->db, &B->sel, &ob, &cb, &pb, err))) {
+        if (err->code)
+            snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                     " [in %s]", name_b);
+        goto done;
+    }
+    int cap = pa.nr * pa.nc + pb.nr * pb.nc + 1, n = 0;
+    lines = xcalloc((size_t)cap, sizeof *lines);
+    for (int r = 0; r < pa.nr; r++)
+        for (int c = 0; c < pa.nc; c++)
+            if (pa.cells[r * pa.nc + c].ncases)
+                lines[n++] = (CmpLine){cell_key(&ca, &pa, r, c, arena), &pa.cells[r * pa.nc + c],
+                                       NULL, &pa, &ca, r, c};
+    int na = n;
+    for (int r = 0; r < pb.nr; r++)
+        for (int c = 0; c < pb.nc; c++) {
+            const Cell *cell = &pb.cells[r * pb.nc + c];
+            if (!cell->ncases)
+                continue;
+            const char *k = cell_key(&cb, &pb, r, c, arena);
+            int i = 0;
+            while (i < na && strcmp(lines[i].key, k))
+                i++;
+            if (i < na)
+                lines[i].b = cell;
+            else
+                lines[n++] = (CmpLine){k, NULL, cell, &pb, &cb, r, c};
+        }
+    StrBuf b;
+    sb_init(&b);
+    const char *hdr[] = {"A", "B", "B/A", "mark"};
+    if (o->format == RESULTS_MD) {
+        fprintf(out, "%s%s; A = %s, B = %s\n\n|", ca.value_name, o->ratio ? " (ratio to the"
+                " baseline)" : "", name_a, name_b);
+        for (int j = 0; j < pa.nra; j++)
+            fprintf(out, " %s |", ca.axes[pa.ra[j]].name);
+        for (int j = 0; j < pa.nca; j++)
+            fprintf(out, " %s |", ca.axes[pa.ca[j]].name);
+        fputs(" A | B | B/A | |\n|", out);
+        for (int j = 0; j < pa.nra + pa.nca; j++)
+            fputs(" --- |", out);
+        fputs(" ---: | ---: | ---: | --- |\n", out);
+    } else if (o->format == RESULTS_CSV) {
+        for (int j = 0; j < pa.nra + pa.nca; j++) {
+            results_csv_field(out, ca.axes[j < pa.nra ? pa.ra[j] : pa.ca[j - pa.nra]].name);
+            fputc(',', out);
+        }
+        fputs("A,B,B_over_A,mark\n", out);
+    } else {
+        fputs("{\"value\": ", out);
+        results_json_string(out, ca.value_name);
+        fputs(", \"A\": ", out);
+        results_json_string(out, name_a);
+        fputs(", \"B\": ", out);
+        results_json_string(out, name_b);
+        fputs(",\n \"cells\": [", out);
+    }
+    int any_star = 0, any_q = 0;
+    for (int i = 0; i < n; i++) {
+        const CmpLine *l = &lines[i];
+        const CaseSet *cs = l->csa;
+        const Pivot *p = l->pa;
+        double ratio = l->a && l->b && l->a->n && l->b->n && l->a->v != 0 ? l->b->v / l->a->v
+                                                                             : NAN;
+        const char *mark = cmp_mark(l->a, l->b);
+        any_star |= mark[0] == '*';
+        any_q |= mark[0] == '?';
+        if (o->format == RESULTS_JSON)
+            fputs(i ? ",\n  {" : "\n  {", out);
+        else if (o->format == RESULTS_MD)
+            fputc('|', out);
+        for (int j = 0; j < p->nra + p->nca; j++) {
+            int ax = j < p->nra ? p->ra[j] : p->ca[j - p->nra];
+            int vi = j < p->nra ? p->rkeys[l->r * p->nra + j]
+                                : p->ckeys[l->c * p->nca + j - p->nra];
+            const RVal *v = &cs->axes[ax].vals[vi];
+            if (o->format == RESULTS_MD) {
+                fprintf(out, " %s |", v->text);
+            } else if (o->format == RESULTS_CSV) {
+                results_csv_field(out, v->text);
+                fputc(',', out);
+            } else {
+                results_json_string(out, cs->axes[ax].name);
+                fputs(": ", out);
+                json_axis_value(out, v);
+                fputs(", ", out);
+            }
+        }
+        const Cell *sides[2] = {l->a, l->b};
+        for (int s = 0; s < 2; s++) {
+            const Cell *c = sides[s];
+            const CaseSet *scs = s ? &cb : &ca;
+            if (o->format == RESULTS_MD) {
+                cmp_cell_md(scs, c, o->ratio, &b);
+                fprintf(out, " %s |", sb_str(&b));
+            } else if (o->format == RESULTS_CSV) {
+                if (c && c->n)
+                    raw_num(out, c->v);
+                else if (c && c->text)
+                    results_csv_field(out, c->text);
+                fputc(',', out);
+            } else {
+                fprintf(out, "\"%s\": ", hdr[s]);
+                if (c && c->n)
+                    raw_num(out, c->v);
+                else if (c && c->text)
+                    results_json_string(out, c->text);
+                else
+                    fputs("null", out);
+                fputs(", ", out);
+            }
+        }
+        if (o->format == RESULTS_MD) {
+            char buf[64] = "-";
+            if (!isnan(ratio))
+                fmt_value(buf, sizeof buf, ratio, U_RAW, 1);
+            fprintf(out, " %s | %s |\n", buf, mark);
+        } else if (o->format == RESULTS_CSV) {
+            if (!isnan(ratio))
+                raw_num(out, ratio);
+            fprintf(out, ",%s\n", mark);
+        } else {
+            fputs("\"B_over_A\": ", out);
+            if (isnan(ratio))
+                fputs("null", out);
+            else
+                raw_num(out, ratio);
+            fprintf(out, ", \"mark\": \"%s\"}", mark);
+        }
+    }
+    if (o->format == RESULTS_JSON)
+        fputs("\n]}\n", out);
+    if (o->format == RESULTS_MD) {
+        if (any_star)
+            fputs("\n*: |B - A| exceeds the larger of the two cells' measured noise"
+                  " (noise x value).\n", out);
+        if (any_q)
+            fputs("\n?: neither side recorded its noise (imported figures), so no difference"
+                  " can be called significant.\n", out);
+        if (pa.multi || pb.multi)
+            fputs("\n(n): the median of n cases at this cell.\n", out);
+    }
+    sb_free(&b);
+done:
+    free(lines);
+    pivot_free(&pa);
+    pivot_free(&pb);
+    caseset_free(&ca);
+    caseset_free(&cb);
+    arena_free(arena);
+    return rc;
+}

@@ -1,0 +1,378 @@
+/* store: the SQLite results database (schema: docs/results-schema.md).
+ *
+ * Invariants: every statement the run loop uses is prepared once at open and
+ * reset after each use; every value comes in through a bound parameter; a
+ * measurement that does not apply (NaN) is stored as NULL, never as a number.
+ * The schema is created with IF NOT EXISTS so that opening an existing database
+ * is harmless; schema_version says which layout a file holds. */
+#include "store.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Columns of runs after id, in the order store_begin_run binds them. */
+#define SCHEMA_SQL                                                              \
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"     \
+    "CREATE TABLE IF NOT EXISTS runs ("                                         \
+    " id INTEGER PRIMARY KEY,"                                                  \
+    " kind TEXT NOT NULL DEFAULT 'run',"                                        \
+    " name TEXT,"                                                               \
+    " spec_name TEXT, spec_path TEXT, gpu_name TEXT, gpu_uuid TEXT,"            \
+    " cc INTEGER, sm_count INTEGER, l2_bytes INTEGER, mem_bytes INTEGER,"       \
+    " clock_mhz INTEGER, mem_clock_mhz INTEGER, peak_gbs REAL,"                 \
+    " driver_version INTEGER, nvrtc_version TEXT, kvx_version TEXT, arch TEXT," \
+    " hostname TEXT, command TEXT, measure_json TEXT, baseline_json TEXT,"      \
+    " axes_json TEXT, started_at TEXT, wall_s REAL, profile_json TEXT);"        \
+    "CREATE TABLE IF NOT EXISTS variants ("                                     \
+    " id INTEGER PRIMARY KEY,"                                                  \
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"                             \
+    " spec_name TEXT, source_hash TEXT NOT NULL, label TEXT, code_axes TEXT,"   \
+    " arch TEXT, options TEXT, compile_ok INTEGER, compile_log TEXT,"           \
+    " compile_ms REAL, regs INTEGER, spill_stores INTEGER, spill_loads INTEGER,"\
+    " smem_static INTEGER, stack INTEGER, inspect_json TEXT,"                   \
+    " UNIQUE (run_id, source_hash));"                                           \
+    "CREATE TABLE IF NOT EXISTS cases ("                                        \
+    " id INTEGER PRIMARY KEY,"                                                  \
+    " run_id INTEGER NOT NULL REFERENCES runs(id),"                             \
+    " variant_id INTEGER REFERENCES variants(id),"                              \
+    " key TEXT NOT NULL UNIQUE,"                                                \
+    " spec_name TEXT, label TEXT, axes TEXT NOT NULL, workload TEXT,"           \
+    " device_uuid TEXT, status TEXT NOT NULL, detail TEXT,"                     \
+    " grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,"                          \
+    " block_x INTEGER, block_y INTEGER, block_z INTEGER, smem INTEGER,"         \
+    " cluster_x INTEGER, cluster_y INTEGER, cluster_z INTEGER,"                 \
+    " median_ms REAL, min_ms REAL, max_ms REAL, mean_ms REAL, stdev_ms REAL,"   \
+    " noise REAL, samples INTEGER, rel_err REAL,"                               \
+    " bytes REAL, atomics REAL, elements REAL,"                                 \
+    " gbs REAL, pct_peak REAL, elems_per_s REAL, atomics_per_s REAL,"           \
+    " t_input_ms REAL, t_verify_ms REAL, t_measure_ms REAL,"                    \
+    " stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));" \
+    "CREATE INDEX IF NOT EXISTS cases_spec ON cases(spec_name);"                \
+    "CREATE INDEX IF NOT EXISTS cases_run ON cases(run_id);"
+
+enum {
+    ST_RUN, ST_END_RUN, ST_VAR_INSERT, ST_VAR_FIND, ST_CASE, ST_HAS, ST_FORGET,
+    ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_RUN] = "INSERT INTO runs (kind, name, spec_name, spec_path, gpu_name, gpu_uuid,"
+               " cc, sm_count, l2_bytes, mem_bytes, clock_mhz, mem_clock_mhz, peak_gbs,"
+               " driver_version, nvrtc_version, kvx_version, arch, hostname, command,"
+               " measure_json, baseline_json, axes_json, started_at)"
+               " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_END_RUN] = "UPDATE runs SET wall_s = ?, profile_json = ? WHERE id = ?",
+    [ST_VAR_INSERT] = "INSERT OR IGNORE INTO variants (run_id, spec_name, source_hash, label,"
+                      " code_axes, arch, options, compile_ok, compile_log, compile_ms, regs,"
+                      " spill_stores, spill_loads, smem_static, stack, inspect_json)"
+                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_VAR_FIND] = "SELECT id FROM variants WHERE run_id = ? AND source_hash = ?",
+    [ST_CASE] = "INSERT INTO cases (run_id, variant_id, key, spec_name, label, axes, workload,"
+                " device_uuid, status, detail, grid_x, grid_y, grid_z, block_x, block_y,"
+                " block_z, smem, cluster_x, cluster_y, cluster_z, median_ms, min_ms, max_ms,"
+                " mean_ms, stdev_ms, noise, samples, rel_err, bytes, atomics, elements, gbs,"
+                " pct_peak, elems_per_s, atomics_per_s, t_input_ms, t_verify_ms, t_measure_ms)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                "?,?,?)",
+    [ST_HAS] = "SELECT 1 FROM cases WHERE key = ? LIMIT 1",
+    [ST_FORGET] = "DELETE FROM cases WHERE key = ?",
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+};
+
+struct Store {
+    sqlite3 *db;
+    char *path;
+    sqlite3_stmt *st[ST_COUNT];
+};
+
+static int db_fail(Store *s, KvxError *err, const char *what)
+{
+    kvx_error_set(err, KVX_EIO, NULL, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return -1;
+}
+
+static int exec_sql(Store *s, const char *sql, KvxError *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "%s: %s", s->path, msg ? msg : "sqlite error");
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Check or write schema_version.  A database written by a newer kvx is
+ * refused rather than silently misread. */
+static int check_version(Store *s, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT max(version) FROM schema_version", -1, &q, NULL))
+        return db_fail(s, err, "reading schema_version");
+    int rc = sqlite3_step(q);
+    int have = rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
+    int version = have ? sqlite3_column_int(q, 0) : 0;
+    sqlite3_finalize(q);
+    if (rc != SQLITE_ROW)
+        return db_fail(s, err, "reading schema_version");
+    if (have && version > STORE_SCHEMA_VERSION) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "%s: results schema %d is newer than this kvx understands (%d)",
+                      s->path, version, STORE_SCHEMA_VERSION);
+        return -1;
+    }
+    if (!have) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "INSERT INTO schema_version (version) VALUES (%d)",
+                 STORE_SCHEMA_VERSION);
+        return exec_sql(s, sql, err);
+    }
+    return 0;
+}
+
+Store *store_open(const char *path, KvxError *err)
+{
+    Store *s = xcalloc(1, sizeof *s);
+    s->path = xstrdup(path);
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
+        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open results database: %s", path,
+                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    /* Several kvx processes (shards on one host, a `kvx table` during a run)
+     * may share a file: wait for a lock instead of failing at once. */
+    sqlite3_busy_timeout(s->db, 10000);
+    if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", err))
+        goto fail;
+    if (exec_sql(s, "BEGIN IMMEDIATE;" SCHEMA_SQL, err)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
+    if (check_version(s, err) || exec_sql(s, "COMMIT", err)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
+    for (int i = 0; i < ST_COUNT; i++)
+        if (sqlite3_prepare_v2(s->db, stmt_sql[i], -1, &s->st[i], NULL)) {
+            db_fail(s, err, "preparing statements");
+            goto fail;
+        }
+    return s;
+fail:
+    store_close(s);
+    return NULL;
+}
+
+void store_close(Store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s->path);
+    free(s);
+}
+
+struct sqlite3 *store_db(Store *s) { return s->db; }
+
+/* ---- binding helpers: NULL strings and NaN numbers become SQL NULL ------- */
+
+static void bind_text(sqlite3_stmt *q, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(q, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static void bind_real(sqlite3_stmt *q, int i, double v)
+{
+    if (isnan(v))
+        sqlite3_bind_null(q, i);
+    else
+        sqlite3_bind_double(q, i, v);
+}
+
+static void bind_int(sqlite3_stmt *q, int i, int64_t v) { sqlite3_bind_int64(q, i, v); }
+
+/* Step a statement that returns no row, then reset it.  0 or -1. */
+static int step_done(Store *s, sqlite3_stmt *q, KvxError *err, const char *what)
+{
+    int rc = sqlite3_step(q);
+    int ok = rc == SQLITE_DONE;
+    if (!ok)
+        db_fail(s, err, what);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return ok ? 0 : -1;
+}
+
+int store_begin_run(Store *s, const RunEnv *e, int64_t *run_id, KvxError *err)
+{
+    sqlite3_stmt *q = s->st[ST_RUN];
+    int i = 1;
+    bind_text(q, i++, e->kind ? e->kind : "run");
+    bind_text(q, i++, e->ref_name);
+    bind_text(q, i++, e->spec_name);
+    bind_text(q, i++, e->spec_path);
+    bind_text(q, i++, e->gpu_name);
+    bind_text(q, i++, e->gpu_uuid);
+    bind_int(q, i++, e->cc);
+    bind_int(q, i++, e->sm_count);
+    bind_int(q, i++, e->l2_bytes);
+    bind_int(q, i++, e->mem_bytes);
+    bind_int(q, i++, e->clock_mhz);
+    bind_int(q, i++, e->mem_clock_mhz);
+    bind_real(q, i++, e->peak_gbs);
+    bind_int(q, i++, e->driver_version);
+    bind_text(q, i++, e->nvrtc_version);
+    bind_text(q, i++, e->kvx_version);
+    bind_text(q, i++, e->arch);
+    bind_text(q, i++, e->hostname);
+    bind_text(q, i++, e->command);
+    bind_text(q, i++, e->measure_json);
+    bind_text(q, i++, e->baseline_json);
+    bind_text(q, i++, e->axes_json);
+    bind_text(q, i++, e->started_at);
+    if (step_done(s, q, err, "recording the run"))
+        return -1;
+    *run_id = sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
+int store_end_run(Store *s, int64_t run_id, double wall_s, const char *profile_json,
+                  KvxError *err)
+{
+    sqlite3_stmt *q = s->st[ST_END_RUN];
+    bind_real(q, 1, wall_s);
+    bind_text(q, 2, profile_json);
+    bind_int(q, 3, run_id);
+    return step_done(s, q, err, "closing the run");
+}
+
+int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *variant_id,
+                      KvxError *err)
+{
+    sqlite3_stmt *q = s->st[ST_VAR_INSERT];
+    int i = 1;
+    bind_int(q, i++, run_id);
+    bind_text(q, i++, v->spec_name);
+    bind_text(q, i++, v->source_hash);
+    bind_text(q, i++, v->label);
+    bind_text(q, i++, v->code_axes_json);
+    bind_text(q, i++, v->arch);
+    bind_text(q, i++, v->options);
+    bind_int(q, i++, v->compile_ok);
+    bind_text(q, i++, v->compile_log);
+    bind_real(q, i++, v->compile_ms);
+    bind_int(q, i++, v->regs);
+    bind_int(q, i++, v->spill_stores);
+    bind_int(q, i++, v->spill_loads);
+    bind_int(q, i++, v->smem_static);
+    bind_int(q, i++, v->stack);
+    bind_text(q, i++, v->inspect_json);
+    if (step_done(s, q, err, "recording a variant"))
+        return -1;
+    q = s->st[ST_VAR_FIND];
+    bind_int(q, 1, run_id);
+    bind_text(q, 2, v->source_hash);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        *variant_id = sqlite3_column_int64(q, 0);
+    else
+        db_fail(s, err, "finding a variant");
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+void store_case_init(CaseRow *c)
+{
+    memset(c, 0, sizeof *c);
+    c->median_ms = c->min_ms = c->max_ms = c->mean_ms = c->stdev_ms = c->noise = NAN;
+    c->rel_err = c->bytes = c->atomics = c->elements = NAN;
+    c->gbs = c->pct_peak = c->elems_per_s = c->atomics_per_s = NAN;
+    c->t_input_ms = c->t_verify_ms = c->t_measure_ms = NAN;
+}
+
+int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
+                   KvxError *err)
+{
+    if (step_done(s, s->st[ST_BEGIN], err, "starting a case transaction"))
+        return -1;
+    sqlite3_stmt *q = s->st[ST_CASE];
+    int i = 1;
+    bind_int(q, i++, run_id);
+    if (variant_id > 0)
+        bind_int(q, i++, variant_id);
+    else
+        sqlite3_bind_null(q, i++);
+    bind_text(q, i++, c->key);
+    bind_text(q, i++, c->spec_name);
+    bind_text(q, i++, c->label);
+    bind_text(q, i++, c->axes_json ? c->axes_json : "{}");
+    bind_text(q, i++, c->workload_json);
+    bind_text(q, i++, c->device_uuid);
+    bind_text(q, i++, c->status ? c->status : "ok");
+    bind_text(q, i++, c->detail);
+    for (int d = 0; d < 3; d++)
+        bind_int(q, i++, c->grid[d]);
+    for (int d = 0; d < 3; d++)
+        bind_int(q, i++, c->block[d]);
+    bind_int(q, i++, c->smem);
+    for (int d = 0; d < 3; d++)
+        bind_int(q, i++, c->cluster[d]);
+    const double meas[] = {c->median_ms, c->min_ms, c->max_ms, c->mean_ms, c->stdev_ms,
+                           c->noise};
+    for (size_t k = 0; k < sizeof meas / sizeof meas[0]; k++)
+        bind_real(q, i++, meas[k]);
+    bind_int(q, i++, c->samples);
+    const double rest[] = {c->rel_err, c->bytes, c->atomics, c->elements, c->gbs,
+                           c->pct_peak, c->elems_per_s, c->atomics_per_s, c->t_input_ms,
+                           c->t_verify_ms, c->t_measure_ms};
+    for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++)
+        bind_real(q, i++, rest[k]);
+    int rc = sqlite3_step(q);
+    if (rc != SQLITE_DONE) {
+        if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE)
+            kvx_error_set(err, KVX_EIO, NULL, "%s: case key %.16s... is already stored",
+                          s->path, c->key ? c->key : "");
+        else
+            db_fail(s, err, "storing a case");
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_DONE) {
+        step_done(s, s->st[ST_ROLLBACK], NULL, "rollback");
+        return -1;
+    }
+    return step_done(s, s->st[ST_COMMIT], err, "committing a case");
+}
+
+int store_has_case(Store *s, const char *key, KvxError *err)
+{
+    sqlite3_stmt *q = s->st[ST_HAS];
+    bind_text(q, 1, key);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return db_fail(s, err, "looking up a case");
+}
+
+int store_forget_case(Store *s, const char *key, KvxError *err)
+{
+    sqlite3_stmt *q = s->st[ST_FORGET];
+    bind_text(q, 1, key);
+    return step_done(s, q, err, "forgetting a case");
+}
+
+void store_case_key(const char *const *parts, char hex[65]) { sha256_hex_parts(parts, hex); }

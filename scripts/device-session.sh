@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# device-session.sh [STEP...]: what kvx runs on a lent GPU machine.
+#
+# Builds kvx there (the machine has CUDA and cmake but no libyaml or cmocka: a
+# folder .devdeps/ with their headers and libraries travels with the tree), then
+# runs the requested steps and leaves logs, databases and captured listings in
+# $OUT/bundle.tgz plus a short summary.  Steps:
+#   doctor    nvidia-smi and kvx doctor
+#   capture   SASS/PTX listings of tests/data/inspect for the classifier tests
+#   gputest   ctest -L gpu
+#   spec:NAME kvx run specs/NAME.yaml into $OUT/kvx.db (a table follows)
+#   inspect:NAME  kvx inspect specs/NAME.yaml --arch sm_80,sm_90,sm_120 (SASS)
+#   scale:NAME    the same spec with --devices 0 and --devices all, timed
+set -uo pipefail
+OUT=${OUT:-/tmp/kvx-out}
+mkdir -p "$OUT/bundle"
+B=$OUT/bundle
+root=$(pwd)
+export LD_LIBRARY_PATH=$root/.devdeps/lib:${LD_LIBRARY_PATH:-}
+export KVX_CACHE_DIR=$root/.kvx-cache
+kvx=$root/build-dev/kvx
+say() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$B/session.log"; }
+
+say build
+{ cmake -S . -B build-dev -DCMAKE_PREFIX_PATH="$root/.devdeps" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake --build build-dev -j "$(nproc)" 2>&1 | grep -E 'error|warning' ; } >"$B/build.log" 2>&1
+[ -x "$kvx" ] || { echo "build failed"; cat "$B/build.log"; tar czf "$OUT/bundle.tgz" -C "$OUT" bundle; exit 1; }
+
+for step in "$@"; do
+    case $step in
+    doctor)
+        say doctor
+        nvidia-smi >"$B/nvidia-smi.txt" 2>&1
+        nvidia-smi --query-gpu=name,uuid,clocks.max.sm,clocks.max.mem,memory.total,driver_version --format=csv >>"$B/session.log" 2>&1
+        "$kvx" doctor 2>&1 | tee -a "$B/session.log"
+        ;;
+    capture)
+        say capture
+        bash tests/data/inspect/capture.sh >"$B/capture.log" 2>&1
+        tail -n 5 "$B/capture.log" | tee -a "$B/session.log"
+        tar czf "$B/inspect-listings.tgz" tests/data/inspect/sass tests/data/inspect/ptx 2>/dev/null
+        ;;
+    gputest)
+        say gputest
+        (cd build-dev && ctest -L gpu --output-on-failure) >"$B/gputest.log" 2>&1
+        tail -n 15 "$B/gputest.log" | tee -a "$B/session.log"
+        ;;
+    spec:*)
+        name=${step#spec:}
+        say "run $name"
+        /usr/bin/time -v "$kvx" run "specs/$name.yaml" --db "$B/kvx.db" >"$B/run-$name.log" 2>"$B/run-$name.err"
+        echo "exit $?" >>"$B/run-$name.log"
+        tail -n 30 "$B/run-$name.log" | tee -a "$B/session.log"
+        grep -E "Elapsed|Maximum resident" "$B/run-$name.err" | tee -a "$B/session.log"
+        ;;
+    inspect:*)
+        name=${step#inspect:}
+        say "inspect $name"
+        "$kvx" inspect "specs/$name.yaml" --arch sm_80,sm_90,sm_120 >"$B/inspect-$name.md" 2>&1
+        tail -n 40 "$B/inspect-$name.md" | tee -a "$B/session.log"
+        ;;
+    scale:*)
+        name=${step#scale:}
+        for devs in 0 all; do
+            say "scale $name --devices $devs"
+            /usr/bin/time -f "wall %e s" "$kvx" run "specs/$name.yaml" --devices "$devs" --db "$B/scale-$devs.db" \
+                >"$B/scale-$name-$devs.log" 2>"$B/scale-$name-$devs.err"
+            tail -n 4 "$B/scale-$name-$devs.log" | tee -a "$B/session.log"
+            tail -n 1 "$B/scale-$name-$devs.err" | tee -a "$B/session.log"
+        done
+        ;;
+    *) echo "unknown step $step" ;;
+    esac
+done
+tar czf "$OUT/bundle.tgz" -C "$OUT" bundle
+cp "$B/session.log" "$OUT/session.log"

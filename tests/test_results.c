@@ -1,0 +1,762 @@
+/* test_results: kvx table / compare / export / import / merge / report over a
+ * fixture database built through the store API.
+ *
+ * The fixture rows are FABRICATED test data in the shape `kvx run` writes
+ * (values from a formula, two made-up GPUs "Fixture GPU A/B"); they exercise
+ * the tables and must never be presented as measurements.  Outputs are
+ * compared byte for byte with files under tests/data/results; KVX_REGOLD=1 rewrites them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "driver/results.h"
+#include "driver/store.h"
+
+#ifndef KVX_SOURCE_DIR
+#define KVX_SOURCE_DIR "."
+#endif
+#define GOLDEN_DIR KVX_SOURCE_DIR "/tests/data/results/"
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[8][512];
+    static int i;
+    i = (i + 1) % 8;
+    snprintf(buf[i], sizeof buf[i], "%s/%s", tmpdir, name);
+    return buf[i];
+}
+
+/* ---- fixture ----------------------------------------------------------------- */
+
+static const char *const strategies[] = {"naive", "warp_cg", "block_smem"};
+static const char *const counters[] = {"u32", "u64"};
+static const double hit_rates[] = {0.05, 0.5, 1};
+static const long long sizes[] = {16777216, 67108864};
+
+/* A made-up time (ms) with 4 significant digits, so goldens print stably. */
+static double fixture_ms(int s, int c, int h, int n, double gpu_scale)
+{
+    static const double base[] = {0.04, 0.036, 0.026};
+    static const double slope[] = {0.2, 0.19, 0.01};
+    double t = (base[s] + slope[s] * hit_rates[h]) * (c ? 1.1 : 1.0) * (n ? 4 : 1) * gpu_scale;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.4g", t);
+    return strtod(buf, NULL);
+}
+
+/* One run of the grid.  skip_missing leaves a hole (warp_cg u32 0.05 2^26);
+ * two cases fail (block_smem u32 1 2^26 mismatch, warp_cg u64 0.5 2^24 timeout). */
+static void fixture_run(Store *st, const char *gpu, const char *uuid, double scale,
+                        const char *started)
+{
+    KvxError err = {0};
+    RunEnv env = {0};
+    env.spec_name = "contention";
+    env.spec_path = "specs/contention.yaml";
+    env.gpu_name = gpu;
+    env.gpu_uuid = uuid;
+    env.cc = 120;
+    env.sm_count = 170;
+    env.clock_mhz = 2407;
+    env.mem_clock_mhz = 14001;
+    env.peak_gbs = 1792;
+    env.driver_version = 13000;
+    env.nvrtc_version = "13.0";
+    env.kvx_version = "0.1.0";
+    env.arch = "sm_120";
+    env.hostname = "fixture-host";
+    env.command = "kvx run specs/contention.yaml";
+    env.measure_json = "{\"warmup\":3,\"min_samples\":10,\"noise\":0.02}";
+    env.started_at = started;
+    env.baseline_json = "{\"strategy\":\"naive\"}";
+    env.axes_json = "{\"strategy\":[\"naive\",\"warp_cg\",\"block_smem\"],"
+                    "\"counter\":[\"u32\",\"u64\"],\"hit_rate\":[0.05,0.5,1],"
+                    "\"n\":[16777216,67108864]}";
+    int64_t run;
+    assert_int_equal(store_begin_run(st, &env, &run, &err), 0);
+    for (int s = 0; s < 3; s++)
+        for (int c = 0; c < 2; c++) {
+            char hash[65], label[64], code[96], inspect[96];
+            snprintf(label, sizeof label, "strategy=%s counter=%s", strategies[s], counters[c]);
+            sha256_hex(label, strlen(label), hash);
+            snprintf(code, sizeof code, "{\"strategy\":\"%s\",\"counter\":\"%s\"}", strategies[s],
+                     counters[c]);
+            snprintf(inspect, sizeof inspect, "{\"warp_aggregated\":%s,\"atom\":%d}",
+                     s == 0 ? "false" : "true", s == 2 ? 1 : 2);
+            VariantRow v = {"contention", hash, label, code, "sm_120", "-O3", 1, NULL,
+                            100.0 + 10 * s, 16 + 8 * s + c, 0, 0, s == 2 ? 8 : 0, 0, inspect};
+            int64_t vid;
+            assert_int_equal(store_put_variant(st, run, &v, &vid, &err), 0);
+            for (int h = 0; h < 3; h++)
+                for (int n = 0; n < 2; n++) {
+                    if (s == 1 && c == 0 && h == 0 && n == 1)
+                        continue;   /* the missing cell */
+                    char axes[160], key[65], full[160];
+                    snprintf(axes, sizeof axes,
+                             "{\"strategy\":\"%s\",\"counter\":\"%s\",\"hit_rate\":%g,\"n\":%lld}",
+                             strategies[s], counters[c], hit_rates[h], sizes[n]);
+                    snprintf(full, sizeof full, "%s hit_rate=%g n=%lld", label, hit_rates[h],
+                             sizes[n]);
+                    const char *parts[] = {axes, uuid, NULL};
+                    store_case_key(parts, key);
+                    CaseRow row;
+                    store_case_init(&row);
+                    row.key = key;
+                    row.spec_name = "contention";
+                    row.label = full;
+                    row.axes_json = axes;
+                    row.device_uuid = uuid;
+                    row.status = "ok";
+                    row.median_ms = fixture_ms(s, c, h, n, scale);
+                    row.min_ms = row.median_ms * 0.99;
+                    row.mean_ms = row.median_ms * 1.01;
+                    row.noise = 0.01;
+                    row.samples = 20;
+                    row.bytes = 4.0 * (double)sizes[n];
+                    row.gbs = row.bytes / (row.median_ms * 1e6);
+                    row.pct_peak = 100 * row.gbs / 1792;
+                    if (s == 2 && c == 0 && h == 2 && n == 1) {
+                        row.status = "mismatch";
+                        row.detail = "out[0] = 67108863, expected 67108864";
+                    }
+                    if (s == 1 && c == 1 && h == 1 && n == 0) {
+                        row.status = "timeout";
+                        row.median_ms = NAN;
+                    }
+                    assert_int_equal(store_put_case(st, run, vid, &row, &err), 0);
+                }
+        }
+    assert_int_equal(store_end_run(st, run, 12.5, NULL, &err), 0);
+}
+
+static void make_db(const char *path, int second_gpu)
+{
+    unlink(path);
+    KvxError err = {0};
+    Store *st = store_open(path, &err);
+    assert_non_null(st);
+    if (second_gpu)
+        fixture_run(st, "Fixture GPU B", "GPU-fixture-b", 0.5, "2025-01-02T00:00:00Z");
+    else
+        fixture_run(st, "Fixture GPU A", "GPU-fixture-a", 1.0, "2025-01-01T00:00:00Z");
+    store_close(st);
+}
+
+static int setup(void **state)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/kvx_test_results.XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    make_db(tmp_path("a.db"), 0);
+    make_db(tmp_path("b.db"), 1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    if (getenv("KVX_KEEP_TMP")) {   /* for looking at the outputs by hand */
+        printf("kept %s\n", tmpdir);
+        return 0;
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static char *read_all(const char *path)
+{
+    size_t n;
+    char *s = file_read(path, &n);
+    return s;
+}
+
+static void check_golden(const char *name, const char *got)
+{
+    char path[512];
+    snprintf(path, sizeof path, GOLDEN_DIR "%s", name);
+    if (getenv("KVX_REGOLD")) {
+        assert_int_equal(file_write_atomic(path, got, strlen(got)), 0);
+        return;
+    }
+    char *want = read_all(path);
+    if (!want)
+        fail_msg("missing golden %s (run with KVX_REGOLD=1)", path);
+    if (strcmp(want, got)) {
+        fprintf(stderr, "--- want %s\n%s--- got\n%s", path, want, got);
+        fail_msg("output differs from %s", name);
+    }
+    free(want);
+}
+
+/* Run cmd_* with argv; *out gets what it wrote (--out), stderr goes to a file
+ * whose text *errs receives. */
+static int run_cmd(int (*cmd)(int, char **), int with_out, char **out, char **errs, ...)
+{
+    char *argv[40];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, errs);
+    for (const char *a; (a = va_arg(ap, const char *));)
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    const char *outp = tmp_path("cmd.out"), *errp = tmp_path("cmd.err");
+    unlink(outp);
+    if (with_out) {
+        argv[argc++] = "--out";
+        argv[argc++] = (char *)outp;
+    }
+    argv[argc] = NULL;
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *ef = fopen(errp, "w");
+    dup2(fileno(ef), 2);
+    int rc = cmd(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(ef);
+    *out = read_all(outp);
+    if (!*out)
+        *out = xstrdup("");
+    *errs = read_all(errp);
+    return rc;
+}
+
+static sqlite3 *open_db(const char *path)
+{
+    KvxError err = {0};
+    sqlite3 *db = results_open_existing(path, &err);
+    assert_non_null(db);
+    return db;
+}
+
+/* results_table into a string. */
+static int table_text(const char *dbname, TableOpts *o, char **text, KvxError *err)
+{
+    sqlite3 *db = open_db(tmp_path(dbname));
+    size_t len;
+    FILE *f = open_memstream(text, &len);
+    int rc = results_table(db, o, f, err);
+    fclose(f);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+static void test_one_axis_each(void **state)
+{
+    char *out, *errs;
+    int rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec",
+                     "contention", "--rows", "hit_rate", "--cols", "strategy", "--where",
+                     "counter == \"u64\" && n == 2^24", NULL);
+    assert_int_equal(rc, 0);
+    /* The timed-out case shows its status, not a number. */
+    assert_non_null(strstr(out, "| 0.5 | 154 us | timeout | 34.1 us |"));
+    check_golden("one_axis.md", out);
+    free(out), free(errs);
+}
+
+static void test_two_axes_each(void **state)
+{
+    const char *rows[] = {"n", "hit_rate"}, *cols[] = {"counter", "strategy"};
+    TableOpts o = {.rows = rows, .nrows = 2, .cols = cols, .ncols = 2};
+    KvxError err = {0};
+    char *text;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    /* Numeric axis values sort numerically, the others in declared order. */
+    assert_true(strstr(text, "| 16777216 | 0.05 |") < strstr(text, "| 67108864 | 0.05 |"));
+    assert_non_null(strstr(text, "| n | hit_rate | u32/naive | u32/warp_cg | u32/block_smem |"));
+    check_golden("two_axes.md", text);
+    free(text);
+}
+
+static void test_missing_and_failed_cells(void **state)
+{
+    const char *rows[] = {"hit_rate"}, *cols[] = {"strategy"};
+    TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1,
+                   .where = "counter == \"u32\" && n == 67108864"};
+    KvxError err = {0};
+    char *text;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "| 0.05 | 200 us | - | 106 us |"));   /* hole */
+    assert_non_null(strstr(text, "| 1 | 960 us | 904 us | mismatch |"));
+    check_golden("missing_failed.md", text);
+    free(text);
+}
+
+static void test_multi_row_cells(void **state)
+{
+    /* counter and n are not shown: each cell is the median of up to 4 cases. */
+    const char *rows[] = {"hit_rate"}, *cols[] = {"strategy"};
+    TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1};
+    KvxError err = {0};
+    char *text;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, " (4) |"));
+    assert_non_null(strstr(text, " (3) !"));   /* 3 passed, 1 failed */
+    assert_non_null(strstr(text, "(n): the median of n cases"));
+    check_golden("multi_row.md", text);
+    free(text);
+}
+
+static void test_ratio(void **state)
+{
+    const char *rows[] = {"hit_rate"}, *cols[] = {"strategy"};
+    TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1, .ratio = 1,
+                   .where = "counter == \"u32\" && n == 16777216", .format = RESULTS_CSV};
+    KvxError err = {0};
+    char *text;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    /* The baseline column divides by itself; block_smem at 1: 0.036 / 0.24. */
+    assert_string_equal(text, "hit_rate,naive,warp_cg,block_smem\n"
+                              "0.05,1,0.91,0.53\n"
+                              "0.5,1,0.935714285714286,0.221428571428571\n"
+                              "1,1,0.941666666666667,0.15\n");
+    free(text);
+    o.format = RESULTS_MD;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "| 1 | 1x | 0.942x | 0.15x |"));
+    check_golden("ratio.md", text);
+    free(text);
+    /* An explicit baseline replaces the stored one. */
+    o.baseline = "strategy=block_smem";
+    o.format = RESULTS_CSV;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "1,6.66666666666667,6.27777777777778,1\n"));
+    free(text);
+    /* A failed baseline case leaves its ratios undefined, and says why. */
+    o.baseline = "strategy=warp_cg";
+    o.format = RESULTS_MD;
+    o.where = "counter == \"u64\" && n == 16777216";
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "| 0.5 | baseline timeout | timeout | baseline timeout |"));
+    free(text);
+}
+
+static void test_formats(void **state)
+{
+    const char *rows[] = {"hit_rate"}, *cols[] = {"strategy"};
+    static const struct { ResultsFormat f; const char *golden; } fmts[] = {
+        {RESULTS_MD, "formats.md"}, {RESULTS_CSV, "formats.csv"}, {RESULTS_JSON, "formats.json"}};
+    for (int i = 0; i < 3; i++) {
+        TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1, .value = "gbs",
+                       .where = "counter == \"u64\" && n == 2^24", .format = fmts[i].f};
+        KvxError err = {0};
+        char *text;
+        assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+        check_golden(fmts[i].golden, text);
+        free(text);
+    }
+}
+
+static void test_other_values(void **state)
+{
+    const char *rows[] = {"strategy"}, *cols[] = {"counter"};
+    static const struct { const char *value, *want; } cases[] = {
+        {"regs", "| block_smem | 32 (6) | 33 (6) |"},
+        {"inspect.warp_aggregated", "| naive | 0 (6) | 0 (6) |"},
+        {"inspect.atom", "| warp_cg | 2 (5) | 2 (6) |"},
+        {"compile_ms", "| warp_cg | 110 ms (5) | 110 ms (6) |"},
+        {"noise", "| naive | 1% (6) | 1% (6) |"},
+        {"samples", "| naive | 20 (6) | 20 (6) |"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1,
+                       .value = cases[i].value};
+        KvxError err = {0};
+        char *text;
+        assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+        if (!strstr(text, cases[i].want))
+            fail_msg("--value %s: no '%s' in\n%s", cases[i].value, cases[i].want, text);
+        free(text);
+    }
+}
+
+static void test_filters(void **state)
+{
+    const char *rows[] = {"hit_rate"}, *cols[] = {"strategy"};
+    TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1, .format = RESULTS_CSV,
+                   .where = "hit_rate >= 0.5 && strategy != 'naive' && !(n > 16M) &&"
+                            " counter == \"u32\" && status == \"ok\""};
+    KvxError err = {0};
+    char *text;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_string_equal(text, "hit_rate,warp_cg,block_smem\n0.5,0.131,0.031\n1,0.226,0.036\n");
+    free(text);
+    o.where = "median_ms > 0.5 || strategy == \"block_smem\" && hit_rate == 0.05";
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_string_equal(text, "hit_rate,naive,warp_cg,block_smem\n"
+                              "0.05,,,0.067575\n"
+                              "0.5,0.588,0.5502,\n"
+                              "1,1.008,0.9492,\n");
+    free(text);
+}
+
+/* Every way of smuggling SQL in must fail cleanly and leave the data intact. */
+static void test_injection(void **state)
+{
+    static const struct { const char *opt, *arg, *msg; } attacks[] = {
+        {"--where", "strategy == \"x') OR 1=1 --\"", "no stored case of spec 'contention' matches"},
+        {"--where", "strategy == 'naive\" OR \"1\"=\"1'", "no stored case"},
+        {"--where", "n == 1; DROP TABLE cases", "--where:1:"},
+        {"--where", "counter == \"u32\" || 1", ""},   /* legal: a number is true */
+        {"--where", "max(n, 1) > 0", "a function call (max) is not allowed"},
+        {"--where", "n + 1 > 2", "the operator '+' is not allowed"},
+        {"--where", "hit_rate == \"0.5\"", "compares a number with a string"},
+        {"--where", "cases == 1", "unknown name 'cases'"},
+        {"--where", "status == \"mismach\"", "unknown status \"mismach\""},
+        {"--rows", "strategy') OR 1=1 --", "unknown axis 'strategy') OR 1=1 --' in --rows"
+                                           " (stored axes: strategy, counter, hit_rate, n)"},
+        {"--cols", "n\",\"x", "unknown axis 'n\"' in --cols"},
+        {"--value", "median_ms FROM cases; DROP TABLE cases; --", "unknown value"},
+        {"--value", "inspect.x') OR 1=1 --", "bad inspect fact"},
+        {"--baseline", "strategy=naive' OR '1'='1", "no stored case has that value"},
+        {"--spec", "contention' OR 1=1 --", "no cases of spec"},
+    };
+    for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
+        char *out, *errs;
+        int rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"),
+                         attacks[i].opt, attacks[i].arg, NULL);
+        if (!attacks[i].msg[0]) {
+            assert_int_equal(rc, 0);
+        } else {
+            if (rc != 2 || !strstr(errs, attacks[i].msg))
+                fail_msg("%s %s: rc %d, stderr: %s", attacks[i].opt, attacks[i].arg, rc, errs);
+            assert_string_equal(out, "");   /* nothing half-written */
+        }
+        free(out), free(errs);
+    }
+    sqlite3 *db = open_db(tmp_path("a.db"));
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM cases", -1, &q, NULL), 0);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 3 * 2 * 3 * 2 - 1);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+static void test_bad_usage(void **state)
+{
+    char *out, *errs;
+    assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("none.db"), NULL),
+                     2);
+    assert_non_null(strstr(errs, "no results database at"));
+    assert_int_equal(access(tmp_path("none.db"), F_OK), -1);   /* not created */
+    free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"),
+                             "--format", "xml", NULL), 2);
+    assert_non_null(strstr(errs, "--format wants md, csv or json"));
+    free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--rows",
+                             "n", "--cols", "n", NULL), 2);
+    assert_non_null(strstr(errs, "in both --rows and --cols"));
+    free(out), free(errs);
+}
+
+/* ---- compare ----------------------------------------------------------------- */
+
+static void test_compare(void **state)
+{
+    char *out, *errs;
+    char b_sel[600];
+    snprintf(b_sel, sizeof b_sel, "%s:run=1", tmp_path("b.db"));
+    int rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), b_sel, "--rows",
+                     "hit_rate", "--cols", "strategy", "--where",
+                     "counter == \"u32\" && n == 16777216", NULL);
+    if (rc)
+        fail_msg("compare: %s", errs);
+    /* GPU B runs the fixture at half the time: B/A = 0.5, well past 1% noise. */
+    assert_non_null(strstr(out, "| 0.05 | naive | 50 us | 25 us | 0.5x | * |"));
+    /* Paths differ per machine: compare from the first table row on. */
+    check_golden("compare.md", strstr(out, "\n\n") + 2);
+    free(out), free(errs);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), tmp_path("a.db"),
+                 "--format", "csv", "--rows", "hit_rate", "--cols", "strategy", "--where",
+                 "counter == \"u64\" && n == 16777216", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "0.05,naive,0.055,0.055,1,\n"));
+    assert_non_null(strstr(out, "0.5,warp_cg,timeout,timeout,,\n"));
+    free(out), free(errs);
+}
+
+/* ---- import, export, merge --------------------------------------------------- */
+
+static void test_import_round_trip(void **state)
+{
+    char db[512];
+    snprintf(db, sizeof db, "%s", tmp_path("ref.db"));
+    unlink(db);
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s/results/reference/rtx5090_contention.csv", KVX_SOURCE_DIR);
+    char *out, *errs;
+    int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "rtx5090", "--db", db,
+                     "--spec", "contention", "--gpu", "RTX 5090", NULL);
+    if (rc)
+        fail_msg("import: %s", errs);
+    free(out), free(errs);
+    /* Importing the same name twice is refused and adds nothing. */
+    rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "rtx5090", "--db", db, NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "already imported"));
+    free(out), free(errs);
+    /* The figures come back as they went in. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", db, "--ref", "rtx5090", "--rows",
+                 "hit_rate", "--cols", "strategy", "--format", "csv", NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "hit_rate,naive,warp_cg,block_smem\n"
+                             "0.05,0.0379,0.0358,0.0263\n"
+                             "0.125,0.0521,0.0514,0.0267\n"
+                             "0.25,0.079,0.079,0.0278\n"
+                             "0.5,0.1321,0.133,0.0308\n"
+                             "1,0.2335,0.2335,0.037\n");
+    free(out), free(errs);
+    /* Export carries the axes as columns and the environment. */
+    rc = run_cmd(cmd_export, 1, &out, &errs, "export", "--db", db, NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "case_id,run_id,run_kind,run_name,spec_name,strategy,counter,"
+                                "hit_rate,label,status,"));
+    assert_non_null(strstr(out, "1,1,reference,rtx5090,contention,naive,u64,0.05,"
+                                "strategy=naive counter=u64 hit_rate=0.05,ok,,0.0379,"));
+    assert_non_null(strstr(out, ",RTX 5090,ref:rtx5090,"));
+    free(out), free(errs);
+    /* ref:NAME against the database it lives in. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", "ref:rtx5090", db, "--db", db, "--rows",
+                 "hit_rate", "--cols", "strategy", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "| 1 | block_smem | 37 us | 37 us | 1x | ? |"));
+    free(out), free(errs);
+    /* A kvx run against the reference, filtering the axes only A has. */
+    char sel[600];
+    snprintf(sel, sizeof sel, "%s:ref=rtx5090", db);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), sel, "--rows",
+                 "hit_rate", "--cols", "strategy", "--where-a", "n == 2^24 && counter == 'u64'",
+                 NULL);
+    if (rc)
+        fail_msg("compare: %s", errs);
+    assert_non_null(strstr(out, "| 0.05 | naive | 55 us | 37.9 us | 0.689x | * |"));
+    assert_non_null(strstr(out, "| 0.125 | naive | - | 52.1 us | - |  |"));
+    assert_non_null(strstr(out, "| 0.5 | warp_cg | timeout | 133 us | - |  |"));
+    free(out), free(errs);
+    /* Without --where-a the reference side has no axis n: a clear error. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), sel, "--where",
+                 "n == 2^24", NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "unknown name 'n'"));
+    assert_non_null(strstr(errs, ":ref=rtx5090]"));
+    free(out), free(errs);
+}
+
+static void test_import_errors(void **state)
+{
+    static const struct { const char *csv, *msg; } bad[] = {
+        {"strategy,median_ms,hit_rate\nnaive,1,0.5\n", ":1:20: 'hit_rate' follows the value"},
+        {"strategy,median_ms\nnaive,fast\n", ":2:7: median_ms: 'fast' is not a number"},
+        {"strategy,median_ms\nnaive,1\nnaive,2\n", ":3:1: repeats the axis values of line 2"},
+        {"strategy,median_ms\nnaive\n", ":2:1: 1 fields, the header has 2"},
+        {"my axis,median_ms\nx,1\n", "axis name 'my axis' is not an identifier"},
+        {"strategy,status\nnaive,broken\n", "unknown status 'broken'"},
+        {"strategy\nnaive\n", "no value column"},
+    };
+    char db[512], csv[512];
+    snprintf(db, sizeof db, "%s", tmp_path("bad.db"));
+    snprintf(csv, sizeof csv, "%s", tmp_path("bad.csv"));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unlink(db);
+        assert_int_equal(file_write_atomic(csv, bad[i].csv, strlen(bad[i].csv)), 0);
+        char *out, *errs;
+        int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "x", "--db", db,
+                         NULL);
+        if (rc != 2 || !strstr(errs, bad[i].msg))
+            fail_msg("case %zu: rc %d, stderr %s", i, rc, errs);
+        free(out), free(errs);
+        sqlite3 *h = open_db(db);
+        sqlite3_stmt *q;
+        assert_int_equal(sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM runs) +"
+                                               " (SELECT count(*) FROM cases)", -1, &q, NULL), 0);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int(q, 0), 0);   /* nothing half-written */
+        sqlite3_finalize(q);
+        sqlite3_close(h);
+    }
+}
+
+static int count(const char *dbpath, const char *sql)
+{
+    sqlite3 *db = open_db(dbpath);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), 0);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+}
+
+static void test_merge(void **state)
+{
+    char outp[512], cp[512];
+    snprintf(outp, sizeof outp, "%s", tmp_path("merged.db"));
+    snprintf(cp, sizeof cp, "%s", tmp_path("c.db"));
+    unlink(outp);
+    KvxError err = {0};
+    Store *st = store_open(outp, &err);
+    assert_non_null(st);
+    MergeStats s;
+    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(s.runs_added, 1);
+    assert_int_equal(s.cases_added, 35);
+    assert_int_equal(results_merge(st, tmp_path("b.db"), &s, &err), 0);
+    assert_int_equal(s.runs_added, 1);      /* another GPU stays apart */
+    assert_int_equal(s.variants_added, 6);
+    assert_int_equal(s.cases_added, 35);
+    /* Merging again changes nothing. */
+    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(s.runs_added, 0);
+    assert_int_equal(s.runs_found, 1);
+    assert_int_equal(s.variants_added, 0);
+    assert_int_equal(s.cases_added, 0);
+    assert_int_equal(s.cases_present, 35);
+    store_close(st);
+    assert_int_equal(count(outp, "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(count(outp, "SELECT count(*) FROM variants"), 12);
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases"), 70);
+    /* Cases point at their own run's variants after renumbering. */
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases c JOIN variants v ON"
+                                 " v.id = c.variant_id WHERE v.run_id != c.run_id"), 0);
+
+    /* A key conflict: c.db holds a's first case with another time; the row
+     * already in OUT is kept. */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", tmp_path("a.db"), cp);
+    assert_int_equal(system(cmd), 0);
+    sqlite3 *c = open_db(cp);
+    assert_int_equal(sqlite3_exec(c, "UPDATE cases SET median_ms = 99 WHERE id = 1;"
+                                     "UPDATE runs SET started_at = 'later'", NULL, NULL, NULL), 0);
+    sqlite3_close(c);
+    char *out, *errs;
+    int rc = run_cmd(cmd_merge, 0, &out, &errs, "merge", outp, cp, NULL);
+    assert_int_equal(rc, 0);
+    free(out), free(errs);
+    assert_int_equal(count(outp, "SELECT count(*) FROM runs"), 3);
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases"), 70);
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases WHERE median_ms = 99"), 0);
+    /* A file that is not a results database is refused. */
+    assert_int_equal(file_write_atomic(tmp_path("junk.db"), "junk", 4), 0);
+    st = store_open(outp, &err);
+    assert_int_equal(results_merge(st, tmp_path("junk.db"), &s, &err), -1);
+    store_close(st);
+    kvx_error_clear(&err);
+}
+
+/* ---- export and report ------------------------------------------------------- */
+
+static void test_export_json(void **state)
+{
+    char *out, *errs;
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("a.db"),
+                             "--format", "json", NULL), 0);
+    /* Parse it back with SQLite's JSON: 35 objects, axes as their own keys. */
+    sqlite3 *db;
+    sqlite3_open(":memory:", &db);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT json_array_length(?1),"
+                                            " json_extract(?1, '$[34].n'),"
+                                            " json_extract(?1, '$[0].gpu_name'),"
+                                            " json_extract(?1, '$[0].regs')", -1, &q, NULL), 0);
+    sqlite3_bind_text(q, 1, out, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 35);
+    assert_int_equal(sqlite3_column_int64(q, 1), 67108864);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "Fixture GPU A");
+    assert_int_equal(sqlite3_column_int(q, 3), 16);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    free(out), free(errs);
+}
+
+static void test_report(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("report"));
+    setenv("KVX_GNUPLOT", "", 1);
+    char *argv[] = {"report", "tests/data/results/fixture.yaml", "--db", (char *)tmp_path("a.db"),
+                    "--out", dir, NULL};
+    assert_int_equal(cmd_report(6, argv), 0);
+    sqlite3 *db = open_db(tmp_path("a.db"));
+    char *written = NULL;
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, &written, &err))
+        fail_msg("report: %s", err.msg);
+    char *md = read_all(written);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "| ok | 33 |\n| mismatch | 1 |\n| timeout | 1 |\n"));
+    assert_non_null(strstr(md, "None: gnuplot is not installed"));
+    check_golden("report.md", md);
+    free(md);
+    free(written);
+    /* With gnuplot: SVG and PNG next to the report. */
+    unsetenv("KVX_GNUPLOT");
+    if (access("/usr/bin/gnuplot", X_OK) == 0) {
+        setenv("KVX_GNUPLOT", "/usr/bin/gnuplot", 1);
+        assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, &written,
+                                        &err), 0);
+        md = read_all(written);
+        assert_non_null(strstr(md, "![Median time against hit_rate](contention_1_hit_rate_median_ms.svg)"));
+        assert_non_null(strstr(md, "(contention_1_hit_rate_ratio.svg)"));
+        static const char *const files[] = {"contention_1_hit_rate_median_ms.svg",
+                                            "contention_1_hit_rate_median_ms.png",
+                                            "contention_1_hit_rate_ratio.png"};
+        for (int i = 0; i < 3; i++) {
+            char p[600];
+            snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+            size_t n = 0;
+            char *data = file_read(p, &n);
+            if (!data || n < 1000)
+                fail_msg("%s missing or tiny", p);
+            free(data);
+        }
+        free(md);
+        free(written);
+        unsetenv("KVX_GNUPLOT");
+    } else {
+        printf("gnuplot not installed: plot files not checked\n");
+    }
+    sqlite3_close(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_axis_each),
+        cmocka_unit_test(test_two_axes_each),
+        cmocka_unit_test(test_missing_and_failed_cells),
+        cmocka_unit_test(test_multi_row_cells),
+        cmocka_unit_test(test_ratio),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_other_values),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_injection),
+        cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_import_round_trip),
+        cmocka_unit_test(test_import_errors),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_export_json),
+        cmocka_unit_test(test_report),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,156 @@
+/* test_store: the SQLite results store: schema and version, WAL, the run /
+ * variant / case rows and the resume contract (keys).  Rows are fabricated. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "driver/store.h"
+
+static char dir[128];
+static char path[256];
+
+static int setup(void **state)
+{
+    snprintf(dir, sizeof dir, "/tmp/kvx_test_store.XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *one_text(Store *s, const char *sql)
+{
+    static char buf[256];
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    const char *t = (const char *)sqlite3_column_text(q, 0);
+    snprintf(buf, sizeof buf, "%s", t ? t : "(null)");
+    sqlite3_finalize(q);
+    return buf;
+}
+
+static void test_schema(void **state)
+{
+    unlink(path);
+    KvxError err = {0};
+    Store *s = store_open(path, &err);
+    assert_non_null(s);
+    assert_string_equal(one_text(s, "PRAGMA journal_mode"), "wal");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "1");
+    assert_string_equal(one_text(s, "SELECT group_concat(name) FROM (SELECT name FROM"
+                                    " sqlite_master WHERE type = 'table' ORDER BY name)"),
+                        "cases,runs,schema_version,variants");
+    store_close(s);
+    /* Reopening keeps one version row. */
+    s = store_open(path, &err);
+    assert_string_equal(one_text(s, "SELECT count(*) FROM schema_version"), "1");
+    /* A database from a newer kvx is refused, not misread. */
+    assert_int_equal(sqlite3_exec(store_db(s), "UPDATE schema_version SET version = 99", NULL,
+                                  NULL, NULL), SQLITE_OK);
+    store_close(s);
+    assert_null(store_open(path, &err));
+    assert_int_equal(err.code, KVX_EINPUT);
+    assert_non_null(strstr(err.msg, "results schema 99 is newer"));
+    kvx_error_clear(&err);
+    unlink(path);
+    /* A path that cannot be a database. */
+    assert_null(store_open("/nonexistent-dir/x.db", &err));
+    assert_int_equal(err.code, KVX_EIO);
+    kvx_error_clear(&err);
+}
+
+static void test_rows(void **state)
+{
+    unlink(path);
+    KvxError err = {0};
+    Store *s = store_open(path, &err);
+    assert_non_null(s);
+    RunEnv env = {.spec_name = "contention", .gpu_name = "Fixture GPU", .gpu_uuid = "GPU-x",
+                  .cc = 90, .sm_count = 132, .l2_bytes = 52428800, .peak_gbs = 3352,
+                  .driver_version = 13000, .nvrtc_version = "13.0", .arch = "sm_90",
+                  .baseline_json = "{\"strategy\":\"naive\"}", .started_at = "2025-01-01T00:00:00Z"};
+    int64_t run;
+    assert_int_equal(store_begin_run(s, &env, &run, &err), 0);
+    assert_true(run > 0);
+    assert_string_equal(one_text(s, "SELECT kind || ' ' || baseline_json || ' ' || l2_bytes"
+                                    " FROM runs"), "run {\"strategy\":\"naive\"} 52428800");
+    VariantRow v = {.spec_name = "contention", .source_hash = "abc", .label = "strategy=naive",
+                    .code_axes_json = "{\"strategy\":\"naive\"}", .compile_ok = 1, .regs = 24,
+                    .compile_ms = 120.5, .inspect_json = "{\"warp_aggregated\":true}"};
+    int64_t v1, v2;
+    assert_int_equal(store_put_variant(s, run, &v, &v1, &err), 0);
+    /* The same source in the same run is found, not duplicated. */
+    assert_int_equal(store_put_variant(s, run, &v, &v2, &err), 0);
+    assert_int_equal(v1, v2);
+    assert_string_equal(one_text(s, "SELECT count(*) FROM variants"), "1");
+
+    const char *parts[] = {"contention", "abc", "{\"hit_rate\":0.5}", "GPU-x", NULL};
+    char key[65];
+    store_case_key(parts, key);
+    assert_int_equal(strlen(key), 64);
+    const char *other[] = {"contention", "abc", "{\"hit_rate\":0.5}", "GPU-y", NULL};
+    char key2[65];
+    store_case_key(other, key2);
+    assert_string_not_equal(key, key2);   /* another device is another case */
+
+    CaseRow c;
+    store_case_init(&c);
+    c.key = key;
+    c.spec_name = "contention";
+    c.axes_json = "{\"strategy\":\"naive\",\"hit_rate\":0.5}";
+    c.status = "ok";
+    c.median_ms = 0.25;
+    c.samples = 12;
+    c.grid[0] = 65536, c.block[0] = 256;
+    assert_int_equal(store_has_case(s, key, &err), 0);
+    assert_int_equal(store_put_case(s, run, v1, &c, &err), 0);
+    assert_int_equal(store_has_case(s, key, &err), 1);
+    /* NaN is stored as NULL, never as a number. */
+    assert_string_equal(one_text(s, "SELECT coalesce(rel_err, 'null') || ' ' || median_ms ||"
+                                    " ' ' || grid_x || ' ' || json_extract(axes, '$.hit_rate')"
+                                    " FROM cases"), "null 0.25 65536 0.5");
+    /* A key stored twice is an error and leaves the first row. */
+    c.median_ms = 9;
+    assert_int_equal(store_put_case(s, run, v1, &c, &err), -1);
+    assert_non_null(strstr(err.msg, "already stored"));
+    kvx_error_clear(&err);
+    assert_string_equal(one_text(s, "SELECT count(*) || ' ' || median_ms FROM cases"), "1 0.25");
+    /* The store still works after the failed insert (the transaction ended). */
+    c.key = key2;
+    assert_int_equal(store_put_case(s, run, 0, &c, &err), 0);
+    assert_string_equal(one_text(s, "SELECT count(*) FROM cases WHERE variant_id IS NULL"), "1");
+    assert_int_equal(store_forget_case(s, key, &err), 0);
+    assert_int_equal(store_has_case(s, key, &err), 0);
+    assert_int_equal(store_end_run(s, run, 42.5, "{\"compile_s\":1}", &err), 0);
+    assert_string_equal(one_text(s, "SELECT wall_s FROM runs"), "42.5");
+    store_close(s);
+    /* Everything committed survives a reopen. */
+    s = store_open(path, &err);
+    assert_int_equal(store_has_case(s, key2, &err), 1);
+    store_close(s);
+    store_close(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_schema),
+        cmocka_unit_test(test_rows),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
