@@ -16,13 +16,15 @@
  *   primary := NUMBER | STRING | 'true' | 'false' | IDENT | IDENT '(' args ')'
  *            | '(' expr ')'
  *
- * Numbers: 42, 0x2A, 1.5, 1e-3, 2^24, and binary size suffixes K, M, G
- * (16M = 16777216; upper-case only, so 1e6 stays a float).
+ * Numbers: 42, 0x2A, 1.5, .5, 1e-3, 2^24, and binary size suffixes K, M, G on
+ * integers (16M = 16777216; upper-case only, so 1e6 stays a float).
  * Strings: "..." or '...' with \\ \" \' \n \t escapes.
  *
  * Values are 64-bit integers, doubles, strings or booleans.  + - * % ^ on two
- * integers stay integers (overflow is an error); / is real division whose result
- * is turned back into an integer when it is exact; // is floor division.
+ * integers stay integers (overflow is an error; % is floor modulo, matching //);
+ * / is real division whose result is turned back into an integer when both
+ * operands are integers and it is exact; // is floor division.  Numbers are not
+ * booleans: && || ! and ?: need true/false (`n != 0`), and && || short-circuit.
  * Comparisons of a number with a string are a type error, never false.
  *
  * Identifiers are resolved by the caller's environment (axes, `let:` names,
@@ -50,8 +52,11 @@ Value val_bool(int b);
 /* Numeric value as double (ints converted); 0 for strings. */
 double val_num(Value v);
 int val_is_num(Value v);
-/* Text form: integers in decimal, floats shortest round-trip ("%.17g" trimmed:
- * 0.05 prints as 0.05), strings as is, booleans true/false.  Arena-allocated. */
+/* Text form: integers in decimal, floats shortest round-trip laid out as
+ * "%.17g" would (0.05, 0.001, 1e-05, 1e+20; an integral float prints like an
+ * integer: 1.0 -> "1"; expr_print writes float literals as "1.0" so that they
+ * stay floats), strings as is, booleans true/false.  Arena-allocated (strings
+ * are returned as is). */
 const char *val_text(Arena *a, Value v);
 /* Equality as the language defines it (1 == 1.0 is true, "a" == 1 is 0). */
 int val_equal(Value a, Value b);

@@ -49,7 +49,8 @@ typedef struct KvxError {
 
 void kvx_error_set(KvxError *e, int code, const SrcPos *pos, const char *fmt, ...)
     KVX_PRINTF(4, 5);
-void kvx_error_vset(KvxError *e, int code, const SrcPos *pos, const char *fmt, va_list ap);
+void kvx_error_vset(KvxError *e, int code, const SrcPos *pos, const char *fmt, va_list ap)
+    KVX_PRINTF(4, 0);
 /* Attach a copy of log (len bytes) to an error already set. */
 void kvx_error_attach_log(KvxError *e, const char *log, size_t len);
 void kvx_error_clear(KvxError *e);
@@ -90,7 +91,7 @@ void sb_put(StrBuf *b, const char *s, size_t n);
 void sb_puts(StrBuf *b, const char *s);
 void sb_putc(StrBuf *b, char c);
 void sb_printf(StrBuf *b, const char *fmt, ...) KVX_PRINTF(2, 3);
-void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap) KVX_PRINTF(2, 0);
 const char *sb_str(const StrBuf *b);             /* "" when empty */
 char *sb_take(StrBuf *b);                        /* caller frees; b is reset */
 
