@@ -456,7 +456,7 @@ static int resolve_case(const Plan *p, int point, const JitJob *job, const RunCa
         }
         cb->count = (uint64_t)count;
         cb->offset = (uint64_t)offset;
-        const InitSpec *in = &bs->init;
+        const InitSpec *in = spec_init_at(&bs->init, pe.vals);
         InitParams *ip = &cb->init;
         ip->kind = in->kind;
         double len = 1;

@@ -196,9 +196,16 @@ static int lex(Lexer *lx, KvxError *err)
     const char *p = lx->src, *text = p;
     while ((p = strstr(p, "{{")) != NULL) {
         const char *open = p, *q = p + 2;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        /* A comment is prose: an apostrophe in it is not a string. */
+        int comment = *q == '!';
         char quote = 0;
         for (; *q; q++) {
-            if (quote) {
+            if (comment) {
+                if (q[0] == '}' && q[1] == '}')
+                    break;
+            } else if (quote) {
                 if (*q == '\\' && q[1])
                     q++;
                 else if (*q == quote)

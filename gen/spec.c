@@ -17,6 +17,8 @@
 
 typedef struct Loader {
     Spec *s;
+    const char *text;   /* the spec file, for looking at what ended a scalar */
+    size_t len;
     yaml_document_t doc;
     const char *file;
     KvxError *err;
@@ -216,14 +218,13 @@ static Expr *parse_expr(Loader *L, const yaml_node_t *n, const char *what)
     }
     SrcPos p = text_pos(L, n);
     Expr *e = expr_parse(L->s->arena, scalar(n), &p, L->err);
-    if (!e && !is_quoted(n)) {
+    if (!e && !is_quoted(n) && L->text) {
         /* YAML ends a plain scalar at a comma inside {...} or [...]: the usual
          * cause of an expression cut short there. */
-        int depth = 0;
-        for (const char *c = scalar(n); *c; c++)
-            depth += *c == '(' ? 1 : *c == ')' ? -1 : 0;
+        size_t end = n->end_mark.index;
+        int cut = end < L->len && L->text[end] == ',';
         size_t len = strlen(L->err->msg);
-        if (depth > 0 && len + 80 < sizeof L->err->msg)
+        if (cut && len + 80 < sizeof L->err->msg)
             snprintf(L->err->msg + len, sizeof L->err->msg - len,
                      "; an expression with commas inside {...} or [...] must be quoted");
     }
@@ -511,9 +512,56 @@ static Expr **init_slot(InitSpec *in, const char *name)
     return NULL;
 }
 
+static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf);
+
+/* init: {by: AXIS, VALUE: INIT, ...}: one initialiser per value of the axis. */
+static int load_init_by(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
+{
+    Spec *s = L->s;
+    yaml_node_t *by = get(L, n, "by");
+    int a = axis_ref(L, by, "init by");
+    if (a < 0)
+        return -1;
+    in->by_axis = a;
+    in->alts = arena_alloc(s->arena, sizeof(InitSpec) * (size_t)s->axes[a].nvals);
+    char *seen = arena_alloc(s->arena, (size_t)s->axes[a].nvals);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key);
+        if (!is_scalar(k))
+            return fail(L, k, "a key of init by '%s' is %s (expected a value of the axis)", s->axes[a].name,
+                        kind_name(k));
+        if (!strcmp(scalar(k), "by"))
+            continue;
+        int v = value_ref(L, a, k, "an init by key");
+        if (v < 0)
+            return -1;
+        if (seen[v])
+            return fail(L, k, "duplicate init for %s=%s", s->axes[a].name, s->axes[a].vals[v].text);
+        seen[v] = 1;
+        yaml_node_t *sub = node(L, p->value);
+        if (sub->type == YAML_MAPPING_NODE && get(L, sub, "by"))
+            return fail(L, sub, "init by nests only one level");
+        if (load_init(L, sub, &in->alts[v], buf))
+            return -1;
+    }
+    for (int v = 0; v < s->axes[a].nvals; v++)
+        if (!seen[v])
+            return fail(L, n, "init of buffer '%s' has no initialiser for %s=%s", buf, s->axes[a].name,
+                        s->axes[a].vals[v].text);
+    return 0;
+}
+
+const InitSpec *spec_init_at(const InitSpec *in, const int *vals)
+{
+    return in->by_axis >= 0 ? &in->alts[vals[in->by_axis]] : in;
+}
+
 static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
 {
     in->pos = node_pos(L, n);
+    in->by_axis = -1;
+    if (n->type == YAML_MAPPING_NODE && get(L, n, "by"))
+        return load_init_by(L, n, in, buf);
     if (is_scalar(n)) {
         in->kind = INIT_CONST;
         return (in->value = parse_expr(L, n, "init")) ? 0 : -1;
@@ -531,7 +579,7 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
         if (is_scalar(k) && strcmp(scalar(k), init_kinds[i].key) == 0)
             break;
     if (i == nk)
-        return fail(L, k, "unknown init '%s' (expected one of: iota, uniform, zipf, hot, runs, text)",
+        return fail(L, k, "unknown init '%s' (expected one of: iota, uniform, zipf, hot, runs, text, or by: AXIS)",
                     is_scalar(k) ? scalar(k) : "?");
     in->kind = init_kinds[i].kind;
     switch (in->kind) {
@@ -901,11 +949,16 @@ static int check_all_names(Loader *L)
             return -1;
     for (int i = 0; i < s->nbufs; i++) {
         const BufferSpec *b = &s->bufs[i];
-        const InitSpec *in = &b->init;
-        Expr *xs[] = {b->count, b->offset, in->value, in->lo, in->hi, in->exponent, in->fraction, in->length};
-        for (size_t j = 0; j < sizeof xs / sizeof xs[0]; j++)
-            if (check_names(L, xs[j], 0))
-                return -1;
+        if (check_names(L, b->count, 0) || check_names(L, b->offset, 0))
+            return -1;
+        int nin = b->init.by_axis >= 0 ? s->axes[b->init.by_axis].nvals : 1;
+        for (int k = 0; k < nin; k++) {
+            const InitSpec *in = b->init.by_axis >= 0 ? &b->init.alts[k] : &b->init;
+            Expr *xs[] = {in->value, in->lo, in->hi, in->exponent, in->fraction, in->length};
+            for (size_t j = 0; j < sizeof xs / sizeof xs[0]; j++)
+                if (check_names(L, xs[j], 0))
+                    return -1;
+        }
     }
     const LaunchSpec *l = &s->launch;
     for (int d = 0; d < 3; d++)
@@ -1058,11 +1111,14 @@ Spec *spec_load(const char *path, KvxError *err)
     yaml_parser_t parser;
     int have_parser = 0, have_doc = 0;
     Loader L = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    size_t len = 0;
+    char *text = file_read(path, &len);
+    if (!text) {
         kvx_error_set(err, KVX_EINPUT, &(SrcPos){path, 0, 0}, "cannot open spec: %s", strerror(errno));
         return NULL;
     }
+    L.text = text;
+    L.len = len;
     s = xcalloc(1, sizeof *s);
     s->arena = arena_new();
     s->path = arena_strdup(s->arena, path);
@@ -1078,7 +1134,7 @@ Spec *spec_load(const char *path, KvxError *err)
         goto fail;
     }
     have_parser = 1;
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &L.doc)) {
         const yaml_mark_t *m = parser.problem_mark.line || parser.problem_mark.column
                                    ? &parser.problem_mark : &parser.context_mark;
@@ -1093,7 +1149,7 @@ Spec *spec_load(const char *path, KvxError *err)
         goto fail;
     yaml_document_delete(&L.doc);
     yaml_parser_delete(&parser);
-    fclose(f);
+    free(text);
     return s;
 
 fail:
@@ -1101,7 +1157,7 @@ fail:
         yaml_document_delete(&L.doc);
     if (have_parser)
         yaml_parser_delete(&parser);
-    fclose(f);
+    free(text);
     spec_free(s);
     return NULL;
 }

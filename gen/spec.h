@@ -56,7 +56,14 @@ typedef struct InitSpec {
     InitKind kind;
     Expr *value, *lo, *hi, *exponent, *fraction, *length;
     SrcPos pos;
+    /* `init: {by: AXIS, VALUE: INIT, ...}` picks the initialiser by an axis's
+     * value: by_axis >= 0 and alts[v] is the one for value v of that axis. */
+    int by_axis;
+    struct InitSpec *alts;
 } InitSpec;
+
+/* The initialiser that applies at a point (vals: value index per axis). */
+const InitSpec *spec_init_at(const InitSpec *in, const int *vals);
 
 typedef struct BufferSpec {
     const char *name;

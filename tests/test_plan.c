@@ -147,6 +147,11 @@ static void test_zip(void **state)
         assert_int_equal(v[3], i);
     }
     assert_int_equal(p.nsrcs, 1);
+    /* init by n: one initialiser per value of the axis */
+    const InitSpec *in = &s->bufs[0].init;
+    assert_int_equal(spec_init_at(in, plan_point(&p, 0))->kind, INIT_UNIFORM);
+    assert_int_equal(spec_init_at(in, plan_point(&p, 1))->kind, INIT_RUNS);
+    assert_int_equal(spec_init_at(in, plan_point(&p, 2))->kind, INIT_ZIPF);
     plan_free(&p);
     spec_free(s);
 }

@@ -1,0 +1,197 @@
+{{! histogram.cu: a histogram of bins counters over n input values (specs/histogram.yaml).  }}
+{{! Placeholders:                                                                           }}
+{{!   strategy    global smem coarse_contig coarse_interleaved vec16 vec16_runs vec16_warp  }}
+{{!               cub_atomic cub_sort                                                       }}
+{{!   E           input element type (u8, u16), spelled ctype(E)                            }}
+{{!   bins, LO, HI, width, full_range    the binning, through pieces/hist_bin.cuh            }}
+{{!   block       threads per block                                                         }}
+{{!   coarsen     elements per thread (coarse_contig)                                       }}
+{{!   copies      private histograms per block (vec16_warp: one per warp, as smem allows)   }}
+{{!   vec         elements per 16-byte load (vec16*)                                        }}
+{{!   items       samples per thread per tile (cub_*)                                        }}
+{{!   resident    blocks per SM a persistent grid keeps resident                            }}
+{{! The strategies are a ladder: each adds one idea to one before it (see doc: in the spec).   }}
+{{#if strategy == "cub_atomic" || strategy == "cub_sort"}}
+#include <cub/block/block_histogram.cuh>
+
+{{/if}}
+typedef {{ctype(E)}} Value;
+
+{{#include "pieces/hist_bin.cuh"}}
+
+{{#if strategy == "vec16" || strategy == "vec16_warp"}}
+/* Counts values into one shared histogram, one atomic each. */
+struct Tally {
+    unsigned *hist_s;
+
+    __device__ void add(unsigned v)
+    {
+        const int b = bin_of(v);
+        if (b >= 0)
+            atomicAdd(&hist_s[b], 1u);
+    }
+    __device__ void finish() {}
+};
+
+{{#elif strategy == "vec16_runs"}}
+/* Counts values into one shared histogram a run at a time: a thread extends its
+ * run while the bin repeats and adds the run's length when the bin changes, so a
+ * run of equal values costs one atomic instead of one per value. */
+struct Tally {
+    unsigned *hist_s;
+    int bin = -1;       /* -1: the run holds values that are not counted */
+    unsigned len = 0;
+
+    __device__ void add(unsigned v)
+    {
+        const int b = bin_of(v);
+        if (b != bin) {
+            if (bin >= 0)
+                atomicAdd(&hist_s[bin], len);
+            bin = b;
+            len = 0;
+        }
+        len++;
+    }
+    __device__ void finish()
+    {
+        if (bin >= 0)
+            atomicAdd(&hist_s[bin], len);
+    }
+};
+
+{{#elif strategy == "cub_atomic" || strategy == "cub_sort"}}
+/* CUB's block histogram counts samples that are bin numbers.  Sample {{bins}}
+ * is an extra bin for values outside {{LO}}..{{HI}} and for the padding of the
+ * last tile; it is not written out. */
+{{#if strategy == "cub_atomic"}}
+typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, cub::BLOCK_HISTO_ATOMIC>
+    BlockHistogram;
+{{#else}}
+typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, cub::BLOCK_HISTO_SORT>
+    BlockHistogram;
+{{/if}}
+
+{{/if}}
+{{#if strategy == "global"}}
+/* One value per thread, one global atomic per counted value (PMPP fig. 9.6). */
+{{#elif strategy == "smem"}}
+/* Privatized: one value per thread into the block's shared histogram, then
+ * one global atomic per non-zero bin per block (PMPP fig. 9.10). */
+{{#elif strategy == "coarse_contig"}}
+/* Privatized and coarsened: each thread counts {{coarsen}} contiguous values
+ * (PMPP fig. 9.14), so there are {{coarsen}}x fewer blocks to merge; the
+ * warp's loads are {{coarsen}} values apart, not coalesced. */
+{{#elif strategy == "coarse_interleaved"}}
+/* Privatized and coarsened by a grid-stride loop over a persistent grid:
+ * consecutive threads read consecutive values (coalesced), and only
+ * {{resident}} blocks per SM merge their histograms. */
+{{#elif strategy == "vec16"}}
+/* As coarse_interleaved, with 16-byte loads: each load brings {{vec}} values. */
+{{#elif strategy == "vec16_runs"}}
+/* As vec16, with per-thread run aggregation (Tally): a run of values in one
+ * bin is added with one shared atomic. */
+{{#elif strategy == "vec16_warp"}}
+/* As vec16, with {{copies}} private histograms per block, warp w counting into
+ * copy w % {{copies}}, so fewer warps contend for a hot bin's shared word. */
+{{#elif strategy == "cub_atomic"}}
+/* cub::BlockHistogram (BLOCK_HISTO_ATOMIC) on a persistent grid: tiles of
+ * {{block}} x {{items}} values, loaded striped (coalesced), composited into the
+ * block's shared histogram. */
+{{#elif strategy == "cub_sort"}}
+/* cub::BlockHistogram (BLOCK_HISTO_SORT) on a persistent grid: each tile of
+ * {{block}} x {{items}} values is radix-sorted and counted by run boundaries,
+ * with no atomics on shared memory, so a hot bin does not serialise. */
+{{/if}}
+{{#if strategy == "global" || strategy == "smem" || strategy == "coarse_contig"}}
+extern "C" __global__ void __launch_bounds__({{block}})
+{{#else}}
+extern "C" __global__ void __launch_bounds__({{block}}, {{resident}})
+{{/if}}
+histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
+{
+{{#if strategy == "global"}}
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const int b = bin_of(in[i]);
+        if (b >= 0)
+            atomicAdd(&hist[b], 1u);
+    }
+{{#elif strategy == "cub_atomic" || strategy == "cub_sort"}}
+    __shared__ typename BlockHistogram::TempStorage temp;
+    __shared__ unsigned hist_s[{{bins + 1}}];
+    BlockHistogram block_histogram(temp);
+    block_histogram.InitHistogram(hist_s);
+    __syncthreads();
+    const int tile = {{block * items}};
+    for (int base = blockIdx.x * tile; base < n; base += gridDim.x * tile) {
+        unsigned short samples[{{items}}];
+#pragma unroll
+        for (int j = 0; j < {{items}}; j++) {
+            const int i = base + j * {{block}} + threadIdx.x;
+            const int b = i < n ? bin_of(in[i]) : -1;
+            samples[j] = b >= 0 ? b : {{bins}};
+        }
+        block_histogram.Composite(samples, hist_s);
+{{#if strategy == "cub_sort"}}
+        __syncthreads();    /* the next tile reuses temp */
+{{/if}}
+    }
+{{#include "pieces/hist_flush.cuh"}}
+{{#else}}
+{{#if copies > 1}}
+    __shared__ unsigned hist_s[{{copies}}][{{bins}}];
+    for (int b = threadIdx.x; b < {{copies * bins}}; b += blockDim.x)
+        hist_s[b / {{bins}}][b % {{bins}}] = 0;
+{{#else}}
+    __shared__ unsigned hist_s[{{bins}}];
+    for (int b = threadIdx.x; b < {{bins}}; b += blockDim.x)
+        hist_s[b] = 0;
+{{/if}}
+    __syncthreads();
+{{#if strategy == "smem"}}
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const int b = bin_of(in[i]);
+        if (b >= 0)
+            atomicAdd(&hist_s[b], 1u);
+    }
+{{#elif strategy == "coarse_contig"}}
+    const int start = (blockIdx.x * blockDim.x + threadIdx.x) * {{coarsen}};
+    const int end = min(start + {{coarsen}}, n);
+    for (int i = start; i < end; i++) {
+        const int b = bin_of(in[i]);
+        if (b >= 0)
+            atomicAdd(&hist_s[b], 1u);
+    }
+{{#elif strategy == "coarse_interleaved"}}
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const int b = bin_of(in[i]);
+        if (b >= 0)
+            atomicAdd(&hist_s[b], 1u);
+    }
+{{#else}}
+{{#if copies > 1}}
+    Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
+{{#else}}
+    Tally tally{hist_s};
+{{/if}}
+    const uint4 *in16 = reinterpret_cast<const uint4 *>(in);     /* in is 256-byte aligned */
+    const int n16 = n / {{vec}};
+    const int first = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int i = first; i < n16; i += gridDim.x * blockDim.x) {
+        const uint4 chunk = in16[i];
+        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll
+        for (int w = 0; w < 4; w++)
+#pragma unroll
+            for (int k = 0; k < {{4 // sizeof(E)}}; k++)       /* little-endian: memory order */
+                tally.add((words[w] >> {{8 * sizeof(E)}} * k) & {{256 ^ sizeof(E) - 1}}u);
+    }
+    if (first < n - n16 * {{vec}})      /* the n % {{vec}} values past the last full load */
+        tally.add(in[n16 * {{vec}} + first]);
+    tally.finish();
+{{/if}}
+{{#include "pieces/hist_flush.cuh"}}
+{{/if}}
+}
