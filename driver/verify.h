@@ -21,12 +21,18 @@
  *   sum_by(vals, keys, k)           k sums: vals[i] added at keys[i]
  *   index_add(idx, vals, rows, w)   rows*w sums: row idx[i] += vals[i*w .. i*w+w)
  *   reduce(op, buf, k, init)        k results: fold of op over buf[i] with
- *                                   i % k == j, from init.  op: "add" "sub" "and"
- *                                   "or" "xor" "max" "min" "nanmax" "nanmin"
- *                                   (NaN ignored unless all are NaN), "fmax_hw"
- *                                   "fmin_hw" (IEEE maxNum as the hardware
- *                                   atom.max.f32 does), "exch" (any one of the
- *                                   written values or init)
+ *                                   i % k == j, from init.  Integer outputs:
+ *                                   "add" "sub" "and" "or" "xor" "max" "min"
+ *                                   (by the output's signedness) "exch".  Float
+ *                                   outputs: "add" "sub" "max" "min" (IEEE
+ *                                   maxNum/minNum as fmaxf and the hardware's
+ *                                   float atomics: a NaN operand is ignored when
+ *                                   the other is a number), "nanmax" "nanmin"
+ *                                   (NaN ignored unless all are NaN: the same
+ *                                   function as max/min), "maximum" "minimum"
+ *                                   (IEEE 754-2019, NaN-propagating), "exch"
+ *                                   (any one of the values written at that
+ *                                   address, or init)
  *   wrap_count(op, n, k, init, lim) k results of n atomicInc ("inc") / atomicDec
  *                                   ("dec") with wrap limit lim, thread i on
  *                                   address i % k
@@ -57,6 +63,15 @@ typedef struct Expected {
     uint64_t *u;            /* integer references (two's complement), count */
     /* EXPECT_MEMBER: each output element must be one of set[0..nset) */
     double *set; uint64_t nset;
+    /* EXPECT_MEMBER by address (reduce "exch"), used when member_vals is set:
+     * element j must equal init or one of member_vals[i] with i % count == j,
+     * each converted to the output type.  member_vals is an owned copy of the
+     * written values, in type member_t. */
+    void *member_vals;
+    const ElemType *member_t;
+    uint64_t member_n;
+    uint64_t member_init_u;     /* integer outputs, wrapped to the output type */
+    double member_init_f;       /* float outputs */
 } Expected;
 
 /* Compute the reference `name(args)` for an output of type out_t with count
