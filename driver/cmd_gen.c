@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "shard.h"
 #include "worker.h"
 
 char *cli_default_cache_dir(void)
@@ -78,7 +79,7 @@ static void usage_spec(const char *verb)
             "usage: kvx %s SPEC [--arch sm_80,sm_90] [--where EXPR] [--out DIR]\n"
             "                 [--cache DIR] [--no-cache] [-j N]%s\n",
             verb,
-            !strcmp(verb, "plan") ? " [--points]" : !strcmp(verb, "inspect") ? " [--show source|ptx|sass]" : "");
+            !strcmp(verb, "plan") ? " [--points] [--shard K/N]" : !strcmp(verb, "inspect") ? " [--show source|ptx|sass]" : "");
 }
 
 int cli_parse_spec_opts(const char *verb, int argc, char **argv, CliSpecOpts *o)
@@ -194,6 +195,42 @@ static int first_arch(const CliSpecOpts *o, char arch[16])
 
 /* ---- plan ------------------------------------------------------------------------ */
 
+/* Keep in sel only the points of shard sh.  The partition is kvx run's (run.c):
+ * over the selected points in point order, grouped by the point's label without
+ * the baseline axes (its sha256), so that `kvx plan --shard K/N` lists exactly
+ * what `kvx run --shard K/N` runs.  Returns the points kept. */
+static int shard_select(const Plan *p, unsigned char *sel, const Shard *sh)
+{
+    const Spec *s = p->spec;
+    uint64_t base_mask = 0;
+    for (int i = 0; i < s->nbaseline; i++)
+        base_mask |= 1ULL << s->baseline[i].axis;
+    size_t cap = (size_t)(p->npoints ? p->npoints : 1);
+    char (*wkeys)[65] = xmalloc(65 * cap);
+    const char **groups = xmalloc(sizeof(char *) * cap);
+    int *idx = xmalloc(sizeof(int) * cap), *shard_of = xmalloc(sizeof(int) * cap);
+    int nsel = 0, kept = 0;
+    for (int i = 0; i < p->npoints; i++) {
+        if (!sel[i])
+            continue;
+        char *wl = plan_point_label(p, i, ~base_mask);
+        sha256_hex(wl, strlen(wl), wkeys[nsel]);
+        free(wl);
+        groups[nsel] = wkeys[nsel];
+        idx[nsel++] = i;
+    }
+    shard_partition(groups, NULL, nsel, sh->n, shard_of);
+    for (int q = 0; q < nsel; q++) {
+        sel[idx[q]] = shard_of[q] == sh->k;
+        kept += sel[idx[q]];
+    }
+    free(wkeys);
+    free(groups);
+    free(idx);
+    free(shard_of);
+    return kept;
+}
+
 int cmd_plan(int argc, char **argv)
 {
     CliSpecOpts o;
@@ -214,6 +251,21 @@ int cmd_plan(int argc, char **argv)
         spec_free(s);
         return 2;
     }
+    /* Only an explicit --shard: a plan inside a Slurm array job lists the whole
+     * space unless asked (kvx run reads the array variables itself). */
+    Shard shard = {0, 1, "none"};
+    if (o.shard && shard_parse(o.shard, &shard, &err) != 0) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+        free(sel);
+        plan_free(&p);
+        spec_free(s);
+        return 2;
+    }
+    int nsel = 0;
+    for (int i = 0; i < p.npoints; i++)
+        nsel += sel[i];
+    int nshard = shard.n > 1 ? shard_select(&p, sel, &shard) : nsel;
     printf("spec      %s (%s)%s%s\n", s->path, s->name, s->doc ? ": " : "", s->doc ? s->doc : "");
     printf("template  %s, kernel %s\n", s->template_path, s->kernel);
     printf("target    %s (%s)\n", arch, p.facts.name);
@@ -227,13 +279,12 @@ int cmd_plan(int argc, char **argv)
             printf("  (zip group %d)", s->axes[a].zip + 1);
         printf("\n");
     }
-    int nsel = 0;
-    for (int i = 0; i < p.npoints; i++)
-        nsel += sel[i];
     printf("points    %d in the full grid, %d after where: (%d pruned)", p.nfull, p.npoints,
            p.nfull - p.npoints);
     if (o.where)
         printf(", %d selected by --where", nsel);
+    if (shard.n > 1)
+        printf(", %d in shard %d/%d", nshard, shard.k + 1, shard.n);
     printf("\nsources   %d distinct (one compile each per arch)\n\n", p.nsrcs);
     printf("%-4s %-64s %s\n", "#", "source", "points");
     for (int k = 0; k < p.nsrcs; k++) {

@@ -713,8 +713,8 @@ int cmd_run(int argc, char **argv)
     DeviceInfo infos[RUN_MAX_DEVICES];
     int ngpu = 0;
     if (worker_probe(infos, RUN_MAX_DEVICES, &ngpu, &err) != 0 || ngpu == 0) {
-        fprintf(stderr, "kvx run: %s: measuring needs a GPU (plan, gen, compile and inspect work "
-                "without one)\n", err.code ? err.msg : "no GPU found");
+        fprintf(stderr, "kvx run: %s (plan, gen, compile and inspect work without one)\n",
+                err.code ? err.msg : "no GPU found: measuring needs a GPU");
         kvx_error_clear(&err);
         spec_free(s);
         return 1;

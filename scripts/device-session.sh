@@ -15,6 +15,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
 B=$OUT/bundle
+# A database carried in from an earlier call resumes there.
+[ -f results/kvx.db ] && cp results/kvx.db "$B/kvx.db"
 root=$(pwd)
 export LD_LIBRARY_PATH=$root/.devdeps/lib:${LD_LIBRARY_PATH:-}
 export KVX_CACHE_DIR=$root/.kvx-cache
@@ -48,7 +50,8 @@ for step in "$@"; do
     spec:*)
         name=${step#spec:}
         say "run $name"
-        /usr/bin/time -v "$kvx" run "specs/$name.yaml" --db "$B/kvx.db" >"$B/run-$name.log" 2>"$B/run-$name.err"
+        timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" /usr/bin/time -v "$kvx" run "specs/$name.yaml" --db "$B/kvx.db" \
+            ${KVX_RUN_FLAGS:-} >"$B/run-$name.log" 2>"$B/run-$name.err"
         echo "exit $?" >>"$B/run-$name.log"
         tail -n 30 "$B/run-$name.log" | tee -a "$B/session.log"
         grep -E "Elapsed|Maximum resident" "$B/run-$name.err" | tee -a "$B/session.log"
