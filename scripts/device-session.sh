@@ -50,11 +50,12 @@ for step in "$@"; do
     spec:*)
         name=${step#spec:}
         say "run $name"
-        timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" /usr/bin/time -v "$kvx" run "specs/$name.yaml" --db "$B/kvx.db" \
+        t0=$SECONDS
+        timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run "specs/$name.yaml" --db "$B/kvx.db" \
             ${KVX_RUN_FLAGS:-} >"$B/run-$name.log" 2>"$B/run-$name.err"
-        echo "exit $?" >>"$B/run-$name.log"
+        echo "exit $? after $((SECONDS - t0)) s" >>"$B/run-$name.log"
         tail -n 30 "$B/run-$name.log" | tee -a "$B/session.log"
-        grep -E "Elapsed|Maximum resident" "$B/run-$name.err" | tee -a "$B/session.log"
+        tail -n 5 "$B/run-$name.err" | tee -a "$B/session.log"
         ;;
     inspect:*)
         name=${step#inspect:}
@@ -66,10 +67,11 @@ for step in "$@"; do
         name=${step#scale:}
         for devs in 0 all; do
             say "scale $name --devices $devs"
-            /usr/bin/time -f "wall %e s" "$kvx" run "specs/$name.yaml" --devices "$devs" --db "$B/scale-$devs.db" \
-                >"$B/scale-$name-$devs.log" 2>"$B/scale-$name-$devs.err"
-            tail -n 4 "$B/scale-$name-$devs.log" | tee -a "$B/session.log"
-            tail -n 1 "$B/scale-$name-$devs.err" | tee -a "$B/session.log"
+            t0=$SECONDS
+            timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run "specs/$name.yaml" --devices "$devs" \
+                --db "$B/scale-$devs.db" ${KVX_RUN_FLAGS:-} >"$B/scale-$name-$devs.log" 2>"$B/scale-$name-$devs.err"
+            echo "wall $((SECONDS - t0)) s" | tee -a "$B/session.log"
+            tail -n 6 "$B/scale-$name-$devs.log" | tee -a "$B/session.log"
         done
         ;;
     *) echo "unknown step $step" ;;
