@@ -16,6 +16,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -119,9 +120,16 @@ static void *compile_main(void *arg)
 static int worker_start(Worker *w, int device, KvxError *err)
 {
     int down[2], up[2];
+    /* Close-on-exec: a worker started later must not inherit this worker's pipe
+     * ends, or closing ours would never give it EOF.  dup2 below clears the flag
+     * on the child's own stdin and stdout. */
     if (pipe(down) || pipe(up)) {
         kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
         return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(down[i], F_SETFD, FD_CLOEXEC);
+        fcntl(up[i], F_SETFD, FD_CLOEXEC);
     }
     pid_t pid = fork();
     if (pid < 0) {
@@ -1043,7 +1051,7 @@ int cmd_run(int argc, char **argv)
             memset(&res, 0, sizeof res);
             res.id = idx;
             res.rel_err = NAN;
-            int local = 0;
+            int local = 0, dead = 0;
             if (!j->ok) {
                 res.status = CASE_compile_error;
                 snprintf(res.detail, sizeof res.detail, "NVRTC rejected %s (the log is stored with the variant)",
@@ -1075,6 +1083,7 @@ int cmd_run(int argc, char **argv)
                         snprintf(res.detail, sizeof res.detail, "the worker for GPU %d died before the case",
                                  wk->device);
                         local = 1;
+                        dead = 1;
                     } else {
                         wk->busy = idx;
                         wk->started = now_ms();
@@ -1100,6 +1109,15 @@ int cmd_run(int argc, char **argv)
                 if (!tty)
                     printf("%-13s %s  %s\n", status_name(res.status), rcs->label, res.detail);
                 progress(&tally, t0, tty);
+                if (dead) {
+                    worker_stop(wk, 1);
+                    if (worker_start(wk, wk->device, &err) != 0) {
+                        kvx_error_print(&err, stderr);
+                        kvx_error_clear(&err);
+                        nworkers--;
+                        continue;
+                    }
+                }
                 w--; /* this worker is still idle: give it the next case */
             }
         }
@@ -1145,7 +1163,7 @@ int cmd_run(int argc, char **argv)
                     res.rel_err = NAN;
                     worker_stop(wk, 1);
                     snprintf(res.detail, sizeof res.detail, "the worker for GPU %d died during the case",
-                             map[k]);
+                             wk->device);
                     got = 1;
                     restart = 1;
                 }

@@ -1,0 +1,535 @@
+/* gpu: `kvx run` as a user runs it, end to end on a real GPU: the kvx binary is
+ * started as a child and its database read back with sqlite3.
+ *
+ * Checked:
+ * - tests/data/specs/broken.yaml: correct variants are ok and timed; an illegal
+ *   address, a __trap() and a misaligned 16-byte load are faults naming the CUDA
+ *   error; a kernel that never returns is a timeout (the spec's timeout_s); a
+ *   wrong count is a mismatch (still timed); a 2048-thread block is skipped; and
+ *   after every failure the run went on (a later case is ok, every case stored).
+ *   The same run again stores nothing new ("already stored").
+ * - tests/data/specs/tiny.yaml: a run killed with SIGKILL part-way (the whole
+ *   process group, workers included, as a preempted job) and started again ends
+ *   with every case stored exactly once, and the second start measured only the
+ *   cases the first had not stored.
+ * - --shard 1/2 and 2/2 into two databases: disjoint, workload groups whole,
+ *   `kvx plan --shard` lists the same points, and `kvx merge` of the two holds
+ *   exactly the case keys of the plain run.
+ * Without a GPU (`kvx doctor` counts none) the test exits 77 with the reason. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700 /* nftw */
+#endif
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gen/util.h"
+
+#define SPECS KVX_SOURCE_DIR "/tests/data/specs/"
+#define TINY_POINTS 40          /* tiny.yaml: 2 strategies x 5 hit rates x 4 sizes */
+#define BROKEN_POINTS 18        /* broken.yaml: 9 strategies x 2 sizes */
+#define KVX_DEADLINE_S 150      /* one kvx command; the whole test takes well under this */
+
+static char tmp[512];
+static char cache[600];
+
+/* A path in the test's directory.  The few strings live until exit (paths are
+ * handed to children and read again later, so none may be reused). */
+static const char *tmp_path(const char *name)
+{
+    static char *paths[32];
+    static int npaths;
+    for (int i = 0; i < npaths; i++)
+        if (!strcmp(strrchr(paths[i], '/') + 1, name))
+            return paths[i];
+    assert_true(npaths < 32);
+    size_t len = strlen(tmp) + strlen(name) + 2;
+    paths[npaths] = xmalloc(len);
+    snprintf(paths[npaths], len, "%s/%s", tmp, name);
+    return paths[npaths++];
+}
+
+/* ---- running kvx ------------------------------------------------------------ */
+
+/* Start KVX_BINARY with argv (argv[0] is the verb) in a process group of its
+ * own, stdout and stderr to log.  Returns the pid. */
+static pid_t kvx_start(const char *log, const char *const *argv)
+{
+    const char *args[32] = {"kvx"};
+    int n = 1;
+    for (; argv[n - 1] && n < 31; n++)
+        args[n] = argv[n - 1];
+    args[n] = NULL;
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            _exit(126);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+        execv(KVX_BINARY, (char *const *)args);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* both sides, so that a kill right after the fork finds the group */
+    return pid;
+}
+
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void dump(const char *log)
+{
+    size_t len = 0;
+    char *text = file_read(log, &len);
+    printf("---- %s ----\n%s\n----\n", log, text ? (len > 6000 ? text + len - 6000 : text) : "(unreadable)");
+    free(text);
+}
+
+/* Wait for pid, killing its group past the deadline.  The exit code, or
+ * 128 + signal. */
+static int kvx_wait(pid_t pid, const char *log)
+{
+    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return exit_code(status);
+        assert_true(r == 0 || errno == EINTR);
+        if (now_ms() > end) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            dump(log);
+            fail_msg("kvx did not finish in %d s", KVX_DEADLINE_S);
+        }
+        usleep(20 * 1000);
+    }
+}
+
+/* Run kvx VERB ARGS... (NULL-terminated) to completion; the exit code. */
+static int kvx(const char *log, ...)
+{
+    const char *argv[32];
+    int n = 0;
+    va_list ap;
+    va_start(ap, log);
+    while (n < 31 && (argv[n] = va_arg(ap, const char *)))
+        n++;
+    va_end(ap);
+    argv[n] = NULL;
+    return kvx_wait(kvx_start(log, argv), log);
+}
+
+static int log_has(const char *log, const char *text)
+{
+    char *s = file_read(log, NULL);
+    int found = s && strstr(s, text);
+    free(s);
+    return found;
+}
+
+/* ---- reading the database ------------------------------------------------------ */
+
+static sqlite3 *db_open(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    return db;
+}
+
+/* One integer from sql over the database at path; -1 when there is no
+ * database or table yet. */
+static int db_int(const char *path, const char *sql)
+{
+    sqlite3 *db = db_open(path);
+    sqlite3_stmt *q = NULL;
+    int v = -1;
+    if (db && sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+/* The first text column of every row of sql, in order; *n gets the count. */
+static char **db_strings(const char *path, const char *sql, int *n)
+{
+    sqlite3 *db = db_open(path);
+    sqlite3_stmt *q = NULL;
+    assert_non_null(db);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s: %s", path, sql, sqlite3_errmsg(db));
+    int cap = 64;
+    char **v = xmalloc(sizeof(char *) * (size_t)cap);
+    *n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        if (*n == cap)
+            v = xrealloc(v, sizeof(char *) * (size_t)(cap *= 2));
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        v[(*n)++] = xstrdup(t ? t : "");
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static void strings_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int strings_have(char **v, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], s))
+            return 1;
+    return 0;
+}
+
+/* ---- broken.yaml: every failure kind, and the run goes on --------------------- */
+
+typedef struct Expect {
+    const char *strategy;
+    const char *status;
+    const char *detail;     /* must appear in the detail; NULL: anything */
+} Expect;
+
+static const Expect expects[] = {
+    {"naive", "ok", NULL},
+    {"warp", "ok", NULL},
+    {"block", "ok", NULL},
+    {"oob", "fault", "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {"spin", "timeout", "no result after 5 s"},       /* the spec's measure: timeout_s */
+    {"trap", "fault", "CUDA_ERROR_"},                 /* the driver's name for a trap has varied */
+    {"misaligned", "fault", "CUDA_ERROR_MISALIGNED_ADDRESS"},
+    {"wrong", "mismatch", NULL},
+    {"too_big", "skipped", "2048"},
+};
+#define NEXPECTS ((int)(sizeof expects / sizeof expects[0]))
+
+static const char *broken_db(void) { return tmp_path("broken.db"); }
+
+static void test_broken_run(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("broken-1.log");
+    /* One GPU: cases are then stored in the order they run, which the
+     * went-on check below reads. */
+    int rc = kvx(log, "run", SPECS "broken.yaml", "--db", broken_db(), "--cache", cache, "--devices", "0", NULL);
+    if (rc != 1) { /* 1: the run finished and some cases are not ok */
+        dump(log);
+        fail_msg("kvx run broken.yaml exited %d (expected 1)", rc);
+    }
+    sqlite3 *db = db_open(broken_db());
+    assert_non_null(db);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT json_extract(axes, '$.strategy'), label, status, "
+                                        "coalesce(detail, ''), samples, median_ms IS NOT NULL, id "
+                                        "FROM cases ORDER BY id",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    int seen[NEXPECTS] = {0}, rows = 0, last_ok_id = -1, stopped = 0;
+    int bad_ids[BROKEN_POINTS * 2], nbad = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *strategy = (const char *)sqlite3_column_text(q, 0);
+        const char *label = (const char *)sqlite3_column_text(q, 1);
+        const char *status = (const char *)sqlite3_column_text(q, 2);
+        const char *detail = (const char *)sqlite3_column_text(q, 3);
+        int samples = sqlite3_column_int(q, 4), timed = sqlite3_column_int(q, 5), id = sqlite3_column_int(q, 6);
+        rows++;
+        int e = 0;
+        while (e < NEXPECTS && strcmp(expects[e].strategy, strategy ? strategy : ""))
+            e++;
+        if (e == NEXPECTS)
+            fail_msg("unexpected case '%s'", label);
+        seen[e]++;
+        printf("  %-9s %-32s %s\n", status, label, detail);
+        if (strcmp(status, expects[e].status))
+            fail_msg("%s: status %s (expected %s): %s", label, status, expects[e].status, detail);
+        if (expects[e].detail && !strstr(detail, expects[e].detail))
+            fail_msg("%s: detail \"%s\" lacks \"%s\"", label, detail, expects[e].detail);
+        if (!strcmp(status, "ok") || !strcmp(status, "mismatch")) {
+            /* a mismatch is timed anyway, so a table can still show it */
+            if (samples < 1 || !timed)
+                fail_msg("%s: %s but %d samples and %s median", label, status, samples,
+                         timed ? "a" : "no");
+        }
+        if (!strcmp(status, "ok"))
+            last_ok_id = id;
+        else if (nbad < (int)(sizeof bad_ids / sizeof *bad_ids))
+            bad_ids[nbad++] = id;
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    assert_int_equal(rows, BROKEN_POINTS);
+    for (int e = 0; e < NEXPECTS; e++)
+        if (seen[e] != 2)
+            fail_msg("strategy %s: %d cases stored (expected one per size, 2)", expects[e].strategy, seen[e]);
+    /* The run went on: an ok case was stored after every failure. */
+    for (int i = 0; i < nbad; i++)
+        stopped |= bad_ids[i] > last_ok_id;
+    if (stopped) {
+        dump(log);
+        fail_msg("no ok case was stored after the last failures: the run stopped early?");
+    }
+    assert_int_equal(db_int(broken_db(), "SELECT count(DISTINCT key) FROM cases"), BROKEN_POINTS);
+    char line[128];
+    snprintf(line, sizeof line, "%d points selected: %d to run, 0 already stored", BROKEN_POINTS, BROKEN_POINTS);
+    if (!log_has(log, line)) {
+        dump(log);
+        fail_msg("the first run's log lacks \"%s\"", line);
+    }
+}
+
+static void test_broken_rerun_stores_nothing(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("broken-2.log");
+    int before = db_int(broken_db(), "SELECT count(*) FROM cases");
+    assert_int_equal(before, BROKEN_POINTS);
+    int rc = kvx(log, "run", SPECS "broken.yaml", "--db", broken_db(), "--cache", cache, "--devices", "0", NULL);
+    char line[128];
+    snprintf(line, sizeof line, "0 to run, %d already stored", BROKEN_POINTS);
+    if (rc > 1 || !log_has(log, line)) {
+        dump(log);
+        fail_msg("the second run exited %d; expected \"%s\" in its log", rc, line);
+    }
+    assert_int_equal(db_int(broken_db(), "SELECT count(*) FROM cases"), BROKEN_POINTS);
+    /* nothing measured: no case row belongs to the second run */
+    assert_int_equal(db_int(broken_db(), "SELECT count(*) FROM cases WHERE run_id = (SELECT max(id) FROM runs)"),
+                     0);
+}
+
+/* ---- tiny.yaml: killed and resumed ------------------------------------------------ */
+
+static const char *plain_db(void) { return tmp_path("tiny.db"); }
+
+static void test_kill_and_resume(void **state)
+{
+    (void)state;
+    const char *log1 = tmp_path("tiny-1.log"), *log2 = tmp_path("tiny-2.log");
+    const char *argv[] = {"run", SPECS "tiny.yaml", "--db", plain_db(), "--cache", cache, NULL};
+    pid_t pid = kvx_start(log1, argv);
+    /* Poll until some cases are stored, then kill kvx and its workers at once. */
+    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    int stored = -1, status = 0;
+    while ((stored = db_int(plain_db(), "SELECT count(*) FROM cases")) < 3) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            dump(log1);
+            fail_msg("kvx run finished (exit %d) before the test could kill it (%d cases stored)",
+                     exit_code(status), stored);
+        }
+        if (now_ms() > end) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            dump(log1);
+            fail_msg("no case stored after %d s", KVX_DEADLINE_S);
+        }
+        usleep(10 * 1000);
+    }
+    kill(-pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(exit_code(status), 128 + SIGKILL);
+    usleep(200 * 1000); /* let the killed workers' GPU contexts go */
+    int after_kill = db_int(plain_db(), "SELECT count(*) FROM cases");
+    printf("  killed with %d of %d cases stored\n", after_kill, TINY_POINTS);
+    if (after_kill < 3 || after_kill >= TINY_POINTS) {
+        dump(log1);
+        fail_msg("%d cases stored at the kill (expected some but not all of %d)", after_kill, TINY_POINTS);
+    }
+
+    int rc = kvx_wait(kvx_start(log2, argv), log2);
+    char line[128];
+    snprintf(line, sizeof line, "%d points selected: %d to run, %d already stored", TINY_POINTS,
+             TINY_POINTS - after_kill, after_kill);
+    if (rc != 0 || !log_has(log2, line)) {
+        dump(log2);
+        fail_msg("the resumed run exited %d; expected 0 and \"%s\"", rc, line);
+    }
+    assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM cases"), TINY_POINTS);
+    assert_int_equal(db_int(plain_db(), "SELECT count(DISTINCT key) FROM cases"), TINY_POINTS);
+    assert_int_equal(db_int(plain_db(), "SELECT count(DISTINCT label) FROM cases"), TINY_POINTS);
+    assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM cases WHERE status = 'ok'"), TINY_POINTS);
+}
+
+/* ---- tiny.yaml: two shards, merged ---------------------------------------------------- */
+
+static void test_shards_merge_to_the_plain_run(void **state)
+{
+    (void)state;
+    const char *s1 = tmp_path("shard-1.db"), *s2 = tmp_path("shard-2.db"), *all = tmp_path("all.db");
+    const char *shard_db[2] = {s1, s2}, *shard_arg[2] = {"1/2", "2/2"};
+    int counts[2];
+    for (int k = 0; k < 2; k++) {
+        char log[64], line[64];
+        snprintf(log, sizeof log, "shard-%d.log", k + 1);
+        const char *lp = tmp_path(log);
+        int rc = kvx(lp, "run", SPECS "tiny.yaml", "--db", shard_db[k], "--cache", cache, "--shard",
+                     shard_arg[k], NULL);
+        snprintf(line, sizeof line, "shard %s (from --shard) has", shard_arg[k]);
+        if (rc != 0 || !log_has(lp, line)) {
+            dump(lp);
+            fail_msg("kvx run --shard %s exited %d; expected 0 and \"%s\"", shard_arg[k], rc, line);
+        }
+        counts[k] = db_int(shard_db[k], "SELECT count(*) FROM cases");
+        assert_true(counts[k] > 0);
+    }
+    assert_int_equal(counts[0] + counts[1], TINY_POINTS);
+
+    /* disjoint, and no workload group split (tiny's only code axis is the
+     * baseline axis, so the workload JSON is the group) */
+    int nk1, nk2, nw1, nw2;
+    char **k1 = db_strings(s1, "SELECT key FROM cases", &nk1), **k2 = db_strings(s2, "SELECT key FROM cases", &nk2);
+    char **w1 = db_strings(s1, "SELECT DISTINCT workload FROM cases", &nw1);
+    char **w2 = db_strings(s2, "SELECT DISTINCT workload FROM cases", &nw2);
+    for (int i = 0; i < nk1; i++)
+        if (strings_have(k2, nk2, k1[i]))
+            fail_msg("case %s is in both shards", k1[i]);
+    for (int i = 0; i < nw1; i++)
+        if (strings_have(w2, nw2, w1[i]))
+            fail_msg("workload %s is split between the shards", w1[i]);
+    assert_int_equal(nw1 + nw2, TINY_POINTS / 2);
+    strings_free(k1, nk1);
+    strings_free(k2, nk2);
+    strings_free(w1, nw1);
+    strings_free(w2, nw2);
+
+    /* kvx plan --shard lists the points kvx run --shard ran */
+    for (int k = 0; k < 2; k++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "'%s' plan '%s' --points --shard %s", KVX_BINARY, SPECS "tiny.yaml", shard_arg[k]);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        int nl;
+        char **labels = db_strings(shard_db[k], "SELECT label FROM cases", &nl);
+        char line[512];
+        int listed = 0, in_points = 0;
+        while (fgets(line, sizeof line, p)) {
+            int idx, src, off = 0;
+            if (!strncmp(line, "point ", 6))
+                in_points = 1;
+            else if (in_points && sscanf(line, "%d %d %n", &idx, &src, &off) == 2 && off) {
+                line[strcspn(line, "\n")] = 0;
+                listed++;
+                if (!strings_have(labels, nl, line + off))
+                    fail_msg("kvx plan --shard %s lists '%s', which kvx run --shard %s did not run",
+                             shard_arg[k], line + off, shard_arg[k]);
+            }
+        }
+        assert_int_equal(pclose(p), 0);
+        assert_int_equal(listed, nl);
+        strings_free(labels, nl);
+    }
+
+    const char *log = tmp_path("merge.log");
+    int rc = kvx(log, "merge", all, s1, s2, NULL);
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx merge exited %d", rc);
+    }
+    int na, np;
+    char **ka = db_strings(all, "SELECT key FROM cases ORDER BY key", &na);
+    char **kp = db_strings(plain_db(), "SELECT key FROM cases ORDER BY key", &np);
+    assert_int_equal(na, TINY_POINTS);
+    assert_int_equal(np, TINY_POINTS);
+    for (int i = 0; i < na; i++)
+        if (strcmp(ka[i], kp[i]))
+            fail_msg("merged shards and the plain run differ at key %d: %s vs %s", i, ka[i], kp[i]);
+    strings_free(ka, na);
+    strings_free(kp, np);
+    /* merging again adds nothing */
+    rc = kvx(log, "merge", all, s1, s2, NULL);
+    assert_int_equal(rc, 0);
+    assert_int_equal(db_int(all, "SELECT count(*) FROM cases"), TINY_POINTS);
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+/* The "GPUs" line of `kvx doctor`: its count, or 0 with the line in why. */
+static int doctor_gpus(char *why, size_t len)
+{
+    FILE *p = popen("'" KVX_BINARY "' doctor 2>&1", "r");
+    char line[512];
+    int n = 0;
+    snprintf(why, len, "kvx doctor printed no GPUs line");
+    if (!p)
+        return 0;
+    while (fgets(line, sizeof line, p)) {
+        if (strncmp(line, "GPUs", 4) != 0)
+            continue;
+        line[strcspn(line, "\n")] = 0;
+        snprintf(why, len, "kvx doctor: %s", line);
+        if (sscanf(line + 4, "%d", &n) != 1)
+            n = 0;
+    }
+    pclose(p);
+    return n;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+int main(void)
+{
+    /* Inside a Slurm array job, kvx run would shard these runs by itself. */
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    char why[600];
+    if (doctor_gpus(why, sizeof why) < 1) {
+        printf("skipped: no GPU to run on (%s)\n", why);
+        return 77;
+    }
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/kvx-gpu-run-XXXXXX", base);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(cache, sizeof cache, "%s/cache", tmp);
+    printf("  working in %s\n", tmp);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_broken_run),
+        cmocka_unit_test(test_broken_rerun_stores_nothing),
+        cmocka_unit_test(test_kill_and_resume),
+        cmocka_unit_test(test_shards_merge_to_the_plain_run),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed == 0)
+        nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    else
+        printf("  kept %s for a look\n", tmp);
+    return failed;
+}
