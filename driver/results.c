@@ -908,7 +908,9 @@ static void compute_values(CaseSet *cs, int ratio)
             r->v = NAN;
             r->fail = arena_printf(cs->arena, "baseline %s", bfail ? bfail : "n/a");
         } else {
-            r->v = r->raw / results_median(vals, n);
+            /* ratio 2 is a speed-up: the baseline's time over this one's. */
+            double bm = results_median(vals, n);
+            r->v = ratio == 2 ? bm / r->raw : r->raw / bm;
         }
     }
     free(vals);

@@ -40,7 +40,7 @@ typedef struct TableOpts {
     const char *const *rows; int nrows;   /* axis names */
     const char *const *cols; int ncols;
     const char *value;         /* NULL: median_ms */
-    int ratio;                 /* divide by the baseline variant's value */
+    int ratio;                 /* 1: value / baseline's; 2: speed-up, baseline's / value */
     const char *baseline;      /* "axis=value,..."; NULL: the run's stored baseline */
     const char *where;         /* kvx expression over axes, status and values */
     ResultsFormat format;

@@ -20,7 +20,7 @@ static int usage_fail(const char *verb, const char *usage, const char *msg)
 }
 
 /* Options the table-like verbs share. */
-enum { OPT_DB = 1000, OPT_SPEC, OPT_ROWS, OPT_COLS, OPT_VALUE, OPT_RATIO, OPT_BASELINE,
+enum { OPT_DB = 1000, OPT_SPEC, OPT_ROWS, OPT_COLS, OPT_VALUE, OPT_RATIO, OPT_SPEEDUP, OPT_BASELINE,
        OPT_WHERE, OPT_RUN, OPT_REF, OPT_FORMAT, OPT_OUT, OPT_WHERE_A, OPT_WHERE_B };
 
 static const struct option table_options[] = {
@@ -30,6 +30,7 @@ static const struct option table_options[] = {
     {"cols", required_argument, NULL, OPT_COLS},
     {"value", required_argument, NULL, OPT_VALUE},
     {"ratio", no_argument, NULL, OPT_RATIO},
+    {"speedup", no_argument, NULL, OPT_SPEEDUP},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"where", required_argument, NULL, OPT_WHERE},
     {"run", required_argument, NULL, OPT_RUN},
@@ -47,6 +48,7 @@ static const struct option compare_options[] = {
     {"cols", required_argument, NULL, OPT_COLS},
     {"value", required_argument, NULL, OPT_VALUE},
     {"ratio", no_argument, NULL, OPT_RATIO},
+    {"speedup", no_argument, NULL, OPT_SPEEDUP},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"where", required_argument, NULL, OPT_WHERE},
     {"where-a", required_argument, NULL, OPT_WHERE_A},
@@ -76,7 +78,8 @@ static int table_opt(TableArgs *ta, int c, const char *arg, const char *verb, co
     case OPT_COLS: ta->o.cols = results_split(ta->arena, arg, &ta->o.ncols); return 0;
     case OPT_VALUE: ta->o.value = arg; return 0;
     case OPT_RATIO: ta->o.ratio = 1; return 0;
-    case OPT_BASELINE: ta->o.baseline = arg; ta->o.ratio = 1; return 0;
+    case OPT_SPEEDUP: ta->o.ratio = 2; return 0;
+    case OPT_BASELINE: ta->o.baseline = arg; ta->o.ratio = ta->o.ratio ? ta->o.ratio : 1; return 0;
     case OPT_WHERE: ta->o.where = arg; return 0;
     case OPT_REF: ta->o.sel.ref_name = arg; return 0;
     case OPT_OUT: ta->out = arg; return 0;
@@ -146,7 +149,7 @@ static int exit_of(const KvxError *err)
 }
 
 static const char table_usage[] =
-    "[--db PATH] [--spec NAME] [--rows AXIS,...] [--cols AXIS,...] [--value V] [--ratio]\n"
+    "[--db PATH] [--spec NAME] [--rows AXIS,...] [--cols AXIS,...] [--value V] [--ratio|--speedup]\n"
     "       [--baseline 'axis=value,...'] [--where EXPR] [--run ID | --ref NAME]\n"
     "       [--format md|csv|json] [--out FILE]";
 

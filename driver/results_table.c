@@ -278,7 +278,7 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
     if (cs->vcol)
         fprintf(out, " (%s)", cs->vcol->doc);
     if (o->ratio) {
-        fputs(", as a ratio to ", out);
+        fputs(o->ratio == 2 ? ", as a speed-up over " : ", as a ratio to ", out);
         for (int k = 0; k < cs->nbase; k++)
             fprintf(out, "%s%s=%s", k ? " " : "", cs->axes[cs->base_axis[k]].name,
                     cs->axes[cs->base_axis[k]].vals[cs->base_val[k]].text);

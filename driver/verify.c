@@ -293,7 +293,7 @@ static int ref_count_if(Call *c)
 
 static int ref_count_below_by(Call *c)
 {
-    uint64_t k;
+    uint64_t k = 0;
     if (arg_buf(c, 0, "buffer") < 0 || check_threshold(c, 1) < 0 ||
         arg_int_buf(c, 2, "keys") < 0 || arg_count(c, 3, "k", &k) < 0)
         return -1;
@@ -323,7 +323,7 @@ static int ref_count_below_by(Call *c)
 
 static int ref_histogram(Call *c)
 {
-    uint64_t bins;
+    uint64_t bins = 0;
     int64_t lo, hi;
     if (arg_buf(c, 0, "buffer") < 0 || arg_count(c, 1, "bins", &bins) < 0 ||
         arg_int(c, 2, "lo", &lo) < 0 || arg_int(c, 3, "hi", &hi) < 0)
@@ -441,7 +441,7 @@ static int scatter_add(Call *c, const RefArg *keys, const RefArg *vals, uint64_t
 
 static int ref_sum_by(Call *c)
 {
-    uint64_t k;
+    uint64_t k = 0;
     if (arg_buf(c, 0, "vals") < 0 || int_inputs(c, 0) < 0 || arg_int_buf(c, 1, "keys") < 0 ||
         arg_count(c, 2, "k", &k) < 0)
         return -1;
@@ -453,7 +453,7 @@ static int ref_sum_by(Call *c)
 
 static int ref_index_add(Call *c)
 {
-    uint64_t rows, w;
+    uint64_t rows = 0, w = 0;
     if (arg_int_buf(c, 0, "idx") < 0 || arg_buf(c, 1, "vals") < 0 || int_inputs(c, 1) < 0 ||
         arg_count(c, 2, "rows", &rows) < 0 || arg_count(c, 3, "w", &w) < 0)
         return -1;
@@ -514,7 +514,7 @@ static uint64_t fold_u(const ElemType *t, RedOp op, uint64_t r, uint64_t v)
 static int ref_reduce(Call *c)
 {
     const char *name;
-    uint64_t k;
+    uint64_t k = 0;
     if (!(name = arg_str(c, 0)) || arg_buf(c, 1, "buffer") < 0 || int_inputs(c, 1) < 0 ||
         arg_count(c, 2, "k", &k) < 0)
         return -1;
@@ -622,7 +622,7 @@ static int ref_wrap_count(Call *c)
 {
     const char *op;
     int64_t n, init, lim;
-    uint64_t k;
+    uint64_t k = 0;
     if (!(op = arg_str(c, 0)) || arg_int(c, 1, "n", &n) < 0 || arg_count(c, 2, "k", &k) < 0 ||
         arg_int(c, 3, "init", &init) < 0 || arg_int(c, 4, "lim", &lim) < 0)
         return -1;
@@ -648,7 +648,7 @@ static int ref_wrap_count(Call *c)
 static int ref_tally(Call *c)
 {
     int64_t n, init;
-    uint64_t k;
+    uint64_t k = 0;
     if (arg_int(c, 0, "n", &n) < 0 || arg_count(c, 1, "k", &k) < 0 ||
         arg_int(c, 2, "init", &init) < 0)
         return -1;

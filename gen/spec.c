@@ -842,7 +842,7 @@ static int load_report(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 1}, {"value", 0},
-                                  {"ratio", 0}, {"where", 0}, {0}};
+                                  {"ratio", 0}, {"speedup", 0}, {"where", 0}, {0}};
     if (want(L, seq, YAML_SEQUENCE_NODE, "report"))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
@@ -863,6 +863,11 @@ static int load_report(Loader *L, yaml_node_t *seq)
             return -1;
         if ((n = get(L, t, "ratio")) && scalar_bool(L, n, "ratio", &r->ratio))
             return -1;
+        int speedup = 0;
+        if ((n = get(L, t, "speedup")) && scalar_bool(L, n, "speedup", &speedup))
+            return -1;
+        if (speedup)
+            r->ratio = 2;
         const char ***lists[2] = {&r->rows, &r->cols};
         int *counts[2] = {&r->nrows, &r->ncols};
         const char *names[2] = {"rows", "cols"};

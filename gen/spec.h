@@ -121,7 +121,7 @@ typedef struct ReportTable {
     const char **rows; int nrows;
     const char **cols; int ncols;
     const char *value;
-    int ratio;          /* divide by the baseline */
+    int ratio;          /* 1: divide by the baseline; 2: speed-up (baseline / value) */
     const char *where;
     SrcPos pos;
 } ReportTable;
