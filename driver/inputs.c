@@ -546,17 +546,17 @@ int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams 
     for (int s = 0; s < 2; s++)
         g.key[s] = mix(p->seed ^ stream_consts[p->kind][s]);
     type_range(t, &g.tmin, &g.tmax);
-    g.ival = round_i128(p->value);
+    g.ival = p->exact & 1 ? (i128)p->ivalue : round_i128(p->value);
     i128 vmin = g.ival, vmax = g.ival;
     if (kind_has_range(p->kind)) {
-        g.ilo = round_i128(p->lo);
-        u128 range = (u128)(round_i128(p->hi) - g.ilo) + 1;
+        g.ilo = p->exact & 2 ? (i128)p->ilo : round_i128(p->lo);
+        i128 ihi = p->exact & 4 ? (i128)p->ihi : round_i128(p->hi);
+        u128 range = (u128)(ihi - g.ilo) + 1;
         g.range_lo = (uint64_t)range;
         g.range_hi = (uint64_t)(range >> 64);
         g.flo = p->lo;
         g.fhi = p->hi;
         g.fspan = p->hi - p->lo;
-        i128 ihi = round_i128(p->hi);
         if (p->kind == INIT_HOT) {
             vmin = g.ilo < vmin ? g.ilo : vmin;
             vmax = ihi > vmax ? ihi : vmax;
@@ -664,6 +664,9 @@ void inputs_key(const ElemType *t, uint64_t count, const InitParams *p, char hex
         sb_printf(&b, "length=%lld\n", (long long)p->length);
     if (k != INIT_CONST && k != INIT_IOTA)
         sb_printf(&b, "seed=%llu\n", (unsigned long long)p->seed);
+    if (p->exact)
+        sb_printf(&b, "exact=%u:%lld:%lld:%lld\n", p->exact, (long long)p->ivalue, (long long)p->ilo,
+                  (long long)p->ihi);
     sha256_hex(b.p, b.len, hex);
     sb_free(&b);
 }

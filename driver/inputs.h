@@ -17,6 +17,11 @@ typedef struct InitParams {
     double value, lo, hi, exponent, fraction;
     int64_t length;
     uint64_t seed;      /* run seed mixed with the buffer's name */
+    /* Integers the spec wrote exactly: a double carries only 53 bits, and an
+     * all-ones u64 or an i64 extreme must reach the buffer unrounded.  Bit 0:
+     * ivalue holds value exactly; bit 1: ilo; bit 2: ihi. */
+    unsigned exact;
+    int64_t ivalue, ilo, ihi;
 } InitParams;
 
 /* Fill count elements of type t at host.  Integer kinds round and saturate to

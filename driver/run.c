@@ -474,6 +474,16 @@ static int resolve_case(const Plan *p, int point, const JitJob *job, const RunCa
             eval_double(&pe, in->fraction, 0, &ip->fraction, err) || eval_double(&pe, in->length, 1, &len, err))
             goto done;
         ip->length = (int64_t)len;
+        /* Integers exactly as written (a double rounds above 2^53). */
+        const Expr *ix[3] = {in->value, in->lo, in->hi};
+        int64_t *iv[3] = {&ip->ivalue, &ip->ilo, &ip->ihi};
+        for (int q = 0; q < 3; q++) {
+            Value xv;
+            if (ix[q] && point_eval(&pe, ix[q], &xv, err) == 0 && xv.kind == VAL_INT) {
+                *iv[q] = xv.i;
+                ip->exact |= 1u << q;
+            }
+        }
         ip->seed = name_seed(m->seed, bs->name);
         inputs_key(t, cb->count, ip, cb->input_key);
         cb->checked = bs->checked;

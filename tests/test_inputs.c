@@ -423,9 +423,36 @@ static void test_describe_key(void **state)
     assert_string_equal(k1, k2);
 }
 
+/* Integers written exactly reach the buffer unrounded: 2^63 - 1 is not a
+ * double, and an AND over it must start from all those ones. */
+static void test_exact_integers(void **state)
+{
+    (void)state;
+    uint64_t buf[4];
+    InitParams p = {.kind = INIT_CONST, .value = 9223372036854775807.0, .seed = 1};
+    p.exact = 1;
+    p.ivalue = INT64_MAX;
+    KvxError err = {0};
+    assert_int_equal(inputs_fill(elem_type_find("u64"), buf, 4, &p, 1, &err), 0);
+    for (int i = 0; i < 4; i++)
+        assert_true(buf[i] == (uint64_t)INT64_MAX);
+    p.exact = 0; /* the double alone rounds up to 2^63 */
+    assert_int_equal(inputs_fill(elem_type_find("u64"), buf, 4, &p, 1, &err), 0);
+    assert_true(buf[0] == 9223372036854775808ULL);
+    int64_t ibuf[64];
+    InitParams u = {.kind = INIT_UNIFORM, .lo = -9223372036854775807.0, .hi = -9223372036854775806.0, .seed = 3};
+    u.exact = 6;
+    u.ilo = -INT64_MAX;
+    u.ihi = -INT64_MAX + 1;
+    assert_int_equal(inputs_fill(elem_type_find("i64"), ibuf, 64, &u, 1, &err), 0);
+    for (int i = 0; i < 64; i++)
+        assert_true(ibuf[i] == -INT64_MAX || ibuf[i] == -INT64_MAX + 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_integers),
         cmocka_unit_test(test_threads_same_bytes),
         cmocka_unit_test(test_seed_changes_data),
         cmocka_unit_test(test_const_iota),
