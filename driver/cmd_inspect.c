@@ -35,11 +35,12 @@ int cmd_inspect(int argc, char **argv)
         printf("note: SASS needs nvdisasm or cuobjdump (neither found): PTX analysis only\n");
     char *cache = o.cache_dir ? xstrdup(o.cache_dir) : cli_default_cache_dir();
 
-    /* Variants are the sources selected at the first arch; later archs must
-     * give the same sources (they do unless the template reads device facts). */
-    char **labels = NULL;
-    InspectFacts *facts = NULL;
-    int nvar = 0;
+    /* Variants are keyed by their code-axis label: an arch whose where: prunes
+     * some (a cc-dependent constraint) leaves those cells empty. */
+    int cap = 64, nvar = 0;
+    char **labels = xcalloc((size_t)cap, sizeof(char *));
+    InspectFacts *facts = xcalloc((size_t)cap * (size_t)narch, sizeof(InspectFacts));
+    unsigned char *present = xcalloc((size_t)cap * (size_t)narch, 1);
     for (int ai = 0; ai < narch && rc == 0; ai++) {
         DeviceFacts df;
         facts_for_arch(archs[ai], &df);
@@ -61,7 +62,8 @@ int cmd_inspect(int argc, char **argv)
             rc = 2;
             break;
         }
-        JitJob *jobs = xcalloc((size_t)p.nsrcs, sizeof(JitJob));
+        JitJob *jobs = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));
+        int *row = xmalloc(sizeof(int) * (size_t)(p.nsrcs ? p.nsrcs : 1));
         int n = 0;
         for (int k = 0; k < p.nsrcs; k++) {
             int any = 0;
@@ -69,34 +71,38 @@ int cmd_inspect(int argc, char **argv)
                 any = sel[i] && p.point_src[i] == k;
             if (!any)
                 continue;
-            JitJob *j = &jobs[n++];
+            JitJob *j = &jobs[n];
             j->name = p.srcs[k].label[0] ? p.srcs[k].label : p.srcs[k].file;
             j->source = p.srcs[k].text;
             j->arch = archs[ai];
             j->options = s->options;
             j->noptions = s->noptions;
             j->use_cccl = s->use_cccl;
-        }
-        if (ai == 0) {
-            nvar = n;
-            labels = xcalloc((size_t)(n ? n : 1), sizeof(char *));
-            facts = xcalloc((size_t)(n ? n : 1) * (size_t)narch, sizeof(InspectFacts));
-            for (int v = 0; v < n; v++)
-                labels[v] = xstrdup(jobs[v].name);
-        } else if (n != nvar) {
-            fprintf(stderr, "kvx inspect: %s gives %d sources where %s gave %d (the template reads device "
-                    "facts); inspect one arch at a time\n", archs[ai], n, archs[0], nvar);
-            rc = 2;
+            int v = 0;
+            while (v < nvar && strcmp(labels[v], j->name) != 0)
+                v++;
+            if (v == nvar) {
+                if (nvar == cap) {
+                    labels = xrealloc(labels, sizeof(char *) * (size_t)(cap * 2));
+                    facts = xrealloc(facts, sizeof(InspectFacts) * (size_t)(cap * 2) * (size_t)narch);
+                    present = xrealloc(present, (size_t)(cap * 2) * (size_t)narch);
+                    memset(present + (size_t)cap * (size_t)narch, 0, (size_t)cap * (size_t)narch);
+                    cap *= 2;
+                }
+                labels[nvar++] = xstrdup(j->name);
+            }
+            row[n++] = v;
         }
         JitOptions jo = {.cache_dir = cache, .threads = o.jobs, .use_cache = !o.no_cache};
-        if (rc == 0 && jit_compile_all(jobs, n, &jo, NULL, NULL, &err) != 0) {
+        if (jit_compile_all(jobs, n, &jo, NULL, NULL, &err) != 0) {
             kvx_error_print(&err, stderr);
             kvx_error_clear(&err);
             rc = 3;
         }
         for (int v = 0; v < n && rc == 0; v++) {
             JitJob *j = &jobs[v];
-            InspectFacts *f = &facts[v * narch + ai];
+            InspectFacts *f = &facts[row[v] * narch + ai];
+            present[row[v] * narch + ai] = 1;
             inspect_facts_init(f);
             if (!j->ok) {
                 printf("%s [%s]: does not compile\n%s\n", j->name, archs[ai], j->log ? j->log : "");
@@ -140,24 +146,44 @@ int cmd_inspect(int argc, char **argv)
         for (int v = 0; v < n; v++)
             jit_job_release(&jobs[v]);
         free(jobs);
+        free(row);
         free(sel);
         plan_free(&p);
         spec_free(s);
     }
     if (rc == 0 && narch > 1) {
-        StrBuf t;
+        /* The variant x arch table; a cell the arch's where: prunes says so. */
+        StrBuf t, cell;
         sb_init(&t);
-        const char *an[16];
+        sb_init(&cell);
+        sb_puts(&t, "| variant |");
         for (int a = 0; a < narch; a++)
-            an[a] = archs[a];
-        inspect_table((const char *const *)labels, nvar, an, narch, facts, &t);
+            sb_printf(&t, " %s |", archs[a]);
+        sb_puts(&t, "\n|---|");
+        for (int a = 0; a < narch; a++)
+            sb_puts(&t, "---|");
+        sb_putc(&t, '\n');
+        for (int v = 0; v < nvar; v++) {
+            sb_printf(&t, "| %s |", labels[v]);
+            for (int a = 0; a < narch; a++) {
+                sb_reset(&cell);
+                if (present[v * narch + a])
+                    inspect_tags(&facts[v * narch + a], &cell);
+                else
+                    sb_puts(&cell, "(not in this arch's plan)");
+                sb_printf(&t, " %s |", sb_str(&cell));
+            }
+            sb_putc(&t, '\n');
+        }
         printf("%s", sb_str(&t));
         sb_free(&t);
+        sb_free(&cell);
     }
     for (int v = 0; v < nvar; v++)
         free(labels[v]);
     free(labels);
     free(facts);
+    free(present);
     free(cache);
     return rc;
 }
