@@ -266,13 +266,48 @@ int cmd_plan(int argc, char **argv)
     for (int i = 0; i < p.npoints; i++)
         nsel += sel[i];
     int nshard = shard.n > 1 ? shard_select(&p, sel, &shard) : nsel;
-    printf("spec      %s (%s)%s%s\n", s->path, s->name, s->doc ? ": " : "", s->doc ? s->doc : "");
+    printf("spec      %s (%s)\n", s->path, s->name);
+    if (s->doc) {
+        /* Wrapped at 88 columns under the label column. */
+        const char *d = s->doc;
+        while (*d) {
+            while (*d == ' ' || *d == '\n')
+                d++;
+            int len = (int)strlen(d);
+            while (len > 0 && (d[len - 1] == ' ' || d[len - 1] == '\n'))
+                len--;
+            int cut = len;
+            if (len > 78) {
+                cut = 78;
+                while (cut > 0 && d[cut] != ' ')
+                    cut--;
+                if (cut == 0)
+                    cut = 78;
+            }
+            if (cut > 0)
+                printf("          %.*s\n", cut, d);
+            d += cut;
+            if (cut == len)
+                break;
+        }
+    }
     printf("template  %s, kernel %s\n", s->template_path, s->kernel);
     printf("target    %s (%s)\n", arch, p.facts.name);
     printf("axes      (declaration order; code axes change the source)\n");
     for (int a = 0; a < s->naxes; a++) {
-        printf("  %-14s %-8s %2d: ", s->axes[a].name, (p.code_axes >> a) & 1 ? "code" : "workload",
-               s->axes[a].nvals);
+        /* An axis can change the code of some sources only (a template branch
+         * that reads it): say in how many. */
+        int in = 0;
+        for (int k = 0; k < p.nsrcs; k++)
+            in += (int)((p.srcs[k].code_axes >> a) & 1);
+        char kind[40];
+        if (!in)
+            snprintf(kind, sizeof kind, "workload");
+        else if (in == p.nsrcs)
+            snprintf(kind, sizeof kind, "code");
+        else
+            snprintf(kind, sizeof kind, "code (%d of %d sources)", in, p.nsrcs);
+        printf("  %-14s %-24s %2d: ", s->axes[a].name, kind, s->axes[a].nvals);
         for (int v = 0; v < s->axes[a].nvals; v++)
             printf("%s%s", v ? ", " : "", s->axes[a].vals[v].text);
         if (s->axes[a].zip >= 0)

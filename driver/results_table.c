@@ -326,7 +326,10 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
         fputs("\n(n): the median of n cases (other axes, or several runs, at this cell).\n", out);
     if (p->mixed)
         fputs("\n!: some cases at this cell failed; the value is over those that passed.\n", out);
-    if (o->ratio)
+    if (o->ratio == 2)
+        fputs("\nSpeed-ups divide the baseline case's value by each case's, at the same point of the"
+              " other axes, in the same run.\n", out);
+    else if (o->ratio)
         fputs("\nRatios divide each case by the baseline case at the same point of the other"
               " axes, in the same run.\n", out);
     sb_free(&b);
