@@ -35,6 +35,15 @@ int cli_split_archs(const char *list, char archs[][16], int max, KvxError *err);
  * process), else sm_90.  *from_gpu says which. */
 void cli_default_arch(char arch[16], int *from_gpu);
 
+/* Load a spec, plan it for arch and select the points of --where (where may be
+ * NULL).  0, or 2 after printing the error (nothing to free then). */
+int cli_load_plan(const char *path, const char *where, const char *arch, Spec **spec, Plan *plan,
+                  unsigned char **sel);
+
+/* The archs of --arch (validated), or the default one.  The count, or -1
+ * after printing the error. */
+int cli_archs(const CliSpecOpts *o, char archs[][16], int max);
+
 /* Points selected by --where (all when NULL): a malloc'd 0/1 array, or NULL with err. */
 unsigned char *cli_select_points(const Plan *p, const char *where, KvxError *err);
 

@@ -155,19 +155,23 @@ unsigned char *cli_select_points(const Plan *p, const char *where, KvxError *err
     return sel;
 }
 
-/* Load a spec and build its plan for one arch.  Exit status 0 or 2. */
-static int load_plan(const char *path, const char *arch, Spec **spec, Plan *plan)
+int cli_load_plan(const char *path, const char *where, const char *arch, Spec **spec, Plan *plan,
+                  unsigned char **sel)
 {
     KvxError err = {0};
     DeviceFacts f;
+    *sel = NULL;
+    memset(plan, 0, sizeof *plan);
     if (facts_for_arch(arch, &f) != 0) {
         fprintf(stderr, "kvx: unknown arch '%s'\n", arch);
         return 2;
     }
     *spec = spec_load(path, &err);
-    if (!*spec || plan_build(*spec, &f, plan, &err) != 0) {
+    if (!*spec || plan_build(*spec, &f, plan, &err) != 0 || !(*sel = cli_select_points(plan, where, &err))) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
+        if (*spec && plan->spec)
+            plan_free(plan);
         spec_free(*spec);
         *spec = NULL;
         return 2;
@@ -175,22 +179,20 @@ static int load_plan(const char *path, const char *arch, Spec **spec, Plan *plan
     return 0;
 }
 
-static int first_arch(const CliSpecOpts *o, char arch[16])
+int cli_archs(const CliSpecOpts *o, char archs[][16], int max)
 {
     if (!o->archs) {
         int gpu;
-        cli_default_arch(arch, &gpu);
-        return 0;
+        cli_default_arch(archs[0], &gpu);
+        return 1;
     }
-    char archs[16][16];
     KvxError err = {0};
-    if (cli_split_archs(o->archs, archs, 16, &err) < 0) {
+    int n = cli_split_archs(o->archs, archs, max, &err);
+    if (n < 0) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
-        return 2;
     }
-    memcpy(arch, archs[0], 16);
-    return 0;
+    return n;
 }
 
 /* ---- plan ------------------------------------------------------------------------ */
@@ -234,23 +236,19 @@ static int shard_select(const Plan *p, unsigned char *sel, const Shard *sh)
 int cmd_plan(int argc, char **argv)
 {
     CliSpecOpts o;
-    char arch[16];
+    char archs[1][16];
     int rc = cli_parse_spec_opts("plan", argc, argv, &o);
-    if (rc || (rc = first_arch(&o, arch)))
+    if (rc)
         return rc;
+    if (cli_archs(&o, archs, 1) < 0)
+        return 2;
+    const char *arch = archs[0];
     Spec *s;
     Plan p;
-    if ((rc = load_plan(o.spec_path, arch, &s, &p)))
+    unsigned char *sel;
+    if ((rc = cli_load_plan(o.spec_path, o.where, arch, &s, &p, &sel)))
         return rc;
     KvxError err = {0};
-    unsigned char *sel = cli_select_points(&p, o.where, &err);
-    if (!sel) {
-        kvx_error_print(&err, stderr);
-        kvx_error_clear(&err);
-        plan_free(&p);
-        spec_free(s);
-        return 2;
-    }
     /* Only an explicit --shard: a plan inside a Slurm array job lists the whole
      * space unless asked (kvx run reads the array variables itself). */
     Shard shard = {0, 1, "none"};
@@ -360,27 +358,21 @@ static int write_file(const char *dir, const char *name, const char *text, size_
 int cmd_gen(int argc, char **argv)
 {
     CliSpecOpts o;
-    char arch[16];
+    char archs[1][16];
     int rc = cli_parse_spec_opts("gen", argc, argv, &o);
-    if (rc || (rc = first_arch(&o, arch)))
+    if (rc)
         return rc;
     if (!o.out) {
         fprintf(stderr, "kvx gen: --out DIR is required\n");
         return 2;
     }
+    if (cli_archs(&o, archs, 1) < 0)
+        return 2;
     Spec *s;
     Plan p;
-    if ((rc = load_plan(o.spec_path, arch, &s, &p)))
+    unsigned char *sel;
+    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], &s, &p, &sel)))
         return rc;
-    KvxError err = {0};
-    unsigned char *sel = cli_select_points(&p, o.where, &err);
-    if (!sel) {
-        kvx_error_print(&err, stderr);
-        kvx_error_clear(&err);
-        plan_free(&p);
-        spec_free(s);
-        return 2;
-    }
     if (mkdir_p(o.out) != 0) {
         fprintf(stderr, "kvx gen: cannot create %s: %s\n", o.out, strerror(errno));
         rc = 3;
@@ -447,35 +439,19 @@ int cmd_compile(int argc, char **argv)
     if (rc)
         return rc;
     char archs[16][16];
-    int narch = 1;
+    int narch = cli_archs(&o, archs, 16);
+    if (narch < 0)
+        return 2;
     KvxError err = {0};
-    if (o.archs) {
-        if ((narch = cli_split_archs(o.archs, archs, 16, &err)) < 0) {
-            kvx_error_print(&err, stderr);
-            kvx_error_clear(&err);
-            return 2;
-        }
-    } else {
-        int gpu;
-        cli_default_arch(archs[0], &gpu);
-    }
     char *cache = o.cache_dir ? xstrdup(o.cache_dir) : cli_default_cache_dir();
     int failures = 0, cached = 0, njobs_all = 0;
     double t0 = now_ms();
     for (int ai = 0; ai < narch && rc == 0; ai++) {
         Spec *s;
         Plan p;
-        if ((rc = load_plan(o.spec_path, archs[ai], &s, &p)))
+        unsigned char *sel;
+        if ((rc = cli_load_plan(o.spec_path, o.where, archs[ai], &s, &p, &sel)))
             break;
-        unsigned char *sel = cli_select_points(&p, o.where, &err);
-        if (!sel) {
-            kvx_error_print(&err, stderr);
-            kvx_error_clear(&err);
-            plan_free(&p);
-            spec_free(s);
-            rc = 2;
-            break;
-        }
         JitJob *jobs = xcalloc((size_t)p.nsrcs, sizeof(JitJob));
         int *src_of = xmalloc(sizeof(int) * (size_t)p.nsrcs);
         int n = 0;

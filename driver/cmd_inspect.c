@@ -18,18 +18,10 @@ int cmd_inspect(int argc, char **argv)
     if (rc)
         return rc;
     char archs[16][16];
-    int narch = 1;
+    int narch = cli_archs(&o, archs, 16);
+    if (narch < 0)
+        return 2;
     KvxError err = {0};
-    if (o.archs) {
-        if ((narch = cli_split_archs(o.archs, archs, 16, &err)) < 0) {
-            kvx_error_print(&err, stderr);
-            kvx_error_clear(&err);
-            return 2;
-        }
-    } else {
-        int gpu;
-        cli_default_arch(archs[0], &gpu);
-    }
     const char *dis = inspect_find_disassembler();
     if (!dis)
         printf("note: SASS needs nvdisasm or cuobjdump (neither found): PTX analysis only\n");
@@ -42,26 +34,11 @@ int cmd_inspect(int argc, char **argv)
     InspectFacts *facts = xcalloc((size_t)cap * (size_t)narch, sizeof(InspectFacts));
     unsigned char *present = xcalloc((size_t)cap * (size_t)narch, 1);
     for (int ai = 0; ai < narch && rc == 0; ai++) {
-        DeviceFacts df;
-        facts_for_arch(archs[ai], &df);
-        Spec *s = spec_load(o.spec_path, &err);
+        Spec *s;
         Plan p;
-        if (!s || plan_build(s, &df, &p, &err) != 0) {
-            kvx_error_print(&err, stderr);
-            kvx_error_clear(&err);
-            spec_free(s);
-            rc = 2;
+        unsigned char *sel;
+        if ((rc = cli_load_plan(o.spec_path, o.where, archs[ai], &s, &p, &sel)))
             break;
-        }
-        unsigned char *sel = cli_select_points(&p, o.where, &err);
-        if (!sel) {
-            kvx_error_print(&err, stderr);
-            kvx_error_clear(&err);
-            plan_free(&p);
-            spec_free(s);
-            rc = 2;
-            break;
-        }
         JitJob *jobs = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));
         int *row = xmalloc(sizeof(int) * (size_t)(p.nsrcs ? p.nsrcs : 1));
         int n = 0;
