@@ -58,6 +58,10 @@ typedef struct RunCase {
     char *workload_json;
 } RunCase;
 
+typedef struct Range {
+    int cur, end, group;
+} Range;
+
 typedef struct CaseGeom {
     uint32_t grid[3], block[3], cluster[3];
     uint32_t smem;
@@ -69,6 +73,8 @@ typedef struct Worker {
     int to, from;               /* pipe ends: parent writes to, reads from */
     DeviceInfo info;
     int busy;                   /* index into cases, or -1 */
+    int cur, end;               /* the workload group it works through: cases[cur..end) */
+    int group;
     double started;             /* ms, when the case was handed over */
     double timeout_ms;
 } Worker;
@@ -999,7 +1005,20 @@ int cmd_run(int argc, char **argv)
     Tally tally = {0};
     tally.total = ncases;
     int tty = isatty(STDERR_FILENO);
-    int next = 0;
+    /* Workload groups (contiguous after the sort) go whole to one worker: it
+     * then generates each input once, keeps the group's host references, and
+     * holds the baseline's output for the differential check. */
+    int *gstart = xmalloc(sizeof(int) * (size_t)(ncases + 1));
+    int ngroups = 0, next_group = 0;
+    for (int i = 0; i < ncases; i++)
+        if (i == 0 || strcmp(cases[i].workload_key, cases[i - 1].workload_key) != 0)
+            gstart[ngroups++] = i;
+    gstart[ngroups] = ncases;
+    unsigned char *gbase = xcalloc((size_t)(ngroups ? ngroups : 1), 1);
+    Range orphan[RUN_MAX_DEVICES];
+    int norphans = 0;
+    for (int g = 0; g < ngroups; g++)
+        gbase[g] = cases[gstart[g]].is_baseline; /* the baseline sorts first */
     int *live = xcalloc((size_t)(ncases ? ncases : 1), sizeof(int)); /* 1 = handed out */
     double (*mvals)[3] = xcalloc((size_t)(ncases ? ncases : 1), sizeof *mvals);
     CaseGeom *geoms = xcalloc((size_t)(ncases ? ncases : 1), sizeof *geoms);
@@ -1010,11 +1029,26 @@ int cmd_run(int argc, char **argv)
 
     while (rc == 0 && tally.done < ncases && nworkers > 0) {
         /* Hand out cases to idle workers, in order, as their sources become ready. */
-        for (int w = 0; w < ndev && next < ncases; w++) {
+        for (int w = 0; w < ndev; w++) {
             Worker *wk = &workers[w];
             if (!wk->pid || wk->busy >= 0)
                 continue;
-            RunCase *c = &cases[next];
+            if (wk->cur >= wk->end) {
+                if (norphans > 0) {
+                    /* the rest of a group whose worker could not be restarted */
+                    norphans--;
+                    wk->cur = orphan[norphans].cur;
+                    wk->end = orphan[norphans].end;
+                    wk->group = orphan[norphans].group;
+                } else if (next_group < ngroups) {
+                    wk->cur = gstart[next_group];
+                    wk->end = gstart[next_group + 1];
+                    wk->group = next_group++;
+                } else {
+                    continue;
+                }
+            }
+            RunCase *c = &cases[wk->cur];
             int ji = comp.job_of[c->src];
             pthread_mutex_lock(&comp.mu);
             while (!comp.ready[ji] && !comp.finished)
@@ -1056,7 +1090,7 @@ int cmd_run(int argc, char **argv)
                 if (rc)
                     break;
             }
-            int idx = next++;
+            int idx = wk->cur++;
             CaseResult res;
             memset(&res, 0, sizeof res);
             res.id = idx;
@@ -1068,10 +1102,7 @@ int cmd_run(int argc, char **argv)
                          j->name);
                 local = 1;
             } else {
-                int have_base = 0;
-                for (int k = 0; k < ncases && s->differential; k++)
-                    if (cases[k].is_baseline && !strcmp(cases[k].workload_key, c->workload_key))
-                        have_base = 1;
+                int have_base = gbase[wk->group];
                 KvxError ce = {0};
                 if (resolve_case(&p, c->point, j, c, &m, have_base, desc, mvals[idx], &ce) != 0) {
                     res.status = CASE_skipped;
@@ -1125,6 +1156,9 @@ int cmd_run(int argc, char **argv)
                         kvx_error_print(&err, stderr);
                         kvx_error_clear(&err);
                         nworkers--;
+                        if (wk->cur < wk->end)
+                            orphan[norphans++] = (Range){wk->cur, wk->end, wk->group};
+                        wk->cur = wk->end;
                         continue;
                     }
                 }
@@ -1254,6 +1288,9 @@ int cmd_run(int argc, char **argv)
                     kvx_error_print(&err, stderr);
                     kvx_error_clear(&err);
                     nworkers--;
+                    if (wk->cur < wk->end)
+                        orphan[norphans++] = (Range){wk->cur, wk->end, wk->group};
+                    wk->cur = wk->end;
                 }
             }
         }
@@ -1321,6 +1358,8 @@ int cmd_run(int argc, char **argv)
     free(live);
     free(mvals);
     free(geoms);
+    free(gstart);
+    free(gbase);
     free(medians);
     free(desc);
     free(cache);

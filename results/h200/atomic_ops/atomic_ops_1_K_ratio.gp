@@ -1,0 +1,17 @@
+# written by kvx report: ratio against K, one series per op
+set datafile separator ','
+set key outside right autotitle columnheader noenhanced
+set title 'atomic_ops: time relative to the baseline' noenhanced
+set xlabel 'K' noenhanced
+set ylabel 'ratio (x)' noenhanced
+set grid
+set terminal svg size 900,540 dynamic noenhanced
+set output 'atomic_ops_1_K_ratio.svg'
+plot for [i=2:14] 'atomic_ops_1_K_ratio.csv' using 1:i with linespoints title columnheader(i)
+if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
+  set terminal pngcairo size 900,540 noenhanced
+} else {
+  set terminal png size 900,540
+}
+set output 'atomic_ops_1_K_ratio.png'
+replot
