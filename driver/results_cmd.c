@@ -220,7 +220,7 @@ static int parse_selector(const char *s, const char *default_db, Arena *a, const
 
 static const char compare_usage[] =
     "A B [--db PATH] [--spec NAME] [--value V] [--rows AXIS,...] [--cols AXIS,...]\n"
-    "       [--ratio] [--baseline 'axis=value'] [--where EXPR] [--where-a EXPR]\n"
+    "       [--ratio|--speedup] [--baseline 'axis=value'] [--where EXPR] [--where-a EXPR]\n"
     "       [--where-b EXPR] [--format md|csv|json] [--out FILE]\n"
     "  A and B: DB, DB:run=ID, DB:ref=NAME, or ref:NAME (an import in --db)";
 

@@ -638,8 +638,9 @@ int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts 
     sb_init(&b);
     const char *hdr[] = {"A", "B", "B/A", "mark"};
     if (o->format == RESULTS_MD) {
-        fprintf(out, "%s%s; A = %s, B = %s\n\n|", ca.value_name, o->ratio ? " (ratio to the"
-                " baseline)" : "", name_a, name_b);
+        fprintf(out, "%s%s; A = %s, B = %s\n\n|", ca.value_name,
+                o->ratio == 2 ? " (speed-up over the baseline)" : o->ratio ? " (ratio to the baseline)" : "",
+                name_a, name_b);
         for (int j = 0; j < pa.nra; j++)
             fprintf(out, " %s |", ca.axes[pa.ra[j]].name);
         for (int j = 0; j < pa.nca; j++)
