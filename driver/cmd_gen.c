@@ -444,6 +444,7 @@ int cmd_compile(int argc, char **argv)
         return 2;
     KvxError err = {0};
     char *cache = o.cache_dir ? xstrdup(o.cache_dir) : cli_default_cache_dir();
+    char outroot[300] = "out";
     int failures = 0, cached = 0, njobs_all = 0;
     double t0 = now_ms();
     for (int ai = 0; ai < narch && rc == 0; ai++) {
@@ -480,10 +481,15 @@ int cmd_compile(int argc, char **argv)
         if (isatty(STDERR_FILENO))
             fprintf(stderr, "\r%*s\r", 40, "");
         char *outdir = NULL;
-        if (o.out) {
+        {
+            /* PTX, CUBIN and source per variant: under --out, by default out/<spec>. */
             StrBuf b;
             sb_init(&b);
-            sb_printf(&b, "%s/%s", o.out, archs[ai]);
+            if (o.out)
+                sb_printf(&b, "%s/%s", o.out, archs[ai]);
+            else
+                sb_printf(&b, "out/%s/%s", s->name, archs[ai]);
+            snprintf(outroot, sizeof outroot, "out/%s", s->name);
             outdir = sb_take(&b);
             if (mkdir_p(outdir) != 0) {
                 fprintf(stderr, "kvx compile: cannot create %s: %s\n", outdir, strerror(errno));
@@ -527,8 +533,8 @@ int cmd_compile(int argc, char **argv)
     if (rc == 0 || rc == 3) {
         printf("\n%d compiles, %d from the cache (%s), %d failed, %.1f s\n", njobs_all, cached, cache,
                failures, (now_ms() - t0) / 1000);
-        if (o.out && rc == 0)
-            printf("PTX, CUBIN and sources written under %s/<arch>/\n", o.out);
+        if (rc == 0)
+            printf("PTX, CUBIN and sources written under %s/<arch>/\n", o.out ? o.out : outroot);
     }
     free(cache);
     if (rc)

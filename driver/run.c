@@ -682,6 +682,65 @@ static void progress(const Tally *t, double t0, int tty)
     fprintf(stderr, "\r  %d/%d cases  %.1f/s  ETA %.0fs  %d not ok   ", t->done, t->total, rate, eta, fails);
 }
 
+/* Several archs among the selected GPUs: one `kvx run` per arch, as child
+ * processes (fork + exec, the same arguments with --devices narrowed to that
+ * arch's GPUs), run side by side into the same database.  Each plans the spec
+ * with its own GPU's facts and compiles for its own arch.  Returns the worst
+ * exit status. */
+static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const int *devs, int ndev)
+{
+    int done[RUN_MAX_DEVICES] = {0};
+    pid_t pids[RUN_MAX_DEVICES];
+    int nchild = 0, worst = 0;
+    for (int i = 0; i < ndev; i++) {
+        if (done[i])
+            continue;
+        char list[256] = "";
+        for (int k = i; k < ndev; k++)
+            if (infos[devs[k]].cc_major == infos[devs[i]].cc_major &&
+                infos[devs[k]].cc_minor == infos[devs[i]].cc_minor) {
+                done[k] = 1;
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", list[0] ? "," : "",
+                         devs[k]);
+            }
+        printf("kvx run: sm_%d%d on GPUs %s\n", infos[devs[i]].cc_major, infos[devs[i]].cc_minor, list);
+        fflush(stdout);
+        char **args = xcalloc((size_t)argc + 4, sizeof(char *));
+        int n = 0;
+        args[n++] = "kvx";
+        for (int a = 0; a < argc; a++) {
+            if (!strcmp(argv[a], "--devices")) {
+                a++;
+                continue;
+            }
+            if (!strncmp(argv[a], "--devices=", 10))
+                continue;
+            args[n++] = argv[a];
+        }
+        args[n++] = "--devices";
+        args[n++] = list;
+        args[n] = NULL;
+        pid_t pid = fork();
+        if (pid == 0) {
+            execv("/proc/self/exe", args);
+            _exit(127);
+        }
+        free(args);
+        if (pid > 0)
+            pids[nchild++] = pid;
+        else
+            worst = 3;
+    }
+    for (int c = 0; c < nchild; c++) {
+        int status = 0;
+        waitpid(pids[c], &status, 0);
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+        if (code > worst)
+            worst = code;
+    }
+    return worst;
+}
+
 /* The best variant of each workload point (the axes other than the code axes),
  * and its speed-up over its baseline partner. */
 static void print_best(const Plan *p, const RunCase *cases, const double *medians, int n)
@@ -753,20 +812,23 @@ int cmd_run(int argc, char **argv)
         spec_free(s);
         return 2;
     }
-    /* One plan per run: the first selected GPU's facts shape the sources.  GPUs of
-     * another arch in the same host are left to a run of their own (say so). */
+    /* One plan per arch.  A host whose selected GPUs span several archs runs one
+     * supervisor per arch, side by side, each with cubins for its own arch. */
+    int narchs = 0;
+    for (int i = 0; i < ndev; i++) {
+        int first = 1;
+        for (int k = 0; k < i && first; k++)
+            first = !(infos[devs[k]].cc_major == infos[devs[i]].cc_major &&
+                      infos[devs[k]].cc_minor == infos[devs[i]].cc_minor);
+        narchs += first;
+    }
+    if (narchs > 1) {
+        rc = run_per_arch(argc, argv, infos, devs, ndev);
+        spec_free(s);
+        return rc;
+    }
     DeviceFacts facts;
     device_info_facts(&infos[devs[0]], &facts);
-    int nsame = 0;
-    for (int i = 0; i < ndev; i++) {
-        if (infos[devs[i]].cc_major == infos[devs[0]].cc_major &&
-            infos[devs[i]].cc_minor == infos[devs[0]].cc_minor)
-            devs[nsame++] = devs[i];
-        else
-            fprintf(stderr, "kvx run: GPU %d (%s) is another arch than GPU %d; run it with --devices %d\n",
-                    devs[i], infos[devs[i]].name, devs[0], devs[i]);
-    }
-    ndev = nsame;
 
     Plan p;
     if (plan_build(s, &facts, &p, &err) != 0) {
@@ -1331,6 +1393,15 @@ int cmd_run(int argc, char **argv)
     printf("\ntime    compile %.1f s wall (%d sources, %d from cache, %.1f s of NVRTC), inputs %.1f s, "
            "verify %.1f s, measure %.1f s\n", comp.wall_ms / 1000, ncompiled, nhit, compile_ms / 1000,
            tally.t_input / 1000, tally.t_verify / 1000, tally.t_measure / 1000);
+    if (o.profile) {
+        /* Summed over workers; with several workers these can exceed the wall. */
+        double attributed = (tally.t_input + tally.t_verify + tally.t_measure) / 1000;
+        printf("profile %s\n", sb_str(&prof));
+        printf("        per case: inputs %.1f ms, verify %.1f ms, measure %.1f ms; %.1f s of worker time "
+               "outside them (start, module loads, buffers, hand-over)\n",
+               tally.done ? tally.t_input / tally.done : 0, tally.done ? tally.t_verify / tally.done : 0,
+               tally.done ? tally.t_measure / tally.done : 0, wall * nworkers - attributed);
+    }
     if (tally.done && rc == 0) {
         print_best(&p, cases, medians, ncases);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
