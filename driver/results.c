@@ -506,8 +506,9 @@ static int where_ident(WhereCtx *w, const Expr *e, int *kind)
     }
     SrcPos pos = e->pos;
     kvx_error_set(w->err, KVX_EINPUT, &pos,
-                  "unknown name '%s' in --where (axes: %s; also status and the value names)",
-                  e->name, caseset_axis_list(cs));
+                  "unknown name '%s' in --where (axes: %s; also status and the value names%s)",
+                  e->name, caseset_axis_list(cs),
+                  w->spec ? ", and the spec's let: names" : "; a spec's let: names need --spec-file");
     return -1;
 }
 
@@ -775,8 +776,10 @@ static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num,
     char *end;
     double d = is_num ? num : strtod(text, &end);
     int text_is_num = is_num || (*text && !*end);
+    /* true/false are numbers to the table but words in the text. */
     for (int i = 0; i < ax->nvals; i++)
-        if (ax->vals[i].is_num ? text_is_num && ax->vals[i].num == d
+        if (ax->vals[i].is_num ? (text_is_num && ax->vals[i].num == d) ||
+                                     !strcmp(ax->vals[i].text, text)
                                : !strcmp(ax->vals[i].text, text)) {
             cs->base_axis[cs->nbase] = a;
             cs->base_val[cs->nbase++] = i;
@@ -787,7 +790,10 @@ static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num,
     return -1;
 }
 
-static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, KvxError *err)
+/* The baseline: given ("axis=value,..."), else the first selected run's stored
+ * one, else the borrowed fb[0..nfb). */
+static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, const BaseRef *fb,
+                            int nfb, KvxError *err)
 {
     if (given) {
         int n;
@@ -829,6 +835,11 @@ static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, KvxErro
                       sqlite3_column_double(st, 2), err);
     }
     sqlite3_finalize(st);
+    if (!rc && cs->nbase == 0 && nfb > 0) {
+        cs->base_borrowed = 1;
+        for (int i = 0; !rc && i < nfb; i++)
+            rc = base_add(cs, fb[i].axis, fb[i].text, fb[i].is_num, fb[i].num, err);
+    }
     if (!rc && cs->nbase == 0) {
         kvx_error_set(err, KVX_EINPUT, NULL,
                       "--ratio: no baseline stored for spec '%s'; pass --baseline 'axis=value'",
@@ -853,15 +864,24 @@ static int cmp_keyidx(const void *a, const void *b)
 }
 
 /* Fill rec->v and rec->fail: the value itself, or its ratio to the baseline
- * case at the same point of the other axes in the same run. */
+ * case at the same point of the other axes in the same run.  A ratio's noise
+ * is its case's and its baseline's combined (relative spreads add in
+ * quadrature), unknown when either is; the baseline point's own ratio is
+ * exact.  With failed_values a failed case that has a measured value keeps it
+ * (vstatus says why it is not a plain value); its baseline must have passed. */
 static void compute_values(CaseSet *cs, int ratio)
 {
     for (int i = 0; i < cs->nrecs; i++) {
         Rec *r = &cs->recs[i];
         r->v = r->raw;
         r->fail = NULL;
-        if (strcmp(r->status, "ok") && (cs->measured || isnan(r->raw)) && !r->rawtext)
-            r->fail = r->status, r->v = NAN;
+        r->vstatus = NULL;
+        if (strcmp(r->status, "ok") && (cs->measured || isnan(r->raw)) && !r->rawtext) {
+            if (cs->failed_values && cs->measured && !isnan(r->raw))
+                r->vstatus = r->status;
+            else
+                r->fail = r->status, r->v = NAN;
+        }
     }
     if (!ratio)
         return;
@@ -880,8 +900,12 @@ static void compute_values(CaseSet *cs, int ratio)
     for (int k = 0; k < cs->nbase; k++)
         subst[cs->base_axis[k]] = cs->base_val[k];
     double *vals = xmalloc(sizeof *vals * (size_t)(cs->nrecs + 1));
+    double *bnoise = xmalloc(sizeof *bnoise * (size_t)(cs->nrecs + 1));
+    /* Ratio noises go here first: the loop reads the cases' own noise. */
+    double *rnoise = xmalloc(sizeof *rnoise * (size_t)(cs->nrecs + 1));
     for (int i = 0; i < cs->nrecs; i++) {
         Rec *r = &cs->recs[i];
+        rnoise[i] = r->noise;
         if (!r->match || r->fail || isnan(r->v))
             continue;
         rec_key(cs, r, subst, &b);
@@ -894,15 +918,19 @@ static void compute_values(CaseSet *cs, int ratio)
         /* Several stored cases at the baseline point (re-runs): their median. */
         while (hit > idx && !strcmp(hit[-1].key, probe.key))
             hit--;
-        int n = 0;
+        int n = 0, nn = 0, self = 0;
         const char *bfail = NULL;
         for (KeyIdx *p = hit; p < idx + cs->nrecs && !strcmp(p->key, probe.key); p++) {
             const Rec *base = &cs->recs[p->rec];
             double bv = strcmp(base->status, "ok") && cs->measured ? NAN : base->raw;
-            if (isnan(bv) || bv == 0)
+            if (isnan(bv) || bv == 0) {
                 bfail = base->status;
-            else
+            } else {
                 vals[n++] = bv;
+                self |= base == r;
+                if (!isnan(base->noise))
+                    bnoise[nn++] = base->noise;
+            }
         }
         if (n == 0) {
             r->v = NAN;
@@ -911,25 +939,35 @@ static void compute_values(CaseSet *cs, int ratio)
             /* ratio 2 is a speed-up: the baseline's time over this one's. */
             double bm = results_median(vals, n);
             r->v = ratio == 2 ? bm / r->raw : r->raw / bm;
+            if (self && n == 1)
+                rnoise[i] = 0;
+            else
+                rnoise[i] = nn < n || isnan(r->noise)
+                                ? NAN : hypot(r->noise, results_median(bnoise, nn));
         }
     }
+    for (int i = 0; i < cs->nrecs; i++)
+        cs->recs[i].noise = rnoise[i];
+    free(rnoise);
+    free(bnoise);
     free(vals);
     sb_free(&b);
     free(idx);
 }
 
 
-int caseset_load(sqlite3 *db, const ResultsSel *sel, const char *value, const char *where,
-                 int ratio, const char *baseline, const Spec *spec, CaseSet *cs, KvxError *err)
+int caseset_load(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
+                 int nfb, CaseSet *cs, KvxError *err)
 {
     memset(cs, 0, sizeof *cs);
     cs->arena = arena_new();
     cs->sel = *sel;
+    cs->failed_values = o->failed_values;
     if (results_resolve_spec(db, &cs->sel, cs->arena, err) ||
-        load_cases(db, cs, value ? value : "median_ms", where, spec, err))
+        load_cases(db, cs, o->value ? o->value : "median_ms", o->where, o->spec, err))
         return -1;
-    if (ratio && baseline_resolve(db, cs, baseline, err))
+    if (o->ratio && baseline_resolve(db, cs, o->baseline, fb, nfb, err))
         return -1;
-    compute_values(cs, ratio);
+    compute_values(cs, o->ratio);
     return 0;
 }

@@ -45,6 +45,9 @@ typedef struct TableOpts {
     const char *where;         /* kvx expression over axes, status and values */
     ResultsFormat format;
     const struct Spec *spec;   /* optional: its `let:` names may appear in where */
+    int failed_values;         /* 1: a failed case with a stored value (the worker times
+                                  mismatched cases) shows it, marked with its status */
+    double min_diff;           /* compare: smallest |B - A| / |A| that is marked; 0: none */
 } TableOpts;
 
 /* Pivot the selected cases and write the table.  0, or -1 with err
@@ -53,7 +56,10 @@ int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *e
 
 /* Side by side: a table over A and one over B with the same options (ratio and
  * baseline included), written long: one line per cell with A, B, B/A and a `*`
- * where |B - A| exceeds the larger of noise*value of the two cells. */
+ * where |B - A| exceeds both min_diff*|A| and the larger of noise*value of the two
+ * cells (ratio cells: both sides' noise, each the case's and its baseline's
+ * combined; a side without it gives `?`).  With ratio and no baseline, a B that
+ * stores no baseline (an imported reference) takes A's stored one. */
 typedef struct CompareSide {
     struct sqlite3 *db;
     ResultsSel sel;
@@ -92,9 +98,11 @@ typedef struct MergeStats {
 int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
 
 /* Write DIR/<spec name>.md (and plots) for a spec; *written gets the path
- * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT. */
+ * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT.
+ * failed_values: the report's tables show failed cases' stored values, marked
+ * (TableOpts.failed_values). */
 int results_report(struct sqlite3 *db, const char *spec_path, const char *out_dir,
-                   char **written, KvxError *err);
+                   int failed_values, char **written, KvxError *err);
 
 /* ---- shared by results_*.c ------------------------------------------------ */
 

@@ -3,11 +3,13 @@
  * files, and turning an error into a message and an exit status.  The work is
  * done by the results_* functions of results.h. */
 #include "results.h"
+#include "../gen/spec.h"
 
 #include <getopt.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the verbs ------------------------------------------------------------- */
 
@@ -21,7 +23,8 @@ static int usage_fail(const char *verb, const char *usage, const char *msg)
 
 /* Options the table-like verbs share. */
 enum { OPT_DB = 1000, OPT_SPEC, OPT_ROWS, OPT_COLS, OPT_VALUE, OPT_RATIO, OPT_SPEEDUP, OPT_BASELINE,
-       OPT_WHERE, OPT_RUN, OPT_REF, OPT_FORMAT, OPT_OUT, OPT_WHERE_A, OPT_WHERE_B };
+       OPT_WHERE, OPT_RUN, OPT_REF, OPT_FORMAT, OPT_OUT, OPT_WHERE_A, OPT_WHERE_B,
+       OPT_SPEC_FILE, OPT_FAILED_VALUES, OPT_MIN_DIFF };
 
 static const struct option table_options[] = {
     {"db", required_argument, NULL, OPT_DB},
@@ -37,6 +40,8 @@ static const struct option table_options[] = {
     {"ref", required_argument, NULL, OPT_REF},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"out", required_argument, NULL, OPT_OUT},
+    {"spec-file", required_argument, NULL, OPT_SPEC_FILE},
+    {"failed-values", no_argument, NULL, OPT_FAILED_VALUES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -55,6 +60,8 @@ static const struct option compare_options[] = {
     {"where-b", required_argument, NULL, OPT_WHERE_B},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"out", required_argument, NULL, OPT_OUT},
+    {"spec-file", required_argument, NULL, OPT_SPEC_FILE},
+    {"min-diff", required_argument, NULL, OPT_MIN_DIFF},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -64,6 +71,8 @@ typedef struct TableArgs {
     TableOpts o;
     const char *db;
     const char *out;
+    const char *spec_file;
+    Spec *spec;          /* loaded for --where's let: names, or NULL */
     Arena *arena;
 } TableArgs;
 
@@ -85,6 +94,19 @@ static int table_opt(TableArgs *ta, int c, const char *arg, const char *verb, co
     case OPT_OUT: ta->out = arg; return 0;
     case OPT_WHERE_A: ta->where_a = arg; return 0;
     case OPT_WHERE_B: ta->where_b = arg; return 0;
+    case OPT_SPEC_FILE: ta->spec_file = arg; return 0;
+    case OPT_FAILED_VALUES: ta->o.failed_values = 1; return 0;
+    case OPT_MIN_DIFF: {
+        char *end;
+        double d = strtod(arg, &end);
+        if (end == arg || *end || !(d >= 0 && d < 1e6)) {
+            snprintf(buf, sizeof buf, "--min-diff wants a relative difference >= 0 (0.02 is 2%%),"
+                     " not '%s'", arg);
+            return usage_fail(verb, usage, buf);
+        }
+        ta->o.min_diff = d;
+        return 0;
+    }
     case OPT_RUN: {
         char *end;
         long long id = strtoll(arg, &end, 10);
@@ -148,10 +170,57 @@ static int exit_of(const KvxError *err)
     return err->code == KVX_EINPUT ? KVX_EINPUT : err->code ? KVX_EIO : 0;
 }
 
+/* The spec whose `let:` names --where may use, as `kvx report` lends its own:
+ * --spec-file PATH (an error if it does not load), else, when there is a
+ * --where, the newest spec_path stored by a run of the selected spec that
+ * still loads (quietly none otherwise: the where then stands on its own).
+ * The lets are translated into the same bound-parameter SQL as the rest. */
+static int where_spec(TableArgs *ta, sqlite3 *db, const ResultsSel *sel, KvxError *err)
+{
+    if (ta->spec_file) {
+        ta->spec = spec_load(ta->spec_file, err);
+        ta->o.spec = ta->spec;
+        return ta->spec ? 0 : -1;
+    }
+    if (!ta->o.where || !*ta->o.where)
+        return 0;
+    ResultsSel s = *sel;
+    KvxError quiet = {0};
+    if (results_resolve_spec(db, &s, ta->arena, &quiet)) {
+        kvx_error_clear(&quiet);
+        return 0;   /* the table says why */
+    }
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT r.spec_path FROM runs r WHERE r.kind = 'run' AND"
+                           " r.spec_path IS NOT NULL AND EXISTS (SELECT 1 FROM cases c WHERE"
+                           " c.run_id = r.id AND c.spec_name = ?1) ORDER BY r.id DESC",
+                           -1, &q, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(q, 1, s.spec, -1, SQLITE_TRANSIENT);
+    while (!ta->spec && sqlite3_step(q) == SQLITE_ROW) {
+        const char *path = (const char *)sqlite3_column_text(q, 0);
+        if (access(path, R_OK) != 0)
+            continue;
+        ta->spec = spec_load(path, &quiet);
+        kvx_error_clear(&quiet);
+        /* Another spec at that path now: its lets are not this data's. */
+        if (ta->spec && strcmp(ta->spec->name, s.spec)) {
+            spec_free(ta->spec);
+            ta->spec = NULL;
+        }
+    }
+    sqlite3_finalize(q);
+    ta->o.spec = ta->spec;
+    return 0;
+}
+
 static const char table_usage[] =
     "[--db PATH] [--spec NAME] [--rows AXIS,...] [--cols AXIS,...] [--value V] [--ratio|--speedup]\n"
-    "       [--baseline 'axis=value,...'] [--where EXPR] [--run ID | --ref NAME]\n"
-    "       [--format md|csv|json] [--out FILE]";
+    "       [--baseline 'axis=value,...'] [--where EXPR] [--spec-file PATH] [--run ID | --ref NAME]\n"
+    "       [--failed-values] [--format md|csv|json] [--out FILE]\n"
+    "  --spec-file: the spec whose let: names --where may use (default: the spec path the\n"
+    "  run stored, when it still loads)\n"
+    "  --failed-values: a failed case with a stored value (mismatch) shows it, marked";
 
 int cmd_table(int argc, char **argv)
 {
@@ -171,6 +240,11 @@ int cmd_table(int argc, char **argv)
         rc = exit_of(&err);
         goto done;
     }
+    if (where_spec(&ta, db, &ta.o.sel, &err)) {
+        rc = exit_of(&err);
+        sqlite3_close(db);
+        goto done;
+    }
     char *tmp;
     FILE *f = out_open(ta.out, &tmp);
     if (!f) {
@@ -182,6 +256,7 @@ int cmd_table(int argc, char **argv)
     }
     sqlite3_close(db);
 done:
+    spec_free(ta.spec);
     arena_free(ta.arena);
     kvx_error_clear(&err);
     return rc < 0 ? 0 : rc;
@@ -221,12 +296,15 @@ static int parse_selector(const char *s, const char *default_db, Arena *a, const
 static const char compare_usage[] =
     "A B [--db PATH] [--spec NAME] [--value V] [--rows AXIS,...] [--cols AXIS,...]\n"
     "       [--ratio|--speedup] [--baseline 'axis=value'] [--where EXPR] [--where-a EXPR]\n"
-    "       [--where-b EXPR] [--format md|csv|json] [--out FILE]\n"
-    "  A and B: DB, DB:run=ID, DB:ref=NAME, or ref:NAME (an import in --db)";
+    "       [--where-b EXPR] [--spec-file PATH] [--min-diff X] [--format md|csv|json] [--out FILE]\n"
+    "  A and B: DB, DB:run=ID, DB:ref=NAME, or ref:NAME (an import in --db)\n"
+    "  --ratio without --baseline: a B that stores no baseline (a reference) takes A's\n"
+    "  --min-diff: smallest |B-A|/|A| marked * (default 0.02)";
 
 int cmd_compare(int argc, char **argv)
 {
     TableArgs ta = {.db = RESULTS_DEFAULT_DB, .arena = arena_new()};
+    ta.o.min_diff = 0.02;   /* a 0.2% step on a near-noiseless case is no finding */
     KvxError err = {0};
     int rc = 0, c;
     sqlite3 *dba = NULL, *dbb = NULL;
@@ -254,6 +332,10 @@ int cmd_compare(int argc, char **argv)
         rc = exit_of(&err);
         goto done;
     }
+    if (where_spec(&ta, dba, &sa.sel, &err)) {
+        rc = exit_of(&err);
+        goto done;
+    }
     if (!(f = out_open(ta.out, &tmp))) {
         rc = KVX_EIO;
         goto done;
@@ -264,6 +346,7 @@ int cmd_compare(int argc, char **argv)
 done:
     sqlite3_close(dba);
     sqlite3_close(dbb);
+    spec_free(ta.spec);
     arena_free(ta.arena);
     kvx_error_clear(&err);
     return rc < 0 ? 0 : rc;
@@ -408,25 +491,28 @@ int cmd_merge(int argc, char **argv)
     return rc;
 }
 
-static const char report_usage[] = "SPEC.yaml [--db PATH] [--out DIR]";
+static const char report_usage[] = "SPEC.yaml [--db PATH] [--out DIR] [--failed-values]";
 
 int cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"db", required_argument, NULL, OPT_DB},
         {"out", required_argument, NULL, OPT_OUT},
+        {"failed-values", no_argument, NULL, OPT_FAILED_VALUES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *dbpath = RESULTS_DEFAULT_DB, *dir = "results";
     KvxError err = {0};
-    int c;
+    int c, failed_values = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == OPT_DB)
             dbpath = optarg;
         else if (c == OPT_OUT)
             dir = optarg;
+        else if (c == OPT_FAILED_VALUES)
+            failed_values = 1;
         else
             return c == 'h' ? (usage_fail("report", report_usage, NULL), 0)
                             : usage_fail("report", report_usage, NULL);
@@ -438,7 +524,7 @@ int cmd_report(int argc, char **argv)
         return exit_of(&err);
     char *written = NULL;
     int rc = 0;
-    if (results_report(db, argv[optind], dir, &written, &err))
+    if (results_report(db, argv[optind], dir, failed_values, &written, &err))
         rc = exit_of(&err);
     else
         printf("wrote %s\n", written);

@@ -47,6 +47,7 @@ typedef struct Rec {
     int match;           /* satisfies --where */
     double v;            /* what the cell uses (raw or ratio); NaN when unusable */
     const char *fail;    /* why unusable: a status, "no baseline", ... */
+    const char *vstatus; /* --failed-values: v is a failed case's value, this its status */
 } Rec;
 
 typedef struct CaseSet {
@@ -60,16 +61,28 @@ typedef struct CaseSet {
     const char *value_name;
     Unit unit;
     int measured;
+    int failed_values;
     int base_axis[RESULTS_MAX_AXES], base_val[RESULTS_MAX_AXES], nbase;
+    int base_borrowed;          /* the baseline is the fallback, none was stored */
 } CaseSet;
 
-/* Load the cases of sel (spec resolved when NULL), their value, whether they
- * match --where (spec, when given, lends its `let:` names to it), and when ratio is set each one's ratio to its baseline case
- * (baseline "axis=value,..."; NULL: the runs' stored baseline).  0, or -1 with
- * err; cs is to be freed with caseset_free either way. */
-int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const char *value,
-                 const char *where, int ratio, const char *baseline,
-                 const struct Spec *spec, CaseSet *cs, KvxError *err);
+/* One axis value of a baseline handed from one case set to another (compare:
+ * a reference that stores no baseline takes the other side's). */
+typedef struct BaseRef {
+    const char *axis;
+    const char *text;
+    int is_num;
+    double num;
+} BaseRef;
+
+/* Load the cases of sel (spec resolved when NULL) with o's value, whether they
+ * match o->where (o->spec, when given, lends its `let:` names to it), and when
+ * o->ratio is set each one's ratio to its baseline case (o->baseline
+ * "axis=value,..."; NULL: the runs' stored baseline, else fb[0..nfb) when
+ * nfb > 0).  A ratio's noise combines the case's and its baseline's.  0, or -1
+ * with err; cs is to be freed with caseset_free either way. */
+int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+                 const BaseRef *fb, int nfb, CaseSet *cs, KvxError *err);
 void caseset_free(CaseSet *cs);
 int caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
 const char *caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */

@@ -127,7 +127,7 @@ static const char *spec_baseline(const Spec *s, Arena *a)
 }
 
 static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const ReportTable *t,
-                         const char *baseline, FILE *md)
+                         const char *baseline, int failed_values, FILE *md)
 {
     TableOpts o = {0};
     o.sel.spec = spec->name;
@@ -139,6 +139,7 @@ static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const Repor
     o.baseline = baseline;
     o.where = t->where;
     o.spec = spec;
+    o.failed_values = failed_values;
     KvxError err = {0};
     fprintf(md, "\n### %s\n\n", t->title ? t->title : t->value ? t->value : "median_ms");
     if (results_table(db, &o, md, &err)) {
@@ -226,11 +227,44 @@ static char *plot_data(const char *csv, double *lo, double *hi, int *ncols)
     return sb_take(&b);
 }
 
+/* What a plot shows: x against the median time (or its ratio), one series
+ * per value of `series`; the other axes are pooled into each point. */
+typedef struct PlotAxes {
+    int x, series;
+    int x_workload;     /* 1: x is a workload axis; 0: no numeric one, x is a code axis */
+    int x_known;        /* the database says which axes are workload axes */
+    int logx;           /* x's values span more than 2 decades: log2 scale */
+} PlotAxes;
+
+/* The other axes with several values among this run's cases, "counter (2
+ * values), n (2 values)", into b: each plotted point pools cases across them.
+ * -1 when the cases cannot be read. */
+static int pooled_axes(sqlite3 *db, const Spec *spec, int64_t run, const PlotAxes *pa,
+                       StrBuf *b)
+{
+    TableOpts o = {0};
+    o.sel.spec = spec->name, o.sel.run_id = run;
+    CaseSet cs;
+    KvxError err = {0};
+    int rc = caseset_load(db, &o.sel, &o, NULL, 0, &cs, &err);
+    int n = 0;
+    for (int a = 0; !rc && a < cs.naxes; a++) {
+        if (!strcmp(cs.axes[a].name, spec->axes[pa->x].name) ||
+            !strcmp(cs.axes[a].name, spec->axes[pa->series].name) || cs.axes[a].nvals < 2)
+            continue;
+        sb_printf(b, "%s%s (%d values)", n++ ? ", " : "", cs.axes[a].name, cs.axes[a].nvals);
+    }
+    caseset_free(&cs);
+    kvx_error_clear(&err);
+    return rc ? -1 : n;
+}
+
 static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *dir,
-                        const char *gnuplot, int x, int series, int ratio,
+                        const char *gnuplot, const PlotAxes *pa, int ratio,
                         const char *baseline, FILE *md)
 {
-    const char *rows[] = {spec->axes[x].name}, *cols[] = {spec->axes[series].name};
+    const Axis *xa = &spec->axes[pa->x], *sa = &spec->axes[pa->series];
+    const char *rows[] = {xa->name}, *cols[] = {sa->name};
     TableOpts o = {0};
     o.sel.spec = spec->name, o.sel.run_id = run;
     o.rows = rows, o.nrows = 1, o.cols = cols, o.ncols = 1;
@@ -243,7 +277,7 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *
     int fail = results_table(db, &o, mem, &err);
     fclose(mem);
     char stem[512];
-    snprintf(stem, sizeof stem, "%s_%lld_%s_%s", spec->name, (long long)run, spec->axes[x].name,
+    snprintf(stem, sizeof stem, "%s_%lld_%s_%s", spec->name, (long long)run, xa->name,
              ratio ? "ratio" : "median_ms");
     if (fail) {
         fprintf(md, "- %s: not plotted: %s\n", stem, err.msg);
@@ -251,6 +285,9 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *
         free(csv);
         return;
     }
+    StrBuf pooled;
+    sb_init(&pooled);
+    int npooled = pooled_axes(db, spec, run, pa, &pooled);
     double lo, hi;
     int ncols;
     char *data = plot_data(csv, &lo, &hi, &ncols);
@@ -258,21 +295,24 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *
     StrBuf gp, path;
     sb_init(&gp), sb_init(&path);
     sb_printf(&gp,
-              "# written by kvx report: %s against %s, one series per %s\n"
+              "# written by kvx report: %s against %s, one series per %s; each point the"
+              " median over %s\n"
               "set datafile separator ','\n"
               "set key outside right autotitle columnheader noenhanced\n"
               "set title '%s: %s' noenhanced\n"
-              "set xlabel '%s' noenhanced\nset ylabel '%s' noenhanced\nset grid\n%s"
+              "set xlabel '%s%s' noenhanced\nset ylabel '%s' noenhanced\nset grid\n%s%s"
               "set terminal svg size 900,540 dynamic noenhanced\nset output '%s.svg'\n"
               "plot for [i=2:%d] '%s.csv' using 1:i with linespoints title columnheader(i)\n"
               "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
               "  set terminal pngcairo size 900,540 noenhanced\n} else {\n"
               "  set terminal png size 900,540\n}\n"
               "set output '%s.png'\nreplot\n",
-              ratio ? "ratio" : "median_ms", spec->axes[x].name, spec->axes[series].name,
-              spec->name, ratio ? "time relative to the baseline" : "median time",
-              spec->axes[x].name, ratio ? "ratio (x)" : "median time (ms)",
-              hi > 20 * lo ? "set logscale y\n" : "", stem, ncols, stem, stem);
+              ratio ? "ratio" : "median_ms", xa->name, sa->name,
+              npooled > 0 ? sb_str(&pooled) : "nothing (one case)", spec->name,
+              ratio ? "time relative to the baseline" : "median time", xa->name,
+              pa->logx ? " (log2 scale)" : "", ratio ? "ratio (x)" : "median time (ms)",
+              pa->logx ? "set logscale x 2\n" : "", hi > 20 * lo ? "set logscale y\n" : "",
+              stem, ncols, stem, stem);
     sb_printf(&path, "%s/%s.csv", dir, stem);
     int ok = file_write_atomic(sb_str(&path), data, strlen(data)) == 0;
     sb_reset(&path);
@@ -281,33 +321,103 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *
     char script[600], log[600];
     snprintf(script, sizeof script, "%s.gp", stem);
     snprintf(log, sizeof log, "%s.log", stem);
-    if (ok && run_gnuplot(gnuplot, dir, script, log) == 0)
+    if (ok && run_gnuplot(gnuplot, dir, script, log) == 0) {
         fprintf(md, "\n![%s against %s](%s.svg)\n\n[PNG](%s.png), data [%s.csv](%s.csv)\n",
-                ratio ? "Ratio to the baseline" : "Median time", spec->axes[x].name, stem, stem,
+                ratio ? "Ratio to the baseline" : "Median time", xa->name, stem, stem,
                 stem, stem);
-    else
+        /* Say what a point is: a median that pools other axes' values is not
+         * the time of any one case. */
+        fprintf(md, "\n%s against %s, one series per %s.  ",
+                ratio ? "Ratio to the baseline" : "Median time", xa->name, sa->name);
+        if (npooled > 0)
+            fprintf(md, "Each point is the median over %s: it pools cases at different values"
+                        " of %s.\n", sb_str(&pooled), npooled > 1 ? "these axes" : "that axis");
+        else if (npooled == 0)
+            fputs("Each point is one case: no other axis varies in this run.\n", md);
+        else
+            fputs("Each point is the median of the cases at that point.\n", md);
+    } else {
         fprintf(md, "- %s: gnuplot failed (see %s/%s)\n", stem, dir, log);
+    }
     free(data);
-    sb_free(&gp), sb_free(&path);
+    sb_free(&gp), sb_free(&path), sb_free(&pooled);
 }
 
-/* Plots need a numeric axis with several values (x) and another axis for the
- * series: the first of each in declaration order. */
+/* Which spec axes the measured runs stored as workload axes (cases.workload:
+ * the axes the template did not consult, as `kvx plan` found them); the spec
+ * itself does not say.  *known is 0 when no case stored them (older
+ * databases). */
+static uint64_t workload_axes(sqlite3 *db, const Spec *spec, int *known)
+{
+    uint64_t mask = 0;
+    *known = 0;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT j.key FROM cases c JOIN runs r ON r.id = c.run_id,"
+                           " json_each(c.workload) j WHERE c.spec_name = ?1 AND r.kind = 'run'"
+                           " AND json_valid(c.workload) GROUP BY j.key UNION ALL SELECT NULL"
+                           " WHERE EXISTS (SELECT 1 FROM cases c JOIN runs r ON r.id ="
+                           " c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
+                           " json_valid(c.workload))", -1, &q, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        if (!name) {
+            *known = 1;   /* the marker row: some case stored its workload */
+            continue;
+        }
+        for (int a = 0; a < spec->naxes; a++)
+            if (!strcmp(spec->axes[a].name, name))
+                mask |= UINT64_C(1) << a;
+    }
+    sqlite3_finalize(q);
+    return mask;
+}
+
+static int axis_numeric(const Axis *ax)
+{
+    int num = ax->nvals > 1;
+    for (int i = 0; i < ax->nvals; i++)
+        num &= val_is_num(ax->vals[i].v);
+    return num;
+}
+
+/* x: the first numeric axis (several values) that the runs stored as a
+ * workload axis; without one, the first numeric axis.  Its values spanning
+ * more than 2 decades get a log2 scale.  Series: the first other axis with
+ * several values (else the first other axis).  -1 when there is no x or no
+ * series. */
+static int plot_axes(sqlite3 *db, const Spec *spec, PlotAxes *pa)
+{
+    memset(pa, 0, sizeof *pa);
+    pa->x = pa->series = -1;
+    uint64_t wl = workload_axes(db, spec, &pa->x_known);
+    for (int pass = pa->x_known ? 0 : 1; pass < 2 && pa->x < 0; pass++)
+        for (int a = 0; a < spec->naxes && pa->x < 0; a++)
+            if (axis_numeric(&spec->axes[a]) && (pass == 1 || (wl >> a & 1)))
+                pa->x = a, pa->x_workload = pass == 0;
+    for (int a = 0; a < spec->naxes && pa->series < 0; a++)
+        if (a != pa->x && spec->axes[a].nvals > 1)
+            pa->series = a;
+    for (int a = 0; a < spec->naxes && pa->series < 0; a++)
+        if (a != pa->x)
+            pa->series = a;
+    if (pa->x < 0 || pa->series < 0)
+        return -1;
+    const Axis *x = &spec->axes[pa->x];
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < x->nvals; i++)
+        lo = fmin(lo, val_num(x->vals[i].v)), hi = fmax(hi, val_num(x->vals[i].v));
+    pa->logx = lo > 0 && hi > 100 * lo;
+    return 0;
+}
+
 static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int nruns,
                          const char *dir, const char *baseline, FILE *md)
 {
     fputs("\n## Plots\n\n", md);
-    int x = -1, series = -1;
-    for (int a = 0; a < spec->naxes; a++) {
-        int num = spec->axes[a].nvals > 1;
-        for (int i = 0; i < spec->axes[a].nvals; i++)
-            num &= val_is_num(spec->axes[a].vals[i].v);
-        if (num && x < 0)
-            x = a;
-        else if (series < 0)
-            series = a;
-    }
-    if (x < 0 || series < 0) {
+    PlotAxes pa;
+    if (plot_axes(db, spec, &pa)) {
         fputs("None: the spec has no numeric axis with several values and another axis to"
               " draw series from.\n", md);
         return;
@@ -317,19 +427,26 @@ static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int
         fputs("None: gnuplot is not installed (or KVX_GNUPLOT names none).\n", md);
         return;
     }
-    fprintf(md, "Median over the axes not shown (one series per %s).\n", spec->axes[series].name);
+    const char *name = spec->axes[pa.x].name;
+    fprintf(md, "x: %s (%s)%s; one series per %s.\n", name,
+            pa.x_workload ? "the first numeric workload axis"
+            : pa.x_known  ? "a code axis: no workload axis is numeric"
+                          : "the first numeric axis: the database does not say which are"
+                            " workload axes",
+            pa.logx ? ", on a log2 scale (its values span more than 2 decades)" : "",
+            spec->axes[pa.series].name);
     for (int r = 0; r < nruns; r++) {
         if (runs[r].reference)
             continue;
-        report_plot(db, spec, runs[r].id, dir, gnuplot, x, series, 0, NULL, md);
+        report_plot(db, spec, runs[r].id, dir, gnuplot, &pa, 0, NULL, md);
         if (baseline)
-            report_plot(db, spec, runs[r].id, dir, gnuplot, x, series, 1, baseline, md);
+            report_plot(db, spec, runs[r].id, dir, gnuplot, &pa, 1, baseline, md);
     }
     free(gnuplot);
 }
 
-int results_report(sqlite3 *db, const char *spec_path, const char *dir, char **written,
-                   KvxError *err)
+int results_report(sqlite3 *db, const char *spec_path, const char *dir, int failed_values,
+                   char **written, KvxError *err)
 {
     *written = NULL;
     Spec *spec = spec_load(spec_path, err);
@@ -385,7 +502,7 @@ int results_report(sqlite3 *db, const char *spec_path, const char *dir, char **w
         if (nmeasured > 1)
             fprintf(md, "\n## Run %lld\n", (long long)runs[r].id);
         for (int t = 0; t < ntables; t++)
-            report_table(db, spec, runs[r].id, &tables[t], baseline, md);
+            report_table(db, spec, runs[r].id, &tables[t], baseline, failed_values, md);
     }
     report_statuses(db, spec, md);
     report_plots(db, spec, runs, nruns, dir, baseline, md);

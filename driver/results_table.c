@@ -21,6 +21,8 @@ typedef struct Cell {
     double v;           /* median; NaN when n == 0 */
     double noise;       /* median of the cases' noise; NaN when unknown */
     const char *text;   /* when n == 0: a status, "n/a", or a text fact */
+    const char *vstatus; /* --failed-values: no case passed and v is over failed
+                            cases' stored values; their status */
 } Cell;
 
 typedef struct Pivot {
@@ -30,6 +32,7 @@ typedef struct Pivot {
     int *rkeys, *ckeys;  /* nr*nra and nc*nca value indices */
     Cell *cells;         /* nr*nc */
     int multi, mixed, any_fail;
+    int any_fvalue;      /* some cell has a vstatus */
 } Pivot;
 
 static void pivot_free(Pivot *p)
@@ -113,17 +116,26 @@ static void pivot_build(const CaseSet *cs, Pivot *p)
     }
     double *vals = xmalloc(sizeof *vals * (size_t)(cs->nrecs + 1));
     double *noise = xmalloc(sizeof *noise * (size_t)(cs->nrecs + 1));
+    double *fvals = xmalloc(sizeof *fvals * (size_t)(cs->nrecs + 1));
+    double *fnoise = xmalloc(sizeof *fnoise * (size_t)(cs->nrecs + 1));
     for (size_t c = 0; c < ncells; c++) {
         Cell *cell = &p->cells[c];
-        int n = 0, nn = 0;
-        const char *text = NULL, *fail = NULL;
+        int n = 0, nn = 0, nf = 0, nfn = 0, nfv = 0;
+        const char *text = NULL, *fail = NULL, *vstatus = NULL;
         int mixed_text = 0;
         for (int i = 0; i < cs->nrecs; i++) {
             if (cell_of[i] != (int)c)
                 continue;
             const Rec *r = &cs->recs[i];
             cell->ncases++;
-            if (!isnan(r->v)) {
+            if (!isnan(r->v) && r->vstatus) {
+                /* A failed case's value: used only where no case passed. */
+                fvals[nf++] = r->v;
+                if (!isnan(r->noise))
+                    fnoise[nfn++] = r->noise;
+                if (!vstatus || results_status_rank(r->vstatus) < results_status_rank(vstatus))
+                    vstatus = r->vstatus;
+            } else if (!isnan(r->v)) {
                 vals[n++] = r->v;
                 if (!isnan(r->noise))
                     noise[nn++] = r->noise;
@@ -136,6 +148,16 @@ static void pivot_build(const CaseSet *cs, Pivot *p)
                 text = r->rawtext;
             }
         }
+        if (n == 0 && nf > 0) {
+            cell->vstatus = vstatus;
+            n = nf, nn = nfn;
+            memcpy(vals, fvals, sizeof *vals * (size_t)nf);
+            memcpy(noise, fnoise, sizeof *noise * (size_t)nfn);
+            p->any_fvalue = 1;
+        } else {
+            nfv = nf;   /* failed, though measured: they count as failures */
+        }
+        cell->nfail += nfv;
         cell->n = n;
         cell->v = n ? results_median(vals, n) : NAN;
         cell->noise = nn ? results_median(noise, nn) : NAN;
@@ -143,11 +165,13 @@ static void pivot_build(const CaseSet *cs, Pivot *p)
             cell->text = fail ? fail : mixed_text ? "(mixed)" : text ? text
                          : cell->ncases ? "n/a" : NULL;
         p->multi |= n > 1;
-        p->mixed |= n > 0 && cell->nfail > 0;
+        p->mixed |= n > 0 && cell->nfail > 0 && !cell->vstatus;
         p->any_fail |= cell->nfail > 0;
     }
     free(vals);
     free(noise);
+    free(fvals);
+    free(fnoise);
     free(cell_of);
 }
 
@@ -243,11 +267,25 @@ static void md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
         sb_puts(b, buf);
         if (c->n > 1)
             sb_printf(b, " (%d)", c->n);
-        if (c->nfail)
+        if (c->vstatus)
+            sb_printf(b, " (%s)", c->vstatus);
+        else if (c->nfail)
             sb_puts(b, " !");
     } else {
         sb_puts(b, c->text);
     }
+}
+
+/* What a cell is, for CSV and JSON: "ok" (a value over passing cases, or a
+ * fact), the status of failed cases (their value too, with --failed-values),
+ * "" for no case. */
+static const char *cell_status(const Cell *c)
+{
+    if (!c->ncases)
+        return "";
+    if (c->vstatus)
+        return c->vstatus;
+    return c->n || !c->nfail ? "ok" : c->text;
 }
 
 /* A cell's number for CSV and JSON: 15 significant digits, enough for any
@@ -326,6 +364,9 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
         fputs("\n(n): the median of n cases (other axes, or several runs, at this cell).\n", out);
     if (p->mixed)
         fputs("\n!: some cases at this cell failed; the value is over those that passed.\n", out);
+    if (p->any_fvalue)
+        fputs("\n(status): no case at this cell passed; the value is what the failed cases"
+              " measured (--failed-values), not a verified result.\n", out);
     if (o->ratio == 2)
         fputs("\nSpeed-ups divide the baseline case's value by each case's, at the same point of the"
               " other axes, in the same run.\n", out);
@@ -336,7 +377,9 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
     sb_free(&t);
 }
 
-static void write_csv(const CaseSet *cs, const Pivot *p, FILE *out)
+/* With --failed-values each value column is followed by NAME.status
+ * (cell_status), so that a number from a failed case is never bare. */
+static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
 {
     StrBuf b;
     sb_init(&b);
@@ -348,10 +391,14 @@ static void write_csv(const CaseSet *cs, const Pivot *p, FILE *out)
     if (!p->nra)
         fputs("rows", out);
     for (int c = 0; c < p->nc; c++) {
+        const char *name = p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", &b)
+                                  : cs->value_name;
         fputc(',', out);
-        results_csv_field(out, p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/",
-                                                 &b)
-                                      : cs->value_name);
+        results_csv_field(out, name);
+        if (o->failed_values) {
+            fputc(',', out);
+            results_csv_field(out, arena_printf(cs->arena, "%s.status", name));
+        }
     }
     fputc('\n', out);
     for (int r = 0; r < p->nr; r++) {
@@ -369,6 +416,10 @@ static void write_csv(const CaseSet *cs, const Pivot *p, FILE *out)
                 raw_num(out, cell->v);
             else if (cell->text)
                 results_csv_field(out, cell->text);
+            if (o->failed_values) {
+                fputc(',', out);
+                results_csv_field(out, cell_status(cell));
+            }
         }
         fputc('\n', out);
     }
@@ -435,7 +486,7 @@ static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FI
             else
                 fputs("null", out);
             fprintf(out, ", \"n\": %d, \"failed\": %d, \"status\": ", cell->n, cell->nfail);
-            results_json_string(out, cell->n || !cell->nfail ? "ok" : cell->text);
+            results_json_string(out, cell_status(cell));
             fputs("}", out);
         }
     fputs("\n]}\n", out);
@@ -459,12 +510,13 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 }
 
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
- * stored axis goes across and the second down. */
-static int table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, CaseSet *cs,
-                       Pivot *p, KvxError *err)
+ * stored axis goes across and the second down.  fb: a baseline to borrow
+ * when none is given or stored (caseset_load). */
+static int table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
+                       int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
-    if (caseset_load(db, sel, o->value, o->where, o->ratio, o->baseline, o->spec, cs, err))
+    if (caseset_load(db, sel, o, fb, nfb, cs, err))
         return -1;
     if (o->ratio) {
         for (int i = 0; i < cs->nrecs; i++)
@@ -509,10 +561,10 @@ int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
 {
     CaseSet cs;
     Pivot p;
-    int rc = table_build(db, &o->sel, o, &cs, &p, err);
+    int rc = table_build(db, &o->sel, o, NULL, 0, &cs, &p, err);
     if (!rc) {
         if (o->format == RESULTS_CSV)
-            write_csv(&cs, &p, out);
+            write_csv(&cs, &p, o, out);
         else if (o->format == RESULTS_JSON)
             write_json(&cs, &p, o, out);
         else
@@ -547,17 +599,21 @@ static const char *cell_key(const CaseSet *cs, const Pivot *p, int r, int c, Are
     return s;
 }
 
-/* '*' when the difference exceeds what either side's own noise explains; '?'
- * when neither side measured its noise (imported references). */
-static const char *cmp_mark(const Cell *a, const Cell *b)
+/* '*' when the difference exceeds what either side's own noise explains and
+ * min_diff of A; '?' when the noise is not known: neither side measured it
+ * (imported references), or, for ratios, either side lacks it (a ratio's noise
+ * is its case's and its baseline's, and a one-sided noise says nothing about
+ * the other side's ratio). */
+static const char *cmp_mark(const Cell *a, const Cell *b, int ratio, double min_diff)
 {
     if (!a || !b || !a->n || !b->n)
         return "";
     double na = isnan(a->noise) ? NAN : a->noise * fabs(a->v);
     double nb = isnan(b->noise) ? NAN : b->noise * fabs(b->v);
-    if (isnan(na) && isnan(nb))
+    if (ratio ? isnan(na) || isnan(nb) : isnan(na) && isnan(nb))
         return "?";
     double lim = isnan(na) ? nb : isnan(nb) ? na : fmax(na, nb);
+    lim = fmax(lim, min_diff * fabs(a->v));
     return fabs(b->v - a->v) > lim ? "*" : "";
 }
 
@@ -589,7 +645,7 @@ int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts 
     CmpLine *lines = NULL;
     TableOpts oa = *o;
     oa.where = side_where(o->where, A->where, arena);
-    int rc = table_build(A->db, &A->sel, &oa, &ca, &pa, err);
+    int rc = table_build(A->db, &A->sel, &oa, NULL, 0, &ca, &pa, err);
     if (rc) {
         if (err->code)
             snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
@@ -606,7 +662,15 @@ int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts 
         cols[j] = ca.axes[pa.ca[j]].name;
     ob.rows = rows, ob.nrows = pa.nra, ob.cols = cols, ob.ncols = pa.nca;
     ob.where = side_where(o->where, B->where, arena);
-    if ((rc = table_build(B->db, &B->sel, &ob, &cb, &pb, err))) {
+    /* A reference stores no baseline: it takes A's (the same axis values,
+     * looked up among B's). */
+    BaseRef fb[RESULTS_MAX_AXES];
+    int nfb = 0;
+    for (int k = 0; o->ratio && !o->baseline && k < ca.nbase; k++) {
+        const RVal *v = &ca.axes[ca.base_axis[k]].vals[ca.base_val[k]];
+        fb[nfb++] = (BaseRef){ca.axes[ca.base_axis[k]].name, v->text, v->is_num, v->num};
+    }
+    if ((rc = table_build(B->db, &B->sel, &ob, fb, nfb, &cb, &pb, err))) {
         if (err->code)
             snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
                      " [in %s]", name_b);
@@ -638,9 +702,17 @@ int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts 
     sb_init(&b);
     const char *hdr[] = {"A", "B", "B/A", "mark"};
     if (o->format == RESULTS_MD) {
-        fprintf(out, "%s%s; A = %s, B = %s\n\n|", ca.value_name,
+        fprintf(out, "%s%s; A = %s, B = %s", ca.value_name,
                 o->ratio == 2 ? " (speed-up over the baseline)" : o->ratio ? " (ratio to the baseline)" : "",
                 name_a, name_b);
+        if (cb.base_borrowed) {
+            fputs("; B stores no baseline and takes A's, ", out);
+            for (int k = 0; k < nfb; k++)
+                fprintf(out, "%s%s=%s", k ? " " : "", fb[k].axis, fb[k].text);
+        }
+        if (o->min_diff > 0)
+            fprintf(out, "; marked from a %.3g%% difference", 100 * o->min_diff);
+        fputs("\n\n|", out);
         for (int j = 0; j < pa.nra; j++)
             fprintf(out, " %s |", ca.axes[pa.ra[j]].name);
         for (int j = 0; j < pa.nca; j++)
@@ -662,6 +734,9 @@ int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts 
         results_json_string(out, name_a);
         fputs(", \"B\": ", out);
         results_json_string(out, name_b);
+        fprintf(out, ", \"b_baseline_from_a\": %s, \"min_diff\": ",
+                cb.base_borrowed ? "true" : "false");
+        raw_num(out, o->min_diff);
         fputs(",\n \"cells\": [", out);
     }
     int any_star = 0, any_q = 0;
@@ -671,7 +746,7 @@ int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts 
         const Pivot *p = l->pa;
         double ratio = l->a && l->b && l->a->n && l->b->n && l->a->v != 0 ? l->b->v / l->a->v
                                                                              : NAN;
-        const char *mark = cmp_mark(l->a, l->b);
+        const char *mark = cmp_mark(l->a, l->b, o->ratio, o->min_diff);
         any_star |= mark[0] == '*';
         any_q |= mark[0] == '?';
         if (o->format == RESULTS_JSON)
@@ -740,12 +815,22 @@ int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts 
     if (o->format == RESULTS_JSON)
         fputs("\n]}\n", out);
     if (o->format == RESULTS_MD) {
-        if (any_star)
+        if (any_star) {
             fputs("\n*: |B - A| exceeds the larger of the two cells' measured noise"
-                  " (noise x value).\n", out);
+                  " (noise x value", out);
+            if (o->ratio)
+                fputs("; a ratio's noise is its case's and its baseline's combined", out);
+            fputs(")", out);
+            if (o->min_diff > 0)
+                fprintf(out, " and %.3g%% of A", 100 * o->min_diff);
+            fputs(".\n", out);
+        }
         if (any_q)
-            fputs("\n?: neither side recorded its noise (imported figures), so no difference"
-                  " can be called significant.\n", out);
+            fputs(o->ratio ? "\n?: a side did not record the noise of its ratio (its case's or"
+                             " its baseline's; imported figures record none), so no difference"
+                             " can be called significant.\n"
+                           : "\n?: neither side recorded its noise (imported figures), so no"
+                             " difference can be called significant.\n", out);
         if (pa.multi || pb.multi)
             fputs("\n(n): the median of n cases at this cell.\n", out);
     }

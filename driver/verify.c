@@ -7,7 +7,9 @@
  * follows the output type, not the input's: an integer output gets integer
  * arithmetic (float inputs are then an argument error), a float output gets
  * double arithmetic with compensated (Neumaier) sums, so that 2^28 terms keep
- * the reference well inside the f64 tolerance.
+ * the reference well inside the f64 tolerance.  References over many inputs
+ * run on several threads and give the same bits on any number of them
+ * ("chunks and workers" below says how each is split).
  *
  * Float max/min (reduce): kvx's "max"/"min" are IEEE 754-2008 maxNum/minNum,
  * the rule of fmaxf/fminf and of the hardware's float atomic max/min: a NaN
@@ -20,10 +22,14 @@
 #include "verify.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 __extension__ typedef __int128 i128;
+__extension__ typedef unsigned __int128 u128;
 
 /* ---- typed access ------------------------------------------------------------ */
 
@@ -47,7 +53,7 @@ static inline double load_f(const ElemType *t, const void *base, uint64_t i)
 }
 
 /* v wrapped to t's width, sign-extended when t is signed. */
-static uint64_t wrap(const ElemType *t, uint64_t v)
+static inline uint64_t wrap(const ElemType *t, uint64_t v)
 {
     int bits = t->size * 8;
     if (bits == 64)
@@ -89,6 +95,7 @@ typedef struct Call {
     uint64_t out_count;
     Expected *exp;
     KvxError *err;
+    int threads;            /* >= 1 */
 } Call;
 
 static int fail(Call *c, const char *fmt, ...) KVX_PRINTF(2, 3);
@@ -186,15 +193,206 @@ static int expect_counts(Call *c, const uint64_t *v, uint64_t n)
     return 0;
 }
 
+/* keys[i] as *out when it lies in [0, k); 0 when it does not.  Safe on any
+ * thread: nothing is reported. */
+static inline int key_ok(const RefArg *keys, uint64_t i, uint64_t k, uint64_t *out)
+{
+    uint64_t key = load_u(keys->t, keys->data, i);
+    if (ival(keys->t, key) < 0 || ival(keys->t, key) >= (i128)k)
+        return 0;
+    *out = key;
+    return 1;
+}
+
 /* keys[i] for i < n, checked against [0, k). */
 static int key_at(Call *c, const RefArg *keys, uint64_t i, uint64_t k, uint64_t *out)
 {
     uint64_t key = load_u(keys->t, keys->data, i);
-    if (ival(keys->t, key) < 0 || ival(keys->t, key) >= (i128)k)
+    if (!key_ok(keys, i, k, out))
         return fail(c, "key[%llu] = %lld is outside 0..%llu", (unsigned long long)i,
                     (long long)key, (unsigned long long)(k - 1));
     *out = key;
     return 0;
+}
+
+/* ---- chunks and workers ------------------------------------------------------------
+ *
+ * A reference over n inputs is computed on up to c->threads threads.  The
+ * input range is cut into chunks of CHUNK elements at fixed offsets, whatever
+ * the thread count, and whatever is combined across chunks is combined in
+ * chunk order, so every reference is the same bits on 1 thread or 64:
+ *
+ * - counts and integer results (wrapping arithmetic, and/or/xor/max/min) are
+ *   exact in any order: per-chunk partials for scalars and for reduce with
+ *   few addresses, per-worker counter arrays for other k-wide results (as
+ *   many workers as PARTIAL_BYTES of counters allow, at least one);
+ * - float sums (sum, dot; sum_by, index_add and reduce add/sub with few keys)
+ *   are compensated sums within each chunk, the chunks' (sum, compensation)
+ *   pairs then added in chunk order by the same compensated sum: a chunked
+ *   order, not the sequential one.  Its error bound is the sequential
+ *   compensated sum's (about one rounding of the result plus n * 2^-106 of
+ *   the sum of the terms' magnitudes), far below the error of any f32, f16
+ *   or bf16 output compared with it;
+ * - k-wide float results with many keys (sum_by and index_add: when k
+ *   partials per chunk would not fit in PARTIAL_BYTES; reduce: from
+ *   REDUCE_COLUMNS_MIN addresses on, or when they would not fit) are split by
+ *   key instead: each worker owns a range of keys and folds their values in
+ *   input order, so each key's result is exactly the sequential one.  sum_by
+ *   and index_add read all keys once per worker (and a hot key is one
+ *   worker's: skewed keys balance poorly); reduce's address i % k lets a
+ *   worker read only its own columns.  Integer reduce with many addresses
+ *   takes the same path;
+ * - float max/min folds with few addresses fold each chunk from init (they are
+ *   idempotent, so init may enter more than once) and then the chunks in
+ *   order: the NaN rules hold as before (maxNum: NaN only when init and all
+ *   values are; maximum: NaN when any is), and the value is the same; only
+ *   the sign of a zero result or a NaN's payload may differ from a sequential
+ *   fold, and comparisons treat those as equal;
+ * - reduce "exch" (a copy of the input), wrap_count and tally (closed forms,
+ *   O(k)) stay sequential.
+ * Which of these a reference takes depends on its arguments (n, k), never on
+ * the thread count. */
+enum { CHUNK = 1 << 20, MAX_WORKERS = 64 };
+/* Scratch for per-chunk or per-worker partials of a k-wide result. */
+#define PARTIAL_BYTES ((uint64_t)64 << 20)
+/* reduce with at least this many addresses splits by address (columns). */
+enum { REDUCE_COLUMNS_MIN = 1024 };
+
+static uint64_t nchunks_of(uint64_t n) { return n / CHUNK + (n % CHUNK != 0); }
+
+static void chunk_span(uint64_t n, uint64_t ch, uint64_t *b, uint64_t *e)
+{
+    *b = ch * CHUNK;
+    *e = n - *b < CHUNK ? n : *b + CHUNK;
+}
+
+/* Range t of [0, n) cut into parts equal ranges. */
+static void part_span(uint64_t n, uint64_t parts, uint64_t t, uint64_t *b, uint64_t *e)
+{
+    *b = (uint64_t)((u128)n * t / parts);
+    *e = (uint64_t)((u128)n * (t + 1) / parts);
+}
+
+typedef struct Par {
+    void (*fn)(void *ctx, int worker, uint64_t task);
+    void *ctx;
+    uint64_t ntasks;
+    atomic_uint_fast64_t next;
+} Par;
+
+typedef struct ParArg {
+    Par *p;
+    int worker;
+} ParArg;
+
+static void par_drain(Par *p, int worker)
+{
+    for (;;) {
+        uint64_t t = atomic_fetch_add(&p->next, 1);
+        if (t >= p->ntasks)
+            return;
+        p->fn(p->ctx, worker, t);
+    }
+}
+
+static void *par_main(void *arg)
+{
+    ParArg *a = arg;
+    par_drain(a->p, a->worker);
+    return NULL;
+}
+
+/* fn(ctx, worker, task) for every task in [0, ntasks), on up to `workers`
+ * threads (the caller's included, as worker 0); worker < workers always, and
+ * two tasks of one worker never run at once.  Tasks are claimed in order from
+ * a shared counter; a thread that cannot be created only costs speed. */
+static void par_for(int workers, uint64_t ntasks, void (*fn)(void *, int, uint64_t), void *ctx)
+{
+    Par p = {.fn = fn, .ctx = ctx, .ntasks = ntasks};
+    atomic_init(&p.next, 0);
+    if ((uint64_t)workers > ntasks)
+        workers = (int)ntasks;
+    if (workers > MAX_WORKERS)
+        workers = MAX_WORKERS;
+    pthread_t tid[MAX_WORKERS];
+    ParArg args[MAX_WORKERS];
+    int started = 0;
+    for (int w = 1; w < workers; w++) {
+        args[started] = (ParArg){&p, w};
+        if (pthread_create(&tid[started], NULL, par_main, &args[started]) == 0)
+            started++;
+    }
+    par_drain(&p, 0);
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+}
+
+/* Workers that may each hold `per_worker` bytes of partials, up to the
+ * call's threads and the tasks there are; at least one. */
+static int workers_for(const Call *c, uint64_t per_worker, uint64_t ntasks)
+{
+    uint64_t w = (uint64_t)c->threads;
+    uint64_t fit = per_worker ? PARTIAL_BYTES / per_worker : w;
+    w = w < fit ? w : fit;
+    w = w < ntasks ? w : ntasks;
+    return w < 1 ? 1 : (int)w;
+}
+
+/* Per-worker u64 counters (workers rows of k) summed into row 0: exact in
+ * any order. */
+static void counters_merge(uint64_t *cnt, int workers, uint64_t k)
+{
+    for (int w = 1; w < workers; w++)
+        for (uint64_t j = 0; j < k; j++)
+            cnt[j] += cnt[(uint64_t)w * k + j];
+}
+
+/* Slots per chunk for k partials: k rounded up to 8, so that no two chunks'
+ * partials share a cache line (a k = 1 fold would otherwise bounce one line
+ * between the threads on every element). */
+static uint64_t pad_slots(uint64_t k)
+{
+    return k > UINT64_MAX - 7 ? k : (k + 7) & ~(uint64_t)7;
+}
+
+/* The compensated sum of chunk partials p[0], p[stride], ... (nchunks of them)
+ * from `start`, in chunk order. */
+static double acc_combine(double start, const Acc *p, uint64_t nchunks, uint64_t stride)
+{
+    Acc t = {start, 0};
+    for (uint64_t ch = 0; ch < nchunks; ch++) {
+        acc_add(&t, p[ch * stride].s);
+        acc_add(&t, p[ch * stride].c);
+    }
+    return acc_get(&t);
+}
+
+/* The first out-of-range key found by any worker (UINT64_MAX: none).  Each
+ * worker records the lowest index it saw; a chunk stops at its first. */
+typedef struct BadKey {
+    uint64_t at[MAX_WORKERS];
+} BadKey;
+
+static void bad_init(BadKey *b)
+{
+    for (int w = 0; w < MAX_WORKERS; w++)
+        b->at[w] = UINT64_MAX;
+}
+
+static void bad_note(BadKey *b, int w, uint64_t i)
+{
+    if (i < b->at[w])
+        b->at[w] = i;
+}
+
+/* 0, or -1 with the message of the lowest bad key (the one a sequential scan
+ * would have stopped at). */
+static int bad_report(Call *c, const BadKey *b, const RefArg *keys, uint64_t k)
+{
+    uint64_t first = UINT64_MAX, key;
+    for (int w = 0; w < MAX_WORKERS; w++)
+        first = b->at[w] < first ? b->at[w] : first;
+    return first == UINT64_MAX ? 0 : key_at(c, keys, first, k, &key);
 }
 
 /* ---- comparisons (count_below, count_if) --------------------------------------- */
@@ -202,7 +400,7 @@ static int key_at(Call *c, const RefArg *keys, uint64_t i, uint64_t k, uint64_t 
 typedef enum { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE, CMP_COUNT } CmpOp;
 static const char *const cmp_names[CMP_COUNT] = {"<", "<=", "==", "!=", ">", ">="};
 
-static int cmp_holds(CmpOp op, int c) /* c = sign of (e - v) */
+static inline int cmp_holds(CmpOp op, int c) /* c = sign of (e - v) */
 {
     switch (op) {
     case CMP_LT: return c < 0;
@@ -214,51 +412,117 @@ static int cmp_holds(CmpOp op, int c) /* c = sign of (e - v) */
     }
 }
 
-/* Elements e of buf with `e op v`.  Integer elements are compared with v
- * exactly: a float threshold becomes the integer one that selects the same
- * integers (e < 2.5 is e < 3), so nothing is lost to double rounding. */
-static uint64_t count_cmp(const RefArg *buf, CmpOp op, Value v)
+/* `e op v` for the elements of one buffer, prepared once.  Integer elements
+ * are compared with v exactly: a float threshold becomes the integer one that
+ * selects the same integers (e < 2.5 is e < 3), so nothing is lost to double
+ * rounding; a threshold no integer can meet (NaN, e == 2.5) makes the answer
+ * the same for every element. */
+typedef struct CmpPlan {
+    const RefArg *buf;
+    CmpOp op;
+    int fixed;      /* -1: compare each element; 0 or 1: the answer for all */
+    double x;       /* float elements */
+    i128 thr;       /* integer elements */
+} CmpPlan;
+
+static void cmp_plan(CmpPlan *p, const RefArg *buf, CmpOp op, Value v)
 {
+    memset(p, 0, sizeof *p);
+    p->buf = buf;
+    p->op = op;
+    p->fixed = -1;
+    if (buf->t->is_float) {
+        p->x = val_num(v);
+        return;
+    }
+    if (v.kind != VAL_FLOAT) {
+        p->thr = v.i;
+        return;
+    }
+    double d = v.d;
+    if (d != d || (d != floor(d) && (op == CMP_EQ || op == CMP_NE))) {
+        p->fixed = op == CMP_NE;
+        return;
+    }
+    if (op == CMP_LT || op == CMP_GE)
+        d = ceil(d);
+    else if (op == CMP_LE || op == CMP_GT)
+        d = floor(d);
+    d = d > 0x1p100 ? 0x1p100 : d < -0x1p100 ? -0x1p100 : d;
+    p->thr = (i128)d;
+}
+
+static inline int cmp_float(CmpOp op, double e, double x)
+{
+    switch (op) { /* IEEE: every comparison with NaN is false but != */
+    case CMP_LT: return e < x;
+    case CMP_LE: return e <= x;
+    case CMP_EQ: return e == x;
+    case CMP_NE: return e != x;
+    case CMP_GT: return e > x;
+    default: return e >= x;
+    }
+}
+
+static inline int cmp_at(const CmpPlan *p, uint64_t i)
+{
+    if (p->fixed >= 0)
+        return p->fixed;
+    const ElemType *t = p->buf->t;
+    if (t->is_float)
+        return cmp_float(p->op, load_f(t, p->buf->data, i), p->x);
+    i128 e = ival(t, load_u(t, p->buf->data, i));
+    return cmp_holds(p->op, (e > p->thr) - (e < p->thr));
+}
+
+/* Elements of [b, e) that hold, one loop per element kind. */
+static uint64_t cmp_count(const CmpPlan *p, uint64_t b, uint64_t e)
+{
+    if (p->fixed >= 0)
+        return p->fixed ? e - b : 0;
+    const ElemType *t = p->buf->t;
+    const void *data = p->buf->data;
+    CmpOp op = p->op;
     uint64_t n = 0;
-    const ElemType *t = buf->t;
     if (t->is_float) {
-        double x = val_num(v);
-        for (uint64_t i = 0; i < buf->count; i++) {
-            double e = load_f(t, buf->data, i);
-            int hit;
-            switch (op) { /* IEEE: every comparison with NaN is false but != */
-            case CMP_LT: hit = e < x; break;
-            case CMP_LE: hit = e <= x; break;
-            case CMP_EQ: hit = e == x; break;
-            case CMP_NE: hit = e != x; break;
-            case CMP_GT: hit = e > x; break;
-            default: hit = e >= x; break;
-            }
-            n += hit;
-        }
-        return n;
-    }
-    i128 thr;
-    if (v.kind == VAL_FLOAT) {
-        double d = v.d;
-        if (d != d)
-            return op == CMP_NE ? buf->count : 0;
-        int integral = d == floor(d);
-        if (!integral && (op == CMP_EQ || op == CMP_NE))
-            return op == CMP_NE ? buf->count : 0;
-        if (op == CMP_LT || op == CMP_GE)
-            d = ceil(d);
-        else if (op == CMP_LE || op == CMP_GT)
-            d = floor(d);
-        d = d > 0x1p100 ? 0x1p100 : d < -0x1p100 ? -0x1p100 : d;
-        thr = (i128)d;
+        double x = p->x;
+        for (uint64_t i = b; i < e; i++)
+            n += cmp_float(op, load_f(t, data, i), x);
     } else {
-        thr = v.i;
+        i128 thr = p->thr;
+        for (uint64_t i = b; i < e; i++) {
+            i128 v = ival(t, load_u(t, data, i));
+            n += cmp_holds(op, (v > thr) - (v < thr));
+        }
     }
-    for (uint64_t i = 0; i < buf->count; i++) {
-        i128 e = ival(t, load_u(t, buf->data, i));
-        n += cmp_holds(op, (e > thr) - (e < thr));
-    }
+    return n;
+}
+
+typedef struct CountCtx {
+    const CmpPlan *plan;
+    uint64_t *part;     /* per chunk */
+} CountCtx;
+
+static void count_chunk(void *ctx, int w, uint64_t ch)
+{
+    (void)w;
+    const CountCtx *x = ctx;
+    uint64_t b, e;
+    chunk_span(x->plan->buf->count, ch, &b, &e);
+    x->part[ch] = cmp_count(x->plan, b, e);
+}
+
+/* Elements e of buf with `e op v`. */
+static uint64_t count_cmp(Call *c, const RefArg *buf, CmpOp op, Value v)
+{
+    CmpPlan plan;
+    cmp_plan(&plan, buf, op, v);
+    uint64_t nch = nchunks_of(buf->count), n = 0;
+    CountCtx x = {&plan, xcalloc(nch ? nch : 1, sizeof *x.part)};
+    par_for(workers_for(c, 0, nch), nch, count_chunk, &x);
+    for (uint64_t ch = 0; ch < nch; ch++)
+        n += x.part[ch];
+    free(x.part);
     return n;
 }
 
@@ -273,7 +537,7 @@ static int ref_count_below(Call *c)
 {
     if (arg_buf(c, 0, "buffer") < 0 || check_threshold(c, 1) < 0)
         return -1;
-    uint64_t n = count_cmp(&c->a[0], CMP_LT, c->a[1].v);
+    uint64_t n = count_cmp(c, &c->a[0], CMP_LT, c->a[1].v);
     return expect_counts(c, &n, 1);
 }
 
@@ -287,8 +551,38 @@ static int ref_count_if(Call *c)
         k++;
     if (k == CMP_COUNT)
         return fail(c, "unknown comparison \"%s\" (expected one of: < <= == != > >=)", op);
-    uint64_t n = count_cmp(&c->a[0], (CmpOp)k, c->a[2].v);
+    uint64_t n = count_cmp(c, &c->a[0], (CmpOp)k, c->a[2].v);
     return expect_counts(c, &n, 1);
+}
+
+/* count_below_by and histogram: k counters per worker, merged. */
+typedef struct TallyCtx {
+    uint64_t n, k;
+    uint64_t *cnt;          /* workers rows of k */
+    const CmpPlan *plan;    /* count_below_by */
+    const RefArg *keys;
+    BadKey bad;
+    const RefArg *buf;      /* histogram */
+    int64_t lo, hi;
+    i128 width;
+} TallyCtx;
+
+static void below_by_chunk(void *ctx, int w, uint64_t ch)
+{
+    /* locals: the counter stores could alias the context's fields */
+    TallyCtx *x = ctx;
+    const CmpPlan plan = *x->plan;
+    const RefArg keys = *x->keys;
+    uint64_t b, e, k = x->k, *cnt = x->cnt + (uint64_t)w * k;
+    chunk_span(x->n, ch, &b, &e);
+    for (uint64_t i = b; i < e; i++) {
+        uint64_t key;
+        if (!key_ok(&keys, i, k, &key)) {
+            bad_note(&x->bad, w, i);
+            return;
+        }
+        cnt[key] += cmp_at(&plan, i);
+    }
 }
 
 static int ref_count_below_by(Call *c)
@@ -303,22 +597,44 @@ static int ref_count_below_by(Call *c)
                     (unsigned long long)keys->count, (unsigned long long)buf->count);
     if (k != c->out_count)
         return expect_init(c, k, 0);
-    uint64_t *cnt = xcalloc(k, sizeof *cnt);
-    RefArg one = *buf;
-    for (uint64_t i = 0; i < buf->count; i++) {
-        uint64_t key;
-        if (key_at(c, keys, i, k, &key) < 0) {
-            free(cnt);
-            return -1;
-        }
-        /* one element at a time through the same exact comparison */
-        one.data = (const char *)buf->data + i * (uint64_t)buf->t->size;
-        one.count = 1;
-        cnt[key] += count_cmp(&one, CMP_LT, c->a[1].v);
-    }
-    int rc = expect_counts(c, cnt, k);
-    free(cnt);
+    CmpPlan plan;
+    cmp_plan(&plan, buf, CMP_LT, c->a[1].v);
+    uint64_t nch = nchunks_of(buf->count);
+    int workers = workers_for(c, k > PARTIAL_BYTES ? PARTIAL_BYTES : k * 8, nch);
+    TallyCtx x = {.n = buf->count, .k = k, .plan = &plan, .keys = keys};
+    x.cnt = xcalloc(k * (uint64_t)workers, sizeof *x.cnt);
+    bad_init(&x.bad);
+    par_for(workers, nch, below_by_chunk, &x);
+    counters_merge(x.cnt, workers, k);
+    int rc = bad_report(c, &x.bad, keys, k);
+    if (rc == 0)
+        rc = expect_counts(c, x.cnt, k);
+    free(x.cnt);
     return rc;
+}
+
+static void histogram_chunk(void *ctx, int w, uint64_t ch)
+{
+    const TallyCtx *x = ctx;
+    const ElemType *t = x->buf->t;
+    const void *data = x->buf->data;
+    uint64_t b, e, *cnt = x->cnt + (uint64_t)w * x->k;
+    chunk_span(x->n, ch, &b, &e);
+    if (t->is_float) {
+        double lo = (double)x->lo, hi = (double)x->hi, width = (double)x->width;
+        for (uint64_t i = b; i < e; i++) {
+            double v = load_f(t, data, i);
+            if (v >= lo && v <= hi) /* NaN fails both */
+                cnt[(uint64_t)floor((v - lo) / width)]++;
+        }
+        return;
+    }
+    i128 lo = x->lo, hi = x->hi, width = x->width;
+    for (uint64_t i = b; i < e; i++) {
+        i128 v = ival(t, load_u(t, data, i));
+        if (v >= lo && v <= hi)
+            cnt[(uint64_t)((v - lo) / width)]++;
+    }
 }
 
 static int ref_histogram(Call *c)
@@ -331,22 +647,16 @@ static int ref_histogram(Call *c)
     if (lo > hi)
         return fail(c, "lo (%lld) > hi (%lld)", (long long)lo, (long long)hi);
     i128 span = (i128)hi - lo + 1;
-    i128 width = (span + (i128)bins - 1) / (i128)bins;
     const RefArg *b = &c->a[0];
-    uint64_t *cnt = xcalloc(bins, sizeof *cnt);
-    for (uint64_t i = 0; i < b->count; i++) {
-        if (b->t->is_float) {
-            double v = load_f(b->t, b->data, i);
-            if (v >= (double)lo && v <= (double)hi) /* NaN fails both */
-                cnt[(uint64_t)floor((v - (double)lo) / (double)width)]++;
-        } else {
-            i128 v = ival(b->t, load_u(b->t, b->data, i));
-            if (v >= lo && v <= hi)
-                cnt[(uint64_t)((v - lo) / width)]++;
-        }
-    }
-    int rc = expect_counts(c, cnt, bins);
-    free(cnt);
+    uint64_t nch = nchunks_of(b->count);
+    int workers = workers_for(c, bins > PARTIAL_BYTES ? PARTIAL_BYTES : bins * 8, nch);
+    TallyCtx x = {.n = b->count, .k = bins, .buf = b, .lo = lo, .hi = hi,
+                  .width = (span + (i128)bins - 1) / (i128)bins};
+    x.cnt = xcalloc(bins * (uint64_t)workers, sizeof *x.cnt);
+    par_for(workers, nch, histogram_chunk, &x);
+    counters_merge(x.cnt, workers, bins);
+    int rc = expect_counts(c, x.cnt, bins);
+    free(x.cnt);
     return rc;
 }
 
@@ -362,22 +672,61 @@ static int int_inputs(Call *c, int k)
     return 0;
 }
 
+/* sum (y NULL) and dot: one partial per chunk. */
+typedef struct SumCtx {
+    const RefArg *x, *y;
+    int is_float;
+    Acc *f;
+    uint64_t *u;
+} SumCtx;
+
+static void sum_chunk(void *ctx, int w, uint64_t ch)
+{
+    (void)w;
+    SumCtx *s = ctx;
+    const RefArg *x = s->x, *y = s->y;
+    uint64_t b, e;
+    chunk_span(x->count, ch, &b, &e);
+    if (s->is_float) {
+        Acc a = {0, 0};
+        for (uint64_t i = b; i < e; i++)
+            acc_add(&a, y ? load_f(x->t, x->data, i) * load_f(y->t, y->data, i)
+                          : load_f(x->t, x->data, i));
+        s->f[ch] = a;
+        return;
+    }
+    uint64_t u = 0;
+    for (uint64_t i = b; i < e; i++)
+        u += y ? load_u(x->t, x->data, i) * load_u(y->t, y->data, i) : load_u(x->t, x->data, i);
+    s->u[ch] = u;
+}
+
+static void sum_into(Call *c, const RefArg *x, const RefArg *y)
+{
+    uint64_t nch = nchunks_of(x->count);
+    SumCtx s = {x, y, c->out->is_float, NULL, NULL};
+    if (s.is_float)
+        s.f = xcalloc(nch ? nch : 1, sizeof *s.f);
+    else
+        s.u = xcalloc(nch ? nch : 1, sizeof *s.u);
+    par_for(workers_for(c, 0, nch), nch, sum_chunk, &s);
+    if (s.is_float) {
+        c->exp->f[0] = acc_combine(0, s.f, nch, 1);
+    } else {
+        uint64_t u = 0;
+        for (uint64_t ch = 0; ch < nch; ch++)
+            u += s.u[ch];
+        c->exp->u[0] = wrap(c->out, u);
+    }
+    free(s.f);
+    free(s.u);
+}
+
 static int ref_sum(Call *c)
 {
     if (arg_buf(c, 0, "buffer") < 0 || int_inputs(c, 0) < 0 || expect_init(c, 1, c->out->is_float) < 0)
         return -1;
-    const RefArg *b = &c->a[0];
-    if (c->out->is_float) {
-        Acc a = {0, 0};
-        for (uint64_t i = 0; i < b->count; i++)
-            acc_add(&a, load_f(b->t, b->data, i));
-        c->exp->f[0] = acc_get(&a);
-    } else {
-        uint64_t s = 0;
-        for (uint64_t i = 0; i < b->count; i++)
-            s += load_u(b->t, b->data, i);
-        c->exp->u[0] = wrap(c->out, s);
-    }
+    sum_into(c, &c->a[0], NULL);
     return 0;
 }
 
@@ -392,50 +741,103 @@ static int ref_dot(Call *c)
                     (unsigned long long)y->count);
     if (expect_init(c, 1, c->out->is_float) < 0)
         return -1;
-    if (c->out->is_float) {
-        Acc a = {0, 0};
-        for (uint64_t i = 0; i < x->count; i++)
-            acc_add(&a, load_f(x->t, x->data, i) * load_f(y->t, y->data, i));
-        c->exp->f[0] = acc_get(&a);
-    } else {
-        uint64_t s = 0;
-        for (uint64_t i = 0; i < x->count; i++)
-            s += load_u(x->t, x->data, i) * load_u(y->t, y->data, i);
-        c->exp->u[0] = wrap(c->out, s);
-    }
+    sum_into(c, x, y);
     return 0;
 }
 
-/* Scatter-add of n rows of w values: row key(i) += vals[i*w .. i*w+w). */
+/* Scatter-add of n rows of w values: row key(i) += vals[i*w .. i*w+w).
+ * Integer outputs: per-worker counters.  Float outputs: per-chunk partials
+ * when nchunks * rows * w of them fit in PARTIAL_BYTES, else each worker owns
+ * a range of rows (tasks are row ranges, not chunks). */
+typedef struct ScatterCtx {
+    const RefArg *keys, *vals;
+    uint64_t n, rows, w, nparts;
+    uint64_t stride;    /* per-chunk float partials: rows * w, padded */
+    uint64_t *u;        /* integers: workers * rows * w */
+    Acc *acc;           /* floats: nchunks * stride, or rows * w when owned */
+    BadKey bad;
+} ScatterCtx;
+
+/* Rows [r0, r1) of elements [b, e) into acc (floats) or u (integers); the
+ * lowest bad key noted for worker wk.  Locals throughout: the stores could
+ * alias the context's fields. */
+static void scatter_range(ScatterCtx *x, int wk, Acc *acc, uint64_t *u, uint64_t b, uint64_t e,
+                          uint64_t r0, uint64_t r1)
+{
+    const RefArg keys = *x->keys;
+    const ElemType *vt = x->vals->t;
+    const void *vals = x->vals->data;
+    uint64_t w = x->w, rows = x->rows;
+    for (uint64_t i = b; i < e; i++) {
+        uint64_t r;
+        if (!key_ok(&keys, i, rows, &r)) {
+            bad_note(&x->bad, wk, i);
+            return;
+        }
+        if (r < r0 || r >= r1)
+            continue;
+        if (acc)
+            for (uint64_t j = 0; j < w; j++)
+                acc_add(&acc[r * w + j], load_f(vt, vals, i * w + j));
+        else
+            for (uint64_t j = 0; j < w; j++)
+                u[r * w + j] += load_u(vt, vals, i * w + j);
+    }
+}
+
+static void scatter_chunk(void *ctx, int wk, uint64_t ch)
+{
+    ScatterCtx *x = ctx;
+    uint64_t b, e;
+    chunk_span(x->n, ch, &b, &e);
+    scatter_range(x, wk, x->acc ? x->acc + ch * x->stride : NULL,
+                  x->u ? x->u + (uint64_t)wk * x->rows * x->w : NULL, b, e, 0, x->rows);
+}
+
+static void scatter_owned(void *ctx, int wk, uint64_t part)
+{
+    ScatterCtx *x = ctx;
+    uint64_t r0, r1;
+    part_span(x->rows, x->nparts, part, &r0, &r1);
+    scatter_range(x, wk, x->acc, NULL, 0, x->n, r0, r1);
+}
+
 static int scatter_add(Call *c, const RefArg *keys, const RefArg *vals, uint64_t n,
                        uint64_t rows, uint64_t w)
 {
     if (rows > UINT64_MAX / w)
         return fail(c, "rows * width overflows");
-    if (expect_init(c, rows * w, c->out->is_float) < 0)
+    uint64_t kw = rows * w, nch = nchunks_of(n);
+    if (expect_init(c, kw, c->out->is_float) < 0)
         return -1;
-    Acc *acc = c->out->is_float ? xcalloc(rows * w, sizeof *acc) : NULL;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t r;
-        if (key_at(c, keys, i, rows, &r) < 0) {
-            free(acc);
-            verify_expected_free(c->exp);
-            return -1;
-        }
-        for (uint64_t j = 0; j < w; j++) {
-            if (acc)
-                acc_add(&acc[r * w + j], load_f(vals->t, vals->data, i * w + j));
-            else
-                c->exp->u[r * w + j] += load_u(vals->t, vals->data, i * w + j);
-        }
+    ScatterCtx x = {.keys = keys, .vals = vals, .n = n, .rows = rows, .w = w};
+    bad_init(&x.bad);
+    if (!c->out->is_float) {
+        int workers = workers_for(c, kw > PARTIAL_BYTES ? PARTIAL_BYTES : kw * 8, nch);
+        x.u = xcalloc(kw * (uint64_t)workers, sizeof *x.u);
+        par_for(workers, nch, scatter_chunk, &x);
+        counters_merge(x.u, workers, kw);
+        for (uint64_t j = 0; j < kw; j++)
+            c->exp->u[j] = wrap(c->out, x.u[j]);
+    } else if (nch <= 1 || kw <= PARTIAL_BYTES / sizeof(Acc) / nch) {
+        x.stride = pad_slots(kw);
+        x.acc = xcalloc(x.stride * (nch ? nch : 1), sizeof *x.acc);
+        par_for(workers_for(c, 0, nch), nch, scatter_chunk, &x);
+        for (uint64_t j = 0; j < kw; j++)
+            c->exp->f[j] = acc_combine(0, x.acc + j, nch, x.stride);
+    } else {
+        x.acc = xcalloc(kw, sizeof *x.acc);
+        x.nparts = (uint64_t)workers_for(c, 0, rows);
+        par_for((int)x.nparts, x.nparts, scatter_owned, &x);
+        for (uint64_t j = 0; j < kw; j++)
+            c->exp->f[j] = acc_get(&x.acc[j]);
     }
-    for (uint64_t j = 0; j < rows * w; j++) {
-        if (acc)
-            c->exp->f[j] = acc_get(&acc[j]);
-        else
-            c->exp->u[j] = wrap(c->out, c->exp->u[j]);
+    free(x.u);
+    free(x.acc);
+    if (bad_report(c, &x.bad, keys, rows) < 0) {
+        verify_expected_free(c->exp);
+        return -1;
     }
-    free(acc);
     return 0;
 }
 
@@ -481,7 +883,7 @@ static const struct {
     {"maximum", 0, 1}, {"minimum", 0, 1}, {"exch", 1, 1},
 };
 
-static double fold_f(RedOp op, double r, double v)
+static inline double fold_f(RedOp op, double r, double v)
 {
     switch (op) {
     case RED_ADD: return r + v;
@@ -496,7 +898,7 @@ static double fold_f(RedOp op, double r, double v)
 
 /* Integers in the output type: operands wrapped to it, max/min by its
  * signedness, as the atomic on the output would do. */
-static uint64_t fold_u(const ElemType *t, RedOp op, uint64_t r, uint64_t v)
+static inline uint64_t fold_u(const ElemType *t, RedOp op, uint64_t r, uint64_t v)
 {
     v = wrap(t, v);
     switch (op) {
@@ -509,6 +911,129 @@ static uint64_t fold_u(const ElemType *t, RedOp op, uint64_t r, uint64_t v)
     case RED_MIN: return ival(t, v) < ival(t, r) ? v : r;
     default: return r;
     }
+}
+
+typedef struct RedCtx {
+    const RefArg *b;
+    const ElemType *out;
+    RedOp op;
+    uint64_t n, k, nparts;
+    uint64_t stride;    /* per-chunk partials: k, padded */
+    double r0;
+    uint64_t init_u;
+    Acc *acc;           /* float add/sub */
+    double *f;          /* other float ops */
+    uint64_t *u;        /* integer ops */
+} RedCtx;
+
+/* Fold elements [i0, i1) into slots base + j, j from j0 and wrapping at k.
+ * One loop per slot kind, on locals. */
+static void red_run(const RedCtx *x, RedOp op, uint64_t base, uint64_t j, uint64_t i0,
+                    uint64_t i1)
+{
+    const ElemType *t = x->b->t, *out = x->out;
+    const void *data = x->b->data;
+    uint64_t k = x->k;
+    if (x->acc) {
+        Acc *a = x->acc + base;
+        double sign = op == RED_ADD ? 1 : -1;
+        for (uint64_t i = i0; i < i1; i++, j = j + 1 == k ? 0 : j + 1)
+            acc_add(&a[j], sign * load_f(t, data, i));
+    } else if (x->f) {
+        double *f = x->f + base;
+        for (uint64_t i = i0; i < i1; i++, j = j + 1 == k ? 0 : j + 1)
+            f[j] = fold_f(op, f[j], load_f(t, data, i));
+    } else {
+        uint64_t *u = x->u + base;
+        for (uint64_t i = i0; i < i1; i++, j = j + 1 == k ? 0 : j + 1)
+            u[j] = fold_u(out, op, u[j], load_u(t, data, i));
+    }
+}
+
+/* Few addresses: chunk ch folds into its own k slots, from the identity of
+ * add/sub/xor (an integer sub chunk sums: r - a - b = r - (a + b)) and from
+ * init for the idempotent ops. */
+static void red_chunk(void *ctx, int w, uint64_t ch)
+{
+    (void)w;
+    const RedCtx *x = ctx;
+    RedOp op = x->op == RED_SUB && !x->acc ? RED_ADD : x->op;
+    uint64_t b, e, k = x->k, base = ch * x->stride;
+    chunk_span(x->n, ch, &b, &e);
+    if (x->f)
+        for (uint64_t j = 0; j < k; j++)
+            x->f[base + j] = x->r0;
+    if (x->u && op != RED_ADD && op != RED_XOR)
+        for (uint64_t j = 0; j < k; j++)
+            x->u[base + j] = x->init_u;
+    red_run(x, op, base, b % k, b, e);
+}
+
+/* Many addresses: a range of addresses (columns of the n / k rows), each
+ * folded in input order as a sequential fold would. */
+static void red_columns(void *ctx, int w, uint64_t part)
+{
+    (void)w;
+    const RedCtx *x = ctx;
+    uint64_t j0, j1;
+    part_span(x->k, x->nparts, part, &j0, &j1);
+    for (uint64_t row = 0; row < x->n && j0 < j1; row += x->k)
+        if (row + j0 < x->n)
+            red_run(x, x->op, 0, j0, row + j0, row + j1 < x->n ? row + j1 : x->n);
+}
+
+static void reduce_values(Call *c, RedCtx *x)
+{
+    uint64_t k = x->k, nch = nchunks_of(x->n);
+    int is_float = c->out->is_float, add = is_float && (x->op == RED_ADD || x->op == RED_SUB);
+    if (k >= REDUCE_COLUMNS_MIN || nch > PARTIAL_BYTES / sizeof(Acc) / k) {
+        if (add) {
+            x->acc = xcalloc(k, sizeof *x->acc);
+            for (uint64_t j = 0; j < k; j++)
+                x->acc[j].s = x->r0;
+        } else if (is_float) {
+            x->f = c->exp->f;
+            for (uint64_t j = 0; j < k; j++)
+                x->f[j] = x->r0;
+        } else {
+            x->u = c->exp->u;
+            for (uint64_t j = 0; j < k; j++)
+                x->u[j] = x->init_u;
+        }
+        x->nparts = (uint64_t)workers_for(c, 0, k / 64 ? k / 64 : 1);
+        par_for((int)x->nparts, x->nparts, red_columns, x);
+        for (uint64_t j = 0; add && j < k; j++)
+            c->exp->f[j] = acc_get(&x->acc[j]);
+        free(x->acc);
+        return;
+    }
+    x->stride = pad_slots(k);
+    uint64_t slots = x->stride * (nch ? nch : 1);
+    if (add)
+        x->acc = xcalloc(slots, sizeof *x->acc);
+    else if (is_float)
+        x->f = xcalloc(slots, sizeof *x->f);
+    else
+        x->u = xcalloc(slots, sizeof *x->u);
+    par_for(workers_for(c, 0, nch), nch, red_chunk, x);
+    for (uint64_t j = 0; j < k; j++) {
+        if (add) {
+            c->exp->f[j] = acc_combine(x->r0, x->acc + j, nch, x->stride);
+        } else if (is_float) {
+            double r = x->r0;
+            for (uint64_t ch = 0; ch < nch; ch++)
+                r = fold_f(x->op, r, x->f[ch * x->stride + j]);
+            c->exp->f[j] = r;
+        } else {
+            uint64_t r = x->init_u;
+            for (uint64_t ch = 0; ch < nch; ch++)
+                r = fold_u(c->out, x->op, r, x->u[ch * x->stride + j]);
+            c->exp->u[j] = r;
+        }
+    }
+    free(x->acc);
+    free(x->f);
+    free(x->u);
 }
 
 static int ref_reduce(Call *c)
@@ -566,31 +1091,9 @@ static int ref_reduce(Call *c)
     }
     if (expect_init(c, k, is_float) < 0)
         return -1;
-    if (is_float) {
-        double r0 = val_num(init);
-        if (op == RED_ADD || op == RED_SUB) {
-            Acc *acc = xcalloc(k, sizeof *acc);
-            for (uint64_t j = 0; j < k; j++)
-                acc[j].s = r0;
-            for (uint64_t i = 0, j = 0; i < b->count; i++, j = j + 1 == k ? 0 : j + 1) {
-                double v = load_f(b->t, b->data, i);
-                acc_add(&acc[j], op == RED_ADD ? v : -v);
-            }
-            for (uint64_t j = 0; j < k; j++)
-                c->exp->f[j] = acc_get(&acc[j]);
-            free(acc);
-        } else {
-            for (uint64_t j = 0; j < k; j++)
-                c->exp->f[j] = r0;
-            for (uint64_t i = 0, j = 0; i < b->count; i++, j = j + 1 == k ? 0 : j + 1)
-                c->exp->f[j] = fold_f((RedOp)op, c->exp->f[j], load_f(b->t, b->data, i));
-        }
-    } else {
-        for (uint64_t j = 0; j < k; j++)
-            c->exp->u[j] = init_u;
-        for (uint64_t i = 0, j = 0; i < b->count; i++, j = j + 1 == k ? 0 : j + 1)
-            c->exp->u[j] = fold_u(c->out, (RedOp)op, c->exp->u[j], load_u(b->t, b->data, i));
-    }
+    RedCtx x = {.b = b, .out = c->out, .op = (RedOp)op, .n = b->count, .k = k,
+                .r0 = is_float ? val_num(init) : 0, .init_u = init_u};
+    reduce_values(c, &x);
     return 0;
 }
 
@@ -602,7 +1105,6 @@ static int ref_reduce(Call *c)
  * gives 0, then m - 1 steps along the cycle.
  * dec: (old == 0 || old > lim) ? lim : old - 1.  From x <= lim: (x - m) mod
  * (lim + 1); from x > lim the first step gives lim, then m - 1 steps down. */
-__extension__ typedef unsigned __int128 u128;
 static uint64_t wrap_steps(int inc, uint64_t x, uint64_t lim, uint64_t m)
 {
     if (m == 0)
@@ -699,8 +1201,19 @@ int verify_reference(const char *name, const RefArg *args, int nargs,
                      const ElemType *out_t, uint64_t out_count,
                      Expected *exp, KvxError *err)
 {
+    return verify_reference_threads(name, args, nargs, out_t, out_count, 1, exp, err);
+}
+
+int verify_reference_threads(const char *name, const RefArg *args, int nargs,
+                             const ElemType *out_t, uint64_t out_count, int threads,
+                             Expected *exp, KvxError *err)
+{
     memset(exp, 0, sizeof *exp);
-    Call c = {name, args, nargs, out_t, out_count, exp, err};
+    if (threads <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (int)cores : 1;
+    }
+    Call c = {name, args, nargs, out_t, out_count, exp, err, threads};
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
         if (strcmp(refs[i].name, name) != 0)
             continue;

@@ -80,6 +80,11 @@ typedef struct Expected {
 int verify_reference(const char *name, const RefArg *args, int nargs,
                      const ElemType *out_t, uint64_t out_count,
                      Expected *exp, KvxError *err);
+/* The same on up to `threads` threads (<= 0: the online cores); the result is
+ * the same bits for every thread count (verify.c says how). */
+int verify_reference_threads(const char *name, const RefArg *args, int nargs,
+                             const ElemType *out_t, uint64_t out_count, int threads,
+                             Expected *exp, KvxError *err);
 /* Every element equal to one scalar. */
 int verify_constant(Value v, const ElemType *out_t, uint64_t out_count, Expected *exp);
 /* A previously downloaded output (the baseline's) as the reference. */

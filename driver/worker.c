@@ -12,6 +12,7 @@
  * events, and the primary context current on this thread. */
 #include "worker.h"
 #include "cudadl.h"
+#include "fake.h"
 
 #include <errno.h>
 #include <math.h>
@@ -200,6 +201,8 @@ int worker_probe_main(int out_fd)
 
 int worker_probe(DeviceInfo *out, int max, int *n, KvxError *err)
 {
+    if (fake_gpus() > 0) /* test hook (fake.h): no child, no CUDA */
+        return fake_probe(out, max, n, err);
     int p[2];
     *n = 0;
     if (pipe(p) < 0) {
@@ -899,7 +902,7 @@ static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const 
             slot = e;
     }
     KvxError err = {0};
-    if (verify_reference(k->ref, args, k->nargs, t, b->count, exp, &err) < 0)
+    if (verify_reference_threads(k->ref, args, k->nargs, t, b->count, w->threads, exp, &err) < 0)
         return case_fail(res, CASE_skipped, "reference %s for '%s': %s", k->ref, b->name, err.msg);
     if (slot->stamp)
         verify_expected_free(&slot->exp);
@@ -1122,8 +1125,19 @@ static int worker_open(Worker *w, int device, KvxError *err)
 
 int worker_main(int device, int in_fd, int out_fd)
 {
-    Worker *w = xcalloc(1, sizeof *w);
     KvxError err = {0};
+    if (fake_gpus() > 0) {
+        /* Test hook (fake.h): the same start frame, then made-up cases. */
+        DeviceInfo d;
+        if (fake_device(device, &d, &err) < 0) {
+            start_write(out_fd, &err);
+            return 1;
+        }
+        if (start_write(out_fd, NULL) < 0 || device_info_write(out_fd, &d) < 0)
+            return 1;
+        return fake_worker_run(device, in_fd, out_fd);
+    }
+    Worker *w = xcalloc(1, sizeof *w);
     w->out_fd = out_fd;
     if (worker_open(w, device, &err) < 0) {
         start_write(out_fd, &err);

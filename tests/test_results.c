@@ -491,6 +491,280 @@ static void test_compare(void **state)
     free(out), free(errs);
 }
 
+
+static int count(const char *dbpath, const char *sql);
+
+/* A copy of tmp/src at tmp/dst with sql applied (a variant of the fixture). */
+static void copy_db(const char *src, const char *dst, const char *sql)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", tmp_path(src), tmp_path(dst));
+    assert_int_equal(system(cmd), 0);
+    sqlite3 *db = open_db(tmp_path(dst));
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* ---- --failed-values --------------------------------------------------------- */
+
+static void test_failed_values(void **state)
+{
+    /* The mismatched case (block_smem u32 1 2^26) was timed: 144 us. */
+    char *out, *errs;
+    int rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--rows",
+                     "hit_rate", "--cols", "strategy", "--where",
+                     "counter == \"u32\" && n == 67108864", "--failed-values", NULL);
+    if (rc)
+        fail_msg("table: %s", errs);
+    assert_non_null(strstr(out, "| 1 | 960 us | 904 us | 144 us (mismatch) |"));
+    assert_non_null(strstr(out, "| 0.05 | 200 us | - | 106 us |"));   /* a hole stays one */
+    assert_non_null(strstr(out, "(status): no case at this cell passed"));
+    free(out), free(errs);
+
+    /* A timed-out case has no measurement: its status, as without the option. */
+    const char *rows[] = {"hit_rate"}, *cols[] = {"strategy"};
+    TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1, .failed_values = 1,
+                   .where = "counter == \"u64\" && n == 2^24"};
+    KvxError err = {0};
+    char *text;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "| 0.5 | 154 us | timeout | 34.1 us |"));
+    assert_null(strstr(text, "(status)"));
+    free(text);
+
+    /* CSV: a status column after each value column, so no failed number is bare. */
+    o.where = "counter == \"u32\" && n == 67108864";
+    o.format = RESULTS_CSV;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_string_equal(text, "hit_rate,naive,naive.status,warp_cg,warp_cg.status,block_smem,"
+                              "block_smem.status\n"
+                              "0.05,0.2,ok,,,0.106,ok\n"
+                              "0.5,0.56,ok,0.524,ok,0.124,ok\n"
+                              "1,0.96,ok,0.904,ok,0.144,mismatch\n");
+    free(text);
+    /* JSON: the value, with the status that says what it is. */
+    o.format = RESULTS_JSON;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "{\"hit_rate\": 1, \"strategy\": \"block_smem\", \"value\":"
+                                 " 0.144, \"n\": 1, \"failed\": 0, \"status\": \"mismatch\"}"));
+    assert_non_null(strstr(text, "\"strategy\": \"naive\", \"value\": 0.96, \"n\": 1,"
+                                 " \"failed\": 0, \"status\": \"ok\"}"));
+    free(text);
+    /* Without the option JSON keeps saying the case failed, with no value. */
+    o.failed_values = 0;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "\"strategy\": \"block_smem\", \"value\": null, \"n\": 0,"
+                                 " \"failed\": 1, \"status\": \"mismatch\"}"));
+    free(text);
+
+    /* Where a case passed, the cell is over the passing ones, as without it. */
+    TableOpts all = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1, .failed_values = 1};
+    assert_int_equal(table_text("a.db", &all, &text, &err), 0);
+    assert_non_null(strstr(text, " (3) !"));
+    assert_null(strstr(text, "(mismatch)"));
+    free(text);
+
+    /* A ratio of a mismatched case to its (passing) baseline: 0.144 / 0.96. */
+    o.failed_values = 1;
+    o.format = RESULTS_MD;
+    o.ratio = 1;
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "| 1 | 1x | 0.942x | 0.15x (mismatch) |"));
+    free(text);
+    /* A mismatched baseline gives no ratio, measured or not. */
+    o.baseline = "strategy=block_smem";
+    assert_int_equal(table_text("a.db", &o, &text, &err), 0);
+    assert_non_null(strstr(text, "| 1 | baseline mismatch | baseline mismatch | baseline"
+                                 " mismatch |"));
+    free(text);
+}
+
+/* ---- let: names in kvx table --where ----------------------------------------- */
+
+static void test_where_lets(void **state)
+{
+    const char *spec = KVX_SOURCE_DIR "/tests/data/results/fixture.yaml";
+    char *out, *errs;
+    /* --spec-file lends the spec's lets: staged is strategy == "block_smem". */
+    int rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--rows",
+                     "hit_rate", "--cols", "strategy", "--where", "!staged && counter == 'u32'"
+                     " && n == 2^24", "--spec-file", spec, "--format", "csv", NULL);
+    if (rc)
+        fail_msg("table: %s", errs);
+    assert_string_equal(out, "hit_rate,naive,warp_cg\n0.05,0.05,0.0455\n0.5,0.14,0.131\n"
+                             "1,0.24,0.226\n");
+    free(out), free(errs);
+    /* A let is held to --where's rules: round() is a function call. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--where",
+                 "thresh > 100", "--spec-file", spec, NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "a function call (round) is not allowed"));
+    free(out), free(errs);
+    /* A let whose text would be SQL stays a bound string. */
+    char evil[512];
+    snprintf(evil, sizeof evil, "%s/evil.yaml", tmpdir);
+    char *yaml = read_all(spec);
+    assert_non_null(yaml);
+    char *at = strstr(yaml, "staged: strategy == \"block_smem\"");
+    assert_non_null(at);
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "%.*sstaged: strategy == \"x') OR 1=1 --\"%s", (int)(at - yaml), yaml,
+              at + strlen("staged: strategy == \"block_smem\""));
+    assert_int_equal(file_write_atomic(evil, b.p, b.len), 0);
+    sb_free(&b);
+    free(yaml);
+    char cu[600], cmd[1400];
+    snprintf(cu, sizeof cu, "%s/fixture.cu", tmpdir);
+    snprintf(cmd, sizeof cmd, "cp '%s/tests/data/results/fixture.cu' '%s'", KVX_SOURCE_DIR, cu);
+    assert_int_equal(system(cmd), 0);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--where",
+                 "staged", "--spec-file", evil, NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "no stored case of spec 'contention' matches"));
+    free(out), free(errs);
+    assert_int_equal(count(tmp_path("a.db"), "SELECT count(*) FROM cases"), 35);
+
+    /* Without --spec-file: the spec path the run stored, when it still loads. */
+    char sql[700];
+    snprintf(sql, sizeof sql, "UPDATE runs SET spec_path = '%s'", spec);
+    copy_db("a.db", "lets.db", sql);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("lets.db"), "--rows",
+                 "hit_rate", "--cols", "strategy", "--where", "staged && n == 2^24 &&"
+                 " counter == 'u64'", "--format", "csv", NULL);
+    if (rc)
+        fail_msg("table: %s", errs);
+    assert_string_equal(out, "hit_rate,block_smem\n0.05,0.02915\n0.5,0.0341\n1,0.0396\n");
+    free(out), free(errs);
+    /* A stored path that is gone: the let is unknown, and the message says how. */
+    copy_db("a.db", "nolets.db", "UPDATE runs SET spec_path = '/nonexistent/contention.yaml'");
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("nolets.db"), "--where",
+                 "staged", NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "unknown name 'staged'"));
+    assert_non_null(strstr(errs, "let: names need --spec-file"));
+    free(out), free(errs);
+    /* A --spec-file that does not load is an error, not a silent table. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--where",
+                 "staged", "--spec-file", tmp_path("missing.yaml"), NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "missing.yaml"));
+    assert_string_equal(out, "");
+    free(out), free(errs);
+}
+
+/* ---- compare: borrowed baseline, ratio noise, --min-diff ---------------------- */
+
+static void test_compare_ratio_reference(void **state)
+{
+    char db[512], csv[512], sel[600];
+    snprintf(db, sizeof db, "%s", tmp_path("ref2.db"));
+    unlink(db);
+    snprintf(csv, sizeof csv, "%s/results/reference/rtx5090_contention.csv", KVX_SOURCE_DIR);
+    char *out, *errs;
+    int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "rtx5090", "--db", db,
+                     "--spec", "contention", NULL);
+    if (rc)
+        fail_msg("import: %s", errs);
+    free(out), free(errs);
+    snprintf(sel, sizeof sel, "%s:ref=rtx5090", db);
+    /* The reference stores no baseline: it takes A's, strategy=naive. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), sel, "--rows",
+                 "hit_rate", "--cols", "strategy", "--where-a", "n == 2^24 && counter == 'u64'",
+                 "--ratio", NULL);
+    if (rc)
+        fail_msg("compare: %s", errs);
+    assert_non_null(strstr(out, "B stores no baseline and takes A's, strategy=naive"));
+    /* 0.05005 / 0.055 against 0.0358 / 0.0379; the reference has no noise: '?'. */
+    assert_non_null(strstr(out, "| 0.05 | warp_cg | 0.91x | 0.945x | 1.04x | ? |"));
+    assert_non_null(strstr(out, "| 0.5 | block_smem | 0.221x | 0.233x | 1.05x | ? |"));
+    /* The baseline's own 1x is exact on both sides: nothing to mark. */
+    assert_non_null(strstr(out, "| 0.05 | naive | 1x | 1x | 1x |  |"));
+    assert_null(strstr(out, "| * |"));
+    assert_non_null(strstr(out, "?: a side did not record the noise of its ratio"));
+    free(out), free(errs);
+    /* --speedup too; and the reference as A has nothing to borrow from. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), sel, "--where-a",
+                 "n == 2^24 && counter == 'u64'", "--rows", "hit_rate", "--cols", "strategy",
+                 "--speedup", "--format", "json", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "\"b_baseline_from_a\": true"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", sel, tmp_path("a.db"), "--where-b",
+                 "n == 2^24 && counter == 'u64'", "--ratio", NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "no baseline stored"));
+    free(out), free(errs);
+    /* An explicit --baseline is used on both sides, borrowed from nobody. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), sel, "--where-a",
+                 "n == 2^24 && counter == 'u64'", "--rows", "hit_rate", "--cols", "strategy",
+                 "--baseline", "strategy=block_smem", NULL);
+    assert_int_equal(rc, 0);
+    assert_null(strstr(out, "takes A's"));
+    assert_non_null(strstr(out, "| 0.05 | naive | 1.89x | 1.44x | 0.764x | ? |"));
+    assert_non_null(strstr(out, "| 0.05 | block_smem | 1x | 1x | 1x |  |"));
+    free(out), free(errs);
+}
+
+static void test_compare_noise(void **state)
+{
+    /* B: warp_cg 1.2% slower, block_smem 3% slower; every case 1% noise. */
+    copy_db("a.db", "slow.db", "UPDATE cases SET median_ms = median_ms * 1.012 WHERE"
+                               " json_extract(axes, '$.strategy') = 'warp_cg';"
+                               "UPDATE cases SET median_ms = median_ms * 1.03 WHERE"
+                               " json_extract(axes, '$.strategy') = 'block_smem'");
+    char *out, *errs;
+    /* Times: 1.2% is past 1% noise but under the 2% default --min-diff. */
+    int rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"),
+                     tmp_path("slow.db"), "--rows", "hit_rate", "--cols", "strategy", "--where",
+                     "counter == 'u32' && n == 2^24", "--format", "csv", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "0.05,warp_cg,0.0455,0.046046,1.012,\n"));
+    assert_non_null(strstr(out, "0.05,block_smem,0.0265,0.027295,1.03,*\n"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), tmp_path("slow.db"),
+                 "--rows", "hit_rate", "--cols", "strategy", "--where",
+                 "counter == 'u32' && n == 2^24", "--format", "csv", "--min-diff", "0", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "0.05,warp_cg,0.0455,0.046046,1.012,*\n"));
+    free(out), free(errs);
+    /* Ratios: each side's noise is its case's and its baseline's (1.41%), so a
+     * 1.2% step is noise and 3% is not; the baseline's own 1x is exact. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), tmp_path("slow.db"),
+                 "--rows", "hit_rate", "--cols", "strategy", "--where",
+                 "counter == 'u32' && n == 2^24", "--format", "csv", "--min-diff", "0", "--ratio",
+                 NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "0.05,naive,1,1,1,\n"));
+    assert_non_null(strstr(out, "0.05,warp_cg,0.91,0.92092,1.012,\n"));
+    assert_non_null(strstr(out, "0.05,block_smem,0.53,0.5459,1.03,*\n"));
+    free(out), free(errs);
+
+    /* Near-noiseless cases 0.2% apart: flagged only when asked to. */
+    copy_db("a.db", "quiet.db", "UPDATE cases SET noise = 0.0005");
+    copy_db("quiet.db", "quiet2.db", "UPDATE cases SET median_ms = median_ms * 1.002");
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("quiet.db"),
+                 tmp_path("quiet2.db"), "--rows", "hit_rate", "--cols", "strategy", "--where",
+                 "counter == 'u32' && n == 2^24", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "marked from a 2% difference"));
+    assert_null(strstr(out, "| * |"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("quiet.db"),
+                 tmp_path("quiet2.db"), "--rows", "hit_rate", "--cols", "strategy", "--where",
+                 "counter == 'u32' && n == 2^24", "--min-diff", "0", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "| 0.05 | naive | 50 us | 50.1 us | 1x | * |"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("quiet.db"),
+                 tmp_path("quiet2.db"), "--min-diff", "-1", NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "--min-diff wants a relative difference"));
+    free(out), free(errs);
+}
+
 /* ---- import, export, merge --------------------------------------------------- */
 
 static void test_import_round_trip(void **state)
@@ -699,20 +973,31 @@ static void test_report(void **state)
     sqlite3 *db = open_db(tmp_path("a.db"));
     char *written = NULL;
     KvxError err = {0};
-    if (results_report(db, "tests/data/results/fixture.yaml", dir, &written, &err))
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     char *md = read_all(written);
     assert_non_null(md);
     assert_non_null(strstr(md, "| ok | 33 |\n| mismatch | 1 |\n| timeout | 1 |\n"));
     assert_non_null(strstr(md, "None: gnuplot is not installed"));
+    assert_non_null(strstr(md, "| 1 | 960 us | 904 us | mismatch |"));
     check_golden("report.md", md);
     free(md);
     free(written);
+    /* kvx report --failed-values: the mismatched case's time, marked. */
+    char *fargv[] = {"report", "tests/data/results/fixture.yaml", "--db",
+                     (char *)tmp_path("a.db"), "--out", dir, "--failed-values", NULL};
+    assert_int_equal(cmd_report(7, fargv), 0);
+    snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/contention.md");
+    md = read_all(dir);
+    dir[strlen(dir) - strlen("/contention.md")] = 0;
+    assert_non_null(md);
+    assert_non_null(strstr(md, "| 1 | 960 us | 904 us | 144 us (mismatch) |"));
+    free(md);
     /* With gnuplot: SVG and PNG next to the report. */
     unsetenv("KVX_GNUPLOT");
     if (access("/usr/bin/gnuplot", X_OK) == 0) {
         setenv("KVX_GNUPLOT", "/usr/bin/gnuplot", 1);
-        assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, &written,
+        assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 0, &written,
                                         &err), 0);
         md = read_all(written);
         assert_non_null(strstr(md, "![Median time against hit_rate](contention_1_hit_rate_median_ms.svg)"));
@@ -738,6 +1023,101 @@ static void test_report(void **state)
     sqlite3_close(db);
 }
 
+/* Report plots: x is the first numeric workload axis (as the run stored it),
+ * log2 when its values span more than 2 decades; the caption names the axes
+ * each median pools.  KVX_GNUPLOT=/bin/true stands in for gnuplot: the
+ * script is what is checked. */
+static void test_report_plots(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    setenv("KVX_GNUPLOT", "/bin/true", 1);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("plots"));
+    /* No workload axes stored (the fixture, like older databases): the first
+     * numeric axis, hit_rate; the median pools counter and n. */
+    sqlite3 *db = open_db(tmp_path("a.db"));
+    char *written = NULL;
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    char *md = read_all(written);
+    assert_non_null(strstr(md, "x: hit_rate (the first numeric axis: the database does not say"
+                               " which are workload axes); one series per strategy.\n"));
+    assert_non_null(strstr(md, "Median time against hit_rate, one series per strategy.  Each"
+                               " point is the median over counter (2 values), n (2 values): it"
+                               " pools cases at different values of these axes.\n"));
+    assert_non_null(strstr(md, "Ratio to the baseline against hit_rate, one series per"
+                               " strategy.  Each point is the median over counter"));
+    free(md);
+    free(written);
+    char gp[700];
+    snprintf(gp, sizeof gp, "%s/contention_1_hit_rate_median_ms.gp", dir);
+    char *script = read_all(gp);
+    assert_non_null(script);
+    assert_null(strstr(script, "set logscale x"));
+    free(script);
+
+    /* n from 2^10 to 2^26 (more than 2 decades), stored as the only workload
+     * axis (hit_rate as if the template had consulted it): x = n, log2. */
+    char spec[512], cmd[1400];
+    snprintf(spec, sizeof spec, "%s/wide.yaml", tmpdir);
+    char *yaml = read_all("tests/data/results/fixture.yaml");
+    char *at = strstr(yaml, "n: [2^24, 2^26]");
+    assert_non_null(at);
+    memcpy(at, "n: [2^10, 2^26]", 15);
+    assert_int_equal(file_write_atomic(spec, yaml, strlen(yaml)), 0);
+    free(yaml);
+    snprintf(cmd, sizeof cmd, "cp tests/data/results/fixture.cu '%s/fixture.cu'", tmpdir);
+    assert_int_equal(system(cmd), 0);
+    copy_db("a.db", "wide.db", "UPDATE cases SET axes = json_set(axes, '$.n', 1024) WHERE"
+                               " json_extract(axes, '$.n') = 16777216;"
+                               "UPDATE cases SET workload = json_object('n',"
+                               " json_extract(axes, '$.n'))");
+    db = open_db(tmp_path("wide.db"));
+    if (results_report(db, spec, dir, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    md = read_all(written);
+    assert_non_null(strstr(md, "x: n (the first numeric workload axis), on a log2 scale (its"
+                               " values span more than 2 decades); one series per strategy.\n"));
+    assert_non_null(strstr(md, "![Median time against n](contention_1_n_median_ms.svg)"));
+    assert_non_null(strstr(md, "Each point is the median over counter (2 values), hit_rate"
+                               " (3 values): it pools cases at different values of these"
+                               " axes.\n"));
+    free(md);
+    free(written);
+    snprintf(gp, sizeof gp, "%s/contention_1_n_median_ms.gp", dir);
+    script = read_all(gp);
+    assert_non_null(script);
+    assert_non_null(strstr(script, "set logscale x 2\n"));
+    assert_non_null(strstr(script, "set xlabel 'n (log2 scale)'"));
+    assert_non_null(strstr(script, "one series per strategy; each point the median over"
+                                   " counter (2 values), hit_rate (3 values)"));
+    free(script);
+    /* The data: one row per n, one column per strategy. */
+    snprintf(gp, sizeof gp, "%s/contention_1_n_median_ms.csv", dir);
+    char *data = read_all(gp);
+    assert_non_null(data);
+    const char *head = "n,naive,warp_cg,block_smem\n1024,";
+    assert_int_equal(strncmp(data, head, strlen(head)), 0);
+    free(data);
+
+    /* One value of every other axis in the run: each point is one case. */
+    copy_db("wide.db", "single.db", "DELETE FROM cases WHERE json_extract(axes, '$.counter')"
+                                    " != 'u64' OR json_extract(axes, '$.hit_rate') != 0.5");
+    db = open_db(tmp_path("single.db"));
+    if (results_report(db, spec, dir, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    md = read_all(written);
+    assert_non_null(strstr(md, "Each point is one case: no other axis varies in this run.\n"));
+    free(md);
+    free(written);
+    unsetenv("KVX_GNUPLOT");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -752,11 +1132,16 @@ int main(void)
         cmocka_unit_test(test_injection),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_failed_values),
+        cmocka_unit_test(test_where_lets),
+        cmocka_unit_test(test_compare_ratio_reference),
+        cmocka_unit_test(test_compare_noise),
         cmocka_unit_test(test_import_round_trip),
         cmocka_unit_test(test_import_errors),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_export_json),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report_plots),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

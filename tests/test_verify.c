@@ -1,6 +1,7 @@
 /* Unit tests of driver/verify.c: every reference on small hand-computed cases,
  * wrap-around of integer outputs, float NaN rules, the inc/dec closed form
- * against the atomics' own definition, and verify_compare's reports. */
+ * against the atomics' own definition, verify_compare's reports, and every
+ * reference on 2^22 elements giving the same bits on 1, 2 and 7 threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -539,6 +540,411 @@ static void test_large_fast(void **state)
         fail_msg("2^20 elements took %.0f ms", ms);
 }
 
+/* ---- threads ------------------------------------------------------------------
+ * References on several threads must be the same bits as on one: inputs of
+ * 2^22 elements (four chunks) through every reference and every split
+ * (per-chunk partials, per-worker counters, keys or addresses owned by a
+ * worker), on 1, 2 and 7 threads. */
+
+enum { NBIG = 1 << 22 };
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) /* xorshift64* */
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+typedef struct Big {
+    float *f;       /* wide dynamic range, some NaN: order of addition shows */
+    double *d;
+    double *cancel; /* huge pairs that cancel exactly among small values */
+    double small_sum; /* the exact sum of cancel */
+    uint32_t *cancel_key; /* < 7, the same for both halves of a pair */
+    int32_t *i;
+    uint16_t *h;    /* 0..4999 */
+    uint32_t *key_small, *key_large, *key_skew; /* < 7, < 2^20, zipf-ish < 2^20 */
+    uint8_t *b;
+} Big;
+
+static void big_init(Big *g)
+{
+    g->f = malloc(NBIG * sizeof *g->f);
+    g->d = malloc(NBIG * sizeof *g->d);
+    g->cancel = malloc(NBIG * sizeof *g->cancel);
+    g->cancel_key = malloc(NBIG * sizeof *g->cancel_key);
+    g->i = malloc(NBIG * sizeof *g->i);
+    g->h = malloc(NBIG * sizeof *g->h);
+    g->key_small = malloc(NBIG * sizeof(uint32_t));
+    g->key_large = malloc(NBIG * sizeof(uint32_t));
+    g->key_skew = malloc(NBIG * sizeof(uint32_t));
+    g->b = malloc(NBIG);
+    for (uint64_t i = 0; i < NBIG; i++) {
+        uint64_t r = rnd();
+        double m = (double)(r >> 40) / (1 << 24) - 0.5;
+        g->f[i] = (float)ldexp(m, (int)(r % 40) - 20);
+        g->d[i] = ldexp(m, (int)((r >> 8) % 60) - 30);
+        g->i[i] = (int32_t)(r >> 17);
+        g->h[i] = (uint16_t)((r >> 20) % 5000);
+        g->key_small[i] = (uint32_t)((r >> 30) % 7);
+        g->key_large[i] = (uint32_t)((r >> 24) & ((1u << 20) - 1));
+        g->key_skew[i] = (uint32_t)((r >> 3) & ((1u << 20) - 1)) >> ((r >> 50) % 20);
+        g->b[i] = (uint8_t)(r >> 56);
+    }
+    for (uint64_t i = 12345; i < NBIG; i += 1000003)
+        g->f[i] = NAN;
+    /* Even positions: values near 2^60 in the first half, their negations
+     * in reverse order in the second; odd positions: multiples of 2^-25 in
+     * [-0.5, 0.5), whose sum (exact in a double) is the sum of all.  Partial
+     * sums near 2^70 leave rounding errors that even a compensated sum keeps
+     * a trace of, so the order of addition shows in the last bits. */
+    g->small_sum = 0;
+    for (uint64_t i = 0; i < NBIG / 4; i++)
+        g->cancel[2 * i] = ldexp((double)(rnd() >> 11), 7 + (int)(rnd() % 8));
+    for (uint64_t i = NBIG / 4; i < NBIG / 2; i++) {
+        g->cancel[2 * i] = -g->cancel[2 * (NBIG / 2 - 1 - i)];
+        g->cancel_key[2 * i] = g->cancel_key[2 * (NBIG / 2 - 1 - i)] = (uint32_t)(rnd() % 7);
+    }
+    for (uint64_t i = 1; i < NBIG; i += 2) {
+        g->cancel_key[i] = (uint32_t)(rnd() % 7);
+        g->cancel[i] = (double)(int32_t)(rnd() >> 40 & 0xffffff) / (1 << 25) - 0.25;
+        g->small_sum += g->cancel[i];
+    }
+}
+
+static void big_free(Big *g)
+{
+    free(g->f);
+    free(g->d);
+    free(g->cancel);
+    free(g->cancel_key);
+    free(g->i);
+    free(g->h);
+    free(g->key_small);
+    free(g->key_large);
+    free(g->key_skew);
+    free(g->b);
+}
+
+static void ref_threads(Expected *e, const char *name, const RefArg *args, int nargs,
+                        const char *out, uint64_t count, int threads)
+{
+    KvxError err = {0};
+    if (verify_reference_threads(name, args, nargs, T(out), count, threads, e, &err) != 0)
+        fail_msg("%s on %d threads: %s", name, threads, err.msg);
+}
+
+/* Same kind, count and bits (NaN payloads and zero signs included). */
+static void assert_same(const Expected *a, const Expected *b, const char *what, int threads)
+{
+    if (a->kind != b->kind || a->count != b->count || a->is_float != b->is_float)
+        fail_msg("%s: shape differs on %d threads", what, threads);
+    uint64_t n = a->count;
+    const void *x = a->is_float ? (const void *)a->f : (const void *)a->u;
+    const void *y = b->is_float ? (const void *)b->f : (const void *)b->u;
+    if (a->kind == EXPECT_MEMBER) {
+        n = a->member_n * (uint64_t)a->member_t->size / 8;
+        x = a->member_vals;
+        y = b->member_vals;
+        assert_int_equal(a->member_n, b->member_n);
+    }
+    if (memcmp(x, y, n * 8) != 0) {
+        for (uint64_t j = 0; j < n; j++)
+            if (memcmp((const char *)x + 8 * j, (const char *)y + 8 * j, 8) != 0)
+                fail_msg("%s: element %llu differs between 1 and %d threads", what,
+                         (unsigned long long)j, threads);
+    }
+}
+
+/* The reference on 1 thread, checked equal to 2 and 7 threads; the caller
+ * checks its value and frees it. */
+static void ref_every(Expected *e1, const char *what, const char *name, const RefArg *args,
+                      int nargs, const char *out, uint64_t count)
+{
+    ref_threads(e1, name, args, nargs, out, count, 1);
+    int ts[] = {2, 7};
+    for (int t = 0; t < 2; t++) {
+        Expected e;
+        ref_threads(&e, name, args, nargs, out, count, ts[t]);
+        assert_same(e1, &e, what, ts[t]);
+        verify_expected_free(&e);
+    }
+}
+
+static void check_rel(double got, long double want, double tol, const char *what)
+{
+    long double err = fabsl((long double)got - want);
+    if (!(err <= tol * fabsl(want)))
+        fail_msg("%s: %.17g, expected %.17Lg", what, got, want);
+}
+
+static void test_threads_counts(void **state)
+{
+    Big *g = *state;
+    Expected e;
+    uint64_t want = 0;
+    RefArg a[2] = {B("i32", g->i, NBIG), F(1.5)};
+    ref_every(&e, "count_below", "count_below", a, 2, "u64", 1);
+    for (uint64_t i = 0; i < NBIG; i++)
+        want += g->i[i] < 2;
+    assert_int_equal(e.u[0], want);
+    verify_expected_free(&e);
+
+    RefArg b[3] = {B("f32", g->f, NBIG), S("!="), F(0)};
+    ref_every(&e, "count_if", "count_if", b, 3, "u32", 1);
+    want = 0;
+    for (uint64_t i = 0; i < NBIG; i++)
+        want += g->f[i] != 0;
+    assert_int_equal(e.u[0], want);
+    verify_expected_free(&e);
+
+    /* count_below_by: few keys and 2^20 keys */
+    const uint32_t *keys[2] = {g->key_small, g->key_large};
+    uint64_t ks[2] = {7, 1 << 20};
+    for (int s = 0; s < 2; s++) {
+        RefArg c[4] = {B("u16", g->h, NBIG), I(2500), B("u32", keys[s], NBIG), I((int64_t)ks[s])};
+        ref_every(&e, "count_below_by", "count_below_by", c, 4, "u32", ks[s]);
+        uint32_t *cnt = calloc(ks[s], sizeof *cnt);
+        for (uint64_t i = 0; i < NBIG; i++)
+            cnt[keys[s][i]] += g->h[i] < 2500;
+        for (uint64_t j = 0; j < ks[s]; j++)
+            if (e.u[j] != cnt[j])
+                fail_msg("count_below_by k=%llu [%llu]: %llu, expected %u",
+                         (unsigned long long)ks[s], (unsigned long long)j,
+                         (unsigned long long)e.u[j], cnt[j]);
+        free(cnt);
+        verify_expected_free(&e);
+    }
+
+    /* histograms of integers and of floats */
+    RefArg h[4] = {B("u16", g->h, NBIG), I(4096), I(0), I(4095)};
+    ref_every(&e, "histogram u16", "histogram", h, 4, "u32", 4096);
+    uint32_t *cnt = calloc(4096, sizeof *cnt);
+    for (uint64_t i = 0; i < NBIG; i++)
+        if (g->h[i] < 4096)
+            cnt[g->h[i]]++;
+    for (int j = 0; j < 4096; j++)
+        assert_int_equal(e.u[j], cnt[j]);
+    free(cnt);
+    verify_expected_free(&e);
+    RefArg hf[4] = {B("f32", g->f, NBIG), I(3), I(-1), I(1)};
+    ref_every(&e, "histogram f32", "histogram", hf, 4, "u64", 3);
+    /* width ceil(3/3) = 1: [-1, 0) [0, 1) [1, 1]; NaN in none */
+    uint64_t fb[3] = {0, 0, 0};
+    for (uint64_t i = 0; i < NBIG; i++)
+        if (g->f[i] >= -1 && g->f[i] <= 1)
+            fb[g->f[i] < 0 ? 0 : g->f[i] < 1 ? 1 : 2]++;
+    assert_true(fb[0] > 1000 && fb[1] > 1000);
+    for (int j = 0; j < 3; j++)
+        assert_int_equal(e.u[j], fb[j]);
+    verify_expected_free(&e);
+}
+
+static void test_threads_sums(void **state)
+{
+    Big *g = *state;
+    Expected e;
+    long double ls = 0, ld = 0;
+    uint64_t us = 0;
+    for (uint64_t i = 0; i < NBIG; i++) {
+        ls += g->d[i];
+        ld += (long double)g->d[i] * g->i[i];
+        us += (uint64_t)(int64_t)g->i[i];
+    }
+    RefArg a[1] = {B("f64", g->d, NBIG)};
+    ref_every(&e, "sum f64", "sum", a, 1, "f64", 1);
+    check_rel(e.f[0], ls, 1e-12, "sum f64");
+    verify_expected_free(&e);
+    RefArg b[2] = {B("f64", g->d, NBIG), B("i32", g->i, NBIG)};
+    ref_every(&e, "dot", "dot", b, 2, "f64", 1);
+    check_rel(e.f[0], ld, 1e-12, "dot");
+    verify_expected_free(&e);
+    /* order-sensitive sums: a chunk order that depended on the threads
+     * would change the last bits here */
+    RefArg ca[1] = {B("f64", g->cancel, NBIG)};
+    ref_every(&e, "sum cancel", "sum", ca, 1, "f64", 1);
+    /* compensated: within 0.1 of the exact sum, where a plain double sum
+     * is off by thousands */
+    if (!(fabs(e.f[0] - g->small_sum) < 0.1))
+        fail_msg("sum cancel: %.17g, expected %.17g", e.f[0], g->small_sum);
+    verify_expected_free(&e);
+    RefArg cr[4] = {S("add"), B("f64", g->cancel, NBIG), I(2), F(0)}; /* pairs at [0] */
+    ref_every(&e, "reduce add cancel", "reduce", cr, 4, "f64", 2);
+    verify_expected_free(&e);
+    RefArg cs[3] = {B("f64", g->cancel, NBIG), B("u32", g->cancel_key, NBIG), I(7)};
+    ref_every(&e, "sum_by cancel", "sum_by", cs, 3, "f64", 7);
+    verify_expected_free(&e);
+    RefArg c[1] = {B("i32", g->i, NBIG)};
+    ref_every(&e, "sum i64", "sum", c, 1, "i64", 1);
+    assert_int_equal(e.u[0], us);
+    verify_expected_free(&e);
+
+    /* sum_by: 7 keys (per-chunk partials), 2^20 uniform and skewed keys (owned
+     * by a worker each); the result checked against a long double sum */
+    const uint32_t *keys[3] = {g->key_small, g->key_large, g->key_skew};
+    uint64_t ks[3] = {7, 1 << 20, 1 << 20};
+    for (int s = 0; s < 3; s++) {
+        RefArg d[3] = {B("f64", g->d, NBIG), B("u32", keys[s], NBIG), I((int64_t)ks[s])};
+        ref_every(&e, "sum_by", "sum_by", d, 3, "f64", ks[s]);
+        long double *want = calloc(ks[s], sizeof *want);
+        for (uint64_t i = 0; i < NBIG; i++)
+            want[keys[s][i]] += g->d[i];
+        for (uint64_t j = 0; j < ks[s]; j++)
+            check_rel(e.f[j], want[j], 1e-12, "sum_by");
+        free(want);
+        verify_expected_free(&e);
+        RefArg di[3] = {B("i32", g->i, NBIG), B("u32", keys[s], NBIG), I((int64_t)ks[s])};
+        ref_every(&e, "sum_by i32", "sum_by", di, 3, "i32", ks[s]);
+        uint32_t *wi = calloc(ks[s], sizeof *wi);
+        for (uint64_t i = 0; i < NBIG; i++)
+            wi[keys[s][i]] += (uint32_t)g->i[i];
+        for (uint64_t j = 0; j < ks[s]; j++)
+            assert_int_equal((uint32_t)e.u[j], wi[j]);
+        free(wi);
+        verify_expected_free(&e);
+    }
+
+    /* index_add: rows of 4 values, 7 rows and 2^18 rows */
+    uint64_t rows[2] = {7, 1 << 18};
+    for (int s = 0; s < 2; s++) {
+        uint64_t n = NBIG / 4;
+        uint32_t *idx = malloc(n * sizeof *idx);
+        for (uint64_t i = 0; i < n; i++)
+            idx[i] = g->key_large[i] % (uint32_t)rows[s];
+        RefArg d[4] = {B("u32", idx, n), B("f32", g->f, NBIG), I((int64_t)rows[s]), I(4)};
+        ref_every(&e, "index_add", "index_add", d, 4, "f32", rows[s] * 4);
+        verify_expected_free(&e);
+        free(idx);
+    }
+
+    /* a bad key deep in the input: the first one is reported on any thread count */
+    uint32_t *k2 = malloc(NBIG * sizeof *k2);
+    memcpy(k2, g->key_large, NBIG * sizeof *k2);
+    k2[3500000] = 1u << 20;
+    k2[2500001] = 1u << 21;
+    for (int t = 1; t <= 7; t += 3) {
+        RefArg d[3] = {B("f64", g->d, NBIG), B("u32", k2, NBIG), I(1 << 20)};
+        KvxError err = {0};
+        assert_int_equal(verify_reference_threads("sum_by", d, 3, T("f64"), 1 << 20, t, &e, &err), -1);
+        assert_string_equal(err.msg, "sum_by: key[2500001] = 2097152 is outside 0..1048575");
+        assert_null(e.f);
+        RefArg c4[4] = {B("u16", g->h, NBIG), I(1), B("u32", k2, NBIG), I(1 << 20)};
+        memset(&err, 0, sizeof err);
+        assert_int_equal(verify_reference_threads("count_below_by", c4, 4, T("u32"), 1 << 20, t,
+                                                  &e, &err), -1);
+        assert_string_equal(err.msg, "count_below_by: key[2500001] = 2097152 is outside 0..1048575");
+    }
+    free(k2);
+}
+
+static void test_threads_reduce(void **state)
+{
+    Big *g = *state;
+    Expected e;
+    /* few addresses (per-chunk partials) and many (owned columns) */
+    int64_t ks[3] = {1, 7, 4096};
+    for (int s = 0; s < 3; s++) {
+        uint64_t k = (uint64_t)ks[s];
+        const char *fops[] = {"add", "sub", "max", "min", "maximum", "nanmin"};
+        for (int o = 0; o < 6; o++) {
+            char what[64];
+            snprintf(what, sizeof what, "reduce %s k=%llu", fops[o], (unsigned long long)k);
+            RefArg a[4] = {S(fops[o]), B("f32", g->f, NBIG), I(ks[s]), F(-0.25)};
+            ref_every(&e, what, "reduce", a, 4, "f32", k);
+            /* max/min: the value of a sequential fold (NaN rules included) */
+            for (uint64_t j = 0; o >= 2 && j < k; j++) {
+                double r = -0.25;
+                for (uint64_t i = j; i < NBIG; i += k) {
+                    double v = g->f[i];
+                    r = o == 2 ? fmax(r, v) : o == 3 ? fmin(r, v)
+                      : o == 4 ? (isnan(r) || isnan(v) ? NAN : fmax(r, v)) : fmin(r, v);
+                }
+                if (!(r == e.f[j] || (isnan(r) && isnan(e.f[j]))))
+                    fail_msg("%s [%llu]: %g, expected %g", what, (unsigned long long)j, e.f[j], r);
+            }
+            verify_expected_free(&e);
+        }
+        const char *iops[] = {"add", "sub", "xor", "and", "or", "max", "min"};
+        for (int o = 0; o < 7; o++) {
+            char what[64];
+            snprintf(what, sizeof what, "reduce %s i16 k=%llu", iops[o], (unsigned long long)k);
+            RefArg a[4] = {S(iops[o]), B("i32", g->i, NBIG), I(ks[s]), I(-3)};
+            ref_every(&e, what, "reduce", a, 4, "i16", k);
+            for (uint64_t j = 0; j < k; j++) {
+                int16_t r = -3;
+                for (uint64_t i = j; i < NBIG; i += k) {
+                    int16_t v = (int16_t)g->i[i];
+                    r = o == 0 ? (int16_t)(r + v) : o == 1 ? (int16_t)(r - v) : o == 2 ? r ^ v
+                      : o == 3 ? r & v : o == 4 ? r | v : o == 5 ? (v > r ? v : r) : (v < r ? v : r);
+                }
+                if ((int64_t)e.u[j] != r)
+                    fail_msg("%s [%llu]: %lld, expected %d", what, (unsigned long long)j,
+                             (long long)e.u[j], r);
+            }
+            verify_expected_free(&e);
+        }
+    }
+    RefArg x[4] = {S("exch"), B("f32", g->f, NBIG), I(4096), F(0)};
+    ref_every(&e, "reduce exch", "reduce", x, 4, "f32", 4096);
+    verify_expected_free(&e);
+    RefArg w[5] = {S("inc"), I(NBIG), I(4096), I(5), I(1000)};
+    ref_every(&e, "wrap_count", "wrap_count", w, 5, "u32", 4096);
+    verify_expected_free(&e);
+    RefArg t[3] = {I(NBIG), I(4096), I(5)};
+    ref_every(&e, "tally", "tally", t, 3, "u32", 4096);
+    verify_expected_free(&e);
+}
+
+/* Not an assertion: how much a second thread buys on this machine. */
+static void test_threads_timing(void **state)
+{
+    (void)state;
+    uint64_t n = 1ull << 26;
+    uint16_t *v = malloc(n * sizeof *v);
+    uint32_t *keys = malloc(n * sizeof *keys);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r = rnd();
+        v[i] = (uint16_t)((r >> 20) & 4095);
+        keys[i] = (uint32_t)((r >> 40) & 4095);
+    }
+    RefArg h[4] = {B("u16", v, n), I(4096), I(0), I(4095)};
+    RefArg c[4] = {B("u16", v, n), I(2048), B("u32", keys, n), I(4096)};
+    struct { const char *name; const RefArg *a; int nargs; } refs[] = {
+        {"histogram", h, 4}, {"count_below_by", c, 4},
+    };
+    for (int r = 0; r < 2; r++) {
+        double ms[2];
+        for (int t = 1; t <= 2; t++) {
+            Expected e;
+            double t0 = now_ms();
+            ref_threads(&e, refs[r].name, refs[r].a, refs[r].nargs, "u32", 4096, t);
+            ms[t - 1] = now_ms() - t0;
+            verify_expected_free(&e);
+        }
+        printf("# %s of 2^26 u16 into 4096: 1 thread %.0f ms, 2 threads %.0f ms (%.2fx)\n",
+               refs[r].name, ms[0], ms[1], ms[0] / ms[1]);
+    }
+    free(v);
+    free(keys);
+}
+
+static int big_setup(void **state)
+{
+    Big *g = malloc(sizeof *g);
+    big_init(g);
+    *state = g;
+    return 0;
+}
+
+static int big_teardown(void **state)
+{
+    big_free(*state);
+    free(*state);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +962,10 @@ int main(void)
         cmocka_unit_test(test_compare_floats),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_large_fast),
+        cmocka_unit_test_setup_teardown(test_threads_counts, big_setup, big_teardown),
+        cmocka_unit_test_setup_teardown(test_threads_sums, big_setup, big_teardown),
+        cmocka_unit_test_setup_teardown(test_threads_reduce, big_setup, big_teardown),
+        cmocka_unit_test(test_threads_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

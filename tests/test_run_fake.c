@@ -1,0 +1,617 @@
+/* cpu: the supervisor of `kvx run` end to end without a GPU, on two fake
+ * devices (KVX_FAKE_GPUS=2, driver/fake.h).  The kvx binary is started as a
+ * child, as a user runs it; NVRTC, the compile cache, the pipes, the worker
+ * processes and SQLite are real, only what happens to each case is made up by
+ * the fake worker from a marker in the case's source (tests/data/specs/fake.cu).
+ *
+ * Checked, with tests/data/specs/fake.yaml (6 strategies x 3 sizes x 2 modes;
+ * workload groups are (size, mode), six cases each):
+ * - statuses: base and alt ok and timed (min_samples samples), hang a timeout
+ *   ("no result after 2 s"), crash a fault (the worker died), fault a fault with
+ *   the worker's detail, mismatch a mismatch (timed anyway); the run went on
+ *   after every failure: all 36 cases stored, each group's last case too;
+ * - the run's device is the fake one, and both workers measured;
+ * - groups go whole to one worker: KVX_FAKE_LOG shows every group's cases on
+ *   one device, in order, on one process until a case that ends its worker
+ *   (hang, crash, fault) and on its replacement after it; without failing
+ *   strategies, every group on exactly one worker process;
+ * - the same run again stores nothing ("0 to run");
+ * - --shard 1/2 and 2/2 into two databases are disjoint, split no group, and
+ *   `kvx merge` of them holds exactly the plain run's keys (with the same
+ *   deterministic fake times);
+ * - a run killed with SIGKILL part-way (the process group, workers included,
+ *   as a preempted job) and started again ends with every case exactly once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gen/util.h"
+
+#define SPEC KVX_SOURCE_DIR "/tests/data/specs/fake.yaml"
+#define POINTS 36               /* 6 strategies x 3 sizes x 2 modes */
+#define GROUPS 6                /* (size, mode) */
+#define PER_GROUP 6             /* one case per strategy */
+#define KVX_DEADLINE_S 60       /* one kvx command; a full run takes ~7 s */
+
+static char tmp[512];
+
+/* A path in the test's directory; the strings live until exit. */
+static const char *tmp_path(const char *name)
+{
+    static char *paths[32];
+    static int npaths;
+    for (int i = 0; i < npaths; i++)
+        if (!strcmp(strrchr(paths[i], '/') + 1, name))
+            return paths[i];
+    assert_true(npaths < 32);
+    size_t len = strlen(tmp) + strlen(name) + 2;
+    paths[npaths] = xmalloc(len);
+    snprintf(paths[npaths], len, "%s/%s", tmp, name);
+    return paths[npaths++];
+}
+
+/* ---- running kvx ------------------------------------------------------------ */
+
+/* Start KVX_BINARY with argv (argv[0] is the verb) in a process group of its
+ * own, stdout and stderr to log.  Returns the pid. */
+static pid_t kvx_start(const char *log, const char *const *argv)
+{
+    const char *args[32] = {"kvx"};
+    int n = 1;
+    for (; argv[n - 1] && n < 31; n++)
+        args[n] = argv[n - 1];
+    args[n] = NULL;
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            _exit(126);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+        execv(KVX_BINARY, (char *const *)args);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* both sides, so that a kill right after the fork finds the group */
+    return pid;
+}
+
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void dump(const char *log)
+{
+    size_t len = 0;
+    char *text = file_read(log, &len);
+    printf("---- %s ----\n%s\n----\n", log, text ? (len > 6000 ? text + len - 6000 : text) : "(unreadable)");
+    free(text);
+}
+
+/* Wait for pid, killing its group past the deadline.  The exit code, or
+ * 128 + signal.  The group is killed in any case afterwards: a hung fake
+ * worker outlives a parent that did not kill it. */
+static int kvx_wait(pid_t pid, const char *log)
+{
+    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            kill(-pid, SIGKILL);
+            return exit_code(status);
+        }
+        assert_true(r == 0 || errno == EINTR);
+        if (now_ms() > end) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            dump(log);
+            fail_msg("kvx did not finish in %d s", KVX_DEADLINE_S);
+        }
+        usleep(20 * 1000);
+    }
+}
+
+/* Run kvx VERB ARGS... (NULL-terminated) to completion; the exit code. */
+static int kvx(const char *log, ...)
+{
+    const char *argv[32];
+    int n = 0;
+    va_list ap;
+    va_start(ap, log);
+    while (n < 31 && (argv[n] = va_arg(ap, const char *)))
+        n++;
+    va_end(ap);
+    argv[n] = NULL;
+    return kvx_wait(kvx_start(log, argv), log);
+}
+
+static int log_has(const char *log, const char *text)
+{
+    char *s = file_read(log, NULL);
+    int found = s && strstr(s, text);
+    free(s);
+    return found;
+}
+
+/* ---- reading the database ------------------------------------------------------ */
+
+static sqlite3 *db_open(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    return db;
+}
+
+/* One number from sql over the database at path; -1 when there is no
+ * database or table yet. */
+static double db_num(const char *path, const char *sql)
+{
+    sqlite3 *db = db_open(path);
+    sqlite3_stmt *q = NULL;
+    double v = -1;
+    if (db && sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static int db_int(const char *path, const char *sql) { return (int)db_num(path, sql); }
+
+/* The first text column of every row of sql, in order; *n gets the count. */
+static char **db_strings(const char *path, const char *sql, int *n)
+{
+    sqlite3 *db = db_open(path);
+    sqlite3_stmt *q = NULL;
+    assert_non_null(db);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s: %s", path, sql, sqlite3_errmsg(db));
+    int cap = 64;
+    char **v = xmalloc(sizeof(char *) * (size_t)cap);
+    *n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        if (*n == cap)
+            v = xrealloc(v, sizeof(char *) * (size_t)(cap *= 2));
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        v[(*n)++] = xstrdup(t ? t : "");
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static void strings_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int strings_have(char **v, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], s))
+            return 1;
+    return 0;
+}
+
+/* ---- KVX_FAKE_LOG ------------------------------------------------------------------ */
+
+typedef struct LogLine {
+    long pid;
+    char key[65];
+    int device;
+    char what[16];
+} LogLine;
+
+/* The fake workers' log, in the order the lines were appended. */
+static LogLine *log_lines(const char *path, int *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("no KVX_FAKE_LOG at %s", path);
+    int cap = 64;
+    LogLine *v = xmalloc(sizeof *v * (size_t)cap);
+    char line[256];
+    *n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (*n == cap)
+            v = xrealloc(v, sizeof *v * (size_t)(cap *= 2));
+        LogLine *l = &v[*n];
+        if (sscanf(line, "%ld %64s %d %15s", &l->pid, l->key, &l->device, l->what) != 4)
+            fail_msg("%s: unreadable line '%s'", path, line);
+        (*n)++;
+    }
+    fclose(f);
+    return v;
+}
+
+/* Does this case end its worker (so the next one runs on a replacement)? */
+static int ends_worker(const char *what)
+{
+    return !strcmp(what, "hang") || !strcmp(what, "crash") || !strcmp(what, "fault");
+}
+
+/* ---- the full run: statuses, the run going on, groups whole ---------------------------- */
+
+typedef struct Expect {
+    const char *strategy;
+    const char *status;
+    const char *detail;     /* must appear in the detail; NULL: anything */
+    int timed;              /* samples and a median expected */
+} Expect;
+
+static const Expect expects[] = {
+    {"base", "ok", NULL, 1},
+    {"alt", "ok", NULL, 1},
+    {"hang", "timeout", "no result after 2 s", 0},  /* the spec's measure: timeout_s */
+    {"crash", "fault", "died during the case", 0},
+    {"fault", "fault", "CUDA_ERROR_ILLEGAL_ADDRESS (fake)", 0},
+    {"mismatch", "mismatch", "(fake)", 1},           /* a mismatch is timed anyway */
+};
+#define NEXPECTS ((int)(sizeof expects / sizeof expects[0]))
+
+static const char *plain_db(void) { return tmp_path("plain.db"); }
+
+/* Every stored case of db has the status, detail and timing its strategy
+ * asks for, once per workload point. */
+static void check_statuses(const char *db_path, const char *log)
+{
+    sqlite3 *db = db_open(db_path);
+    assert_non_null(db);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT json_extract(axes, '$.strategy'), label, status, "
+                                        "coalesce(detail, ''), samples, median_ms, t_measure_ms "
+                                        "FROM cases ORDER BY id",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    int seen[NEXPECTS] = {0}, rows = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *strategy = (const char *)sqlite3_column_text(q, 0);
+        const char *label = (const char *)sqlite3_column_text(q, 1);
+        const char *status = (const char *)sqlite3_column_text(q, 2);
+        const char *detail = (const char *)sqlite3_column_text(q, 3);
+        int samples = sqlite3_column_int(q, 4);
+        int timed = sqlite3_column_type(q, 5) != SQLITE_NULL;
+        double median = sqlite3_column_double(q, 5), t_measure = sqlite3_column_double(q, 6);
+        rows++;
+        int e = 0;
+        while (e < NEXPECTS && strcmp(expects[e].strategy, strategy ? strategy : ""))
+            e++;
+        if (e == NEXPECTS)
+            fail_msg("unexpected case '%s'", label);
+        seen[e]++;
+        if (strcmp(status, expects[e].status)) {
+            dump(log);
+            fail_msg("%s: status %s (expected %s): %s", label, status, expects[e].status, detail);
+        }
+        if (expects[e].detail && !strstr(detail, expects[e].detail))
+            fail_msg("%s: detail \"%s\" lacks \"%s\"", label, detail, expects[e].detail);
+        if (expects[e].timed) {
+            /* fake.yaml: min_samples 3; the fake's times are 0.010 .. 0.020 ms */
+            if (samples != 3 || !timed || !(median >= 0.010 && median <= 0.020) || !(t_measure > 0))
+                fail_msg("%s: %s with %d samples, median %g ms, t_measure %g ms (expected 3 samples, "
+                         "0.010 .. 0.020 ms, t_measure > 0)", label, status, samples, timed ? median : NAN,
+                         t_measure);
+        } else if (samples != 0 || timed) {
+            fail_msg("%s: %s but %d samples and %s median", label, status, samples, timed ? "a" : "no");
+        }
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    /* The run went on after every failure: every case is stored, including
+     * each group's mismatch, which runs after its group's hang, crash and fault. */
+    assert_int_equal(rows, POINTS);
+    for (int e = 0; e < NEXPECTS; e++)
+        if (seen[e] != GROUPS)
+            fail_msg("strategy %s: %d cases stored (expected one per workload point, %d)", expects[e].strategy,
+                     seen[e], GROUPS);
+    assert_int_equal(db_int(db_path, "SELECT count(DISTINCT key) FROM cases"), POINTS);
+}
+
+static void test_full_run(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("plain-1.log"), *flog = tmp_path("plain-fake.log");
+    setenv("KVX_FAKE_LOG", flog, 1);
+    int rc = kvx(log, "run", SPEC, "--db", plain_db(), NULL);
+    unsetenv("KVX_FAKE_LOG");
+    if (rc != 1) { /* 1: the run finished and some cases are not ok */
+        dump(log);
+        fail_msg("kvx run fake.yaml exited %d (expected 1)", rc);
+    }
+    char line[128];
+    snprintf(line, sizeof line, "%d points selected: %d to run, 0 already stored", POINTS, POINTS);
+    if (!log_has(log, line) || !log_has(log, "kvx fake device, sm_90, 132 SMs, L2 60 MiB, peak 4800 GB/s; 2 workers")) {
+        dump(log);
+        fail_msg("the run's log lacks \"%s\" or the fake device line", line);
+    }
+    check_statuses(plain_db(), log);
+
+    /* The fake device is what the run recorded, and both workers measured. */
+    assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM runs WHERE gpu_name = 'kvx fake device' AND "
+                                        "gpu_uuid = 'FAKE-0000' AND cc = 90 AND sm_count = 132 AND "
+                                        "peak_gbs = 4800 AND driver_version = 13000"),
+                     1);
+    assert_int_equal(db_int(plain_db(), "SELECT count(DISTINCT device_uuid) FROM cases WHERE device_uuid IN "
+                                        "('FAKE-0000', 'FAKE-0001')"),
+                     2);
+
+    /* Groups whole to one worker.  Within a group the parent sends the
+     * baseline first, then the points in order: ok, ok, hang, crash, fault,
+     * mismatch; hang, crash and fault each end their worker process. */
+    static const char *const order[PER_GROUP] = {"ok", "ok", "hang", "crash", "fault", "mismatch"};
+    int n = 0;
+    LogLine *l = log_lines(flog, &n);
+    assert_int_equal(n, POINTS);
+    int ngroups = 0, pids_per_group = 0;
+    char *done = xcalloc((size_t)n, 1);
+    for (int i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        ngroups++;
+        int k = 0, prev = -1;
+        for (int j = i; j < n; j++) {
+            if (strcmp(l[j].key, l[i].key))
+                continue;
+            done[j] = 1;
+            if (k >= PER_GROUP)
+                fail_msg("group %.12s: more than %d cases", l[i].key, PER_GROUP);
+            if (strcmp(l[j].what, order[k]))
+                fail_msg("group %.12s: case %d did '%s' (expected '%s')", l[i].key, k, l[j].what, order[k]);
+            if (l[j].device != l[i].device)
+                fail_msg("group %.12s went to devices %d and %d (expected one worker)", l[i].key, l[i].device,
+                         l[j].device);
+            if (prev >= 0 && ends_worker(l[prev].what) == (l[j].pid == l[prev].pid))
+                fail_msg("group %.12s: case %d ran in process %ld after '%s' in %ld (expected %s process)",
+                         l[i].key, k, l[j].pid, l[prev].what, l[prev].pid,
+                         ends_worker(l[prev].what) ? "a new" : "the same");
+            pids_per_group += prev < 0 || l[j].pid != l[prev].pid;
+            prev = j;
+            k++;
+        }
+        if (k != PER_GROUP)
+            fail_msg("group %.12s: %d cases in the fake log (expected %d)", l[i].key, k, PER_GROUP);
+    }
+    assert_int_equal(ngroups, GROUPS);
+    assert_int_equal(pids_per_group, GROUPS * 4); /* started, then after hang, crash and fault */
+    free(done);
+    free(l);
+}
+
+/* With no failing strategy, no worker is replaced: each group is one process. */
+static void test_groups_one_process(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("okonly.log"), *flog = tmp_path("okonly-fake.log");
+    setenv("KVX_FAKE_LOG", flog, 1);
+    int rc = kvx(log, "run", SPEC, "--db", tmp_path("okonly.db"), "--where",
+                 "strategy == \"base\" || strategy == \"alt\"", NULL);
+    unsetenv("KVX_FAKE_LOG");
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx run --where base/alt exited %d (expected 0: all ok)", rc);
+    }
+    int n = 0;
+    LogLine *l = log_lines(flog, &n);
+    assert_int_equal(n, 2 * GROUPS);
+    int ngroups = 0, devices = 0;
+    for (int i = 0; i < n; i++) {
+        int first = 1, cases = 0;
+        for (int j = 0; j < n; j++) {
+            if (strcmp(l[j].key, l[i].key))
+                continue;
+            first &= j >= i;
+            cases++;
+            if (l[j].pid != l[i].pid)
+                fail_msg("group %.12s went to worker processes %ld and %ld (expected one)", l[i].key, l[i].pid,
+                         l[j].pid);
+        }
+        if (!first)
+            continue;
+        ngroups++;
+        assert_int_equal(cases, 2);
+        devices |= 1 << l[i].device;
+    }
+    assert_int_equal(ngroups, GROUPS);
+    assert_int_equal(devices, 3); /* both fake GPUs got groups */
+    free(l);
+}
+
+static void test_rerun_stores_nothing(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("plain-2.log");
+    assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM cases"), POINTS);
+    int rc = kvx(log, "run", SPEC, "--db", plain_db(), NULL);
+    char line[128];
+    snprintf(line, sizeof line, "0 to run, %d already stored", POINTS);
+    if (rc > 1 || !log_has(log, line)) {
+        dump(log);
+        fail_msg("the second run exited %d; expected \"%s\" in its log", rc, line);
+    }
+    assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM cases"), POINTS);
+    assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM cases WHERE run_id = (SELECT max(id) FROM runs)"),
+                     0);
+}
+
+/* ---- shards, merged ------------------------------------------------------------------------ */
+
+static void test_shards_merge_to_the_plain_run(void **state)
+{
+    (void)state;
+    const char *s1 = tmp_path("shard-1.db"), *s2 = tmp_path("shard-2.db"), *all = tmp_path("all.db");
+    const char *shard_db[2] = {s1, s2}, *shard_arg[2] = {"1/2", "2/2"};
+    int counts[2];
+    for (int k = 0; k < 2; k++) {
+        char log[64], line[64];
+        snprintf(log, sizeof log, "shard-%d.log", k + 1);
+        const char *lp = tmp_path(log);
+        int rc = kvx(lp, "run", SPEC, "--db", shard_db[k], "--shard", shard_arg[k], NULL);
+        snprintf(line, sizeof line, "shard %s (from --shard) has", shard_arg[k]);
+        if (rc != 1 || !log_has(lp, line)) {
+            dump(lp);
+            fail_msg("kvx run --shard %s exited %d; expected 1 and \"%s\"", shard_arg[k], rc, line);
+        }
+        counts[k] = db_int(shard_db[k], "SELECT count(*) FROM cases");
+        assert_true(counts[k] > 0);
+    }
+    assert_int_equal(counts[0] + counts[1], POINTS);
+
+    /* disjoint, and no workload group split */
+    int nk1, nk2, nw1, nw2;
+    char **k1 = db_strings(s1, "SELECT key FROM cases", &nk1), **k2 = db_strings(s2, "SELECT key FROM cases", &nk2);
+    char **w1 = db_strings(s1, "SELECT DISTINCT workload FROM cases", &nw1);
+    char **w2 = db_strings(s2, "SELECT DISTINCT workload FROM cases", &nw2);
+    for (int i = 0; i < nk1; i++)
+        if (strings_have(k2, nk2, k1[i]))
+            fail_msg("case %s is in both shards", k1[i]);
+    for (int i = 0; i < nw1; i++)
+        if (strings_have(w2, nw2, w1[i]))
+            fail_msg("workload %s is split between the shards", w1[i]);
+    assert_int_equal(nw1 + nw2, GROUPS);
+    assert_int_equal(nk1, nw1 * PER_GROUP);
+    strings_free(k1, nk1);
+    strings_free(k2, nk2);
+    strings_free(w1, nw1);
+    strings_free(w2, nw2);
+
+    const char *log = tmp_path("merge.log");
+    int rc = kvx(log, "merge", all, s1, s2, NULL);
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx merge exited %d", rc);
+    }
+    /* Key, status and fake time: the same as the plain run's, key by key. */
+    const char *sql = "SELECT key || ' ' || status || ' ' || coalesce(printf('%.9f', median_ms), '-') "
+                      "FROM cases ORDER BY key";
+    int na, np;
+    char **ka = db_strings(all, sql, &na);
+    char **kp = db_strings(plain_db(), sql, &np);
+    assert_int_equal(na, POINTS);
+    assert_int_equal(np, POINTS);
+    for (int i = 0; i < na; i++)
+        if (strcmp(ka[i], kp[i]))
+            fail_msg("merged shards and the plain run differ at row %d: %s vs %s", i, ka[i], kp[i]);
+    strings_free(ka, na);
+    strings_free(kp, np);
+}
+
+/* ---- killed and resumed ------------------------------------------------------------------- */
+
+static void test_kill_and_resume(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("killed.db");
+    const char *log1 = tmp_path("killed-1.log"), *log2 = tmp_path("killed-2.log");
+    const char *argv[] = {"run", SPEC, "--db", db, NULL};
+    pid_t pid = kvx_start(log1, argv);
+    /* Poll until some cases are stored, then kill kvx and its workers at once. */
+    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    int stored = -1, status = 0;
+    while ((stored = db_int(db, "SELECT count(*) FROM cases")) < 8) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            kill(-pid, SIGKILL);
+            dump(log1);
+            fail_msg("kvx run finished (exit %d) before the test could kill it (%d cases stored)",
+                     exit_code(status), stored);
+        }
+        if (now_ms() > end) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            dump(log1);
+            fail_msg("fewer than 8 cases stored after %d s", KVX_DEADLINE_S);
+        }
+        usleep(10 * 1000);
+    }
+    kill(-pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(exit_code(status), 128 + SIGKILL);
+    int after_kill = db_int(db, "SELECT count(*) FROM cases");
+    printf("  killed with %d of %d cases stored\n", after_kill, POINTS);
+    if (after_kill < 8 || after_kill >= POINTS) {
+        dump(log1);
+        fail_msg("%d cases stored at the kill (expected some but not all of %d)", after_kill, POINTS);
+    }
+
+    int rc = kvx_wait(kvx_start(log2, argv), log2);
+    char line[128];
+    snprintf(line, sizeof line, "%d points selected: %d to run, %d already stored", POINTS, POINTS - after_kill,
+             after_kill);
+    if (rc != 1 || !log_has(log2, line)) {
+        dump(log2);
+        fail_msg("the resumed run exited %d; expected 1 and \"%s\"", rc, line);
+    }
+    /* every case exactly once, each with its strategy's status */
+    assert_int_equal(db_int(db, "SELECT count(DISTINCT label) FROM cases"), POINTS);
+    check_statuses(db, log2);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE run_id = (SELECT max(id) FROM runs)"),
+                     POINTS - after_kill);
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+static void rm_tree(const char *dir)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        printf("  could not remove %s\n", dir);
+}
+
+int main(void)
+{
+    /* Inside a Slurm array job, kvx run would shard these runs by itself. */
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    unsetenv("KVX_FAKE_LOG");
+    setenv("KVX_FAKE_GPUS", "2", 1);
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/kvx-run-fake-XXXXXX", base);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    /* A compile cache of the test's own: the first run compiles, the rest hit. */
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    printf("  working in %s\n", tmp);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_run),
+        cmocka_unit_test(test_groups_one_process),
+        cmocka_unit_test(test_rerun_stores_nothing),
+        cmocka_unit_test(test_shards_merge_to_the_plain_run),
+        cmocka_unit_test(test_kill_and_resume),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed == 0)
+        rm_tree(tmp);
+    else
+        printf("  kept %s for a look\n", tmp);
+    return failed;
+}
