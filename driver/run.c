@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,12 +138,18 @@ static int worker_start(Worker *w, int device, KvxError *err)
         fcntl(down[i], F_SETFD, FD_CLOEXEC);
         fcntl(up[i], F_SETFD, FD_CLOEXEC);
     }
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         kvx_error_set(err, KVX_EIO, NULL, "fork: %s", strerror(errno));
         return -1;
     }
     if (pid == 0) {
+        /* A worker must not outlive a killed parent: EOF on its stdin reaches
+         * only an idle one, and one stuck in a kernel would hold its GPU. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
         /* Exec a fresh image: the parent has threads (NVRTC), and a CUDA context
          * must not be created in a forked copy of a threaded process. */
         dup2(down[0], STDIN_FILENO);
