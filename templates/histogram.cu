@@ -1,13 +1,15 @@
 {{! histogram.cu: a histogram of bins counters over n input values (specs/histogram.yaml).  }}
 {{! Placeholders:                                                                           }}
 {{!   strategy    global smem coarse_contig coarse_interleaved vec16 vec16_runs vec16_warp  }}
-{{!               cub_atomic cub_sort                                                       }}
+{{!               vec16_reg cub_atomic cub_sort                                             }}
 {{!   E           input element type (u8, u16), spelled ctype(E)                            }}
 {{!   bins, LO, HI, width, full_range    the binning, through pieces/hist_bin.cuh            }}
 {{!   block       threads per block                                                         }}
 {{!   coarsen     elements per thread (coarse_contig)                                       }}
 {{!   copies      private histograms per block (vec16_warp: one per warp, as smem allows)   }}
 {{!   vec         elements per 16-byte load (vec16*)                                        }}
+{{!   spill       loads between spills of vec16_reg's packed 8-bit counters                  }}
+{{!   cc          target compute capability (__reduce_add_sync from 80)                      }}
 {{!   items       samples per thread per tile (cub_*)                                        }}
 {{!   resident    blocks per SM a persistent grid keeps resident                            }}
 {{! The strategies are a ladder: each adds one idea to one before it (see doc: in the spec).   }}
@@ -60,6 +62,56 @@ struct Tally {
     }
 };
 
+{{#elif strategy == "vec16_reg"}}
+/* Counts in registers, no atomics while counting: a 64-bit word holds eight
+ * 8-bit counters, field b for bin b and field {{bins}} for values not counted
+ * (adding there keeps the add branch-free).  Every {{spill}} loads ({{spill * vec}}
+ * values, so no field passes 255) the fields are emptied into 32-bit counts;
+ * at the end each warp sums its counts with one reduction per bin and one lane
+ * adds the sums to the block's shared histogram. */
+struct Tally {
+    unsigned *hist_s;
+    unsigned long long packed = 0;
+    unsigned count[{{bins}}] = {};  /* indexes known at compile time: registers */
+    int loads = 0;
+
+    __device__ void add(unsigned v)
+    {
+        const int b = bin_of(v);
+        packed += 1ull << (8 * (b >= 0 ? b : {{bins}}));
+    }
+    __device__ void spill()
+    {
+#pragma unroll
+        for (int b = 0; b < {{bins}}; b++)
+            count[b] += (unsigned)(packed >> 8 * b) & 0xffu;
+        packed = 0;
+    }
+    __device__ void loaded()
+    {
+        if (++loads == {{spill}}) {
+            spill();
+            loads = 0;
+        }
+    }
+    __device__ void finish()
+    {
+        spill();
+#pragma unroll
+        for (int b = 0; b < {{bins}}; b++) {
+{{#if cc >= 80}}
+            const unsigned sum = __reduce_add_sync(0xffffffffu, count[b]);
+{{#else}}
+            unsigned sum = count[b];
+            for (int offset = 16; offset > 0; offset /= 2)
+                sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+{{/if}}
+            if (threadIdx.x % 32 == 0 && sum)
+                atomicAdd(&hist_s[b], sum);
+        }
+    }
+};
+
 {{#elif strategy == "cub_atomic" || strategy == "cub_sort"}}
 /* CUB's block histogram counts samples that are bin numbers.  Sample {{bins}}
  * is an extra bin for values outside {{LO}}..{{HI}} and for the padding of the
@@ -91,6 +143,9 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
 {{#elif strategy == "vec16_runs"}}
 /* As vec16, with per-thread run aggregation (Tally): a run of values in one
  * bin is added with one shared atomic. */
+{{#elif strategy == "vec16_reg"}}
+/* As vec16, counting in registers (Tally): {{bins}} shared atomics per warp in
+ * all, instead of one per value. */
 {{#elif strategy == "vec16_warp"}}
 /* As vec16, with {{copies}} private histograms per block, warp w counting into
  * copy w % {{copies}}, so fewer warps contend for a hot bin's shared word. */
@@ -187,6 +242,9 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 #pragma unroll
             for (int k = 0; k < {{4 // sizeof(E)}}; k++)       /* little-endian: memory order */
                 tally.add((words[w] >> {{8 * sizeof(E)}} * k) & {{256 ^ sizeof(E) - 1}}u);
+{{#if strategy == "vec16_reg"}}
+        tally.loaded();
+{{/if}}
     }
     if (first < n - n16 * {{vec}})      /* the n % {{vec}} values past the last full load */
         tally.add(in[n16 * {{vec}} + first]);

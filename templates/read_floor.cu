@@ -1,0 +1,63 @@
+{{! read_floor.cu: the sum of n u32 values, each read once (specs/read_floor.yaml).    }}
+{{! Placeholders:                                                                      }}
+{{!   width      bytes per load: 4 (u32) or 16 (uint4)                                 }}
+{{!   inflight   loads a thread issues before it uses any                              }}
+{{!   block      threads per block                                                     }}
+{{!   resident   blocks per SM: the grid is sm_count x resident, each thread walking   }}
+{{!              the input grid-stride                                                 }}
+{{!   cc         target compute capability (__reduce_add_sync from 80)                 }}
+typedef unsigned long long u64;
+{{#if width == 16}}
+typedef uint4 Load;
+
+__device__ __forceinline__ unsigned lanes_sum(uint4 v)
+{
+    return v.x + v.y + v.z + v.w;
+}
+{{#else}}
+typedef unsigned Load;
+
+__device__ __forceinline__ unsigned lanes_sum(unsigned v)
+{
+    return v;
+}
+{{/if}}
+
+/* A grid of {{resident}} blocks of {{block}} threads per SM; each thread keeps
+ * {{inflight}} loads of {{width}} bytes in flight ({{resident * block * inflight * width // 1024}} KB per SM),
+ * adds what they bring in a register, and its warp adds one sum to out. */
+extern "C" __global__ void __launch_bounds__({{block}}, {{resident}})
+read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
+{
+    const Load *in_v = reinterpret_cast<const Load *>(in);    /* in is 256-byte aligned */
+    const int nv = n / {{width // 4}};
+    const int stride = gridDim.x * blockDim.x;
+    const int first = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned sum = 0;   /* inputs are bytes: a thread's sum stays far below 2^32 */
+    int i = first;
+{{#if inflight > 1}}
+    for (; i + {{inflight - 1}} * stride < nv; i += {{inflight}} * stride) {
+        Load v[{{inflight}}];
+#pragma unroll
+        for (int u = 0; u < {{inflight}}; u++)
+            v[u] = in_v[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < {{inflight}}; u++)
+            sum += lanes_sum(v[u]);
+    }
+{{/if}}
+    for (; i < nv; i += stride)
+        sum += lanes_sum(in_v[i]);
+{{#if width > 4}}
+    if (first < n - nv * {{width // 4}})     /* the values past the last full load */
+        sum += in[nv * {{width // 4}} + first];
+{{/if}}
+{{#if cc >= 80}}
+    sum = __reduce_add_sync(0xffffffffu, sum);
+{{#else}}
+    for (int offset = 16; offset > 0; offset /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+{{/if}}
+    if (threadIdx.x % 32 == 0)
+        atomicAdd(out, (u64)sum);
+}
