@@ -11,36 +11,57 @@ __device__ __forceinline__ int bin_of(unsigned v)
     return d <= 25u ? (int)(d / 4u) : -1;
 }
 
-/* Counts in registers, no atomics while counting: a 64-bit word holds eight
- * 8-bit counters, field b for bin b and field 7 for values not counted
- * (adding there keeps the add branch-free).  Every 15 loads (240
- * values, so no field passes 255) the fields are emptied into 32-bit counts;
- * at the end each warp sums its counts with one reduction per bin and one lane
- * adds the sums to the block's shared histogram. */
+/* Counts in registers, no atomics while counting.  A load's values go into two
+ * 32-bit words of eight 4-bit counters (field b for bin b, field 7 for
+ * values not counted, so the add needs no branch), half the values each, so a
+ * field reaches at most 8 < 16.  The two words are then widened into
+ * 8-bit counters (even: bins 0, 2, 4, 6; odd: bins 1, 3, 5, 7), and every
+ * 15 loads (240 values, so no field passes 255) those are emptied
+ * into 32-bit counts.  At the end each warp sums its counts, one reduction per
+ * bin, and one lane adds the sums to the block's shared histogram. */
 struct Tally {
     unsigned *hist_s;
-    unsigned long long packed = 0;
+    unsigned even = 0, odd = 0;
     unsigned count[7] = {};  /* indexes known at compile time: registers */
     int loads = 0;
 
-    __device__ void add(unsigned v)
+    /* 1 in the 4-bit field of v's bin */
+    __device__ static unsigned one(unsigned v)
     {
         const int b = bin_of(v);
-        packed += 1ull << (8 * (b >= 0 ? b : 7));
+        return 1u << 4 * (b >= 0 ? b : 7);
+    }
+    __device__ void widen(unsigned fields4)
+    {
+        even += fields4 & 0x0f0f0f0fu;
+        odd += fields4 >> 4 & 0x0f0f0f0fu;
+    }
+    __device__ void add_load(uint4 chunk)
+    {
+        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+        unsigned fields4[2] = {0, 0};
+#pragma unroll
+        for (int w = 0; w < 4; w++)
+#pragma unroll
+            for (int k = 0; k < 4; k++)       /* little-endian: memory order */
+                fields4[w / 2] += one((words[w] >> 8 * k) & 255u);
+        widen(fields4[0]);
+        widen(fields4[1]);
+        if (++loads == 15) {
+            spill();
+            loads = 0;
+        }
+    }
+    __device__ void add(unsigned v)     /* one value past the last full load */
+    {
+        widen(one(v));
     }
     __device__ void spill()
     {
 #pragma unroll
         for (int b = 0; b < 7; b++)
-            count[b] += (unsigned)(packed >> 8 * b) & 0xffu;
-        packed = 0;
-    }
-    __device__ void loaded()
-    {
-        if (++loads == 15) {
-            spill();
-            loads = 0;
-        }
+            count[b] += ((b % 2 ? odd : even) >> 8 * (b / 2)) & 0xffu;
+        even = odd = 0;
     }
     __device__ void finish()
     {
@@ -68,14 +89,7 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     const int n16 = n / 16;
     const int first = blockIdx.x * blockDim.x + threadIdx.x;
     for (int i = first; i < n16; i += gridDim.x * blockDim.x) {
-        const uint4 chunk = in16[i];
-        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
-#pragma unroll
-        for (int w = 0; w < 4; w++)
-#pragma unroll
-            for (int k = 0; k < 4; k++)       /* little-endian: memory order */
-                tally.add((words[w] >> 8 * k) & 255u);
-        tally.loaded();
+        tally.add_load(in16[i]);
     }
     if (first < n - n16 * 16)      /* the n % 16 values past the last full load */
         tally.add(in[n16 * 16 + first]);
