@@ -99,10 +99,12 @@ int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err
 
 /* Write DIR/<spec name>.md (and plots) for a spec; *written gets the path
  * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT.
+ * only_run: report that measured run alone (0: every measured run, one section
+ * each); imported reference runs are always included.
  * failed_values: the report's tables show failed cases' stored values, marked
  * (TableOpts.failed_values). */
 int results_report(struct sqlite3 *db, const char *spec_path, const char *out_dir,
-                   int failed_values, char **written, KvxError *err);
+                   int64_t only_run, int failed_values, char **written, KvxError *err);
 
 /* ---- shared by results_*.c ------------------------------------------------ */
 

@@ -491,7 +491,7 @@ int cmd_merge(int argc, char **argv)
     return rc;
 }
 
-static const char report_usage[] = "SPEC.yaml [--db PATH] [--out DIR] [--failed-values]";
+static const char report_usage[] = "SPEC.yaml [--db PATH] [--out DIR] [--run ID] [--failed-values]";
 
 int cmd_report(int argc, char **argv)
 {
@@ -499,12 +499,14 @@ int cmd_report(int argc, char **argv)
         {"db", required_argument, NULL, OPT_DB},
         {"out", required_argument, NULL, OPT_OUT},
         {"failed-values", no_argument, NULL, OPT_FAILED_VALUES},
+        {"run", required_argument, NULL, OPT_RUN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *dbpath = RESULTS_DEFAULT_DB, *dir = "results";
     KvxError err = {0};
     int c, failed_values = 0;
+    long long run = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == OPT_DB)
@@ -513,6 +515,12 @@ int cmd_report(int argc, char **argv)
             dir = optarg;
         else if (c == OPT_FAILED_VALUES)
             failed_values = 1;
+        else if (c == OPT_RUN) {
+            char *end;
+            run = strtoll(optarg, &end, 10);
+            if (*end || run <= 0)
+                return usage_fail("report", report_usage, "--run wants a run id (a positive integer)");
+        }
         else
             return c == 'h' ? (usage_fail("report", report_usage, NULL), 0)
                             : usage_fail("report", report_usage, NULL);
@@ -524,7 +532,7 @@ int cmd_report(int argc, char **argv)
         return exit_of(&err);
     char *written = NULL;
     int rc = 0;
-    if (results_report(db, argv[optind], dir, failed_values, &written, &err))
+    if (results_report(db, argv[optind], dir, run, failed_values, &written, &err))
         rc = exit_of(&err);
     else
         printf("wrote %s\n", written);

@@ -24,9 +24,10 @@ typedef struct RunInfo {
     int reference;
 } RunInfo;
 
-/* The runs holding cases of this spec: measured ones and imported ones. */
-static int report_env(sqlite3 *db, const Spec *spec, FILE *md, RunInfo **runs, int *nruns,
-                      KvxError *err)
+/* The runs holding cases of this spec: measured ones (only run only_run when
+ * it is not 0) and imported ones. */
+static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, RunInfo **runs,
+                      int *nruns, KvxError *err)
 {
     static const char *const sql =
         "SELECT r.id, r.kind, coalesce(r.name, ''), coalesce(r.gpu_name, '?'), r.cc,"
@@ -36,13 +37,15 @@ static int report_env(sqlite3 *db, const Spec *spec, FILE *md, RunInfo **runs, i
         " (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.spec_name = ?1),"
         " coalesce(r.measure_json, ''), coalesce(r.command, '')"
         " FROM runs r WHERE EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND"
-        " c.spec_name = ?1) ORDER BY r.kind, r.id";
+        " c.spec_name = ?1) AND (?2 = 0 OR r.id = ?2 OR r.kind = 'reference')"
+        " ORDER BY r.kind, r.id";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL)) {
         kvx_error_set(err, KVX_EIO, NULL, "report: %s", sqlite3_errmsg(db));
         return -1;
     }
     sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 2, only_run);
     int cap = 8;
     *runs = xmalloc(sizeof **runs * (size_t)cap);
     *nruns = 0;
@@ -92,15 +95,16 @@ static int report_env(sqlite3 *db, const Spec *spec, FILE *md, RunInfo **runs, i
     return 0;
 }
 
-static void report_statuses(sqlite3 *db, const Spec *spec, FILE *md)
+static void report_statuses(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
 {
     sqlite3_stmt *q = NULL;
     fputs("\n## Status\n\n| status | cases |\n| --- | ---: |\n", md);
     if (sqlite3_prepare_v2(db, "SELECT c.status, count(*) FROM cases c JOIN runs r ON r.id ="
-                           " c.run_id WHERE c.spec_name = ? AND r.kind = 'run' GROUP BY"
-                           " c.status", -1, &q, NULL))
+                           " c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
+                           " (?2 = 0 OR r.id = ?2) GROUP BY c.status", -1, &q, NULL))
         return;
     sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 2, only_run);
     int counts[CASE_STATUS_COUNT + 1] = {0};
     while (sqlite3_step(q) == SQLITE_ROW)
         counts[results_status_rank((const char *)sqlite3_column_text(q, 0))] +=
@@ -445,8 +449,8 @@ static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int
     free(gnuplot);
 }
 
-int results_report(sqlite3 *db, const char *spec_path, const char *dir, int failed_values,
-                   char **written, KvxError *err)
+int results_report(sqlite3 *db, const char *spec_path, const char *dir, int64_t only_run,
+                   int failed_values, char **written, KvxError *err)
 {
     *written = NULL;
     Spec *spec = spec_load(spec_path, err);
@@ -466,10 +470,15 @@ int results_report(sqlite3 *db, const char *spec_path, const char *dir, int fail
     if (spec->doc)
         fprintf(md, "%s\n\n", spec->doc);
     fprintf(md, "Spec `%s`, written by `kvx report`.\n\n", spec->path);
-    if (report_env(db, spec, md, &runs, &nruns, err))
+    if (report_env(db, spec, only_run, md, &runs, &nruns, err))
         goto done;
     for (int r = 0; r < nruns; r++)
         nmeasured += !runs[r].reference;
+    if (!nmeasured && only_run) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "run %lld of spec '%s' is not in the database",
+                      (long long)only_run, spec->name);
+        goto done;
+    }
     if (!nmeasured) {
         kvx_error_set(err, KVX_EINPUT, NULL, "no measured run of spec '%s' in the database",
                       spec->name);
@@ -504,7 +513,7 @@ int results_report(sqlite3 *db, const char *spec_path, const char *dir, int fail
         for (int t = 0; t < ntables; t++)
             report_table(db, spec, runs[r].id, &tables[t], baseline, failed_values, md);
     }
-    report_statuses(db, spec, md);
+    report_statuses(db, spec, only_run, md);
     report_plots(db, spec, runs, nruns, dir, baseline, md);
     fflush(md);
     char *path = xmalloc(strlen(dir) + strlen(spec->name) + 8);

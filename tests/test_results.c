@@ -973,7 +973,7 @@ static void test_report(void **state)
     sqlite3 *db = open_db(tmp_path("a.db"));
     char *written = NULL;
     KvxError err = {0};
-    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, &written, &err))
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     char *md = read_all(written);
     assert_non_null(md);
@@ -997,7 +997,7 @@ static void test_report(void **state)
     unsetenv("KVX_GNUPLOT");
     if (access("/usr/bin/gnuplot", X_OK) == 0) {
         setenv("KVX_GNUPLOT", "/usr/bin/gnuplot", 1);
-        assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 0, &written,
+        assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written,
                                         &err), 0);
         md = read_all(written);
         assert_non_null(strstr(md, "![Median time against hit_rate](contention_1_hit_rate_median_ms.svg)"));
@@ -1027,6 +1027,53 @@ static void test_report(void **state)
  * log2 when its values span more than 2 decades; the caption names the axes
  * each median pools.  KVX_GNUPLOT=/bin/true stands in for gnuplot: the
  * script is what is checked. */
+/* kvx report --run: one measured run of several, its statuses alone. */
+static void test_report_one_run(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    setenv("KVX_GNUPLOT", "", 1);
+    const char *both = tmp_path("both-runs.db");
+    unlink(both);
+    char *out, *errs;
+    assert_int_equal(run_cmd(cmd_merge, 0, &out, &errs, "merge", both, tmp_path("a.db"),
+                             tmp_path("b.db"), NULL), 0);
+    free(out), free(errs);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("report-run"));
+    sqlite3 *db = open_db(both);
+    char *written = NULL;
+    KvxError err = {0};
+    /* Both runs: a section each, and the statuses of both. */
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    char *md = read_all(written);
+    assert_non_null(strstr(md, "## Run 1\n"));
+    assert_non_null(strstr(md, "## Run 2\n"));
+    assert_non_null(strstr(md, "| ok | 66 |"));
+    free(md), free(written);
+    /* Run 2 alone: GPU B's environment row, no per-run sections, 33 ok. */
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 2, 0, &written, &err))
+        fail_msg("report --run 2: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "Fixture GPU B"));
+    assert_null(strstr(md, "Fixture GPU A"));
+    assert_null(strstr(md, "## Run "));
+    assert_non_null(strstr(md, "| ok | 33 |\n| mismatch | 1 |\n| timeout | 1 |\n"));
+    free(md), free(written);
+    /* A run that is not there is an error that names it. */
+    written = NULL;
+    assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 9, 0, &written, &err), -1);
+    assert_non_null(strstr(err.msg, "run 9"));
+    assert_null(written);
+    kvx_error_clear(&err);
+    char *argv[] = {"report", "tests/data/results/fixture.yaml", "--db", (char *)both, "--out", dir,
+                    "--run", "x", NULL};
+    assert_int_not_equal(cmd_report(8, argv), 0);
+    sqlite3_close(db);
+    unsetenv("KVX_GNUPLOT");
+}
+
 static void test_report_plots(void **state)
 {
     if (chdir(KVX_SOURCE_DIR))
@@ -1039,7 +1086,7 @@ static void test_report_plots(void **state)
     sqlite3 *db = open_db(tmp_path("a.db"));
     char *written = NULL;
     KvxError err = {0};
-    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, &written, &err))
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     sqlite3_close(db);
     char *md = read_all(written);
@@ -1076,7 +1123,7 @@ static void test_report_plots(void **state)
                                "UPDATE cases SET workload = json_object('n',"
                                " json_extract(axes, '$.n'))");
     db = open_db(tmp_path("wide.db"));
-    if (results_report(db, spec, dir, 0, &written, &err))
+    if (results_report(db, spec, dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     sqlite3_close(db);
     md = read_all(written);
@@ -1108,7 +1155,7 @@ static void test_report_plots(void **state)
     copy_db("wide.db", "single.db", "DELETE FROM cases WHERE json_extract(axes, '$.counter')"
                                     " != 'u64' OR json_extract(axes, '$.hit_rate') != 0.5");
     db = open_db(tmp_path("single.db"));
-    if (results_report(db, spec, dir, 0, &written, &err))
+    if (results_report(db, spec, dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     sqlite3_close(db);
     md = read_all(written);
@@ -1141,6 +1188,7 @@ int main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_export_json),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report_one_run),
         cmocka_unit_test(test_report_plots),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
