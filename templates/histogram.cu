@@ -166,7 +166,8 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
  * bin is added with one shared atomic. */
 {{#elif strategy == "vec16_reg"}}
 /* As vec16, counting in registers (Tally): {{bins}} shared atomics per warp in
- * all, instead of one per value. */
+ * all, instead of one per value; and two loads in flight per thread, since
+ * counting a load takes long enough to leave the memory idle otherwise. */
 {{#elif strategy == "vec16_warp"}}
 /* As vec16, with {{copies}} private histograms per block, warp w counting into
  * copy w % {{copies}}, so fewer warps contend for a hot bin's shared word. */
@@ -255,10 +256,18 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     const uint4 *in16 = reinterpret_cast<const uint4 *>(in);     /* in is 256-byte aligned */
     const int n16 = n / {{vec}};
     const int first = blockIdx.x * blockDim.x + threadIdx.x;
-    for (int i = first; i < n16; i += gridDim.x * blockDim.x) {
 {{#if strategy == "vec16_reg"}}
+    const int stride = gridDim.x * blockDim.x;
+    int i = first;
+    for (; i + stride < n16; i += 2 * stride) {    /* two loads in flight, then count both */
+        const uint4 a = in16[i], b = in16[i + stride];
+        tally.add_load(a);
+        tally.add_load(b);
+    }
+    if (i < n16)
         tally.add_load(in16[i]);
 {{#else}}
+    for (int i = first; i < n16; i += gridDim.x * blockDim.x) {
         const uint4 chunk = in16[i];
         const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
 #pragma unroll
@@ -266,8 +275,8 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 #pragma unroll
             for (int k = 0; k < {{4 // sizeof(E)}}; k++)       /* little-endian: memory order */
                 tally.add((words[w] >> {{8 * sizeof(E)}} * k) & {{256 ^ sizeof(E) - 1}}u);
-{{/if}}
     }
+{{/if}}
     if (first < n - n16 * {{vec}})      /* the n % {{vec}} values past the last full load */
         tally.add(in[n16 * {{vec}} + first]);
     tally.finish();
