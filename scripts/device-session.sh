@@ -10,6 +10,7 @@
 #   gputest   ctest -L gpu
 #   spec:NAME kvx run specs/NAME.yaml into $OUT/kvx.db (a table follows)
 #   inspect:NAME  kvx inspect specs/NAME.yaml --arch sm_80,sm_90,sm_120 (SASS)
+#   sass:NAME     every variant's SASS for sm_90 (kvx inspect --show sass)
 #   scale:NAME    the same spec with --devices 0 and --devices all, timed
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
@@ -62,6 +63,12 @@ for step in "$@"; do
         say "inspect $name"
         "$kvx" inspect "specs/$name.yaml" --arch sm_80,sm_90,sm_120 >"$B/inspect-$name.md" 2>&1
         tail -n 40 "$B/inspect-$name.md" | tee -a "$B/session.log"
+        ;;
+    sass:*)
+        name=${step#sass:}
+        say "sass $name"
+        "$kvx" inspect "specs/$name.yaml" --arch sm_90 --show sass >"$B/sass-$name.txt" 2>&1
+        grep -c 'SASS' "$B/sass-$name.txt" | tee -a "$B/session.log"
         ;;
     scale:*)
         name=${step#scale:}
