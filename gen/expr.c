@@ -118,7 +118,7 @@ typedef int (*FnImpl)(const Expr *call, const Value *args, const ExprEnv *env,
     X(ceil_div, 2, 2) X(min, 2, -1) X(max, 2, -1) X(round, 1, 1)               \
     X(floor, 1, 1) X(ceil, 1, 1) X(abs, 1, 1) X(log2, 1, 1) X(pow2, 1, 1)      \
     X(clamp, 3, 3) X(align_up, 2, 2) X(int, 1, 1) X(float, 1, 1) X(str, 1, 1)  \
-    X(ctype, 1, 1) X(sizeof, 1, 1) X(is_float, 1, 1)
+    X(ctype, 1, 1) X(sizeof, 1, 1) X(is_float, 1, 1) X(hex, 1, 1)
 
 #define DECLARE_FN(name, lo, hi)                                               \
     static int fn_##name(const Expr *, const Value *, const ExprEnv *, Value *, KvxError *);
@@ -1255,6 +1255,23 @@ static int fn_str(const Expr *c, const Value *v, const ExprEnv *env, Value *out,
     if (!env || !env->arena)
         return fail_node(err, c, "internal error: 'str' needs an arena in the environment");
     *out = val_str(val_text(env->arena, v[0]));
+    return 0;
+}
+
+/* hex(x): the text "0x..." of a non-negative integer, for masks in templates. */
+static int fn_hex(const Expr *c, const Value *v, const ExprEnv *env, Value *out, KvxError *err)
+{
+    Value x = v[0];
+    if (x.kind == VAL_BOOL)
+        x = val_int(x.i);
+    if (x.kind != VAL_INT || x.i < 0) {
+        char buf[64];
+        fmt_value(buf, sizeof buf, v[0]);
+        return fail_node(err, c, "hex() wants a non-negative integer, not %s", buf);
+    }
+    if (!env || !env->arena)
+        return fail_node(err, c, "internal error: 'hex' needs an arena in the environment");
+    *out = val_str(arena_printf(env->arena, "0x%llx", (unsigned long long)x.i));
     return 0;
 }
 

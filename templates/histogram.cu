@@ -10,6 +10,8 @@
 {{!   vec         elements per 16-byte load (vec16*)                                        }}
 {{!   spill       loads between spills of vec16_reg's packed 8-bit counters                  }}
 {{!   cc          target compute capability (__reduce_add_sync from 80)                      }}
+{{!   swar        vec16_reg bins four bytes at once (u8 values below 128, width 4, 8, 16)    }}
+{{!   swar_shift  log2(width) - 2, for swar                                                  }}
 {{!   items       samples per thread per tile (cub_*)                                        }}
 {{!   resident    blocks per SM a persistent grid keeps resident                            }}
 {{! The strategies are a ladder: each adds one idea to one before it (see doc: in the spec).   }}
@@ -88,6 +90,32 @@ struct Tally {
         even += fields4 & 0x0f0f0f0fu;
         odd += fields4 >> 4 & 0x0f0f0f0fu;
     }
+{{#if swar}}
+    /* The shift of the 4-bit field of each of w's four bytes, in the same byte:
+     * 4 * (b - {{LO}}) / {{width}} for {{LO}} <= b <= {{HI}}, else {{4 * bins}}.  All four at once:
+     * r = (b | 0x80) - {{LO}} cannot borrow from the next byte, has bit 7 set
+     * when b >= {{LO}} (for b < 128), and keeps b - {{LO}} in its low 7 bits. */
+    __device__ static unsigned field_shifts(unsigned w)
+    {
+        const unsigned r = (w | 0x80808080u) - {{hex(LO * 0x01010101)}}u;
+        const unsigned d = r & 0x7f7f7f7fu;                             /* b - {{LO}} */
+        const unsigned over = d + {{hex((127 - (HI - LO)) * 0x01010101)}}u;           /* bit 7: b > {{HI}} */
+        const unsigned ok = r & ~over & ~w & 0x80808080u;             /* bit 7: counted */
+        const unsigned keep = (ok >> 7) * 0xffu;                      /* 0xff per counted byte */
+        return (d >> {{swar_shift}} & 0x1c1c1c1cu & keep) | ({{hex(4 * bins * 0x01010101)}}u & ~keep);
+    }
+    __device__ void add_load(uint4 chunk)
+    {
+        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+        unsigned fields4[2] = {0, 0};
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+            const unsigned shifts = field_shifts(words[w]);
+#pragma unroll
+            for (int k = 0; k < 4; k++)     /* byte k of shifts, zero-extended (PRMT) */
+                fields4[w / 2] += 1u << __byte_perm(shifts, 0, 0x4440 + k);
+        }
+{{#else}}
     __device__ void add_load(uint4 chunk)
     {
         const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
@@ -97,6 +125,7 @@ struct Tally {
 #pragma unroll
             for (int k = 0; k < {{4 // sizeof(E)}}; k++)       /* little-endian: memory order */
                 fields4[w / 2] += one((words[w] >> {{8 * sizeof(E)}} * k) & {{256 ^ sizeof(E) - 1}}u);
+{{/if}}
         widen(fields4[0]);
         widen(fields4[1]);
         if (++loads == {{spill}}) {

@@ -2,6 +2,8 @@
 {{! Placeholders:                                                                      }}
 {{!   width      bytes per load: 4 (u32) or 16 (uint4)                                 }}
 {{!   inflight   loads a thread issues before it uses any                              }}
+{{!   unroll     pinned: the loops keep exactly inflight loads (#pragma unroll 1);      }}
+{{!              compiler: the plain loop (inflight 1), unrolled as the compiler likes  }}
 {{!   block      threads per block                                                     }}
 {{!   resident   blocks per SM: the grid is sm_count x resident, each thread walking   }}
 {{!              the input grid-stride                                                 }}
@@ -23,9 +25,17 @@ __device__ __forceinline__ unsigned lanes_sum(unsigned v)
 }
 {{/if}}
 
+{{#if unroll == "pinned"}}
 /* A grid of {{resident}} blocks of {{block}} threads per SM; each thread keeps
- * {{inflight}} loads of {{width}} bytes in flight ({{resident * block * inflight * width // 1024}} KB per SM),
- * adds what they bring in a register, and its warp adds one sum to out. */
+ * {{inflight}} loads of {{width}} bytes in flight ({{resident * block * inflight * width // 1024}} KB per SM;
+ * the loops are not unrolled further), adds what they bring in a register, and
+ * its warp adds one sum to out. */
+{{#else}}
+/* A grid of {{resident}} blocks of {{block}} threads per SM; each thread walks
+ * the input with {{width}}-byte loads in a plain grid-stride loop that the
+ * compiler may unroll (and so keep several loads in flight), adds what they
+ * bring in a register, and its warp adds one sum to out. */
+{{/if}}
 extern "C" __global__ void __launch_bounds__({{block}}, {{resident}})
 read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
 {
@@ -36,6 +46,7 @@ read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
     unsigned sum = 0;   /* inputs are bytes: a thread's sum stays far below 2^32 */
     int i = first;
 {{#if inflight > 1}}
+#pragma unroll 1
     for (; i + {{inflight - 1}} * stride < nv; i += {{inflight}} * stride) {
         Load v[{{inflight}}];
 #pragma unroll
@@ -45,6 +56,9 @@ read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
         for (int u = 0; u < {{inflight}}; u++)
             sum += lanes_sum(v[u]);
     }
+{{/if}}
+{{#if unroll == "pinned"}}
+#pragma unroll 1
 {{/if}}
     for (; i < nv; i += stride)
         sum += lanes_sum(in_v[i]);

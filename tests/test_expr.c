@@ -301,6 +301,11 @@ static void test_functions(void **state)
     check_int("sizeof(T) * n", 4096);
     check_bool("is_float('bf16')", 1);
     check_bool("is_float(T)", 0);
+    check_str("hex(255)", "0xff");
+    check_str("hex(97 * 0x01010101)", "0x61616161");
+    check_str("hex(0)", "0x0");
+    check_err("hex(-1)", "hex() wants a non-negative integer, not -1", 7, 12);
+    check_err("hex(1.5)", "hex() wants a non-negative integer, not 1.5", 7, 12);
     check_err("ctype('u33')", "'ctype' expects a type name, got string \"u33\" (expected one of: i8, u8,", 7, 18);
     check_err("sizeof(4)", "'sizeof' expects a type name, got number 4", 7, 19);
     check_err("min(1, 's')", "'min' expects a number for argument 2, got string \"s\"", 7, 19);
@@ -334,7 +339,7 @@ static void test_references(void **state)
     int n = 0;
     for (; expr_function_names[n]; n++)
         assert_false(expr_is_reference(expr_function_names[n]));
-    assert_int_equal(n, 17);
+    assert_int_equal(n, 18);
     assert_string_equal(expr_function_names[0], "ceil_div");
 }
 
@@ -354,7 +359,7 @@ static void test_error_positions(void **state)
     check_err("1 + ceildiv(n, 4)",
               "unknown function 'ceildiv' (expected one of: ceil_div, min, max, round, floor, ceil, "
               "abs, log2, pow2, clamp, align_up, int, float, str, ctype, sizeof, is_float, "
-              "count_below,", 7, 16);
+              "hex, count_below,", 7, 16);
     check_err("hitrate * 2", "unknown name 'hitrate'", 7, 12);
     check_err("n + hitrate", "unknown name 'hitrate'", 7, 16);
     check_err("(1 + )", "unexpected ')' (expected an operand)", 7, 17);

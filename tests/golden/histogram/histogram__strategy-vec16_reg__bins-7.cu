@@ -36,15 +36,30 @@ struct Tally {
         even += fields4 & 0x0f0f0f0fu;
         odd += fields4 >> 4 & 0x0f0f0f0fu;
     }
+    /* The shift of the 4-bit field of each of w's four bytes, in the same byte:
+     * 4 * (b - 97) / 4 for 97 <= b <= 122, else 28.  All four at once:
+     * r = (b | 0x80) - 97 cannot borrow from the next byte, has bit 7 set
+     * when b >= 97 (for b < 128), and keeps b - 97 in its low 7 bits. */
+    __device__ static unsigned field_shifts(unsigned w)
+    {
+        const unsigned r = (w | 0x80808080u) - 0x61616161u;
+        const unsigned d = r & 0x7f7f7f7fu;                             /* b - 97 */
+        const unsigned over = d + 0x66666666u;           /* bit 7: b > 122 */
+        const unsigned ok = r & ~over & ~w & 0x80808080u;             /* bit 7: counted */
+        const unsigned keep = (ok >> 7) * 0xffu;                      /* 0xff per counted byte */
+        return (d >> 0 & 0x1c1c1c1cu & keep) | (0x1c1c1c1cu & ~keep);
+    }
     __device__ void add_load(uint4 chunk)
     {
         const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
         unsigned fields4[2] = {0, 0};
 #pragma unroll
-        for (int w = 0; w < 4; w++)
+        for (int w = 0; w < 4; w++) {
+            const unsigned shifts = field_shifts(words[w]);
 #pragma unroll
-            for (int k = 0; k < 4; k++)       /* little-endian: memory order */
-                fields4[w / 2] += one((words[w] >> 8 * k) & 255u);
+            for (int k = 0; k < 4; k++)     /* byte k of shifts, zero-extended (PRMT) */
+                fields4[w / 2] += 1u << __byte_perm(shifts, 0, 0x4440 + k);
+        }
         widen(fields4[0]);
         widen(fields4[1]);
         if (++loads == 15) {
