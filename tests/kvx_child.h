@@ -1,0 +1,199 @@
+/* kvx_child.h: helpers for tests that run the kvx binary as a child process,
+ * as a user runs it, and read its database back (test_gpu_run.c,
+ * test_run_fake.c).  Header-only, every function static.  The including test
+ * includes <cmocka.h> first, defines KVX_DEADLINE_S (the seconds one kvx
+ * command may take), and writes its scratch directory into tmp before using
+ * tmp_path().  kvx_wait() kills the child's process group once the child has
+ * exited too: a hung worker must not outlive the command that started it. */
+#ifndef KVX_TESTS_KVX_CHILD_H
+#define KVX_TESTS_KVX_CHILD_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gen/util.h"
+
+#ifndef KVX_DEADLINE_S
+#error "define KVX_DEADLINE_S before including tests/kvx_child.h"
+#endif
+
+static char tmp[512];
+
+/* A path in the test's directory; the strings live until exit. */
+static const char *tmp_path(const char *name)
+{
+    static char *paths[32];
+    static int npaths;
+    for (int i = 0; i < npaths; i++)
+        if (!strcmp(strrchr(paths[i], '/') + 1, name))
+            return paths[i];
+    assert_true(npaths < 32);
+    size_t len = strlen(tmp) + strlen(name) + 2;
+    paths[npaths] = xmalloc(len);
+    snprintf(paths[npaths], len, "%s/%s", tmp, name);
+    return paths[npaths++];
+}
+
+/* ---- running kvx ------------------------------------------------------------ */
+
+/* Start KVX_BINARY with argv (argv[0] is the verb) in a process group of its
+ * own, stdout and stderr to log.  Returns the pid. */
+static pid_t kvx_start(const char *log, const char *const *argv)
+{
+    const char *args[32] = {"kvx"};
+    int n = 1;
+    for (; argv[n - 1] && n < 31; n++)
+        args[n] = argv[n - 1];
+    args[n] = NULL;
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            _exit(126);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+        execv(KVX_BINARY, (char *const *)args);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* both sides, so that a kill right after the fork finds the group */
+    return pid;
+}
+
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void dump(const char *log)
+{
+    size_t len = 0;
+    char *text = file_read(log, &len);
+    printf("---- %s ----\n%s\n----\n", log, text ? (len > 6000 ? text + len - 6000 : text) : "(unreadable)");
+    free(text);
+}
+
+/* Wait for pid, killing its group past the deadline.  The exit code, or
+ * 128 + signal.  The group is killed in any case afterwards: a hung fake
+ * worker outlives a parent that did not kill it. */
+static int kvx_wait(pid_t pid, const char *log)
+{
+    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            kill(-pid, SIGKILL);
+            return exit_code(status);
+        }
+        assert_true(r == 0 || errno == EINTR);
+        if (now_ms() > end) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            dump(log);
+            fail_msg("kvx did not finish in %d s", KVX_DEADLINE_S);
+        }
+        usleep(20 * 1000);
+    }
+}
+
+/* Run kvx VERB ARGS... (NULL-terminated) to completion; the exit code. */
+static int kvx(const char *log, ...)
+{
+    const char *argv[32];
+    int n = 0;
+    va_list ap;
+    va_start(ap, log);
+    while (n < 31 && (argv[n] = va_arg(ap, const char *)))
+        n++;
+    va_end(ap);
+    argv[n] = NULL;
+    return kvx_wait(kvx_start(log, argv), log);
+}
+
+static int log_has(const char *log, const char *text)
+{
+    char *s = file_read(log, NULL);
+    int found = s && strstr(s, text);
+    free(s);
+    return found;
+}
+
+/* ---- reading the database ------------------------------------------------------ */
+
+static sqlite3 *db_open(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    return db;
+}
+
+/* One number from sql over the database at path; -1 when there is no
+ * database or table yet. */
+static double db_num(const char *path, const char *sql)
+{
+    sqlite3 *db = db_open(path);
+    sqlite3_stmt *q = NULL;
+    double v = -1;
+    if (db && sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static int db_int(const char *path, const char *sql) { return (int)db_num(path, sql); }
+
+/* The first text column of every row of sql, in order; *n gets the count. */
+static char **db_strings(const char *path, const char *sql, int *n)
+{
+    sqlite3 *db = db_open(path);
+    sqlite3_stmt *q = NULL;
+    assert_non_null(db);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s: %s", path, sql, sqlite3_errmsg(db));
+    int cap = 64;
+    char **v = xmalloc(sizeof(char *) * (size_t)cap);
+    *n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        if (*n == cap)
+            v = xrealloc(v, sizeof(char *) * (size_t)(cap *= 2));
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        v[(*n)++] = xstrdup(t ? t : "");
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static void strings_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int strings_have(char **v, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], s))
+            return 1;
+    return 0;
+}
+
+#endif
