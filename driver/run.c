@@ -748,41 +748,127 @@ static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const in
     return worst;
 }
 
-/* The best variant of each workload point (the axes other than the code axes),
- * and its speed-up over its baseline partner. */
-static void print_best(const Plan *p, const RunCase *cases, const double *medians, int n)
+/* Cases that compare with each other: with a baseline, those that differ only
+ * in the baseline axes (one workload key); without one, those at one workload
+ * point (the axes other than the code axes). */
+static int same_group(const RunCase *a, const RunCase *b, uint64_t base_mask)
 {
-    int printed = 0;
+    return base_mask ? !strcmp(a->workload_key, b->workload_key)
+                     : !strcmp(a->workload_json, b->workload_json);
+}
+
+/* Order of two points by their values of the axes outside skip_mask, in
+ * declaration order. */
+static int point_cmp(const Plan *p, int a, int b, uint64_t skip_mask)
+{
+    const int *va = plan_point(p, a), *vb = plan_point(p, b);
+    for (int ax = 0; ax < p->spec->naxes; ax++)
+        if (!(skip_mask >> ax & 1) && va[ax] != vb[ax])
+            return va[ax] < vb[ax] ? -1 : 1;
+    return 0;
+}
+
+/* The best variant of each group of comparable cases and its speed-up over its
+ * baseline partner: one line per group when there are few, else how often each
+ * choice of the baseline axes won, with the range of its speed-ups. */
+static void print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
+                       uint64_t base_mask)
+{
+    enum { LIST_MAX = 16 };
+    const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
+    int *best = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    double *speedup = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
     char *seen = xcalloc((size_t)(n ? n : 1), 1);
+    int ngroups = 0;
     for (int i = 0; i < n; i++) {
         if (seen[i])
             continue;
-        int best = -1;
+        int b = -1;
         for (int k = i; k < n; k++) {
-            if (strcmp(cases[k].workload_json, cases[i].workload_json) != 0)
+            if (!same_group(&cases[k], &cases[i], base_mask))
                 continue;
             seen[k] = 1;
-            if (!isnan(medians[k]) && (best < 0 || medians[k] < medians[best]))
-                best = k;
+            if (!isnan(medians[k]) && (b < 0 || medians[k] < medians[b]))
+                b = k;
         }
-        if (best < 0)
+        if (b < 0)
             continue;
         double base = NAN;
         for (int k = 0; k < n; k++)
-            if (cases[k].is_baseline && !strcmp(cases[k].workload_key, cases[best].workload_key))
+            if (cases[k].is_baseline && !strcmp(cases[k].workload_key, cases[b].workload_key))
                 base = medians[k];
-        if (!printed++)
-            printf("\nbest variant per workload point (speed-up over the baseline at the same point):\n");
-        char *wl = plan_point_label(p, cases[best].point, ~p->code_axes);
-        char *code = plan_point_label(p, cases[best].point, p->code_axes);
-        printf("  %-44s %-44s %10.4f ms", wl, code, medians[best]);
-        if (!isnan(base))
-            printf("  %6.2fx", base / medians[best]);
-        printf("\n");
-        free(wl);
-        free(code);
+        best[ngroups] = b;
+        speedup[ngroups++] = base / medians[b];
+    }
+    /* Groups in the order of their axes (declaration order), choices left out;
+     * insertion sort: a run has at most a few thousand groups. */
+    for (int g = 1; g < ngroups; g++) {
+        int bg = best[g];
+        double sg = speedup[g];
+        int h = g;
+        for (; h > 0 && point_cmp(p, cases[best[h - 1]].point, cases[bg].point, choice_mask) > 0; h--) {
+            best[h] = best[h - 1];
+            speedup[h] = speedup[h - 1];
+        }
+        best[h] = bg;
+        speedup[h] = sg;
+    }
+    if (ngroups && ngroups <= LIST_MAX) {
+        printf("\nbest variant per point (speed-up over the baseline at the same point):\n");
+        for (int g = 0; g < ngroups; g++) {
+            char *where = plan_point_label(p, cases[best[g]].point, ~choice_mask);
+            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
+            printf("  %-44s %-44s %10.4f ms", where, what, medians[best[g]]);
+            if (!isnan(speedup[g]))
+                printf("  %6.2fx", speedup[g]);
+            printf("\n");
+            free(where);
+            free(what);
+        }
+    } else if (ngroups) {
+        /* Too many points to list: each winner once, most wins first. */
+        typedef struct Winner {
+            char *what;
+            int wins;
+            double lo, hi;
+        } Winner;
+        Winner *w = xcalloc((size_t)ngroups, sizeof *w);
+        int nw = 0;
+        for (int g = 0; g < ngroups; g++) {
+            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
+            int k = 0;
+            while (k < nw && strcmp(w[k].what, what))
+                k++;
+            if (k == nw)
+                w[nw++] = (Winner){what, 0, INFINITY, -INFINITY};
+            else
+                free(what);
+            w[k].wins++;
+            if (!isnan(speedup[g])) {
+                w[k].lo = fmin(w[k].lo, speedup[g]);
+                w[k].hi = fmax(w[k].hi, speedup[g]);
+            }
+        }
+        for (int k = 1; k < nw; k++)
+            for (int j = k; j > 0 && w[j - 1].wins < w[j].wins; j--) {
+                Winner t = w[j];
+                w[j] = w[j - 1];
+                w[j - 1] = t;
+            }
+        printf("\nbest variant at each of %d points, by how often it won (speed-up over the baseline):\n",
+               ngroups);
+        for (int k = 0; k < nw; k++) {
+            printf("  %-44s best at %4d of %d points", w[k].what, w[k].wins, ngroups);
+            if (w[k].lo <= w[k].hi)
+                printf("   %.2fx .. %.2fx", w[k].lo, w[k].hi);
+            printf("\n");
+            free(w[k].what);
+        }
+        free(w);
     }
     free(seen);
+    free(best);
+    free(speedup);
 }
 
 int cmd_run(int argc, char **argv)
@@ -1410,7 +1496,7 @@ int cmd_run(int argc, char **argv)
                tally.done ? tally.t_measure / tally.done : 0, wall * nworkers - attributed);
     }
     if (tally.done && rc == 0) {
-        print_best(&p, cases, medians, ncases);
+        print_best(&p, cases, medians, ncases, base_mask);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
                db_path, (long long)run_id, db_path, s->name);
     }

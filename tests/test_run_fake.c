@@ -164,6 +164,37 @@ static void check_statuses(const char *db_path, const char *log)
     assert_int_equal(db_int(db_path, "SELECT count(DISTINCT key) FROM cases"), POINTS);
 }
 
+/* The run's summary lists the best ok variant of each of the six (size, mode)
+ * points, in axis order, each base or alt (the only ok strategies). */
+static void check_best_listed(const char *log)
+{
+    char *text = file_read(log, NULL);
+    assert_non_null(text);
+    const char *at = strstr(text, "best variant per point (speed-up over the baseline at the same point):\n");
+    if (!at) {
+        dump(log);
+        fail_msg("no best-variant list in the run's log");
+    }
+    static const char *const points[] = {"size=1024 mode=a", "size=1024 mode=b", "size=2048 mode=a",
+                                         "size=2048 mode=b", "size=4096 mode=a", "size=4096 mode=b"};
+    for (int i = 0; i < 6; i++) {
+        const char *line = strchr(at, '\n') + 1;
+        if (strncmp(line, "  ", 2) || strncmp(line + 2, points[i], strlen(points[i]))) {
+            dump(log);
+            fail_msg("best-variant line %d is not for %s", i + 1, points[i]);
+        }
+        const char *end = strchr(line, '\n');
+        assert_non_null(end);
+        char *one = xstrdup(line);
+        one[end - line] = 0;
+        assert_true(strstr(one, "strategy=base ") || strstr(one, "strategy=alt "));
+        assert_non_null(strstr(one, " ms "));
+        free(one);
+        at = end;
+    }
+    free(text);
+}
+
 static void test_full_run(void **state)
 {
     (void)state;
@@ -182,6 +213,7 @@ static void test_full_run(void **state)
         fail_msg("the run's log lacks \"%s\" or the fake device line", line);
     }
     check_statuses(plain_db(), log);
+    check_best_listed(log);
 
     /* The fake device is what the run recorded, and both workers measured. */
     assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM runs WHERE gpu_name = 'kvx fake device' AND "
@@ -405,6 +437,39 @@ static void test_kill_and_resume(void **state)
                      POINTS - after_kill);
 }
 
+/* ---- the summary with many points ---------------------------------------------------- */
+
+/* fake_many.yaml has 20 points of (size, mode), base and alt at each: too
+ * many to list, so the summary counts each winner's points, most first, and
+ * the counts add up to 20. */
+static void test_best_tallied(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("many.log");
+    int rc = kvx(log, "run", KVX_SOURCE_DIR "/tests/data/specs/fake_many.yaml", "--db", tmp_path("many.db"), NULL);
+    char *text = file_read(log, NULL);
+    const char *at = text ? strstr(text, "best variant at each of 20 points, by how often it won") : NULL;
+    if (rc != 0 || !at) {
+        dump(log);
+        fail_msg("kvx run fake_many.yaml exited %d, or its log has no tally of 20 points", rc);
+    }
+    int total = 0, lines = 0, last = 1 << 30;
+    for (const char *line = strchr(at, '\n') + 1; !strncmp(line, "  strategy=", 11); line = strchr(line, '\n') + 1) {
+        const char *best = strstr(line, "best at");
+        int wins = 0, of = 0;
+        assert_non_null(best);
+        assert_int_equal(sscanf(best, "best at %d of %d points", &wins, &of), 2);
+        assert_int_equal(of, 20);
+        assert_true(wins >= 1 && wins <= last);
+        last = wins;
+        total += wins;
+        lines++;
+    }
+    assert_true(lines >= 1 && lines <= 2);
+    assert_int_equal(total, 20);
+    free(text);
+}
+
 /* ---- setup ------------------------------------------------------------------------------ */
 
 static void rm_tree(const char *dir)
@@ -438,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_rerun_stores_nothing),
         cmocka_unit_test(test_shards_merge_to_the_plain_run),
         cmocka_unit_test(test_kill_and_resume),
+        cmocka_unit_test(test_best_tallied),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0)
