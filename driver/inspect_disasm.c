@@ -1,0 +1,190 @@
+/* inspect_disasm: SASS text for a CUBIN.  Finds nvdisasm (or cuobjdump) once,
+ * runs it on the CUBIN through a private temporary directory and returns its
+ * listing; inspect_job ties PTX, SASS and compile figures together for one
+ * compiled variant.  Without a disassembler the PTX facts stand alone. */
+#include "inspect_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ---- disassembler ------------------------------------------------------------ */
+
+static char g_tool[4096];
+static pthread_once_t g_tool_once = PTHREAD_ONCE_INIT;
+
+static int tool_at(const char *dir, const char *name)
+{
+    struct stat st;
+    if (!dir || !*dir)
+        return 0;
+    snprintf(g_tool, sizeof g_tool, "%s/%s", dir, name);
+    if (stat(g_tool, &st) == 0 && S_ISREG(st.st_mode) && access(g_tool, X_OK) == 0)
+        return 1;
+    g_tool[0] = '\0';
+    return 0;
+}
+
+static void find_tool(void)
+{
+    const char *env = getenv("KVX_NVDISASM");
+    if (env && *env && access(env, X_OK) == 0) {
+        snprintf(g_tool, sizeof g_tool, "%s", env);
+        return;
+    }
+    char home[1024] = "", path_cuda[1024] = "", built[1024] = "";
+    if (getenv("CUDA_HOME"))
+        snprintf(home, sizeof home, "%s/bin", getenv("CUDA_HOME"));
+    if (getenv("CUDA_PATH"))
+        snprintf(path_cuda, sizeof path_cuda, "%s/bin", getenv("CUDA_PATH"));
+#ifdef KVX_CUDA_INCLUDE_DIR
+    /* the toolkit kvx was built against: <root>/include -> <root>/bin */
+    snprintf(built, sizeof built, "%s/../bin", KVX_CUDA_INCLUDE_DIR);
+#endif
+    static const char *const NAMES[] = {"nvdisasm", "cuobjdump"};
+    for (int t = 0; t < 2; t++) {
+        const char *dirs[] = {home, path_cuda, built, "/usr/local/cuda/bin"};
+        for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++)
+            if (tool_at(dirs[d], NAMES[t]))
+                return;
+        const char *p = getenv("PATH");
+        while (p && *p) {
+            size_t n = strcspn(p, ":");
+            char dir[1024];
+            snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+            if (n && tool_at(dir, NAMES[t]))
+                return;
+            p += n + (p[n] == ':');
+        }
+    }
+}
+
+const char *inspect_find_disassembler(void)
+{
+    pthread_once(&g_tool_once, find_tool);
+    return g_tool[0] ? g_tool : NULL;
+}
+
+char *inspect_disassemble(const void *cubin, size_t len, KvxError *err)
+{
+    const char *tool = inspect_find_disassembler();
+    return tool ? inspect_disassemble_with(tool, cubin, len, err) : NULL;
+}
+
+char *inspect_disassemble_with(const char *tool, const void *cubin, size_t len, KvxError *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[1024], bin[1100], errf[1100];
+    char *out = NULL, *msg = NULL;
+    int pipefd[2] = {-1, -1}, spawned = 0;
+    StrBuf sb;
+    sb_init(&sb);
+    snprintf(dir, sizeof dir, "%s/kvx-inspect-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot create a temporary directory %s: %s", dir,
+                      strerror(errno));
+        return NULL;
+    }
+    snprintf(bin, sizeof bin, "%s/kernel.cubin", dir);
+    snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
+    if (file_write_atomic(bin, cubin, len) != 0) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot write %s: %s", bin, strerror(errno));
+        goto fail;
+    }
+    const char *slash = strrchr(tool, '/');
+    int cuobjdump = strstr(slash ? slash + 1 : tool, "cuobjdump") != NULL;
+    char *argv[] = {(char *)tool, (char *)(cuobjdump ? "-sass" : "-c"), bin, NULL};
+
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    if (pipe(pipefd) != 0) {
+        kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
+        goto fail;
+    }
+    /* other threads may spawn too: keep our pipe out of their children */
+    fcntl(pipefd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int rc = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    pipefd[1] = -1;
+    if (rc != 0) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot run %s: %s", tool, strerror(rc));
+        goto fail;
+    }
+    spawned = 1;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(pipefd[0], buf, sizeof buf)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        sb_put(&sb, buf, (size_t)n);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    spawned = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        size_t mlen = 0;
+        msg = file_read(errf, &mlen);
+        if (WIFEXITED(status))
+            kvx_error_set(err, KVX_EIO, NULL, "%s failed on the CUBIN (exit status %d)", tool,
+                          WEXITSTATUS(status));
+        else
+            kvx_error_set(err, KVX_EIO, NULL, "%s failed on the CUBIN (signal %d)", tool,
+                          WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        if (msg && mlen)
+            kvx_error_attach_log(err, msg, mlen);
+        goto fail;
+    }
+    out = sb_take(&sb);
+    if (!out)
+        out = xstrdup("");
+fail:
+    if (spawned)
+        waitpid(pid, NULL, 0);
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    free(msg);
+    sb_free(&sb);
+    unlink(bin);
+    unlink(errf);
+    rmdir(dir);
+    return out;
+}
+
+int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err)
+{
+    inspect_facts_init(f);
+    if (job->ptx)
+        inspect_ptx(job->ptx, f);
+    inspect_set_compile(f, job);
+    if (!job->cubin || !job->cubin_len)
+        return 0;
+    KvxError e = {0};
+    char *sass = inspect_disassemble(job->cubin, job->cubin_len, &e);
+    if (!sass) {
+        if (!e.code)
+            return 0;           /* no disassembler: PTX facts only */
+        if (err && !err->code)
+            *err = e;           /* hands the log over */
+        else
+            kvx_error_clear(&e);
+        return -1;
+    }
+    inspect_sass(sass, f);
+    free(sass);
+    return 0;
+}
