@@ -12,12 +12,14 @@
  * skipped with the reason.  Nothing stops the exploration but the user.
  * Cases are ordered by workload point, baseline first, so that a worker reuses
  * one generated input for every variant of a point and the differential check
- * has its baseline output. */
-#include "cli.h"
+ * has its baseline output.
+ *
+ * Its helpers: run_opts.c (options), run_cases.c (the case list and the
+ * closing summary), run_resolve.c (a case into a CaseDesc); run_internal.h. */
+#include "run_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -29,35 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "case.h"
 #include "inspect.h"
 #include "results.h"
-#include "shard.h"
-#include "store.h"
 #include "worker.h"
-
-#define RUN_MAX_DEVICES 16
-
-typedef struct RunOpts {
-    CliSpecOpts spec;
-    const char *db;
-    const char *devices;        /* "all" or "0,2" */
-    MeasureSettings m;          /* spec's, overridden by flags below */
-    int set_warmup, set_min, set_max, set_noise, set_budget, set_flush, set_timeout, set_seed;
-    int rerun;
-    int profile;
-} RunOpts;
-
-typedef struct RunCase {
-    int point;
-    int src;
-    char key[65];
-    char workload_key[65];
-    int is_baseline;
-    char *label;
-    char *axes_json;
-    char *workload_json;
-} RunCase;
 
 typedef struct Range {
     int cur, end, group;
@@ -191,484 +167,7 @@ static void worker_stop(Worker *w, int kill_it)
     w->pid = 0;
 }
 
-/* ---- options ------------------------------------------------------------------------ */
-
-static void usage(void)
-{
-    MeasureSettings d;
-    spec_measure_defaults(&d);
-    fprintf(stderr,
-            "usage: kvx run SPEC [options]\n"
-            "  --db PATH          results database (default %s)\n"
-            "  --devices LIST     all, or GPU ordinals 0,2,... (default all)\n"
-            "  --where EXPR       run only the points where EXPR holds\n"
-            "  --shard K/N        run shard K of N (default: from SLURM_ARRAY_TASK_ID/COUNT)\n"
-            "  --rerun            measure cases again even when stored\n"
-            "  --cache DIR        compile cache (default ~/.cache/kvx); --no-cache: recompile\n"
-            "  -j N               compile threads (default: cores)\n"
-            "  --profile          print where the time went\n"
-            "measurement (defaults; a spec's measure: overrides them, these flags override both):\n"
-            "  --warmup N         untimed launches after the verified one (%d)\n"
-            "  --min-samples N    (%d)\n"
-            "  --max-samples N    (%d)\n"
-            "  --noise X          stop when (p75-p25)/median <= X (%g)\n"
-            "  --budget-ms X      sampling time per case (%g)\n"
-            "  --flush-l2 / --no-flush-l2  overwrite 2x L2 before each sample (%s)\n"
-            "  --timeout S        per case, then the worker is killed (%g)\n"
-            "  --seed N           input generation (%llu)\n",
-            RESULTS_DEFAULT_DB, d.warmup, d.min_samples, d.max_samples, d.noise, d.budget_ms,
-            d.flush_l2 ? "on" : "off", d.timeout_s, (unsigned long long)d.seed);
-}
-
-static int parse_opts(int argc, char **argv, RunOpts *o)
-{
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},       {"devices", required_argument, 0, 'D'},
-        {"where", required_argument, 0, 'w'},    {"shard", required_argument, 0, 'S'},
-        {"rerun", no_argument, 0, 'R'},          {"cache", required_argument, 0, 'c'},
-        {"no-cache", no_argument, 0, 'N'},       {"profile", no_argument, 0, 'p'},
-        {"warmup", required_argument, 0, 1},     {"min-samples", required_argument, 0, 2},
-        {"max-samples", required_argument, 0, 3},{"noise", required_argument, 0, 4},
-        {"budget-ms", required_argument, 0, 5},  {"flush-l2", no_argument, 0, 6},
-        {"no-flush-l2", no_argument, 0, 7},      {"timeout", required_argument, 0, 8},
-        {"seed", required_argument, 0, 9},       {"arch", required_argument, 0, 'a'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-    memset(o, 0, sizeof *o);
-    optind = 1;
-    opterr = 0;
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
-        double v = 0;
-        if (c >= 1 && c <= 9 && c != 6 && c != 7) {
-            errno = 0;
-            v = strtod(optarg, &end);
-            if (errno || *end || v < 0) {
-                fprintf(stderr, "kvx run: %s is '%s' (expected a number >= 0)\n", argv[optind - 1], optarg);
-                return 2;
-            }
-        }
-        switch (c) {
-        case 'd': o->db = optarg; break;
-        case 'D': o->devices = optarg; break;
-        case 'w': o->spec.where = optarg; break;
-        case 'S': o->spec.shard = optarg; break;
-        case 'R': o->rerun = 1; break;
-        case 'c': o->spec.cache_dir = optarg; break;
-        case 'N': o->spec.no_cache = 1; break;
-        case 'p': o->profile = 1; break;
-        case 'j': o->spec.jobs = atoi(optarg); break;
-        case 'a': o->spec.archs = optarg; break;
-        case 1: o->m.warmup = (int)v; o->set_warmup = 1; break;
-        case 2: o->m.min_samples = (int)v; o->set_min = 1; break;
-        case 3: o->m.max_samples = (int)v; o->set_max = 1; break;
-        case 4: o->m.noise = v; o->set_noise = 1; break;
-        case 5: o->m.budget_ms = v; o->set_budget = 1; break;
-        case 6: o->m.flush_l2 = 1; o->set_flush = 1; break;
-        case 7: o->m.flush_l2 = 0; o->set_flush = 1; break;
-        case 8: o->m.timeout_s = v; o->set_timeout = 1; break;
-        case 9: o->m.seed = (uint64_t)v; o->set_seed = 1; break;
-        case 'h': usage(); exit(0);
-        case ':':
-            fprintf(stderr, "kvx run: option '%s' needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "kvx run: unknown option '%s'\n", argv[optind - 1]);
-            usage();
-            return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "kvx run: expected one SPEC file\n");
-        usage();
-        return 2;
-    }
-    o->spec.spec_path = argv[optind];
-    return 0;
-}
-
-static void apply_overrides(const RunOpts *o, MeasureSettings *m)
-{
-    if (o->set_warmup) m->warmup = o->m.warmup;
-    if (o->set_min) m->min_samples = o->m.min_samples;
-    if (o->set_max) m->max_samples = o->m.max_samples;
-    if (o->set_noise) m->noise = o->m.noise;
-    if (o->set_budget) m->budget_ms = o->m.budget_ms;
-    if (o->set_flush) m->flush_l2 = o->m.flush_l2;
-    if (o->set_timeout) m->timeout_s = o->m.timeout_s;
-    if (o->set_seed) m->seed = o->m.seed;
-    if (m->max_samples < m->min_samples)
-        m->max_samples = m->min_samples;
-}
-
-static char *measure_json(const MeasureSettings *m)
-{
-    StrBuf b;
-    sb_init(&b);
-    sb_printf(&b, "{\"warmup\":%d,\"min_samples\":%d,\"max_samples\":%d,\"noise\":%g,\"budget_ms\":%g,"
-              "\"flush_l2\":%s,\"timeout_s\":%g,\"seed\":%llu,\"stat\":\"median\",\"timer\":\"cuEvent\"}",
-              m->warmup, m->min_samples, m->max_samples, m->noise, m->budget_ms,
-              m->flush_l2 ? "true" : "false", m->timeout_s, (unsigned long long)m->seed);
-    return sb_take(&b);
-}
-
-/* ---- JSON of axis values -------------------------------------------------------------- */
-
-static void json_string(StrBuf *b, const char *s)
-{
-    sb_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            sb_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            sb_printf(b, "\\u%04x", *s);
-        else
-            sb_putc(b, *s);
-    }
-    sb_putc(b, '"');
-}
-
-static char *axes_json(const Plan *p, int point, uint64_t mask)
-{
-    const Spec *s = p->spec;
-    const int *v = plan_point(p, point);
-    StrBuf b;
-    sb_init(&b);
-    sb_putc(&b, '{');
-    int first = 1;
-    for (int a = 0; a < s->naxes; a++) {
-        if (!(mask & (1ULL << a)))
-            continue;
-        if (!first)
-            sb_putc(&b, ',');
-        first = 0;
-        json_string(&b, s->axes[a].name);
-        sb_putc(&b, ':');
-        const AxisValue *av = &s->axes[a].vals[v[a]];
-        if (av->v.kind == VAL_STR)
-            json_string(&b, av->text);
-        else
-            sb_puts(&b, av->text);
-    }
-    sb_putc(&b, '}');
-    return sb_take(&b);
-}
-
-/* ---- resolving a case ------------------------------------------------------------------- */
-
-static uint64_t name_seed(uint64_t seed, const char *name)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a: the buffer name picks the stream */
-    for (; *name; name++)
-        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-    return seed ^ h;
-}
-
-typedef struct BufCtx {
-    const Spec *s;
-} BufCtx;
-
-static const ElemType *buffer_type(PointEnv *pe, const BufferSpec *b)
-{
-    if (b->type[0] != '$')
-        return elem_type_find(b->type);
-    const SetEntry *se = point_set_var(pe, b->type + 1);
-    if (se)
-        return se->v.kind == VAL_STR ? elem_type_find(se->v.s) : NULL;
-    int a = spec_axis_find(pe->spec, b->type + 1);
-    if (a >= 0) {
-        Value v = pe->spec->axes[a].vals[pe->vals[a]].v;
-        return v.kind == VAL_STR ? elem_type_find(v.s) : NULL;
-    }
-    return NULL;
-}
-
-static int eval_double(PointEnv *pe, const Expr *e, double dflt, double *out, KvxError *err)
-{
-    if (!e) {
-        *out = dflt;
-        return 0;
-    }
-    Value v;
-    if (point_eval(pe, e, &v, err))
-        return -1;
-    if (!val_is_num(v)) {
-        kvx_error_set(err, KVX_EINPUT, &e->pos, "expected a number, got '%s'", val_text(pe->arena, v));
-        return -1;
-    }
-    *out = val_num(v);
-    return 0;
-}
-
-static int eval_dim(PointEnv *pe, const Expr *e, uint32_t *out, const char *what, KvxError *err)
-{
-    int64_t v = 1;
-    if (e && point_eval_int(pe, e, &v, err))
-        return -1;
-    if (v < 1 || v > 0x7fffffff) {
-        kvx_error_set(err, KVX_EINPUT, e ? &e->pos : NULL, "%s is %lld (expected 1 .. 2^31-1)", what,
-                      (long long)v);
-        return -1;
-    }
-    *out = (uint32_t)v;
-    return 0;
-}
-
-static void put_scalar(CaseArg *a, const PtxParam *pp, Value v)
-{
-    a->buf = -1;
-    a->size = pp->size;
-    a->align = pp->align ? pp->align : pp->size;
-    memset(a->bytes, 0, sizeof a->bytes);
-    if (pp->is_float && pp->size == 4) {
-        float f = (float)val_num(v);
-        memcpy(a->bytes, &f, 4);
-    } else if (pp->is_float) {
-        double d = val_num(v);
-        memcpy(a->bytes, &d, 8);
-    } else {
-        int64_t i = v.kind == VAL_FLOAT ? (int64_t)llround(v.d) : v.i;
-        memcpy(a->bytes, &i, (size_t)pp->size); /* little-endian: the low bytes */
-    }
-}
-
-/* Fill c for point i.  Returns 0, or -1 with err naming what could not be
- * resolved (the case is then stored as skipped). */
-static int resolve_case(const Plan *p, int point, const JitJob *job, const RunCase *rc,
-                        const MeasureSettings *m, int have_baseline, CaseDesc *c, double metrics[3],
-                        KvxError *err)
-{
-    const Spec *s = p->spec;
-    Arena *a = arena_new();
-    PointEnv pe;
-    point_env_init(&pe, s, plan_point(p, point), &p->facts, a);
-    memset(c, 0, sizeof *c);
-    int ok = -1;
-    snprintf(c->cubin_path, sizeof c->cubin_path, "%s/kernel.cubin", job->dir);
-    snprintf(c->kernel, sizeof c->kernel, "%s", s->kernel);
-    c->measure = *m;
-    memcpy(c->workload_key, rc->workload_key, 65);
-    c->is_baseline = rc->is_baseline;
-
-    if (s->nbufs > CASE_MAX_BUFS) {
-        kvx_error_set(err, KVX_EINPUT, &s->bufs[CASE_MAX_BUFS].pos, "more than %d buffers", CASE_MAX_BUFS);
-        goto done;
-    }
-    c->nbufs = s->nbufs;
-    for (int b = 0; b < s->nbufs; b++) {
-        const BufferSpec *bs = &s->bufs[b];
-        CaseBuf *cb = &c->bufs[b];
-        snprintf(cb->name, sizeof cb->name, "%s", bs->name);
-        const ElemType *t = buffer_type(&pe, bs);
-        if (!t) {
-            kvx_error_set(err, KVX_EINPUT, &bs->pos, "buffer '%s' has no element type at this point",
-                          bs->name);
-            goto done;
-        }
-        cb->type = t->id;
-        int64_t count, offset = 0;
-        if (point_eval_int(&pe, bs->count, &count, err) || (bs->offset && point_eval_int(&pe, bs->offset,
-                                                                                        &offset, err)))
-            goto done;
-        if (count < 1 || offset < 0) {
-            kvx_error_set(err, KVX_EINPUT, &bs->pos, "buffer '%s' has count %lld and offset %lld "
-                          "(expected count >= 1, offset >= 0)", bs->name, (long long)count, (long long)offset);
-            goto done;
-        }
-        cb->count = (uint64_t)count;
-        cb->offset = (uint64_t)offset;
-        const InitSpec *in = spec_init_at(&bs->init, pe.vals);
-        InitParams *ip = &cb->init;
-        ip->kind = in->kind;
-        double len = 1;
-        if (eval_double(&pe, in->value, 0, &ip->value, err) || eval_double(&pe, in->lo, 0, &ip->lo, err) ||
-            eval_double(&pe, in->hi, 0, &ip->hi, err) ||
-            eval_double(&pe, in->exponent, 1, &ip->exponent, err) ||
-            eval_double(&pe, in->fraction, 0, &ip->fraction, err) || eval_double(&pe, in->length, 1, &len, err))
-            goto done;
-        ip->length = (int64_t)len;
-        /* Integers exactly as written (a double rounds above 2^53). */
-        const Expr *ix[3] = {in->value, in->lo, in->hi};
-        int64_t *iv[3] = {&ip->ivalue, &ip->ilo, &ip->ihi};
-        for (int q = 0; q < 3; q++) {
-            Value xv;
-            if (ix[q] && point_eval(&pe, ix[q], &xv, err) == 0 && xv.kind == VAL_INT) {
-                *iv[q] = xv.i;
-                ip->exact |= 1u << q;
-            }
-        }
-        ip->seed = name_seed(m->seed, bs->name);
-        inputs_key(t, cb->count, ip, cb->input_key);
-        cb->checked = bs->checked;
-    }
-
-    const LaunchSpec *l = &s->launch;
-    for (int d = 0; d < 3; d++) {
-        static const char *gn[] = {"grid.x", "grid.y", "grid.z"}, *bn[] = {"block.x", "block.y", "block.z"},
-                          *cn[] = {"cluster.x", "cluster.y", "cluster.z"};
-        if (eval_dim(&pe, l->grid[d], &c->grid[d], gn[d], err) ||
-            eval_dim(&pe, l->block[d], &c->block[d], bn[d], err) ||
-            eval_dim(&pe, l->cluster[d], &c->cluster[d], cn[d], err))
-            goto done;
-    }
-    int64_t smem = 0;
-    if (l->smem && point_eval_int(&pe, l->smem, &smem, err))
-        goto done;
-    if (smem < 0 || smem > 0x7fffffff) {
-        kvx_error_set(err, KVX_EINPUT, &l->smem->pos, "smem is %lld bytes", (long long)smem);
-        goto done;
-    }
-    c->smem = (uint32_t)smem;
-
-    PtxParam params[CASE_MAX_ARGS];
-    int np = jit_ptx_params(job->ptx, s->kernel, params, CASE_MAX_ARGS);
-    if (np < 0) {
-        kvx_error_set(err, KVX_EINPUT, &l->pos, "the PTX has no entry point '%s' (is it extern \"C\"?)",
-                      s->kernel);
-        goto done;
-    }
-    if (np != l->nargs) {
-        kvx_error_set(err, KVX_EINPUT, &l->pos, "kernel '%s' takes %d parameters but launch.args gives %d",
-                      s->kernel, np, l->nargs);
-        goto done;
-    }
-    c->nargs = l->nargs;
-    for (int i = 0; i < l->nargs; i++) {
-        const Expr *e = l->args[i];
-        CaseArg *ca = &c->args[i];
-        if (e->kind == EX_IDENT && spec_buffer_find(s, e->name) >= 0) {
-            if (params[i].size != 8) {
-                kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is buffer '%s' but the kernel's "
-                              "parameter %d is %d bytes (expected a pointer)", i + 1, e->name, i + 1,
-                              params[i].size);
-                goto done;
-            }
-            ca->buf = spec_buffer_find(s, e->name);
-            ca->size = 8;
-            ca->align = 8;
-            continue;
-        }
-        Value v;
-        if (point_eval(&pe, e, &v, err))
-            goto done;
-        if (!val_is_num(v) && v.kind != VAL_BOOL) {
-            kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is '%s' (expected a number or a buffer)",
-                          i + 1, val_text(a, v));
-            goto done;
-        }
-        if (params[i].size > 8) {
-            kvx_error_set(err, KVX_EINPUT, &e->pos, "kernel parameter %d is a %d-byte aggregate (kvx "
-                          "passes scalars and pointers)", i + 1, params[i].size);
-            goto done;
-        }
-        put_scalar(ca, &params[i], v);
-    }
-
-    for (int k = 0; k < s->nchecks; k++) {
-        const CheckSpec *cs = &s->checks[k];
-        CaseCheck *cc = &c->checks[c->nchecks++];
-        const ElemType *t = &elem_types[c->bufs[cs->buffer].type];
-        cc->buf = cs->buffer;
-        cc->rtol = cs->rtol >= 0 ? cs->rtol : s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
-        const Expr *r = cs->ref;
-        if (r->kind == EX_CALL && expr_is_reference(r->name)) {
-            snprintf(cc->ref, sizeof cc->ref, "%s", r->name);
-            if (r->nargs > CASE_MAX_REFARGS) {
-                kvx_error_set(err, KVX_EINPUT, &r->pos, "too many reference arguments");
-                goto done;
-            }
-            cc->nargs = r->nargs;
-            for (int j = 0; j < r->nargs; j++) {
-                const Expr *x = r->args[j];
-                cc->argbuf[j] = -1;
-                if (x->kind == EX_IDENT && spec_buffer_find(s, x->name) >= 0) {
-                    int bi = spec_buffer_find(s, x->name);
-                    cc->argbuf[j] = bi;
-                    cc->args[j].is_buf = 1;
-                    cc->args[j].t = &elem_types[c->bufs[bi].type];
-                    cc->args[j].count = c->bufs[bi].count;
-                    continue;
-                }
-                Value v;
-                if (point_eval(&pe, x, &v, err))
-                    goto done;
-                if (v.kind == VAL_STR) {
-                    snprintf(cc->strs[j], sizeof cc->strs[j], "%s", v.s);
-                    v.s = cc->strs[j];
-                }
-                cc->args[j].v = v;
-            }
-        } else {
-            Value v;
-            if (point_eval(&pe, r, &v, err))
-                goto done;
-            cc->constant = v;
-        }
-    }
-    if (s->differential && have_baseline && !rc->is_baseline) {
-        for (int b = 0; b < s->nbufs && c->nchecks < CASE_MAX_BUFS; b++) {
-            if (!s->bufs[b].checked)
-                continue;
-            CaseCheck *cc = &c->checks[c->nchecks++];
-            const ElemType *t = &elem_types[c->bufs[b].type];
-            cc->buf = b;
-            snprintf(cc->ref, sizeof cc->ref, "baseline");
-            cc->rtol = s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
-        }
-    }
-
-    const Expr *mx[3] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
-    for (int k = 0; k < 3; k++)
-        if (eval_double(&pe, mx[k], NAN, &metrics[k], err))
-            goto done;
-    ok = 0;
-done:
-    arena_free(a);
-    return ok;
-}
-
 /* ---- the run ------------------------------------------------------------------------------ */
-
-static int parse_devices(const char *list, int ngpu, int *out, KvxError *err)
-{
-    int n = 0;
-    if (!list || !strcmp(list, "all")) {
-        for (int i = 0; i < ngpu && i < RUN_MAX_DEVICES; i++)
-            out[n++] = i;
-        return n;
-    }
-    char *copy = xstrdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long d = strtol(t, &end, 10);
-        if (*end || d < 0 || d >= ngpu || n == RUN_MAX_DEVICES) {
-            kvx_error_set(err, KVX_EINPUT, NULL, "--devices has '%s' (expected all or ordinals below %d)",
-                          t, ngpu);
-            free(copy);
-            return -1;
-        }
-        for (int k = 0; k < n; k++)
-            if (out[k] == d) {
-                kvx_error_set(err, KVX_EINPUT, NULL, "--devices names GPU %ld twice", d);
-                free(copy);
-                return -1;
-            }
-        out[n++] = (int)d;
-    }
-    free(copy);
-    return n;
-}
-
-static int cmp_case(const void *x, const void *y)
-{
-    const RunCase *a = x, *b = y;
-    int c = strcmp(a->workload_key, b->workload_key);
-    if (c)
-        return c;
-    if (a->is_baseline != b->is_baseline)
-        return b->is_baseline - a->is_baseline;
-    return a->point - b->point;
-}
 
 static const char *status_name(int st) { return case_status_names[st]; }
 
@@ -748,133 +247,10 @@ static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const in
     return worst;
 }
 
-/* Cases that compare with each other: with a baseline, those that differ only
- * in the baseline axes (one workload key); without one, those at one workload
- * point (the axes other than the code axes). */
-static int same_group(const RunCase *a, const RunCase *b, uint64_t base_mask)
-{
-    return base_mask ? !strcmp(a->workload_key, b->workload_key)
-                     : !strcmp(a->workload_json, b->workload_json);
-}
-
-/* Order of two points by their values of the axes outside skip_mask, in
- * declaration order. */
-static int point_cmp(const Plan *p, int a, int b, uint64_t skip_mask)
-{
-    const int *va = plan_point(p, a), *vb = plan_point(p, b);
-    for (int ax = 0; ax < p->spec->naxes; ax++)
-        if (!(skip_mask >> ax & 1) && va[ax] != vb[ax])
-            return va[ax] < vb[ax] ? -1 : 1;
-    return 0;
-}
-
-/* The best variant of each group of comparable cases and its speed-up over its
- * baseline partner: one line per group when there are few, else how often each
- * choice of the baseline axes won, with the range of its speed-ups. */
-static void print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
-                       uint64_t base_mask)
-{
-    enum { LIST_MAX = 16 };
-    const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
-    int *best = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-    double *speedup = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
-    char *seen = xcalloc((size_t)(n ? n : 1), 1);
-    int ngroups = 0;
-    for (int i = 0; i < n; i++) {
-        if (seen[i])
-            continue;
-        int b = -1;
-        for (int k = i; k < n; k++) {
-            if (!same_group(&cases[k], &cases[i], base_mask))
-                continue;
-            seen[k] = 1;
-            if (!isnan(medians[k]) && (b < 0 || medians[k] < medians[b]))
-                b = k;
-        }
-        if (b < 0)
-            continue;
-        double base = NAN;
-        for (int k = 0; k < n; k++)
-            if (cases[k].is_baseline && !strcmp(cases[k].workload_key, cases[b].workload_key))
-                base = medians[k];
-        best[ngroups] = b;
-        speedup[ngroups++] = base / medians[b];
-    }
-    /* Groups in the order of their axes (declaration order), choices left out;
-     * insertion sort: a run has at most a few thousand groups. */
-    for (int g = 1; g < ngroups; g++) {
-        int bg = best[g];
-        double sg = speedup[g];
-        int h = g;
-        for (; h > 0 && point_cmp(p, cases[best[h - 1]].point, cases[bg].point, choice_mask) > 0; h--) {
-            best[h] = best[h - 1];
-            speedup[h] = speedup[h - 1];
-        }
-        best[h] = bg;
-        speedup[h] = sg;
-    }
-    if (ngroups && ngroups <= LIST_MAX) {
-        printf("\nbest variant per point (speed-up over the baseline at the same point):\n");
-        for (int g = 0; g < ngroups; g++) {
-            char *where = plan_point_label(p, cases[best[g]].point, ~choice_mask);
-            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
-            printf("  %-44s %-44s %10.4f ms", where, what, medians[best[g]]);
-            if (!isnan(speedup[g]))
-                printf("  %6.2fx", speedup[g]);
-            printf("\n");
-            free(where);
-            free(what);
-        }
-    } else if (ngroups) {
-        /* Too many points to list: each winner once, most wins first. */
-        typedef struct Winner {
-            char *what;
-            int wins;
-            double lo, hi;
-        } Winner;
-        Winner *w = xcalloc((size_t)ngroups, sizeof *w);
-        int nw = 0;
-        for (int g = 0; g < ngroups; g++) {
-            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
-            int k = 0;
-            while (k < nw && strcmp(w[k].what, what))
-                k++;
-            if (k == nw)
-                w[nw++] = (Winner){what, 0, INFINITY, -INFINITY};
-            else
-                free(what);
-            w[k].wins++;
-            if (!isnan(speedup[g])) {
-                w[k].lo = fmin(w[k].lo, speedup[g]);
-                w[k].hi = fmax(w[k].hi, speedup[g]);
-            }
-        }
-        for (int k = 1; k < nw; k++)
-            for (int j = k; j > 0 && w[j - 1].wins < w[j].wins; j--) {
-                Winner t = w[j];
-                w[j] = w[j - 1];
-                w[j - 1] = t;
-            }
-        printf("\nbest variant at each of %d points, by how often it won (speed-up over the baseline):\n",
-               ngroups);
-        for (int k = 0; k < nw; k++) {
-            printf("  %-44s best at %4d of %d points", w[k].what, w[k].wins, ngroups);
-            if (w[k].lo <= w[k].hi)
-                printf("   %.2fx .. %.2fx", w[k].lo, w[k].hi);
-            printf("\n");
-            free(w[k].what);
-        }
-        free(w);
-    }
-    free(seen);
-    free(best);
-    free(speedup);
-}
-
 int cmd_run(int argc, char **argv)
 {
     RunOpts o;
-    int rc = parse_opts(argc, argv, &o);
+    int rc = run_parse_opts(argc, argv, &o);
     if (rc)
         return rc;
     KvxError err = {0};
@@ -896,7 +272,7 @@ int cmd_run(int argc, char **argv)
         return 1;
     }
     int devs[RUN_MAX_DEVICES] = {0};
-    int ndev = parse_devices(o.devices, ngpu, devs, &err);
+    int ndev = run_parse_devices(o.devices, ngpu, devs, &err);
     if (ndev <= 0) {
         if (ndev == 0)
             kvx_error_set(&err, KVX_EINPUT, NULL, "--devices selects no GPU");
@@ -948,8 +324,8 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     MeasureSettings m = s->measure;
-    apply_overrides(&o, &m);
-    char *mjson = measure_json(&m);
+    run_apply_overrides(&o, &m);
+    char *mjson = run_measure_json(&m);
     const char *db_path = o.db ? o.db : RESULTS_DEFAULT_DB;
     if (!o.db) {
         char *dir = path_dir(db_path);
@@ -977,65 +353,11 @@ int cmd_run(int argc, char **argv)
                  s->options[i]);
     const char *uuid = infos[devs[0]].uuid;
 
-    /* Cases: selected points of this shard, minus those already stored.  The
-     * workload key groups a point with its baseline partner (the point with the
-     * baseline axes set to the baseline's values). */
-    RunCase *cases = xcalloc((size_t)(p.npoints ? p.npoints : 1), sizeof(RunCase));
+    /* Cases: selected points of this shard, minus those already stored. */
+    RunKeyEnv ke = {.options = opts_text, .arch = facts.arch, .device_uuid = uuid, .measure_json = mjson};
+    RunCase *cases = NULL;
     int ncases = 0, nstored = 0, nsel = 0;
-    char (*wkeys)[65] = xmalloc(65 * (size_t)(p.npoints ? p.npoints : 1));
-    const char **groups = xmalloc(sizeof(char *) * (size_t)(p.npoints ? p.npoints : 1));
-    int *sel_idx = xmalloc(sizeof(int) * (size_t)(p.npoints ? p.npoints : 1));
-    int *shard_of = xmalloc(sizeof(int) * (size_t)(p.npoints ? p.npoints : 1));
-    for (int i = 0; i < p.npoints; i++) {
-        if (!sel[i])
-            continue;
-        char *wl = plan_point_label(&p, i, ~base_mask);
-        sha256_hex(wl, strlen(wl), wkeys[nsel]);
-        free(wl);
-        groups[nsel] = wkeys[nsel];
-        sel_idx[nsel++] = i;
-    }
-    shard_partition(groups, NULL, nsel, shard.n, shard_of);
-    for (int q = 0; q < nsel && rc == 0; q++) {
-        if (shard_of[q] != shard.k)
-            continue;
-        int i = sel_idx[q];
-        RunCase *c = &cases[ncases];
-        c->point = i;
-        c->src = p.point_src[i];
-        c->label = plan_point_label(&p, i, ~0ULL);
-        c->axes_json = axes_json(&p, i, ~0ULL);
-        c->workload_json = axes_json(&p, i, ~p.code_axes);
-        memcpy(c->workload_key, wkeys[q], 65);
-        const char *parts[] = {s->name, p.srcs[c->src].hash, opts_text, facts.arch, c->label, uuid, mjson, NULL};
-        store_case_key(parts, c->key);
-        const int *v = plan_point(&p, i);
-        c->is_baseline = s->nbaseline > 0;
-        for (int b = 0; b < s->nbaseline; b++)
-            c->is_baseline &= v[s->baseline[b].axis] == s->baseline[b].value;
-        int stored = store_has_case(st, c->key, &err);
-        if (stored < 0) {
-            kvx_error_print(&err, stderr);
-            kvx_error_clear(&err);
-            rc = 3;
-        } else if (stored && !o.rerun) {
-            nstored++;
-            free(c->label);
-            free(c->axes_json);
-            free(c->workload_json);
-            continue;
-        } else if (stored && store_forget_case(st, c->key, &err) != 0) {
-            kvx_error_print(&err, stderr);
-            kvx_error_clear(&err);
-            rc = 3;
-        }
-        ncases++;
-    }
-    free(wkeys);
-    free(groups);
-    free(sel_idx);
-    free(shard_of);
-    qsort(cases, (size_t)ncases, sizeof(RunCase), cmp_case);
+    rc = run_cases_list(&p, sel, &shard, base_mask, &ke, st, o.rerun, &cases, &ncases, &nstored, &nsel);
 
     printf("kvx run %s: %d points selected", s->path, nsel);
     if (shard.n > 1)
@@ -1090,40 +412,10 @@ int cmd_run(int argc, char **argv)
     snprintf(nvrtc, sizeof nvrtc, "%d.%d", nv_major, nv_minor);
     StrBuf basej;
     sb_init(&basej);
-    sb_putc(&basej, '{');
-    for (int b = 0; b < s->nbaseline; b++) {
-        if (b)
-            sb_putc(&basej, ',');
-        const Axis *ax = &s->axes[s->baseline[b].axis];
-        json_string(&basej, ax->name);
-        sb_putc(&basej, ':');
-        const AxisValue *av = &ax->vals[s->baseline[b].value];
-        if (av->v.kind == VAL_STR)
-            json_string(&basej, av->text);
-        else
-            sb_puts(&basej, av->text);
-    }
-    sb_putc(&basej, '}');
+    run_baseline_json(s, &basej);
     StrBuf declared;
     sb_init(&declared);
-    sb_putc(&declared, '{');
-    for (int a = 0; a < s->naxes; a++) {
-        if (a)
-            sb_putc(&declared, ',');
-        json_string(&declared, s->axes[a].name);
-        sb_puts(&declared, ":[");
-        for (int v = 0; v < s->axes[a].nvals; v++) {
-            const AxisValue *av = &s->axes[a].vals[v];
-            if (v)
-                sb_putc(&declared, ',');
-            if (av->v.kind == VAL_STR)
-                json_string(&declared, av->text);
-            else
-                sb_puts(&declared, av->text);
-        }
-        sb_putc(&declared, ']');
-    }
-    sb_putc(&declared, '}');
+    run_declared_json(s, &declared);
     const DeviceInfo *d0 = &infos[devs[0]];
     env = (RunEnv){.spec_name = s->name, .spec_path = s->path, .gpu_name = d0->name, .gpu_uuid = d0->uuid,
                    .cc = facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
@@ -1217,7 +509,7 @@ int cmd_run(int argc, char **argv)
             }
             JitJob *j = &comp.jobs[ji];
             if (!variant_ids[c->src]) {
-                char *code_json = axes_json(&p, c->point, p.srcs[c->src].code_axes);
+                char *code_json = run_axes_json(&p, c->point, p.srcs[c->src].code_axes);
                 StrBuf ij;
                 sb_init(&ij);
                 if (j->ok && j->cubin) {
@@ -1259,7 +551,7 @@ int cmd_run(int argc, char **argv)
             } else {
                 int have_base = gbase[wk->group];
                 KvxError ce = {0};
-                if (resolve_case(&p, c->point, j, c, &m, have_base, desc, mvals[idx], &ce) != 0) {
+                if (run_resolve_case(&p, c->point, j, c, &m, have_base, desc, mvals[idx], &ce) != 0) {
                     res.status = CASE_skipped;
                     if (ce.file[0])
                         snprintf(res.detail, sizeof res.detail, "%.200s:%d:%d: %.700s", ce.file, ce.line,
@@ -1496,7 +788,7 @@ int cmd_run(int argc, char **argv)
                tally.done ? tally.t_measure / tally.done : 0, wall * nworkers - attributed);
     }
     if (tally.done && rc == 0) {
-        print_best(&p, cases, medians, ncases, base_mask);
+        run_print_best(&p, cases, medians, ncases, base_mask);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
                db_path, (long long)run_id, db_path, s->name);
     }
@@ -1512,12 +804,7 @@ int cmd_run(int argc, char **argv)
     kvx_error_clear(&comp.err);
     pthread_mutex_destroy(&comp.mu);
     pthread_cond_destroy(&comp.cv);
-    for (int i = 0; i < ncases; i++) {
-        free(cases[i].label);
-        free(cases[i].axes_json);
-        free(cases[i].workload_json);
-    }
-    free(cases);
+    run_cases_free(cases, ncases);
     free(variant_ids);
     free(live);
     free(mvals);

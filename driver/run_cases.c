@@ -1,0 +1,315 @@
+/* run_cases: the case list of `kvx run` and what is printed from it at the
+ * end.  A case is a selected point of this shard; its store key hashes the
+ * spec, the source, the options, the arch, the point, the device and the
+ * measurement settings, so a case already stored is skipped unless --rerun.
+ * Cases sort by workload key (the point with the baseline axes set to the
+ * baseline), baseline first: a workload group is contiguous, so one worker
+ * generates its inputs once and has the baseline output for the differential
+ * check. */
+#include "run_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- JSON of axis values -------------------------------------------------------------- */
+
+static void json_string(StrBuf *b, const char *s)
+{
+    sb_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_printf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            sb_printf(b, "\\u%04x", *s);
+        else
+            sb_putc(b, *s);
+    }
+    sb_putc(b, '"');
+}
+
+char *run_axes_json(const Plan *p, int point, uint64_t mask)
+{
+    const Spec *s = p->spec;
+    const int *v = plan_point(p, point);
+    StrBuf b;
+    sb_init(&b);
+    sb_putc(&b, '{');
+    int first = 1;
+    for (int a = 0; a < s->naxes; a++) {
+        if (!(mask & (1ULL << a)))
+            continue;
+        if (!first)
+            sb_putc(&b, ',');
+        first = 0;
+        json_string(&b, s->axes[a].name);
+        sb_putc(&b, ':');
+        const AxisValue *av = &s->axes[a].vals[v[a]];
+        if (av->v.kind == VAL_STR)
+            json_string(&b, av->text);
+        else
+            sb_puts(&b, av->text);
+    }
+    sb_putc(&b, '}');
+    return sb_take(&b);
+}
+
+void run_baseline_json(const Spec *s, StrBuf *b)
+{
+    sb_putc(b, '{');
+    for (int k = 0; k < s->nbaseline; k++) {
+        if (k)
+            sb_putc(b, ',');
+        const Axis *ax = &s->axes[s->baseline[k].axis];
+        json_string(b, ax->name);
+        sb_putc(b, ':');
+        const AxisValue *av = &ax->vals[s->baseline[k].value];
+        if (av->v.kind == VAL_STR)
+            json_string(b, av->text);
+        else
+            sb_puts(b, av->text);
+    }
+    sb_putc(b, '}');
+}
+
+void run_declared_json(const Spec *s, StrBuf *b)
+{
+    sb_putc(b, '{');
+    for (int a = 0; a < s->naxes; a++) {
+        if (a)
+            sb_putc(b, ',');
+        json_string(b, s->axes[a].name);
+        sb_puts(b, ":[");
+        for (int v = 0; v < s->axes[a].nvals; v++) {
+            const AxisValue *av = &s->axes[a].vals[v];
+            if (v)
+                sb_putc(b, ',');
+            if (av->v.kind == VAL_STR)
+                json_string(b, av->text);
+            else
+                sb_puts(b, av->text);
+        }
+        sb_putc(b, ']');
+    }
+    sb_putc(b, '}');
+}
+
+/* ---- the case list ------------------------------------------------------------------------ */
+
+static int cmp_case(const void *x, const void *y)
+{
+    const RunCase *a = x, *b = y;
+    int c = strcmp(a->workload_key, b->workload_key);
+    if (c)
+        return c;
+    if (a->is_baseline != b->is_baseline)
+        return b->is_baseline - a->is_baseline;
+    return a->point - b->point;
+}
+
+int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard, uint64_t base_mask,
+                   const RunKeyEnv *ke, Store *st, int rerun, RunCase **out, int *out_n,
+                   int *out_stored, int *out_sel)
+{
+    const Spec *s = p->spec;
+    KvxError err = {0};
+    int rc = 0;
+    /* The workload key groups a point with its baseline partner (the point with
+     * the baseline axes set to the baseline's values). */
+    RunCase *cases = xcalloc((size_t)(p->npoints ? p->npoints : 1), sizeof(RunCase));
+    int ncases = 0, nstored = 0, nsel = 0;
+    char (*wkeys)[65] = xmalloc(65 * (size_t)(p->npoints ? p->npoints : 1));
+    const char **groups = xmalloc(sizeof(char *) * (size_t)(p->npoints ? p->npoints : 1));
+    int *sel_idx = xmalloc(sizeof(int) * (size_t)(p->npoints ? p->npoints : 1));
+    int *shard_of = xmalloc(sizeof(int) * (size_t)(p->npoints ? p->npoints : 1));
+    for (int i = 0; i < p->npoints; i++) {
+        if (!sel[i])
+            continue;
+        char *wl = plan_point_label(p, i, ~base_mask);
+        sha256_hex(wl, strlen(wl), wkeys[nsel]);
+        free(wl);
+        groups[nsel] = wkeys[nsel];
+        sel_idx[nsel++] = i;
+    }
+    shard_partition(groups, NULL, nsel, shard->n, shard_of);
+    for (int q = 0; q < nsel && rc == 0; q++) {
+        if (shard_of[q] != shard->k)
+            continue;
+        int i = sel_idx[q];
+        RunCase *c = &cases[ncases];
+        c->point = i;
+        c->src = p->point_src[i];
+        c->label = plan_point_label(p, i, ~0ULL);
+        c->axes_json = run_axes_json(p, i, ~0ULL);
+        c->workload_json = run_axes_json(p, i, ~p->code_axes);
+        memcpy(c->workload_key, wkeys[q], 65);
+        const char *parts[] = {s->name, p->srcs[c->src].hash, ke->options, ke->arch, c->label,
+                               ke->device_uuid, ke->measure_json, NULL};
+        store_case_key(parts, c->key);
+        const int *v = plan_point(p, i);
+        c->is_baseline = s->nbaseline > 0;
+        for (int b = 0; b < s->nbaseline; b++)
+            c->is_baseline &= v[s->baseline[b].axis] == s->baseline[b].value;
+        int stored = store_has_case(st, c->key, &err);
+        if (stored < 0) {
+            kvx_error_print(&err, stderr);
+            kvx_error_clear(&err);
+            rc = 3;
+        } else if (stored && !rerun) {
+            nstored++;
+            free(c->label);
+            free(c->axes_json);
+            free(c->workload_json);
+            continue;
+        } else if (stored && store_forget_case(st, c->key, &err) != 0) {
+            kvx_error_print(&err, stderr);
+            kvx_error_clear(&err);
+            rc = 3;
+        }
+        ncases++;
+    }
+    free(wkeys);
+    free(groups);
+    free(sel_idx);
+    free(shard_of);
+    qsort(cases, (size_t)ncases, sizeof(RunCase), cmp_case);
+    *out = cases;
+    *out_n = ncases;
+    *out_stored = nstored;
+    *out_sel = nsel;
+    return rc;
+}
+
+void run_cases_free(RunCase *cases, int n)
+{
+    for (int i = 0; cases && i < n; i++) {
+        free(cases[i].label);
+        free(cases[i].axes_json);
+        free(cases[i].workload_json);
+    }
+    free(cases);
+}
+
+/* ---- the best variants ---------------------------------------------------------------- */
+
+/* Cases that compare with each other: with a baseline, those that differ only
+ * in the baseline axes (one workload key); without one, those at one workload
+ * point (the axes other than the code axes). */
+static int same_group(const RunCase *a, const RunCase *b, uint64_t base_mask)
+{
+    return base_mask ? !strcmp(a->workload_key, b->workload_key)
+                     : !strcmp(a->workload_json, b->workload_json);
+}
+
+/* Order of two points by their values of the axes outside skip_mask, in
+ * declaration order. */
+static int point_cmp(const Plan *p, int a, int b, uint64_t skip_mask)
+{
+    const int *va = plan_point(p, a), *vb = plan_point(p, b);
+    for (int ax = 0; ax < p->spec->naxes; ax++)
+        if (!(skip_mask >> ax & 1) && va[ax] != vb[ax])
+            return va[ax] < vb[ax] ? -1 : 1;
+    return 0;
+}
+
+/* One line per group when there are few, else how often each choice of the
+ * baseline axes won, with the range of its speed-ups. */
+void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
+                    uint64_t base_mask)
+{
+    enum { LIST_MAX = 16 };
+    const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
+    int *best = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    double *speedup = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
+    char *seen = xcalloc((size_t)(n ? n : 1), 1);
+    int ngroups = 0;
+    for (int i = 0; i < n; i++) {
+        if (seen[i])
+            continue;
+        int b = -1;
+        for (int k = i; k < n; k++) {
+            if (!same_group(&cases[k], &cases[i], base_mask))
+                continue;
+            seen[k] = 1;
+            if (!isnan(medians[k]) && (b < 0 || medians[k] < medians[b]))
+                b = k;
+        }
+        if (b < 0)
+            continue;
+        double base = NAN;
+        for (int k = 0; k < n; k++)
+            if (cases[k].is_baseline && !strcmp(cases[k].workload_key, cases[b].workload_key))
+                base = medians[k];
+        best[ngroups] = b;
+        speedup[ngroups++] = base / medians[b];
+    }
+    /* Groups in the order of their axes (declaration order), choices left out;
+     * insertion sort: a run has at most a few thousand groups. */
+    for (int g = 1; g < ngroups; g++) {
+        int bg = best[g];
+        double sg = speedup[g];
+        int h = g;
+        for (; h > 0 && point_cmp(p, cases[best[h - 1]].point, cases[bg].point, choice_mask) > 0; h--) {
+            best[h] = best[h - 1];
+            speedup[h] = speedup[h - 1];
+        }
+        best[h] = bg;
+        speedup[h] = sg;
+    }
+    if (ngroups && ngroups <= LIST_MAX) {
+        printf("\nbest variant per point (speed-up over the baseline at the same point):\n");
+        for (int g = 0; g < ngroups; g++) {
+            char *where = plan_point_label(p, cases[best[g]].point, ~choice_mask);
+            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
+            printf("  %-44s %-44s %10.4f ms", where, what, medians[best[g]]);
+            if (!isnan(speedup[g]))
+                printf("  %6.2fx", speedup[g]);
+            printf("\n");
+            free(where);
+            free(what);
+        }
+    } else if (ngroups) {
+        /* Too many points to list: each winner once, most wins first. */
+        typedef struct Winner {
+            char *what;
+            int wins;
+            double lo, hi;
+        } Winner;
+        Winner *w = xcalloc((size_t)ngroups, sizeof *w);
+        int nw = 0;
+        for (int g = 0; g < ngroups; g++) {
+            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
+            int k = 0;
+            while (k < nw && strcmp(w[k].what, what))
+                k++;
+            if (k == nw)
+                w[nw++] = (Winner){what, 0, INFINITY, -INFINITY};
+            else
+                free(what);
+            w[k].wins++;
+            if (!isnan(speedup[g])) {
+                w[k].lo = fmin(w[k].lo, speedup[g]);
+                w[k].hi = fmax(w[k].hi, speedup[g]);
+            }
+        }
+        for (int k = 1; k < nw; k++)
+            for (int j = k; j > 0 && w[j - 1].wins < w[j].wins; j--) {
+                Winner t = w[j];
+                w[j] = w[j - 1];
+                w[j - 1] = t;
+            }
+        printf("\nbest variant at each of %d points, by how often it won (speed-up over the baseline):\n",
+               ngroups);
+        for (int k = 0; k < nw; k++) {
+            printf("  %-44s best at %4d of %d points", w[k].what, w[k].wins, ngroups);
+            if (w[k].lo <= w[k].hi)
+                printf("   %.2fx .. %.2fx", w[k].lo, w[k].hi);
+            printf("\n");
+            free(w[k].what);
+        }
+        free(w);
+    }
+    free(seen);
+    free(best);
+    free(speedup);
+}

@@ -1,0 +1,109 @@
+/* run_internal: what the files of `kvx run` share.  run.c is the supervisor
+ * (planning, the compile thread, worker processes, storing results);
+ * run_opts.c parses its options; run_cases.c builds the case list (keys,
+ * order, JSON of axis values) and prints the best variants at the end;
+ * run_resolve.c turns one case into a self-contained CaseDesc.  Internal to
+ * `kvx run`: cli.h's cmd_run is the public face. */
+#ifndef KVX_RUN_INTERNAL_H
+#define KVX_RUN_INTERNAL_H
+
+#include "cli.h"
+#include "case.h"
+#include "shard.h"
+#include "store.h"
+
+#define RUN_MAX_DEVICES 16
+
+typedef struct RunOpts {
+    CliSpecOpts spec;
+    const char *db;
+    const char *devices;        /* "all" or "0,2" */
+    MeasureSettings m;          /* spec's, overridden by flags below */
+    int set_warmup, set_min, set_max, set_noise, set_budget, set_flush, set_timeout, set_seed;
+    int rerun;
+    int profile;
+} RunOpts;
+
+typedef struct RunCase {
+    int point;
+    int src;
+    char key[65];
+    char workload_key[65];
+    int is_baseline;
+    char *label;
+    char *axes_json;
+    char *workload_json;
+} RunCase;
+
+/* ---- run_opts.c ---------------------------------------------------------------------- */
+
+/* Parse `kvx run` arguments into o (zeroed first; the spec path is the one
+ * operand).  --help prints usage and exits 0.  Returns 0, or 2 after printing
+ * what is wrong (and usage) to stderr. */
+int run_parse_opts(int argc, char **argv, RunOpts *o);
+
+/* Apply the measurement flags that were given over m (the spec's settings);
+ * max_samples is raised to min_samples when below it. */
+void run_apply_overrides(const RunOpts *o, MeasureSettings *m);
+
+/* m as the JSON stored with the run and hashed into every case key; malloc'd. */
+char *run_measure_json(const MeasureSettings *m);
+
+/* The GPU ordinals of --devices ("all" or NULL: every one of the ngpu, at most
+ * RUN_MAX_DEVICES) into out.  Returns the count, or -1 with err (an ordinal out
+ * of range, a duplicate). */
+int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
+
+/* ---- run_cases.c --------------------------------------------------------------------- */
+
+/* What a case's store key holds besides the spec, the source and the point. */
+typedef struct RunKeyEnv {
+    const char *options;        /* the spec's NVRTC options, space-separated */
+    const char *arch;           /* "sm_90" */
+    const char *device_uuid;    /* the first selected GPU's */
+    const char *measure_json;   /* run_measure_json of the settings in force */
+} RunKeyEnv;
+
+/* The values of point's axes in mask as a JSON object {"axis":value,...}, in
+ * declaration order; malloc'd. */
+char *run_axes_json(const Plan *p, int point, uint64_t mask);
+
+/* Append to b the baseline as {"axis":value,...} ({} without one). */
+void run_baseline_json(const Spec *s, StrBuf *b);
+
+/* Append to b every axis with its declared values, {"axis":[v,...],...}. */
+void run_declared_json(const Spec *s, StrBuf *b);
+
+/* The cases to run: of the points sel selects (*nsel, over all shards), those
+ * of shard->k less the ones st already holds (*nstored; with rerun they are
+ * forgotten and measured again), sorted by workload key with the baseline
+ * first, so that a workload group is contiguous.  base_mask: the baseline axes.
+ * *cases is malloc'd with *ncases entries; free them with run_cases_free, also
+ * after an error.  Returns 0, or 3 after printing a store error (the list stops
+ * there). */
+int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard, uint64_t base_mask,
+                   const RunKeyEnv *ke, Store *st, int rerun, RunCase **cases, int *ncases,
+                   int *nstored, int *nsel);
+
+/* Free n cases from run_cases_list and the array; NULL is fine. */
+void run_cases_free(RunCase *cases, int n);
+
+/* Print the best variant of each group of comparable cases and its speed-up
+ * over its baseline partner.  medians[i]: case i's median in ms, NaN when it
+ * has none (not ok, or not measured). */
+void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
+                    uint64_t base_mask);
+
+/* ---- run_resolve.c ------------------------------------------------------------------- */
+
+/* Resolve case rc (at point, compiled as job) into c: buffers with their inputs,
+ * launch geometry, kernel arguments matched to the PTX parameters, checks (and,
+ * for a differential spec whose group has a baseline, the baseline checks), and
+ * metrics[3] = bytes, atomics, elements (NaN when the spec gives none).
+ * Returns 0, or -1 with err naming what could not be resolved (the case is then
+ * stored as skipped). */
+int run_resolve_case(const Plan *p, int point, const JitJob *job, const RunCase *rc,
+                     const MeasureSettings *m, int have_baseline, CaseDesc *c, double metrics[3],
+                     KvxError *err);
+
+#endif

@@ -1,0 +1,137 @@
+/* worker_internal: what the files of the worker process share: its state (the
+ * caches of worker.h, the case being run) and the helpers that report a case's
+ * failure.  worker.c runs cases (modules, limits, buffers, launches, the case
+ * loop); worker_measure.c verifies and times one; worker_device.c describes
+ * devices and answers the probe.  Internal to the worker; worker.h is the
+ * public face. */
+#ifndef KVX_WORKER_INTERNAL_H
+#define KVX_WORKER_INTERNAL_H
+
+#include "worker.h"
+#include "cudadl.h"
+
+/* ---- the worker's state ---------------------------------------------------- */
+
+typedef struct Module {
+    char path[1024];
+    CUmodule mod;
+    uint64_t used;          /* clock of the last use, for LRU eviction */
+} Module;
+
+/* A generated buffer content: an input, or the init of an output. */
+typedef struct HostCopy {
+    char key[65];
+    void *data;
+} HostCopy;
+
+/* An uploaded input; its layout depends on the buffer's offset. */
+typedef struct DevCopy {
+    char key[65];
+    uint64_t offset;
+    CUdeviceptr base;
+} DevCopy;
+
+typedef struct Baseline {
+    char key[65];           /* workload_key; "" = free slot */
+    uint64_t stamp;
+    void *data[CASE_MAX_BUFS];      /* by buffer index; NULL when not checked */
+    ElemTypeId type[CASE_MAX_BUFS];
+    uint64_t count[CASE_MAX_BUFS];
+} Baseline;
+
+/* A computed reference, kept for the next variants of the same workload point:
+ * every variant of a point checks against the same host reference, and
+ * computing it (a pass over up to 2^28 inputs) would otherwise dominate. */
+#define WORKER_MAX_EXPECTED 8
+typedef struct ExpCache {
+    char key[65];
+    uint64_t stamp;
+    Expected exp;
+} ExpCache;
+
+typedef struct Worker {
+    ExpCache expc[WORKER_MAX_EXPECTED];
+    int out_fd;
+    DeviceInfo dev;
+    CUdevice cudev;
+    CUcontext ctx;
+    CUstream stream;
+    CUevent ev[2];
+    CUdeviceptr scratch;    /* L2 flush, 2 x L2 bytes, allocated on first use */
+    size_t scratch_bytes;
+    unsigned flush_value;
+    int threads;            /* for input generation */
+    uint64_t clock;
+    Module mods[WORKER_MAX_MODULES];
+    int nmods;
+    /* Inputs of the current workload point: at most one entry per buffer of a
+     * case, since entries a case does not use are evicted when it starts. */
+    HostCopy hosts[CASE_MAX_BUFS];
+    int nhosts;
+    DevCopy devs[CASE_MAX_BUFS];
+    int ndevs;
+    Baseline baselines[WORKER_MAX_BASELINES];
+} Worker;
+
+typedef enum { RESET_D8, RESET_D16, RESET_D32, RESET_COPY } ResetKind;
+
+/* How one output is brought back to its init before a launch. */
+typedef struct Reset {
+    ResetKind kind;
+    uint32_t pattern;
+    CUdeviceptr ptr;
+    uint64_t bytes;
+    const void *host;
+} Reset;
+
+/* One case being run. */
+typedef struct Run {
+    CUfunction f;
+    CUdeviceptr base[CASE_MAX_BUFS];  /* 256-aligned allocation */
+    CUdeviceptr ptr[CASE_MAX_BUFS];   /* base + offset elements: what the kernel gets */
+    int owned[CASE_MAX_BUFS];         /* outputs: freed with the run; inputs are cached */
+    const void *host[CASE_MAX_BUFS];  /* host content: input, or output init */
+    Reset reset[CASE_MAX_BUFS];
+    void *out[CASE_MAX_BUFS];         /* downloaded outputs */
+    void *argv[CASE_MAX_ARGS];
+    uint64_t scalars[CASE_MAX_ARGS];
+} Run;
+
+/* ---- worker.c ------------------------------------------------------------------ */
+
+/* Set res's status and detail (printf-style).  Returns -1, for `return
+ * worker_fail(...)`. */
+int worker_fail(CaseResult *res, CaseStatus st, const char *fmt, ...) KVX_PRINTF(3, 4);
+
+/* Check a driver call made while running a case.  0 on success.  A sticky
+ * error, or any error reported by a synchronisation (sync = 1: what failed may
+ * be any earlier asynchronous work), is a fault: the result is sent and the
+ * process exits.  Other errors make the case a launch_error; -1. */
+int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sync);
+
+/* Reset the outputs, overwrite L2 when flush, launch (between the two events
+ * when ms is given) and wait.  0, or -1 with res set; faults do not return. */
+int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
+                       CaseResult *res);
+
+/* ---- worker_measure.c ---------------------------------------------------------- */
+
+/* One untimed launch, its outputs downloaded and compared.  0 (status ok or
+ * mismatch: the case is then timed), or -1 (launch_error, skipped). */
+int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* Warm-up, then samples until the noise target is met after min_samples, or
+ * max_samples, or the budget is spent (the budget wins over min_samples).
+ * Fills res's statistics and t_measure_ms.  0, or -1 with res set. */
+int worker_measure_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* ---- worker_device.c ----------------------------------------------------------- */
+
+/* Fill d for device ordinal (cuInit done, no context needed).  0 or -1 with err. */
+int device_info_query(int ordinal, DeviceInfo *d, KvxError *err);
+
+/* Send the start frame: started when err is NULL or clear, else err's code and
+ * message (the reason the worker or the probe could not start).  0 or -1. */
+int worker_start_write(int fd, const KvxError *err);
+
+#endif
