@@ -16,10 +16,6 @@ static uint64_t name_seed(uint64_t seed, const char *name)
     return seed ^ h;
 }
 
-typedef struct BufCtx {
-    const Spec *s;
-} BufCtx;
-
 static const ElemType *buffer_type(PointEnv *pe, const BufferSpec *b)
 {
     if (b->type[0] != '$')

@@ -473,6 +473,9 @@ static void worker_close(Worker *w)
     for (int i = 0; i < WORKER_MAX_BASELINES; i++)
         for (int j = 0; j < CASE_MAX_BUFS; j++)
             free(w->baselines[i].data[j]);
+    for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
+        if (w->expc[i].stamp)
+            verify_expected_free(&w->expc[i].exp);
     if (!w->ctx)
         return;
     for (int i = 0; i < w->ndevs; i++)
