@@ -84,12 +84,31 @@ static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md,
 #undef TXT
     }
     sqlite3_finalize(q);
+    /* A run over several GPUs stores one runs row (the first GPU's identity);
+     * its cases name the GPU each ran on. */
+    if (sqlite3_prepare_v2(db, "SELECT c.run_id, count(DISTINCT c.device_uuid),"
+                           " group_concat(DISTINCT c.device_uuid) FROM cases c JOIN runs r ON"
+                           " r.id = c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
+                           " (?2 = 0 OR r.id = ?2) GROUP BY c.run_id"
+                           " HAVING count(DISTINCT c.device_uuid) > 1 ORDER BY c.run_id",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(q, 2, only_run);
+        int first = 1;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            fprintf(md, "%sRun %lld ran on %d GPUs (%s); the row above shows the first.\n",
+                    first ? "\n" : "", (long long)sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
+                    (const char *)sqlite3_column_text(q, 2));
+            first = 0;
+        }
+        sqlite3_finalize(q);
+    }
     const MeasureSettings *m = &spec->measure;
     fprintf(md, "\n## Measurement\n\nThe spec asks for: warm-up %d, %d to %d samples, noise"
                 " target %.3g, budget %.0f ms, L2 flush %s, timeout %.0f s, seed %llu.  As"
                 " stored with each run:\n\n%s",
             m->warmup, m->min_samples, m->max_samples, m->noise, m->budget_ms,
-            m->flush_l2 ? "on" : "off", m->timeout_s, (unsigned long long)m->seed,
+            spec_flush_name(m->flush_l2), m->timeout_s, (unsigned long long)m->seed,
             settings.len ? sb_str(&settings) : "- (none stored)\n");
     sb_free(&settings);
     return 0;
@@ -114,6 +133,22 @@ static void report_statuses(sqlite3 *db, const Spec *spec, int64_t only_run, FIL
         if (counts[i])
             fprintf(md, "| %s | %d |\n", i < CASE_STATUS_COUNT ? results_status_names[i]
                                                                  : "(other)", counts[i]);
+    /* Timed cases whose sampling ended (max_samples or budget) before the
+     * spread met the run's noise target: their medians are less certain. */
+    if (sqlite3_prepare_v2(db, "SELECT count(*), max(c.noise) FROM cases c JOIN runs r ON r.id ="
+                           " c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND (?2 = 0 OR"
+                           " r.id = ?2) AND c.median_ms IS NOT NULL AND c.noise >"
+                           " json_extract(r.measure_json, '$.noise')", -1, &q, NULL))
+        return;
+    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 2, only_run);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0)
+        fprintf(md, "\n%d timed case%s stopped sampling with the spread above the run's noise"
+                    " target (at most %.3g): the sample or time budget ran out first.  `kvx table"
+                    " --value noise` shows which.\n",
+                sqlite3_column_int(q, 0), sqlite3_column_int(q, 0) > 1 ? "s" : "",
+                sqlite3_column_double(q, 1));
+    sqlite3_finalize(q);
 }
 
 /* "axis=value,..." from the spec's baseline:, or NULL. */
@@ -326,9 +361,15 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *
     snprintf(script, sizeof script, "%s.gp", stem);
     snprintf(log, sizeof log, "%s.log", stem);
     if (ok && run_gnuplot(gnuplot, dir, script, log) == 0) {
-        fprintf(md, "\n![%s against %s](%s.svg)\n\n[PNG](%s.png), data [%s.csv](%s.csv)\n",
-                ratio ? "Ratio to the baseline" : "Median time", xa->name, stem, stem,
-                stem, stem);
+        sb_reset(&path);
+        sb_printf(&path, "%s/%s", dir, log);
+        struct stat st;
+        if (stat(sb_str(&path), &st) == 0 && st.st_size == 0)
+            unlink(sb_str(&path));      /* gnuplot said nothing */
+        const char *sub = spec->name;   /* dir is <out>/<spec>; links are relative to <out> */
+        fprintf(md, "\n![%s against %s](%s/%s.svg)\n\n[PNG](%s/%s.png), data [%s.csv](%s/%s.csv)\n",
+                ratio ? "Ratio to the baseline" : "Median time", xa->name, sub, stem, sub, stem,
+                stem, sub, stem);
         /* Say what a point is: a median that pools other axes' values is not
          * the time of any one case. */
         fprintf(md, "\n%s against %s, one series per %s.  ",
@@ -386,8 +427,8 @@ static int axis_numeric(const Axis *ax)
     return num;
 }
 
-/* x: the first numeric axis (several values) that the runs stored as a
- * workload axis; without one, the first numeric axis.  Its values spanning
+/* x: the numeric axis with the most values (the first of equals) among those
+ * the runs stored as workload axes; without one, among all axes.  Its values spanning
  * more than 2 decades get a log2 scale.  Series: the first other axis with
  * several values (else the first other axis).  -1 when there is no x or no
  * series. */
@@ -397,8 +438,9 @@ static int plot_axes(sqlite3 *db, const Spec *spec, PlotAxes *pa)
     pa->x = pa->series = -1;
     uint64_t wl = workload_axes(db, spec, &pa->x_known);
     for (int pass = pa->x_known ? 0 : 1; pass < 2 && pa->x < 0; pass++)
-        for (int a = 0; a < spec->naxes && pa->x < 0; a++)
-            if (axis_numeric(&spec->axes[a]) && (pass == 1 || (wl >> a & 1)))
+        for (int a = 0; a < spec->naxes; a++)
+            if (axis_numeric(&spec->axes[a]) && (pass == 1 || (wl >> a & 1)) &&
+                (pa->x < 0 || spec->axes[a].nvals > spec->axes[pa->x].nvals))
                 pa->x = a, pa->x_workload = pass == 0;
     for (int a = 0; a < spec->naxes && pa->series < 0; a++)
         if (a != pa->x && spec->axes[a].nvals > 1)
@@ -431,21 +473,30 @@ static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int
         fputs("None: gnuplot is not installed (or KVX_GNUPLOT names none).\n", md);
         return;
     }
+    /* Plots go to DIR/<spec>/, next to DIR/<spec>.md, linked relative to it. */
+    char *plotdir = path_join(dir, spec->name);
+    if (mkdir_p(plotdir)) {
+        fprintf(md, "None: cannot create '%s'.\n", plotdir);
+        free(plotdir);
+        free(gnuplot);
+        return;
+    }
     const char *name = spec->axes[pa.x].name;
     fprintf(md, "x: %s (%s)%s; one series per %s.\n", name,
-            pa.x_workload ? "the first numeric workload axis"
+            pa.x_workload ? "the numeric workload axis with the most values"
             : pa.x_known  ? "a code axis: no workload axis is numeric"
-                          : "the first numeric axis: the database does not say which are"
-                            " workload axes",
+                          : "the numeric axis with the most values: the database does not"
+                            " say which are workload axes",
             pa.logx ? ", on a log2 scale (its values span more than 2 decades)" : "",
             spec->axes[pa.series].name);
     for (int r = 0; r < nruns; r++) {
         if (runs[r].reference)
             continue;
-        report_plot(db, spec, runs[r].id, dir, gnuplot, &pa, 0, NULL, md);
+        report_plot(db, spec, runs[r].id, plotdir, gnuplot, &pa, 0, NULL, md);
         if (baseline)
-            report_plot(db, spec, runs[r].id, dir, gnuplot, &pa, 1, baseline, md);
+            report_plot(db, spec, runs[r].id, plotdir, gnuplot, &pa, 1, baseline, md);
     }
+    free(plotdir);
     free(gnuplot);
 }
 

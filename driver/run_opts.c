@@ -30,11 +30,12 @@ static void usage(void)
             "  --max-samples N    (%d)\n"
             "  --noise X          stop when (p75-p25)/median <= X (%g)\n"
             "  --budget-ms X      sampling time per case (%g)\n"
-            "  --flush-l2 / --no-flush-l2  overwrite 2x L2 before each sample (%s)\n"
+            "  --flush-l2[=read|write] / --no-flush-l2  before each sample, read (clean L2)\n"
+            "                     or overwrite (dirty L2) a 2x L2 buffer (%s)\n"
             "  --timeout S        per case, then the worker is killed (%g)\n"
             "  --seed N           input generation (%llu)\n",
             RESULTS_DEFAULT_DB, d.warmup, d.min_samples, d.max_samples, d.noise, d.budget_ms,
-            d.flush_l2 ? "on" : "off", d.timeout_s, (unsigned long long)d.seed);
+            spec_flush_name(d.flush_l2), d.timeout_s, (unsigned long long)d.seed);
 }
 
 int run_parse_opts(int argc, char **argv, RunOpts *o)
@@ -46,7 +47,7 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
         {"no-cache", no_argument, 0, 'N'},       {"profile", no_argument, 0, 'p'},
         {"warmup", required_argument, 0, 1},     {"min-samples", required_argument, 0, 2},
         {"max-samples", required_argument, 0, 3},{"noise", required_argument, 0, 4},
-        {"budget-ms", required_argument, 0, 5},  {"flush-l2", no_argument, 0, 6},
+        {"budget-ms", required_argument, 0, 5},  {"flush-l2", optional_argument, 0, 6},
         {"no-flush-l2", no_argument, 0, 7},      {"timeout", required_argument, 0, 8},
         {"seed", required_argument, 0, 9},       {"arch", required_argument, 0, 'a'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
@@ -81,8 +82,18 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
         case 3: o->m.max_samples = (int)v; o->set_max = 1; break;
         case 4: o->m.noise = v; o->set_noise = 1; break;
         case 5: o->m.budget_ms = v; o->set_budget = 1; break;
-        case 6: o->m.flush_l2 = 1; o->set_flush = 1; break;
-        case 7: o->m.flush_l2 = 0; o->set_flush = 1; break;
+        case 6:
+            if (!optarg || !strcmp(optarg, "read")) {
+                o->m.flush_l2 = MEASURE_FLUSH_READ;
+            } else if (!strcmp(optarg, "write")) {
+                o->m.flush_l2 = MEASURE_FLUSH_WRITE;
+            } else {
+                fprintf(stderr, "kvx run: --flush-l2=%s (expected read or write)\n", optarg);
+                return 2;
+            }
+            o->set_flush = 1;
+            break;
+        case 7: o->m.flush_l2 = MEASURE_FLUSH_OFF; o->set_flush = 1; break;
         case 8: o->m.timeout_s = v; o->set_timeout = 1; break;
         case 9: o->m.seed = (uint64_t)v; o->set_seed = 1; break;
         case 'h': usage(); exit(0);
@@ -125,7 +136,10 @@ char *run_measure_json(const MeasureSettings *m)
     sb_printf(&b, "{\"warmup\":%d,\"min_samples\":%d,\"max_samples\":%d,\"noise\":%g,\"budget_ms\":%g,"
               "\"flush_l2\":%s,\"timeout_s\":%g,\"seed\":%llu,\"stat\":\"median\",\"timer\":\"cuEvent\"}",
               m->warmup, m->min_samples, m->max_samples, m->noise, m->budget_ms,
-              m->flush_l2 ? "true" : "false", m->timeout_s, (unsigned long long)m->seed);
+              m->flush_l2 == MEASURE_FLUSH_READ    ? "\"read\""
+              : m->flush_l2 == MEASURE_FLUSH_WRITE ? "\"write\""
+                                                   : "false",
+              m->timeout_s, (unsigned long long)m->seed);
     return sb_take(&b);
 }
 

@@ -425,11 +425,21 @@ int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float 
             worker_step(w, res, reset_enqueue(w, &run->reset[i]), "output reset", 0) < 0)
             return -1;
     /* A different byte each time, so that no write can be elided. */
-    if (flush && worker_step(w, res,
-                             cu.cuMemsetD8Async(w->scratch, (unsigned char)++w->flush_value,
-                                                w->scratch_bytes, w->stream),
-                             "cuMemsetD8Async (L2 flush)", 0) < 0)
+    if (flush == MEASURE_FLUSH_WRITE &&
+        worker_step(w, res,
+                    cu.cuMemsetD8Async(w->scratch, (unsigned char)++w->flush_value, w->scratch_bytes,
+                                       w->stream),
+                    "cuMemsetD8Async (L2 flush)", 0) < 0)
         return -1;
+    if (flush == MEASURE_FLUSH_READ) {
+        unsigned long long n16 = w->scratch_bytes / 16, buf = w->scratch;
+        void *args[] = {&buf, &n16, &buf};
+        const unsigned blocks = (unsigned)(w->dev.sm_count > 0 ? 4 * w->dev.sm_count : 256);
+        if (worker_step(w, res,
+                        cu.cuLaunchKernel(w->flush_fn, blocks, 1, 1, 256, 1, 1, 0, w->stream, args, NULL),
+                        "cuLaunchKernel (L2 flush)", 0) < 0)
+            return -1;
+    }
     if (ms && worker_step(w, res, cu.cuEventRecord(w->ev[0], w->stream), "cuEventRecord", 0) < 0)
         return -1;
     if (worker_step(w, res, launch(w, c, run), cluster_size(c) > 1 ? "cuLaunchKernelEx" : "cuLaunchKernel",
@@ -484,6 +494,8 @@ static void worker_close(Worker *w)
         cu.cuModuleUnload(w->mods[i].mod);
     if (w->scratch)
         cu.cuMemFree(w->scratch);
+    if (w->flush_mod)
+        cu.cuModuleUnload(w->flush_mod);
     for (int i = 0; i < 2; i++)
         if (w->ev[i])
             cu.cuEventDestroy(w->ev[i]);

@@ -59,7 +59,9 @@ typedef struct Worker {
     CUevent ev[2];
     CUdeviceptr scratch;    /* L2 flush, 2 x L2 bytes, allocated on first use */
     size_t scratch_bytes;
-    unsigned flush_value;
+    unsigned flush_value;   /* the byte of the next write flush */
+    CUmodule flush_mod;     /* the read flush kernel, loaded on first use */
+    CUfunction flush_fn;
     int threads;            /* for input generation */
     uint64_t clock;
     Module mods[WORKER_MAX_MODULES];
@@ -109,7 +111,11 @@ int worker_fail(CaseResult *res, CaseStatus st, const char *fmt, ...) KVX_PRINTF
  * process exits.  Other errors make the case a launch_error; -1. */
 int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sync);
 
-/* Reset the outputs, overwrite L2 when flush, launch (between the two events
+/* Allocate the flush buffer and load the read flush kernel (mode
+ * MEASURE_FLUSH_*) if not yet done.  0, or -1 with res filled (skipped). */
+int worker_flush_prepare(Worker *w, int mode, CaseResult *res);
+
+/* Reset the outputs, flush L2 (mode MEASURE_FLUSH_* in flush), launch (between the two events
  * when ms is given) and wait.  0, or -1 with res set; faults do not return. */
 int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
                        CaseResult *res);

@@ -101,6 +101,16 @@ typedef struct BaselineEntry {
     int value;
 } BaselineEntry;
 
+/* L2 before each sample.  READ (the default) reads a 2*L2 scratch buffer:
+ * every line of the case's data is gone and what is left is clean, so the
+ * timed kernel pays no write-back for it.  WRITE overwrites the buffer (a
+ * memset), which also empties L2 of the case's data but leaves it full of
+ * dirty lines that the timed kernel then writes back as it evicts them. */
+enum { MEASURE_FLUSH_OFF = 0, MEASURE_FLUSH_READ = 1, MEASURE_FLUSH_WRITE = 2 };
+
+/* "read", "write" or "off". */
+const char *spec_flush_name(int flush);
+
 /* How a case is measured.  Defaults in spec_measure_defaults(); the spec's
  * `measure:` and the command line override them, and every row stores them. */
 typedef struct MeasureSettings {
@@ -109,7 +119,7 @@ typedef struct MeasureSettings {
     int max_samples;
     double noise;       /* target relative spread: (p75 - p25) / median */
     double budget_ms;   /* wall-clock budget for sampling one case */
-    int flush_l2;       /* 1: overwrite a 2*L2 scratch buffer before each sample */
+    int flush_l2;       /* MEASURE_FLUSH_*: what is done to L2 before each sample */
     double timeout_s;   /* one case, verification and sampling included */
     uint64_t seed;      /* input generation */
 } MeasureSettings;

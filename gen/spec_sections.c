@@ -309,6 +309,11 @@ int load_baseline(Loader *L, yaml_node_t *map)
     return 0;
 }
 
+const char *spec_flush_name(int flush)
+{
+    return flush == MEASURE_FLUSH_READ ? "read" : flush == MEASURE_FLUSH_WRITE ? "write" : "off";
+}
+
 void spec_measure_defaults(MeasureSettings *m)
 {
     m->warmup = 3;
@@ -316,7 +321,7 @@ void spec_measure_defaults(MeasureSettings *m)
     m->max_samples = 200;
     m->noise = 0.02;
     m->budget_ms = 2000;
-    m->flush_l2 = 1;
+    m->flush_l2 = MEASURE_FLUSH_READ;
     m->timeout_s = 30;
     m->seed = 1;
 }
@@ -333,9 +338,24 @@ int load_measure(Loader *L, yaml_node_t *map)
         yaml_node_t *v = node(L, p->value);
         double d;
         if (!strcmp(k, "flush_l2")) {
-            if (scalar_bool(L, v, k, &m->flush_l2))
-                return -1;
-            continue;
+            /* true is the default method (read); read or write name one. */
+            if (is_scalar(v) && !strcmp(scalar(v), "read")) {
+                m->flush_l2 = MEASURE_FLUSH_READ;
+                continue;
+            }
+            if (is_scalar(v) && !strcmp(scalar(v), "write")) {
+                m->flush_l2 = MEASURE_FLUSH_WRITE;
+                continue;
+            }
+            int on = 0;
+            if (is_scalar(v) && (!strcmp(scalar(v), "true") || !strcmp(scalar(v), "false"))) {
+                if (scalar_bool(L, v, k, &on))
+                    return -1;
+                m->flush_l2 = on ? MEASURE_FLUSH_READ : MEASURE_FLUSH_OFF;
+                continue;
+            }
+            return fail(L, v, "flush_l2 is '%s' (expected true, false, read or write)",
+                        is_scalar(v) ? scalar(v) : kind_name(v));
         }
         if (scalar_double(L, v, k, &d))
             return -1;

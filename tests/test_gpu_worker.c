@@ -202,7 +202,7 @@ static void case_init(CaseDesc *c, int64_t id, const char *kernel)
     c->measure.max_samples = 30;
     c->measure.noise = 0.5;
     c->measure.budget_ms = 5000;
-    c->measure.flush_l2 = 1;
+    c->measure.flush_l2 = MEASURE_FLUSH_READ;
     c->measure.timeout_s = 30;
     c->measure.seed = 1;
 }
@@ -303,7 +303,7 @@ static void test_ok_and_mismatch(void **state)
     /* the same input one element past alignment; no L2 flush */
     c->id = 2;
     c->bufs[0].offset = 1;
-    c->measure.flush_l2 = 0;
+    c->measure.flush_l2 = MEASURE_FLUSH_OFF;
     r = run_case_ok(&w, c);
     assert_int_equal(r.status, CASE_ok);
 
@@ -346,6 +346,50 @@ static void test_ok_and_mismatch(void **state)
 
     free(c);
     assert_int_equal(child_stop(&w), 0);
+}
+
+/* The L2 flush empties L2 of the case's data: a 32 MB input (inside the
+ * H200's 60 MiB L2) read with no flush comes from L2 after the first sample;
+ * with either flush it comes from memory every time, which takes longer. */
+static void test_flush_evicts(void **state)
+{
+    (void)state;
+    enum { BIG = 8 << 20 };     /* i32: 32 MB */
+    if (gpu.l2_bytes <= (int64_t)BIG * 4) {
+        printf("  skipped: L2 of %lld bytes is too small for a 32 MB resident input\n",
+               (long long)gpu.l2_bytes);
+        return;
+    }
+    Child w;
+    child_start(&w);
+    CaseDesc *c = malloc(sizeof *c);
+    static const int modes[] = {MEASURE_FLUSH_OFF, MEASURE_FLUSH_READ, MEASURE_FLUSH_WRITE};
+    double median[3];
+    for (int m = 0; m < 3; m++) {
+        count_case(c, 100 + m, "count_below", "count_below");
+        c->bufs[0].count = BIG;
+        inputs_key(&elem_types[ET_I32], BIG, &c->bufs[0].init, c->bufs[0].input_key);
+        c->args[1] = (CaseArg){.buf = -1, .size = 8, .align = 8};
+        for (int k = 0; k < 8; k++)
+            c->args[1].bytes[k] = (unsigned char)((uint64_t)BIG >> (8 * k));
+        memset(c->args[2].bytes, 0, sizeof c->args[2].bytes);      /* thr 0: no hits, no atomics */
+        c->grid[0] = BIG / 256;
+        c->checks[0].args[0].count = BIG;
+        c->checks[0].args[1].v.i = 0;
+        snprintf(c->workload_key, sizeof c->workload_key, "flush-n%d", BIG);
+        c->measure.flush_l2 = modes[m];
+        c->measure.min_samples = 20;
+        c->measure.max_samples = 50;
+        CaseResult r = run_case_ok(&w, c);
+        assert_int_equal(r.status, CASE_ok);
+        median[m] = r.median_ms;
+    }
+    printf("  32 MB read: no flush %.4f ms, read flush %.4f ms, write flush %.4f ms\n", median[0],
+           median[1], median[2]);
+    assert_true(median[1] > 1.2 * median[0]);
+    assert_true(median[2] > 1.2 * median[0]);
+    free(c);
+    child_stop(&w);
 }
 
 static void test_baseline_and_limits(void **state)
@@ -520,6 +564,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_probe),
         cmocka_unit_test(test_ok_and_mismatch),
+        cmocka_unit_test(test_flush_evicts),
         cmocka_unit_test(test_baseline_and_limits),
         cmocka_unit_test(test_illegal_address),
         cmocka_unit_test(test_trap),

@@ -1000,11 +1000,11 @@ static void test_report(void **state)
         assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written,
                                         &err), 0);
         md = read_all(written);
-        assert_non_null(strstr(md, "![Median time against hit_rate](contention_1_hit_rate_median_ms.svg)"));
-        assert_non_null(strstr(md, "(contention_1_hit_rate_ratio.svg)"));
-        static const char *const files[] = {"contention_1_hit_rate_median_ms.svg",
-                                            "contention_1_hit_rate_median_ms.png",
-                                            "contention_1_hit_rate_ratio.png"};
+        assert_non_null(strstr(md, "![Median time against hit_rate](contention/contention_1_hit_rate_median_ms.svg)"));
+        assert_non_null(strstr(md, "(contention/contention_1_hit_rate_ratio.svg)"));
+        static const char *const files[] = {"contention/contention_1_hit_rate_median_ms.svg",
+                                            "contention/contention_1_hit_rate_median_ms.png",
+                                            "contention/contention_1_hit_rate_ratio.png"};
         for (int i = 0; i < 3; i++) {
             char p[600];
             snprintf(p, sizeof p, "%s/%s", dir, files[i]);
@@ -1071,6 +1071,32 @@ static void test_report_one_run(void **state)
                     "--run", "x", NULL};
     assert_int_not_equal(cmd_report(8, argv), 0);
     sqlite3_close(db);
+
+    /* Cases whose sampling ended above the run's noise target are counted
+     * (the fixture's target is 0.02); the mismatch and the timeout are not
+     * timed cases of this kind unless they have a median. */
+    copy_db("a.db", "noisy.db", "UPDATE cases SET noise = 0.3 WHERE id IN (SELECT id FROM cases WHERE"
+                                " median_ms IS NOT NULL ORDER BY id LIMIT 2);"
+                                "UPDATE cases SET noise = 0.01 WHERE id NOT IN (SELECT id FROM cases"
+                                " WHERE median_ms IS NOT NULL ORDER BY id LIMIT 2)");
+    db = open_db(tmp_path("noisy.db"));
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "\n2 timed cases stopped sampling with the spread above the run's noise"
+                               " target (at most 0.3)"));
+    free(md), free(written);
+    sqlite3_close(db);
+    /* A run over two GPUs says so under the environment table. */
+    copy_db("a.db", "twogpu.db", "UPDATE cases SET device_uuid = 'GPU-second' WHERE id % 2 = 0");
+    db = open_db(tmp_path("twogpu.db"));
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "Run 1 ran on 2 GPUs ("));
+    assert_non_null(strstr(md, "GPU-second"));
+    free(md), free(written);
+    sqlite3_close(db);
     unsetenv("KVX_GNUPLOT");
 }
 
@@ -1090,8 +1116,8 @@ static void test_report_plots(void **state)
         fail_msg("report: %s", err.msg);
     sqlite3_close(db);
     char *md = read_all(written);
-    assert_non_null(strstr(md, "x: hit_rate (the first numeric axis: the database does not say"
-                               " which are workload axes); one series per strategy.\n"));
+    assert_non_null(strstr(md, "x: hit_rate (the numeric axis with the most values: the database"
+                               " does not say which are workload axes); one series per strategy.\n"));
     assert_non_null(strstr(md, "Median time against hit_rate, one series per strategy.  Each"
                                " point is the median over counter (2 values), n (2 values): it"
                                " pools cases at different values of these axes.\n"));
@@ -1100,7 +1126,7 @@ static void test_report_plots(void **state)
     free(md);
     free(written);
     char gp[700];
-    snprintf(gp, sizeof gp, "%s/contention_1_hit_rate_median_ms.gp", dir);
+    snprintf(gp, sizeof gp, "%s/contention/contention_1_hit_rate_median_ms.gp", dir);
     char *script = read_all(gp);
     assert_non_null(script);
     assert_null(strstr(script, "set logscale x"));
@@ -1127,15 +1153,15 @@ static void test_report_plots(void **state)
         fail_msg("report: %s", err.msg);
     sqlite3_close(db);
     md = read_all(written);
-    assert_non_null(strstr(md, "x: n (the first numeric workload axis), on a log2 scale (its"
+    assert_non_null(strstr(md, "x: n (the numeric workload axis with the most values), on a log2 scale (its"
                                " values span more than 2 decades); one series per strategy.\n"));
-    assert_non_null(strstr(md, "![Median time against n](contention_1_n_median_ms.svg)"));
+    assert_non_null(strstr(md, "![Median time against n](contention/contention_1_n_median_ms.svg)"));
     assert_non_null(strstr(md, "Each point is the median over counter (2 values), hit_rate"
                                " (3 values): it pools cases at different values of these"
                                " axes.\n"));
     free(md);
     free(written);
-    snprintf(gp, sizeof gp, "%s/contention_1_n_median_ms.gp", dir);
+    snprintf(gp, sizeof gp, "%s/contention/contention_1_n_median_ms.gp", dir);
     script = read_all(gp);
     assert_non_null(script);
     assert_non_null(strstr(script, "set logscale x 2\n"));
@@ -1144,7 +1170,7 @@ static void test_report_plots(void **state)
                                    " counter (2 values), hit_rate (3 values)"));
     free(script);
     /* The data: one row per n, one column per strategy. */
-    snprintf(gp, sizeof gp, "%s/contention_1_n_median_ms.csv", dir);
+    snprintf(gp, sizeof gp, "%s/contention/contention_1_n_median_ms.csv", dir);
     char *data = read_all(gp);
     assert_non_null(data);
     const char *head = "n,naive,warp_cg,block_smem\n1024,";
