@@ -2,7 +2,7 @@
  * comparison of a variant's output with them.
  *
  * A check is `BUFFER: REFERENCE` in a spec.  The reference is a call of one of
- * the functions below (their names and arities are also known to gen/expr.c so
+ * the functions below (gen/expr_fn.c knows their names and arities too, so
  * that specs are checked at load time), or a plain scalar expression that every
  * element of the buffer must equal.  Integer references are computed in 64 bits
  * and wrapped to the output type; float references in double.  A float result is
@@ -81,7 +81,7 @@ int verify_reference(const char *name, const RefArg *args, int nargs,
                      const ElemType *out_t, uint64_t out_count,
                      Expected *exp, KvxError *err);
 /* The same on up to `threads` threads (<= 0: the online cores); the result is
- * the same bits for every thread count (verify.c says how). */
+ * the same bits for every thread count (verify_internal.h says how). */
 int verify_reference_threads(const char *name, const RefArg *args, int nargs,
                              const ElemType *out_t, uint64_t out_count, int threads,
                              Expected *exp, KvxError *err);

@@ -1,0 +1,236 @@
+/* expr_lex: the lexer of the kvx expression language: tokens, number and
+ * string literals (syntax in expr.h), and the source position of any byte of
+ * the expression for messages.  The parser (expr.c) pulls one token at a time
+ * with expr_lex; the Parser it fills is in expr_internal.h.
+ *
+ * A size suffix (K M G) applies to integer literals only. */
+#include "expr_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- lexer ---------------------------------------------------------------- */
+
+static int is_ident_start(int c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+static int is_ident_char(int c) { return is_ident_start(c) || is_digit(c); }
+static int hex_value(int c)
+{
+    return is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+         : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+}
+
+/* Position of byte off: columns count from base.col on the first line and
+ * from 1 after a newline.  Offsets mostly increase (a binary node is made
+ * after its right operand, but on the same line as a rule), so the scan
+ * resumes where it stopped and long expressions stay linear. */
+SrcPos expr_pos_at(Parser *p, size_t off)
+{
+    if (off < (size_t)p->line_start) { /* back across a newline: rescan */
+        p->line_off = 0;
+        p->line = 0;
+        p->line_start = 0;
+    } else if (off < p->line_off) { /* back within the line (an operator
+                                       after its right operand): no newline */
+        p->line_off = off;
+    }
+    for (size_t k = p->line_off; k < off; k++)
+        if (p->text[k] == '\n') {
+            p->line++;
+            p->line_start = (int)k + 1;
+        }
+    p->line_off = off;
+    SrcPos pos = p->base;
+    if (p->line == 0) {
+        pos.col = p->base.col + (int)off;
+    } else {
+        pos.line = p->base.line + p->line;
+        pos.col = 1 + (int)off - p->line_start;
+    }
+    return pos;
+}
+
+int expr_fail_at(Parser *p, size_t off, const char *fmt, ...)
+{
+    SrcPos pos = expr_pos_at(p, off);
+    va_list ap;
+    va_start(ap, fmt);
+    kvx_error_vset(p->err, KVX_EINPUT, &pos, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int expr_scan_number(const char *s, size_t *len, Value *out, const char **why)
+{
+    const char *q = s;
+    int is_float = 0;
+    uint64_t u = 0;
+    double d = 0;
+    if (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
+        q += 2;
+        if (hex_value((unsigned char)*q) < 0) {
+            *why = "malformed number";
+            goto bad;
+        }
+        for (; hex_value((unsigned char)*q) >= 0; q++) {
+            if (u > (uint64_t)INT64_MAX >> 4) {
+                *why = "integer literal out of range";
+                goto bad;
+            }
+            u = u * 16 + (uint64_t)hex_value((unsigned char)*q);
+        }
+    } else {
+        for (; is_digit(*q); q++) {
+            if (u > ((uint64_t)INT64_MAX - 9) / 10 && u * 10 + (uint64_t)(*q - '0') > (uint64_t)INT64_MAX)
+                is_float = -1; /* too large for an int: an error unless it is a float */
+            else
+                u = u * 10 + (uint64_t)(*q - '0');
+        }
+        if (*q == '.' && is_digit(q[1])) {
+            is_float = 1;
+            for (q++; is_digit(*q); q++)
+                ;
+        }
+        if ((*q == 'e' || *q == 'E') &&
+            (is_digit(q[1]) || ((q[1] == '+' || q[1] == '-') && is_digit(q[2])))) {
+            is_float = 1;
+            for (q += 2; is_digit(*q); q++)
+                ;
+        }
+        if (is_float < 0) {
+            *why = "integer literal out of range";
+            goto bad;
+        }
+        if (is_float) {
+            errno = 0;
+            d = strtod(s, NULL);
+            if (isinf(d)) {
+                *why = "number out of range";
+                goto bad;
+            }
+        }
+    }
+    if (*q == 'K' || *q == 'M' || *q == 'G') {
+        int shift = *q == 'K' ? 10 : *q == 'M' ? 20 : 30;
+        if (is_float) {
+            *why = "a size suffix (K, M, G) needs an integer";
+            goto bad;
+        }
+        if (u > (uint64_t)INT64_MAX >> shift) {
+            *why = "integer literal out of range";
+            goto bad;
+        }
+        u <<= shift;
+        q++;
+    }
+    if (is_ident_char(*q) || *q == '.') {
+        *why = "malformed number";
+        goto bad;
+    }
+    *len = (size_t)(q - s);
+    *out = is_float ? val_float(d) : val_int((int64_t)u);
+    return 0;
+bad:
+    while (is_ident_char(*q) || *q == '.')
+        q++;
+    *len = (size_t)(q - s);
+    return -1;
+}
+
+int expr_lex(Parser *p)
+{
+    const char *t = p->text;
+    size_t i = p->tok.off + p->tok.len;
+    while (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')
+        i++;
+    Token *k = &p->tok;
+    memset(k, 0, sizeof *k);
+    k->off = i;
+    int c = (unsigned char)t[i];
+    if (c == 0) {
+        k->kind = T_END;
+        return 0;
+    }
+    if (is_digit(c) || (c == '.' && is_digit(t[i + 1]))) { /* .5 as YAML allows */
+        const char *why = NULL;
+        k->kind = T_NUM;
+        if (expr_scan_number(t + i, &k->len, &k->v, &why) < 0)
+            return expr_fail_at(p, i, "%s '%.*s'", why, (int)(k->len > 40 ? 40 : k->len), t + i);
+        return 0;
+    }
+    if (is_ident_start(c)) {
+        k->kind = T_IDENT;
+        while (is_ident_char(t[i + k->len]))
+            k->len++;
+        return 0;
+    }
+    if (c == '"' || c == '\'') {
+        size_t j = i + 1, n = 0, end = j;
+        while (t[end] && t[end] != c) /* size the copy: escapes only shrink it */
+            end += t[end] == '\\' && t[end + 1] ? 2 : 1;
+        char *s = arena_alloc(p->arena, end - j + 1);
+        for (; t[j] && t[j] != c; j++) {
+            if (t[j] != '\\') {
+                s[n++] = t[j];
+                continue;
+            }
+            switch (t[++j]) {
+            case '\\': s[n++] = '\\'; break;
+            case '"': s[n++] = '"'; break;
+            case '\'': s[n++] = '\''; break;
+            case 'n': s[n++] = '\n'; break;
+            case 't': s[n++] = '\t'; break;
+            case 0: return expr_fail_at(p, i, "unterminated string");
+            default:
+                return expr_fail_at(p, j - 1, "unknown escape '\\%c' in string (expected one of: \\\\ \\\" \\' \\n \\t)",
+                                    t[j]);
+            }
+        }
+        if (!t[j])
+            return expr_fail_at(p, i, "unterminated string");
+        s[n] = 0;
+        k->kind = T_STR;
+        k->len = j + 1 - i;
+        k->v = val_str(s);
+        return 0;
+    }
+    static const struct { const char *text; int op; } ops[] = {
+        {"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE},
+        {"&&", OP_AND}, {"||", OP_OR}, {"//", OP_IDIV},
+    };
+    k->kind = T_OP;
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        if (t[i] == ops[o].text[0] && t[i + 1] == ops[o].text[1]) {
+            k->op = ops[o].op;
+            k->len = 2;
+            return 0;
+        }
+    if (strchr("+-*/%^<>!?:(),", c)) {
+        k->op = c;
+        k->len = 1;
+        return 0;
+    }
+    k->len = 1;
+    if (c == '=' || c == '&' || c == '|')
+        return expr_fail_at(p, i, "unexpected '%c' (did you mean '%c%c'?)", c, c, c);
+    if (c >= 0x20 && c < 0x7f)
+        return expr_fail_at(p, i, "unexpected character '%c'", c);
+    return expr_fail_at(p, i, "unexpected byte 0x%02x", (unsigned)c);
+}
+
+/* "'text'" of the current token, or "end of expression". */
+static const char *tok_desc(Parser *p, char *buf, size_t n)
+{
+    if (p->tok.kind == T_END)
+        return "end of expression";
+    size_t len = p->tok.len > 40 ? 40 : p->tok.len;
+    snprintf(buf, n, "'%.*s%s'", (int)len, p->text + p->tok.off, len < p->tok.len ? "..." : "");
+    return buf;
+}
+
+int expr_unexpected(Parser *p, const char *expected)
+{
+    char buf[64];
+    return expr_fail_at(p, p->tok.off, "unexpected %s (expected %s)", tok_desc(p, buf, sizeof buf), expected);
+}

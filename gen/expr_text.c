@@ -1,0 +1,240 @@
+/* expr_text: values of the kvx expression language and their text forms:
+ * the Value constructors and val_equal, val_text (display and template
+ * substitution), the forms that messages quote (expr_fmt_value), and trees
+ * printed back as canonical source (expr_print), with the other tree walk,
+ * expr_visit_idents.  Floats print as the shortest text that reads back as
+ * the same double, so everything printed re-parses to the same value. */
+#include "expr_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- values --------------------------------------------------------------- */
+
+Value val_int(int64_t i) { return (Value){.kind = VAL_INT, .i = i}; }
+Value val_float(double d) { return (Value){.kind = VAL_FLOAT, .d = d}; }
+Value val_str(const char *s) { return (Value){.kind = VAL_STR, .s = s}; }
+Value val_bool(int b) { return (Value){.kind = VAL_BOOL, .i = b != 0}; }
+
+int val_is_num(Value v) { return v.kind == VAL_INT || v.kind == VAL_FLOAT; }
+
+double val_num(Value v)
+{
+    return v.kind == VAL_INT ? (double)v.i : v.kind == VAL_FLOAT ? v.d : 0;
+}
+
+void expr_fmt_double(char *buf, size_t n, double d)
+{
+    int digits = 1;
+    for (; digits < 17; digits++) {
+        snprintf(buf, n, "%.*e", digits - 1, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    snprintf(buf, n, "%.*e", digits - 1, d);
+    const char *e = strchr(buf, 'e');
+    int exp10 = e ? atoi(e + 1) : 0;
+    if (isfinite(d) && exp10 >= -4 && exp10 < 17)
+        snprintf(buf, n, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, d);
+    else
+        snprintf(buf, n, "%.*g", digits, d);
+}
+
+void expr_fmt_value(char *buf, size_t n, Value v)
+{
+    switch (v.kind) {
+    case VAL_INT: snprintf(buf, n, "%lld", (long long)v.i); break;
+    case VAL_FLOAT: expr_fmt_double(buf, n, v.d); break;
+    case VAL_STR: snprintf(buf, n, "\"%.40s%s\"", v.s, strlen(v.s) > 40 ? "..." : ""); break;
+    case VAL_BOOL: snprintf(buf, n, "%s", v.i ? "true" : "false"); break;
+    default: snprintf(buf, n, "nothing"); break;
+    }
+}
+
+const char *expr_kind_name(Value v)
+{
+    switch (v.kind) {
+    case VAL_INT: case VAL_FLOAT: return "number";
+    case VAL_STR: return "string";
+    case VAL_BOOL: return "boolean";
+    default: return "nothing";
+    }
+}
+
+/* An integral float prints like an integer here ("1", not "1.0"): val_text is
+ * for display and substitution; expr_print keeps a float literal a float. */
+const char *val_text(Arena *a, Value v)
+{
+    char buf[64];
+    if (v.kind == VAL_STR)
+        return v.s;
+    expr_fmt_value(buf, sizeof buf, v);
+    return arena_strdup(a, buf);
+}
+
+int val_equal(Value a, Value b)
+{
+    if (a.kind == VAL_INT && b.kind == VAL_INT)
+        return a.i == b.i;
+    if (val_is_num(a) && val_is_num(b))
+        return val_num(a) == val_num(b);
+    if (a.kind == VAL_STR && b.kind == VAL_STR)
+        return strcmp(a.s, b.s) == 0;
+    if (a.kind == VAL_BOOL && b.kind == VAL_BOOL)
+        return a.i == b.i;
+    return 0;
+}
+
+/* ---- operators ------------------------------------------------------------ */
+
+const char *expr_op_text(int op)
+{
+    switch (op) {
+    case OP_EQ: return "==";
+    case OP_NE: return "!=";
+    case OP_LE: return "<=";
+    case OP_GE: return ">=";
+    case OP_AND: return "&&";
+    case OP_OR: return "||";
+    case OP_IDIV: return "//";
+    case '+': return "+";
+    case '-': return "-";
+    case '*': return "*";
+    case '/': return "/";
+    case '%': return "%";
+    case '^': return "^";
+    case '<': return "<";
+    case '>': return ">";
+    case '!': return "!";
+    case '?': return "?";
+    default: return "?op";
+    }
+}
+
+/* ---- walking and printing ------------------------------------------------- */
+
+void expr_visit_idents(const Expr *e, void (*visit)(void *ctx, const Expr *ident), void *ctx)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case EX_IDENT: visit(ctx, e); break;
+    case EX_UNARY: expr_visit_idents(e->a, visit, ctx); break;
+    case EX_BINARY:
+        expr_visit_idents(e->a, visit, ctx);
+        expr_visit_idents(e->b, visit, ctx);
+        break;
+    case EX_COND:
+        expr_visit_idents(e->a, visit, ctx);
+        expr_visit_idents(e->b, visit, ctx);
+        expr_visit_idents(e->c, visit, ctx);
+        break;
+    case EX_CALL:
+        for (int i = 0; i < e->nargs; i++)
+            expr_visit_idents(e->args[i], visit, ctx);
+        break;
+    case EX_LIT: break;
+    }
+}
+
+/* Binding strength, loosest 1 (conditional) to tightest 9 (operands). */
+enum { PREC_COND = 1, PREC_OR, PREC_AND, PREC_CMP, PREC_ADD, PREC_MUL, PREC_UNARY, PREC_POW, PREC_ATOM };
+
+static int prec(const Expr *e)
+{
+    switch (e->kind) {
+    case EX_COND: return PREC_COND;
+    case EX_UNARY: return PREC_UNARY;
+    case EX_LIT: /* a negative number (never parsed, but built by callers) reads as unary minus */
+        return (e->lit.kind == VAL_INT && e->lit.i < 0) ||
+               (e->lit.kind == VAL_FLOAT && signbit(e->lit.d)) ? PREC_UNARY : PREC_ATOM;
+    case EX_BINARY:
+        switch (e->op) {
+        case OP_OR: return PREC_OR;
+        case OP_AND: return PREC_AND;
+        case '+': case '-': return PREC_ADD;
+        case '*': case '/': case '%': case OP_IDIV: return PREC_MUL;
+        case '^': return PREC_POW;
+        default: return PREC_CMP;
+        }
+    default: return PREC_ATOM;
+    }
+}
+
+static void print_lit(Value v, StrBuf *out)
+{
+    char buf[64];
+    switch (v.kind) {
+    case VAL_STR:
+        sb_putc(out, '"');
+        for (const char *s = v.s; *s; s++) {
+            switch (*s) {
+            case '"': sb_puts(out, "\\\""); break;
+            case '\\': sb_puts(out, "\\\\"); break;
+            case '\n': sb_puts(out, "\\n"); break;
+            case '\t': sb_puts(out, "\\t"); break;
+            default: sb_putc(out, *s); break;
+            }
+        }
+        sb_putc(out, '"');
+        break;
+    case VAL_FLOAT:
+        expr_fmt_double(buf, sizeof buf, v.d);
+        sb_puts(out, buf);
+        if (!strpbrk(buf, ".en")) /* "1" would read back as an integer */
+            sb_puts(out, ".0");
+        break;
+    default:
+        expr_fmt_value(buf, sizeof buf, v);
+        sb_puts(out, buf);
+        break;
+    }
+}
+
+/* Print e, parenthesised when it binds looser than need. */
+static void print(const Expr *e, int need, StrBuf *out)
+{
+    int p = prec(e);
+    if (p < need)
+        sb_putc(out, '(');
+    switch (e->kind) {
+    case EX_LIT: print_lit(e->lit, out); break;
+    case EX_IDENT: sb_puts(out, e->name); break;
+    case EX_UNARY:
+        sb_puts(out, expr_op_text(e->op));
+        print(e->a, PREC_UNARY, out);
+        break;
+    case EX_BINARY:
+        if (p == PREC_POW) { /* primary '^' unary */
+            print(e->a, PREC_ATOM, out);
+            sb_putc(out, '^');
+            print(e->b, PREC_UNARY, out);
+        } else { /* left-associative; comparisons do not chain at all */
+            print(e->a, p == PREC_CMP ? p + 1 : p, out);
+            sb_printf(out, " %s ", expr_op_text(e->op));
+            print(e->b, p + 1, out);
+        }
+        break;
+    case EX_COND:
+        print(e->a, PREC_OR, out);
+        sb_puts(out, " ? ");
+        print(e->b, PREC_COND, out);
+        sb_puts(out, " : ");
+        print(e->c, PREC_COND, out);
+        break;
+    case EX_CALL:
+        sb_printf(out, "%s(", e->name);
+        for (int i = 0; i < e->nargs; i++) {
+            if (i)
+                sb_puts(out, ", ");
+            print(e->args[i], PREC_COND, out);
+        }
+        sb_putc(out, ')');
+        break;
+    }
+    if (p < need)
+        sb_putc(out, ')');
+}
+
+void expr_print(const Expr *e, StrBuf *out) { print(e, PREC_COND, out); }
