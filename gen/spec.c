@@ -18,7 +18,7 @@
 
 /* ---- errors and keys -------------------------------------------------------- */
 
-int fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
+int loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
 {
     SrcPos p = n ? node_pos(L, n) : (SrcPos){L->file, 0, 0};
     va_list ap;
@@ -28,24 +28,24 @@ int fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
     return -1;
 }
 
-int want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what)
+int loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what)
 {
     if (n->type == t)
         return 0;
     const char *exp = t == YAML_SCALAR_NODE ? "a scalar" : t == YAML_SEQUENCE_NODE ? "a list" : "a mapping";
-    return fail(L, n, "%s is %s (expected %s)", what, kind_name(n), exp);
+    return loader_fail(L, n, "%s is %s (expected %s)", what, kind_name(n), exp);
 }
 
 /* Check a mapping's keys against the allowed set: scalars, known, not repeated,
  * and every required key present. */
-int check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what)
+int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what)
 {
-    if (want(L, map, YAML_MAPPING_NODE, what))
+    if (loader_want(L, map, YAML_MAPPING_NODE, what))
         return -1;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         if (!is_scalar(k))
-            return fail(L, k, "a key in %s is %s (expected a name)", what, kind_name(k));
+            return loader_fail(L, k, "a key in %s is %s (expected a name)", what, kind_name(k));
         int found = 0;
         for (const KeyDoc *d = keys; d->key; d++)
             found |= strcmp(d->key, scalar(k)) == 0;
@@ -56,14 +56,14 @@ int check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what
                 sb_printf(&b, "%s%s", d == keys ? "" : ", ", d->key);
             /* A comma inside {...} or [...] splits an unquoted expression: say so. */
             int split = strpbrk(scalar(k), "()") != NULL;
-            fail(L, k, "unknown key '%s' in %s (expected one of: %s)%s", scalar(k), what, sb_str(&b),
+            loader_fail(L, k, "unknown key '%s' in %s (expected one of: %s)%s", scalar(k), what, sb_str(&b),
                  split ? "; an expression with commas inside {...} or [...] must be quoted" : "");
             sb_free(&b);
             return -1;
         }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
             if (strcmp(scalar(node(L, q->key)), scalar(k)) == 0)
-                return fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
+                return loader_fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
     }
     for (const KeyDoc *d = keys; d->key; d++) {
         if (!d->required)
@@ -72,7 +72,7 @@ int check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what
         for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
             found |= strcmp(scalar(node(L, p->key)), d->key) == 0;
         if (!found)
-            return fail(L, map, "missing key '%s' in %s", d->key, what);
+            return loader_fail(L, map, "missing key '%s' in %s", d->key, what);
     }
     return 0;
 }
@@ -109,43 +109,43 @@ static Value scalar_value(Loader *L, const yaml_node_t *n)
     return val_str(arena_strdup(L->s->arena, t));
 }
 
-int scalar_double(Loader *L, const yaml_node_t *n, const char *what, double *out)
+int loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out)
 {
     if (!is_scalar(n))
-        return fail(L, n, "%s is %s (expected a number)", what, kind_name(n));
+        return loader_fail(L, n, "%s is %s (expected a number)", what, kind_name(n));
     Value v = scalar_value(L, n);
     if (!val_is_num(v))
-        return fail(L, n, "%s is '%s' (expected a number)", what, scalar(n));
+        return loader_fail(L, n, "%s is '%s' (expected a number)", what, scalar(n));
     *out = val_num(v);
     return 0;
 }
 
-int scalar_bool(Loader *L, const yaml_node_t *n, const char *what, int *out)
+int loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out)
 {
     if (!is_scalar(n) || is_quoted(n) ||
         (strcmp(scalar(n), "true") != 0 && strcmp(scalar(n), "false") != 0))
-        return fail(L, n, "%s is '%s' (expected true or false)", what,
+        return loader_fail(L, n, "%s is '%s' (expected true or false)", what,
                     is_scalar(n) ? scalar(n) : kind_name(n));
     *out = strcmp(scalar(n), "true") == 0;
     return 0;
 }
 
-int scalar_string(Loader *L, const yaml_node_t *n, const char *what, const char **out)
+int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out)
 {
     if (!is_scalar(n))
-        return fail(L, n, "%s is %s (expected a string)", what, kind_name(n));
+        return loader_fail(L, n, "%s is %s (expected a string)", what, kind_name(n));
     *out = arena_strdup(L->s->arena, scalar(n));
     return 0;
 }
 
-Expr *parse_expr(Loader *L, const yaml_node_t *n, const char *what)
+Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what)
 {
     if (!is_scalar(n)) {
-        fail(L, n, "%s is %s (expected an expression)", what, kind_name(n));
+        loader_fail(L, n, "%s is %s (expected an expression)", what, kind_name(n));
         return NULL;
     }
     if (scalar(n)[0] == 0) {
-        fail(L, n, "%s is empty (expected an expression)", what);
+        loader_fail(L, n, "%s is empty (expected an expression)", what);
         return NULL;
     }
     SrcPos p = text_pos(L, n);
@@ -163,14 +163,14 @@ Expr *parse_expr(Loader *L, const yaml_node_t *n, const char *what)
     return e;
 }
 
-int load_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n)
+int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n)
 {
-    if (want(L, seq, YAML_SEQUENCE_NODE, what))
+    if (loader_want(L, seq, YAML_SEQUENCE_NODE, what))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     *out = arena_alloc(L->s->arena, sizeof(char *) * (size_t)(k ? k : 1));
     for (int i = 0; i < k; i++)
-        if (scalar_string(L, node(L, seq->data.sequence.items.start[i]), what, &(*out)[i]))
+        if (loader_string(L, node(L, seq->data.sequence.items.start[i]), what, &(*out)[i]))
             return -1;
     *n = k;
     return 0;
@@ -181,25 +181,25 @@ int load_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***ou
 static int load_axes(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (want(L, map, YAML_MAPPING_NODE, "axes"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "axes"))
         return -1;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
         if (!is_scalar(k) || !is_ident(scalar(k)))
-            return fail(L, k, "axis name '%s' is not a name (expected letters, digits and _)",
+            return loader_fail(L, k, "axis name '%s' is not a name (expected letters, digits and _)",
                         is_scalar(k) ? scalar(k) : "?");
         Value dummy;
         if (facts_lookup(&(DeviceFacts){0}, scalar(k), &dummy))
-            return fail(L, k, "axis '%s' would hide the device fact of that name", scalar(k));
+            return loader_fail(L, k, "axis '%s' would hide the device fact of that name", scalar(k));
         if (spec_axis_find(s, scalar(k)) >= 0)
-            return fail(L, k, "duplicate axis '%s'", scalar(k));
+            return loader_fail(L, k, "duplicate axis '%s'", scalar(k));
         if (s->naxes == SPEC_MAX_AXES)
-            return fail(L, k, "too many axes (at most %d)", SPEC_MAX_AXES);
+            return loader_fail(L, k, "too many axes (at most %d)", SPEC_MAX_AXES);
         if (v->type != YAML_SEQUENCE_NODE)
-            return fail(L, v, "axis '%s' is %s (expected a list of values)", scalar(k), kind_name(v));
+            return loader_fail(L, v, "axis '%s' is %s (expected a list of values)", scalar(k), kind_name(v));
         int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
         if (n == 0)
-            return fail(L, v, "axis '%s' is empty (expected at least one value)", scalar(k));
+            return loader_fail(L, v, "axis '%s' is empty (expected at least one value)", scalar(k));
         Axis *a = &s->axes[s->naxes];
         a->name = arena_strdup(s->arena, scalar(k));
         a->pos = node_pos(L, k);
@@ -208,7 +208,7 @@ static int load_axes(Loader *L, yaml_node_t *map)
         for (int i = 0; i < n; i++) {
             yaml_node_t *e = node(L, v->data.sequence.items.start[i]);
             if (!is_scalar(e))
-                return fail(L, e, "a value of axis '%s' is %s (expected a number, string or boolean)",
+                return loader_fail(L, e, "a value of axis '%s' is %s (expected a number, string or boolean)",
                             a->name, kind_name(e));
             AxisValue *av = &a->vals[i];
             av->v = scalar_value(L, e);
@@ -216,14 +216,14 @@ static int load_axes(Loader *L, yaml_node_t *map)
             av->pos = node_pos(L, e);
             for (int j = 0; j < i; j++)
                 if (val_equal(a->vals[j].v, av->v))
-                    return fail(L, e, "duplicate value '%s' in axis '%s' (first at line %d)", scalar(e),
+                    return loader_fail(L, e, "duplicate value '%s' in axis '%s' (first at line %d)", scalar(e),
                                 a->name, a->vals[j].pos.line);
         }
         a->nvals = n;
         s->naxes++;
     }
     if (s->naxes == 0)
-        return fail(L, map, "axes is empty (expected at least one axis)");
+        return loader_fail(L, map, "axes is empty (expected at least one axis)");
     return 0;
 }
 
@@ -235,28 +235,28 @@ static int axis_value_find(const Axis *a, Value v)
     return -1;
 }
 
-int axis_ref(Loader *L, yaml_node_t *k, const char *what)
+int loader_axis_ref(Loader *L, yaml_node_t *k, const char *what)
 {
     if (!is_scalar(k))
-        return fail(L, k, "%s is %s (expected an axis name)", what, kind_name(k));
+        return loader_fail(L, k, "%s is %s (expected an axis name)", what, kind_name(k));
     int a = spec_axis_find(L->s, scalar(k));
     if (a < 0)
-        return fail(L, k, "unknown axis '%s' in %s", scalar(k), what);
+        return loader_fail(L, k, "unknown axis '%s' in %s", scalar(k), what);
     return a;
 }
 
-int value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what)
+int loader_value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what)
 {
     const Axis *a = &L->s->axes[axis];
     if (!is_scalar(vn))
-        return fail(L, vn, "%s is %s (expected a value of axis '%s')", what, kind_name(vn), a->name);
+        return loader_fail(L, vn, "%s is %s (expected a value of axis '%s')", what, kind_name(vn), a->name);
     int vi = axis_value_find(a, scalar_value(L, vn));
     if (vi < 0) {
         StrBuf b;
         sb_init(&b);
         for (int i = 0; i < a->nvals; i++)
             sb_printf(&b, "%s%s", i ? ", " : "", a->vals[i].text);
-        fail(L, vn, "'%s' is not a value of axis '%s' (expected one of: %s)", scalar(vn), a->name,
+        loader_fail(L, vn, "'%s' is not a value of axis '%s' (expected one of: %s)", scalar(vn), a->name,
              sb_str(&b));
         sb_free(&b);
         return -1;
@@ -267,29 +267,29 @@ int value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what)
 static int load_zip(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
-    if (want(L, seq, YAML_SEQUENCE_NODE, "zip"))
+    if (loader_want(L, seq, YAML_SEQUENCE_NODE, "zip"))
         return -1;
     for (yaml_node_item_t *g = seq->data.sequence.items.start; g < seq->data.sequence.items.top; g++) {
         yaml_node_t *grp = node(L, *g);
-        if (want(L, grp, YAML_SEQUENCE_NODE, "a zip group"))
+        if (loader_want(L, grp, YAML_SEQUENCE_NODE, "a zip group"))
             return -1;
         int first = -1;
         for (yaml_node_item_t *i = grp->data.sequence.items.start; i < grp->data.sequence.items.top; i++) {
             yaml_node_t *an = node(L, *i);
-            int a = axis_ref(L, an, "zip");
+            int a = loader_axis_ref(L, an, "zip");
             if (a < 0)
                 return -1;
             if (s->axes[a].zip >= 0)
-                return fail(L, an, "axis '%s' is already in a zip group", s->axes[a].name);
+                return loader_fail(L, an, "axis '%s' is already in a zip group", s->axes[a].name);
             if (first >= 0 && s->axes[a].nvals != s->axes[first].nvals)
-                return fail(L, an, "axis '%s' has %d values but '%s' has %d (zipped axes advance together)",
+                return loader_fail(L, an, "axis '%s' has %d values but '%s' has %d (zipped axes advance together)",
                             s->axes[a].name, s->axes[a].nvals, s->axes[first].name, s->axes[first].nvals);
             if (first < 0)
                 first = a;
             s->axes[a].zip = s->nzip;
         }
         if (grp->data.sequence.items.top - grp->data.sequence.items.start < 2)
-            return fail(L, grp, "a zip group needs at least two axes");
+            return loader_fail(L, grp, "a zip group needs at least two axes");
         s->nzip++;
     }
     return 0;
@@ -301,14 +301,14 @@ static int load_where(Loader *L, yaml_node_t *n)
     if (is_scalar(n)) {
         s->where = arena_alloc(s->arena, sizeof(Expr *));
         s->nwhere = 1;
-        return (s->where[0] = parse_expr(L, n, "where")) ? 0 : -1;
+        return (s->where[0] = loader_expr(L, n, "where")) ? 0 : -1;
     }
-    if (want(L, n, YAML_SEQUENCE_NODE, "where"))
+    if (loader_want(L, n, YAML_SEQUENCE_NODE, "where"))
         return -1;
     int k = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     s->where = arena_alloc(s->arena, sizeof(Expr *) * (size_t)(k ? k : 1));
     for (int i = 0; i < k; i++)
-        if (!(s->where[s->nwhere++] = parse_expr(L, node(L, n->data.sequence.items.start[i]), "where")))
+        if (!(s->where[s->nwhere++] = loader_expr(L, node(L, n->data.sequence.items.start[i]), "where")))
             return -1;
     return 0;
 }
@@ -316,41 +316,41 @@ static int load_where(Loader *L, yaml_node_t *n)
 static int load_set(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (want(L, map, YAML_MAPPING_NODE, "set"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "set"))
         return -1;
     /* Grown in the arena (copies are cheap and few), so a failure leaks nothing. */
     int cap = 16;
     s->sets = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)cap);
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        int a = axis_ref(L, node(L, p->key), "set");
+        int a = loader_axis_ref(L, node(L, p->key), "set");
         if (a < 0)
             return -1;
         yaml_node_t *vals = node(L, p->value);
-        if (want(L, vals, YAML_MAPPING_NODE, "a set: entry"))
+        if (loader_want(L, vals, YAML_MAPPING_NODE, "a set: entry"))
             return -1;
         int first_entry = s->nsets;
         for (yaml_node_pair_t *q = vals->data.mapping.pairs.start; q < vals->data.mapping.pairs.top; q++) {
-            int vi = value_ref(L, a, node(L, q->key), "a set: key");
+            int vi = loader_value_ref(L, a, node(L, q->key), "a set: key");
             if (vi < 0)
                 return -1;
             yaml_node_t *vars = node(L, q->value);
-            if (want(L, vars, YAML_MAPPING_NODE, "set variables"))
+            if (loader_want(L, vars, YAML_MAPPING_NODE, "set variables"))
                 return -1;
             for (yaml_node_pair_t *r = vars->data.mapping.pairs.start; r < vars->data.mapping.pairs.top; r++) {
                 yaml_node_t *vk = node(L, r->key), *vv = node(L, r->value);
                 if (!is_scalar(vk) || !is_ident(scalar(vk)))
-                    return fail(L, vk, "set variable name is not a name (expected letters, digits and _)");
+                    return loader_fail(L, vk, "set variable name is not a name (expected letters, digits and _)");
                 if (!is_scalar(vv))
-                    return fail(L, vv, "set variable '%s' is %s (expected a scalar)", scalar(vk),
+                    return loader_fail(L, vv, "set variable '%s' is %s (expected a scalar)", scalar(vk),
                                 kind_name(vv));
                 if (spec_axis_find(s, scalar(vk)) >= 0)
-                    return fail(L, vk, "set variable '%s' would hide the axis of that name", scalar(vk));
+                    return loader_fail(L, vk, "set variable '%s' would hide the axis of that name", scalar(vk));
                 for (int e = first_entry; e < s->nsets; e++)
                     if (s->sets[e].value == vi && strcmp(s->sets[e].var, scalar(vk)) == 0)
-                        return fail(L, vk, "duplicate set variable '%s'", scalar(vk));
+                        return loader_fail(L, vk, "duplicate set variable '%s'", scalar(vk));
                 for (int e = 0; e < first_entry; e++)
                     if (strcmp(s->sets[e].var, scalar(vk)) == 0 && s->sets[e].axis != a)
-                        return fail(L, vk, "set variable '%s' is already set by axis '%s'", scalar(vk),
+                        return loader_fail(L, vk, "set variable '%s' is already set by axis '%s'", scalar(vk),
                                     s->axes[s->sets[e].axis].name);
                 if (s->nsets == cap) {
                     SetEntry *grown = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)(cap *= 2));
@@ -373,7 +373,7 @@ static int load_set(Loader *L, yaml_node_t *map)
                 for (int f = first_entry; f < s->nsets; f++)
                     found |= s->sets[f].value == vi && strcmp(s->sets[f].var, s->sets[e].var) == 0;
                 if (!found)
-                    return fail(L, vals, "set variable '%s' is missing for %s=%s", s->sets[e].var,
+                    return loader_fail(L, vals, "set variable '%s' is missing for %s=%s", s->sets[e].var,
                                 s->axes[a].name, s->axes[a].vals[vi].text);
             }
         }
@@ -381,7 +381,7 @@ static int load_set(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int name_taken(const Spec *s, const char *name)
+int loader_name_taken(const Spec *s, const char *name)
 {
     Value v;
     if (spec_axis_find(s, name) >= 0 || spec_let_find(s, name) >= 0 ||
@@ -396,21 +396,21 @@ int name_taken(const Spec *s, const char *name)
 static int load_let(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (want(L, map, YAML_MAPPING_NODE, "let"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "let"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     s->lets = arena_alloc(s->arena, sizeof(Let) * (size_t)(n ? n : 1));
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         if (!is_scalar(k) || !is_ident(scalar(k)))
-            return fail(L, k, "let name is not a name (expected letters, digits and _)");
-        if (name_taken(s, scalar(k)))
-            return fail(L, k, "let '%s' would hide an axis, set variable, let or device fact of that name",
+            return loader_fail(L, k, "let name is not a name (expected letters, digits and _)");
+        if (loader_name_taken(s, scalar(k)))
+            return loader_fail(L, k, "let '%s' would hide an axis, set variable, let or device fact of that name",
                         scalar(k));
         Let *l = &s->lets[s->nlets];
         l->name = arena_strdup(s->arena, scalar(k));
         l->pos = node_pos(L, k);
-        if (!(l->e = parse_expr(L, node(L, p->value), "a let")))
+        if (!(l->e = loader_expr(L, node(L, p->value), "a let")))
             return -1;
         s->nlets++;
     }
@@ -431,7 +431,7 @@ static void check_ident(void *ctx, const Expr *id)
     if (nc->failed)
         return;
     const Spec *s = nc->L->s;
-    if (name_taken(s, id->name))
+    if (loader_name_taken(s, id->name))
         return;
     if (spec_buffer_find(s, id->name) >= 0) {
         if (nc->allow_buffers)
@@ -539,40 +539,40 @@ static int load_root(Loader *L, yaml_node_t *root)
         {"check", 0}, {"tolerance", 0}, {"differential", 0}, {"metrics", 0}, {"baseline", 0},
         {"measure", 0}, {"options", 0}, {"headers", 0}, {"report", 0}, {0}};
     if (!root)
-        return fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
-    if (check_keys(L, root, keys, "the spec"))
+        return loader_fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
+    if (loader_check_keys(L, root, keys, "the spec"))
         return -1;
     yaml_node_t *n = get(L, root, "kvx");
     double version;
-    if (scalar_double(L, n, "kvx", &version))
+    if (loader_double(L, n, "kvx", &version))
         return -1;
     if (version != 1)
-        return fail(L, n, "schema version %g is not supported (expected 1)", version);
+        return loader_fail(L, n, "schema version %g is not supported (expected 1)", version);
 
     n = get(L, root, "name");
-    if (scalar_string(L, n, "name", &s->name))
+    if (loader_string(L, n, "name", &s->name))
         return -1;
     for (const char *c = s->name; *c; c++)
         if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '-'))
-            return fail(L, n, "name '%s' has a '%c' (expected letters, digits, _ and -)", s->name, *c);
-    if ((n = get(L, root, "doc")) && scalar_string(L, n, "doc", &s->doc))
+            return loader_fail(L, n, "name '%s' has a '%c' (expected letters, digits, _ and -)", s->name, *c);
+    if ((n = get(L, root, "doc")) && loader_string(L, n, "doc", &s->doc))
         return -1;
     n = get(L, root, "kernel");
-    if (scalar_string(L, n, "kernel", &s->kernel))
+    if (loader_string(L, n, "kernel", &s->kernel))
         return -1;
     if (!is_ident(s->kernel))
-        return fail(L, n, "kernel '%s' is not a C identifier", s->kernel);
+        return loader_fail(L, n, "kernel '%s' is not a C identifier", s->kernel);
 
     n = get(L, root, "template");
     const char *tmpl;
-    if (scalar_string(L, n, "template", &tmpl))
+    if (loader_string(L, n, "template", &tmpl))
         return -1;
     char *full = path_join(s->dir, tmpl);
     s->template_path = arena_strdup(s->arena, full);
     free(full);
     struct stat st;
     if (stat(s->template_path, &st) != 0 || !S_ISREG(st.st_mode))
-        return fail(L, n, "template '%s' not found (looked for %s)", tmpl, s->template_path);
+        return loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, s->template_path);
 
     if (load_axes(L, get(L, root, "axes")))
         return -1;
@@ -584,56 +584,56 @@ static int load_root(Loader *L, yaml_node_t *root)
         return -1;
     if ((n = get(L, root, "where")) && load_where(L, n))
         return -1;
-    if (load_buffers(L, get(L, root, "buffers")))
+    if (loader_buffers(L, get(L, root, "buffers")))
         return -1;
-    if (load_launch(L, get(L, root, "launch")))
+    if (loader_launch(L, get(L, root, "launch")))
         return -1;
-    if ((n = get(L, root, "check")) && load_check(L, n))
+    if ((n = get(L, root, "check")) && loader_check(L, n))
         return -1;
     for (int t = 0; t < ET_COUNT; t++)
         s->tolerance[t] = -1;
     if ((n = get(L, root, "tolerance"))) {
-        if (want(L, n, YAML_MAPPING_NODE, "tolerance"))
+        if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance"))
             return -1;
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *k = node(L, p->key);
             const ElemType *t = is_scalar(k) ? elem_type_find(scalar(k)) : NULL;
             if (!t)
-                return fail(L, k, "unknown type '%s' in tolerance (expected one of: %s)",
+                return loader_fail(L, k, "unknown type '%s' in tolerance (expected one of: %s)",
                             is_scalar(k) ? scalar(k) : "?", elem_type_names());
-            if (scalar_double(L, node(L, p->value), "a tolerance", &s->tolerance[t->id]))
+            if (loader_double(L, node(L, p->value), "a tolerance", &s->tolerance[t->id]))
                 return -1;
         }
     }
-    if ((n = get(L, root, "differential")) && scalar_bool(L, n, "differential", &s->differential))
+    if ((n = get(L, root, "differential")) && loader_bool(L, n, "differential", &s->differential))
         return -1;
-    if ((n = get(L, root, "metrics")) && load_metrics(L, n))
+    if ((n = get(L, root, "metrics")) && loader_metrics(L, n))
         return -1;
-    if ((n = get(L, root, "baseline")) && load_baseline(L, n))
+    if ((n = get(L, root, "baseline")) && loader_baseline(L, n))
         return -1;
     if (s->differential && s->nbaseline == 0)
-        return fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
+        return loader_fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
     spec_measure_defaults(&s->measure);
-    if ((n = get(L, root, "measure")) && load_measure(L, n))
+    if ((n = get(L, root, "measure")) && loader_measure(L, n))
         return -1;
-    if ((n = get(L, root, "options")) && load_strings(L, n, "options", &s->options, &s->noptions))
+    if ((n = get(L, root, "options")) && loader_strings(L, n, "options", &s->options, &s->noptions))
         return -1;
     if ((n = get(L, root, "headers"))) {
         const char **h;
         int nh;
-        if (load_strings(L, n, "headers", &h, &nh))
+        if (loader_strings(L, n, "headers", &h, &nh))
             return -1;
         for (int i = 0; i < nh; i++) {
             if (strcmp(h[i], "cccl") != 0)
-                return fail(L, node(L, n->data.sequence.items.start[i]),
+                return loader_fail(L, node(L, n->data.sequence.items.start[i]),
                             "unknown header set '%s' (expected cccl)", h[i]);
             s->use_cccl = 1;
         }
     }
-    if ((n = get(L, root, "report")) && load_report(L, n))
+    if ((n = get(L, root, "report")) && loader_report(L, n))
         return -1;
     if (s->nchecks == 0 && !s->differential)
-        return fail(L, root, "the spec checks nothing (expected check: or differential: true)");
+        return loader_fail(L, root, "the spec checks nothing (expected check: or differential: true)");
     return check_all_names(L);
 }
 

@@ -107,53 +107,53 @@ static inline int is_ident(const char *s)
 /* ---- checks and scalars (spec.c) ------------------------------------------- */
 
 /* Set L->err at n's position (at the file alone when n is NULL) from fmt.
- * Always returns -1, so that a loader can `return fail(...)`. */
-int fail(Loader *L, const yaml_node_t *n, const char *fmt, ...) KVX_PRINTF(3, 4);
+ * Always returns -1, so that a loader can `return loader_fail(...)`. */
+int loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...) KVX_PRINTF(3, 4);
 
 /* 0 when n is of type t; else -1 with "WHAT is a list (expected a mapping)". */
-int want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what);
+int loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what);
 
 /* Check a mapping's keys against keys (ended by {0}): scalars, known, not
  * repeated, and every required key present.  0 or -1; an unknown key's message
  * lists the expected ones. */
-int check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what);
+int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what);
 
 /* A number written in any form docs/spec.md lists (2^24, 16M, 0x10, 1e-3). */
-int scalar_double(Loader *L, const yaml_node_t *n, const char *what, double *out);
+int loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out);
 /* Unquoted true or false. */
-int scalar_bool(Loader *L, const yaml_node_t *n, const char *what, int *out);
+int loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out);
 /* Any scalar, copied into the arena. */
-int scalar_string(Loader *L, const yaml_node_t *n, const char *what, const char **out);
+int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out);
 /* A list of scalars into an arena array *out of *n strings. */
-int load_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n);
+int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n);
 
 /* Parse a scalar as an expression; error columns point into the text the user
  * typed (after a quote).  NULL on error, with a hint when YAML cut a plain
  * scalar short at a comma. */
-Expr *parse_expr(Loader *L, const yaml_node_t *n, const char *what);
+Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what);
 
 /* ---- names (spec.c) -------------------------------------------------------- */
 
 /* The index of the axis named by scalar k, or -1 when k names no axis. */
-int axis_ref(Loader *L, yaml_node_t *k, const char *what);
+int loader_axis_ref(Loader *L, yaml_node_t *k, const char *what);
 /* The index of scalar vn among the values of axis axis, or -1 (the message
  * lists the values). */
-int value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what);
+int loader_value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what);
 /* 1 when name is already an axis, let, set variable or device fact (never an
  * error by itself: the caller words the message). */
-int name_taken(const Spec *s, const char *name);
+int loader_name_taken(const Spec *s, const char *name);
 
 /* ---- sections (spec_sections.c) -------------------------------------------- */
 
 /* Each reads the node of its top-level key into L->s.  load_root calls them in
  * this order, after axes, zip, set, let and where, so that each may refer to
  * what came before (a buffer's init to axes, a check to buffers). */
-int load_buffers(Loader *L, yaml_node_t *map);
-int load_launch(Loader *L, yaml_node_t *map);
-int load_check(Loader *L, yaml_node_t *map);
-int load_metrics(Loader *L, yaml_node_t *map);
-int load_baseline(Loader *L, yaml_node_t *map);
-int load_measure(Loader *L, yaml_node_t *map);
-int load_report(Loader *L, yaml_node_t *seq);
+int loader_buffers(Loader *L, yaml_node_t *map);
+int loader_launch(Loader *L, yaml_node_t *map);
+int loader_check(Loader *L, yaml_node_t *map);
+int loader_metrics(Loader *L, yaml_node_t *map);
+int loader_baseline(Loader *L, yaml_node_t *map);
+int loader_measure(Loader *L, yaml_node_t *map);
+int loader_report(Loader *L, yaml_node_t *seq);
 
 #endif

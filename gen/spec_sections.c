@@ -12,14 +12,14 @@
 static int parse_dims(Loader *L, yaml_node_t *n, Expr *out[3], const char *what)
 {
     if (is_scalar(n))
-        return (out[0] = parse_expr(L, n, what)) ? 0 : -1;
+        return (out[0] = loader_expr(L, n, what)) ? 0 : -1;
     if (n->type != YAML_SEQUENCE_NODE)
-        return fail(L, n, "%s is %s (expected an expression or a list of 1 to 3)", what, kind_name(n));
+        return loader_fail(L, n, "%s is %s (expected an expression or a list of 1 to 3)", what, kind_name(n));
     int k = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     if (k < 1 || k > 3)
-        return fail(L, n, "%s has %d dimensions (expected 1 to 3)", what, k);
+        return loader_fail(L, n, "%s has %d dimensions (expected 1 to 3)", what, k);
     for (int i = 0; i < k; i++)
-        if (!(out[i] = parse_expr(L, node(L, n->data.sequence.items.start[i]), what)))
+        if (!(out[i] = loader_expr(L, node(L, n->data.sequence.items.start[i]), what)))
             return -1;
     return 0;
 }
@@ -55,7 +55,7 @@ static int load_init_by(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf
 {
     Spec *s = L->s;
     yaml_node_t *by = get(L, n, "by");
-    int a = axis_ref(L, by, "init by");
+    int a = loader_axis_ref(L, by, "init by");
     if (a < 0)
         return -1;
     in->by_axis = a;
@@ -64,25 +64,25 @@ static int load_init_by(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         if (!is_scalar(k))
-            return fail(L, k, "a key of init by '%s' is %s (expected a value of the axis)", s->axes[a].name,
+            return loader_fail(L, k, "a key of init by '%s' is %s (expected a value of the axis)", s->axes[a].name,
                         kind_name(k));
         if (!strcmp(scalar(k), "by"))
             continue;
-        int v = value_ref(L, a, k, "an init by key");
+        int v = loader_value_ref(L, a, k, "an init by key");
         if (v < 0)
             return -1;
         if (seen[v])
-            return fail(L, k, "duplicate init for %s=%s", s->axes[a].name, s->axes[a].vals[v].text);
+            return loader_fail(L, k, "duplicate init for %s=%s", s->axes[a].name, s->axes[a].vals[v].text);
         seen[v] = 1;
         yaml_node_t *sub = node(L, p->value);
         if (sub->type == YAML_MAPPING_NODE && get(L, sub, "by"))
-            return fail(L, sub, "init by nests only one level");
+            return loader_fail(L, sub, "init by nests only one level");
         if (load_init(L, sub, &in->alts[v], buf))
             return -1;
     }
     for (int v = 0; v < s->axes[a].nvals; v++)
         if (!seen[v])
-            return fail(L, n, "init of buffer '%s' has no initialiser for %s=%s", buf, s->axes[a].name,
+            return loader_fail(L, n, "init of buffer '%s' has no initialiser for %s=%s", buf, s->axes[a].name,
                         s->axes[a].vals[v].text);
     return 0;
 }
@@ -100,11 +100,11 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
         return load_init_by(L, n, in, buf);
     if (is_scalar(n)) {
         in->kind = INIT_CONST;
-        return (in->value = parse_expr(L, n, "init")) ? 0 : -1;
+        return (in->value = loader_expr(L, n, "init")) ? 0 : -1;
     }
     if (n->type != YAML_MAPPING_NODE ||
         n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1)
-        return fail(L, n, "init of buffer '%s' is %s (expected a value or one of {iota: X}, "
+        return loader_fail(L, n, "init of buffer '%s' is %s (expected a value or one of {iota: X}, "
                     "{uniform: [lo, hi]}, {zipf: {...}}, {hot: {...}}, {runs: {...}}, {text: english})",
                     buf, kind_name(n));
     yaml_node_t *k = node(L, n->data.mapping.pairs.start->key);
@@ -115,15 +115,15 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
         if (is_scalar(k) && strcmp(scalar(k), init_kinds[i].key) == 0)
             break;
     if (i == nk)
-        return fail(L, k, "unknown init '%s' (expected one of: iota, uniform, zipf, hot, runs, text, or by: AXIS)",
+        return loader_fail(L, k, "unknown init '%s' (expected one of: iota, uniform, zipf, hot, runs, text, or by: AXIS)",
                     is_scalar(k) ? scalar(k) : "?");
     in->kind = init_kinds[i].kind;
     switch (in->kind) {
     case INIT_IOTA:
-        return (in->value = parse_expr(L, v, "iota")) ? 0 : -1;
+        return (in->value = loader_expr(L, v, "iota")) ? 0 : -1;
     case INIT_TEXT:
         if (!is_scalar(v) || strcmp(scalar(v), "english") != 0)
-            return fail(L, v, "text init is '%s' (expected english)", is_scalar(v) ? scalar(v) : "?");
+            return loader_fail(L, v, "text init is '%s' (expected english)", is_scalar(v) ? scalar(v) : "?");
         return 0;
     default:
         break;
@@ -133,9 +133,9 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
     if (in->kind == INIT_UNIFORM && v->type == YAML_SEQUENCE_NODE) {
         /* {uniform: [lo, hi]} */
         if (v->data.sequence.items.top - v->data.sequence.items.start != 2)
-            return fail(L, v, "uniform takes [lo, hi]");
-        in->lo = parse_expr(L, node(L, v->data.sequence.items.start[0]), "uniform lo");
-        in->hi = in->lo ? parse_expr(L, node(L, v->data.sequence.items.start[1]), "uniform hi") : NULL;
+            return loader_fail(L, v, "uniform takes [lo, hi]");
+        in->lo = loader_expr(L, node(L, v->data.sequence.items.start[0]), "uniform lo");
+        in->hi = in->lo ? loader_expr(L, node(L, v->data.sequence.items.start[1]), "uniform hi") : NULL;
         return in->hi ? 0 : -1;
     }
     KeyDoc keys[5] = {{0}};
@@ -144,47 +144,47 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
         keys[nkeys++] = (KeyDoc){arena_strdup(L->s->arena, t), 1};
     char what[96];
     snprintf(what, sizeof what, "%s init of buffer '%s'", init_kinds[i].key, buf);
-    if (check_keys(L, v, keys, what))
+    if (loader_check_keys(L, v, keys, what))
         return -1;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++)
-        if (!(*init_slot(in, scalar(node(L, p->key))) = parse_expr(L, node(L, p->value), what)))
+        if (!(*init_slot(in, scalar(node(L, p->key))) = loader_expr(L, node(L, p->value), what)))
             return -1;
     return 0;
 }
 
-int load_buffers(Loader *L, yaml_node_t *map)
+int loader_buffers(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {0}};
-    if (want(L, map, YAML_MAPPING_NODE, "buffers"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "buffers"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     if (n == 0)
-        return fail(L, map, "buffers is empty (expected at least one buffer)");
+        return loader_fail(L, map, "buffers is empty (expected at least one buffer)");
     s->bufs = arena_alloc(s->arena, sizeof(BufferSpec) * (size_t)n);
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
         if (!is_scalar(k) || !is_ident(scalar(k)))
-            return fail(L, k, "buffer name is not a name (expected letters, digits and _)");
-        if (name_taken(s, scalar(k)))
-            return fail(L, k, "buffer '%s' would hide an axis, variable or fact of that name", scalar(k));
+            return loader_fail(L, k, "buffer name is not a name (expected letters, digits and _)");
+        if (loader_name_taken(s, scalar(k)))
+            return loader_fail(L, k, "buffer '%s' would hide an axis, variable or fact of that name", scalar(k));
         BufferSpec *b = &s->bufs[s->nbufs];
         b->name = arena_strdup(s->arena, scalar(k));
         b->pos = node_pos(L, k);
         char what[96];
         snprintf(what, sizeof what, "buffer '%s'", b->name);
-        if (check_keys(L, v, keys, what))
+        if (loader_check_keys(L, v, keys, what))
             return -1;
         yaml_node_t *t = get(L, v, "type");
         if (!is_scalar(t))
-            return fail(L, t, "type of buffer '%s' is %s (expected a type name)", b->name, kind_name(t));
+            return loader_fail(L, t, "type of buffer '%s' is %s (expected a type name)", b->name, kind_name(t));
         const char *tn = scalar(t);
         if (tn[0] == '$') {
             int known = spec_axis_find(s, tn + 1) >= 0;
             for (int i = 0; i < s->nsets && !known; i++)
                 known = strcmp(s->sets[i].var, tn + 1) == 0;
             if (!known)
-                return fail(L, t, "type '%s' names no set variable or axis", tn);
+                return loader_fail(L, t, "type '%s' names no set variable or axis", tn);
             /* Each value it can take must be a type name. */
             for (int i = 0; i < s->nsets; i++)
                 if (strcmp(s->sets[i].var, tn + 1) == 0 &&
@@ -197,13 +197,13 @@ int load_buffers(Loader *L, yaml_node_t *map)
                     return -1;
                 }
         } else if (!elem_type_find(tn)) {
-            return fail(L, t, "unknown type '%s' (expected one of: %s)", tn, elem_type_names());
+            return loader_fail(L, t, "unknown type '%s' (expected one of: %s)", tn, elem_type_names());
         }
         b->type = arena_strdup(s->arena, tn);
-        if (!(b->count = parse_expr(L, get(L, v, "count"), "count")))
+        if (!(b->count = loader_expr(L, get(L, v, "count"), "count")))
             return -1;
         yaml_node_t *off = get(L, v, "offset");
-        if (off && !(b->offset = parse_expr(L, off, "offset")))
+        if (off && !(b->offset = loader_expr(L, off, "offset")))
             return -1;
         if (load_init(L, get(L, v, "init"), &b->init, b->name))
             return -1;
@@ -212,11 +212,11 @@ int load_buffers(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int load_launch(Loader *L, yaml_node_t *map)
+int loader_launch(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"grid", 1}, {"block", 1}, {"smem", 0}, {"cluster", 0}, {"args", 1}, {0}};
-    if (check_keys(L, map, keys, "launch"))
+    if (loader_check_keys(L, map, keys, "launch"))
         return -1;
     LaunchSpec *l = &s->launch;
     l->pos = node_pos(L, map);
@@ -226,24 +226,24 @@ int load_launch(Loader *L, yaml_node_t *map)
     yaml_node_t *n;
     if ((n = get(L, map, "cluster")) && parse_dims(L, n, l->cluster, "cluster"))
         return -1;
-    if ((n = get(L, map, "smem")) && !(l->smem = parse_expr(L, n, "smem")))
+    if ((n = get(L, map, "smem")) && !(l->smem = loader_expr(L, n, "smem")))
         return -1;
     n = get(L, map, "args");
-    if (want(L, n, YAML_SEQUENCE_NODE, "args"))
+    if (loader_want(L, n, YAML_SEQUENCE_NODE, "args"))
         return -1;
     l->nargs = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     l->args = arena_alloc(s->arena, sizeof(Expr *) * (size_t)(l->nargs ? l->nargs : 1));
     for (int i = 0; i < l->nargs; i++)
-        if (!(l->args[i] = parse_expr(L, node(L, n->data.sequence.items.start[i]), "an argument")))
+        if (!(l->args[i] = loader_expr(L, node(L, n->data.sequence.items.start[i]), "an argument")))
             return -1;
     return 0;
 }
 
-int load_check(Loader *L, yaml_node_t *map)
+int loader_check(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"ref", 1}, {"rtol", 0}, {0}};
-    if (want(L, map, YAML_MAPPING_NODE, "check"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "check"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     s->checks = arena_alloc(s->arena, sizeof(CheckSpec) * (size_t)(n ? n : 1));
@@ -251,57 +251,57 @@ int load_check(Loader *L, yaml_node_t *map)
         yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
         int b = is_scalar(k) ? spec_buffer_find(s, scalar(k)) : -1;
         if (b < 0)
-            return fail(L, k, "check names '%s', which is not a buffer", is_scalar(k) ? scalar(k) : "?");
+            return loader_fail(L, k, "check names '%s', which is not a buffer", is_scalar(k) ? scalar(k) : "?");
         if (s->bufs[b].checked)
-            return fail(L, k, "buffer '%s' is checked twice", scalar(k));
+            return loader_fail(L, k, "buffer '%s' is checked twice", scalar(k));
         CheckSpec *c = &s->checks[s->nchecks++];
         c->buffer = b;
         c->rtol = -1;
         c->pos = node_pos(L, k);
         s->bufs[b].checked = 1;
         if (v->type == YAML_MAPPING_NODE) {
-            if (check_keys(L, v, keys, "a check"))
+            if (loader_check_keys(L, v, keys, "a check"))
                 return -1;
-            if (!(c->ref = parse_expr(L, get(L, v, "ref"), "a check")))
+            if (!(c->ref = loader_expr(L, get(L, v, "ref"), "a check")))
                 return -1;
             yaml_node_t *rt = get(L, v, "rtol");
-            if (rt && scalar_double(L, rt, "rtol", &c->rtol))
+            if (rt && loader_double(L, rt, "rtol", &c->rtol))
                 return -1;
-        } else if (!(c->ref = parse_expr(L, v, "a check"))) {
+        } else if (!(c->ref = loader_expr(L, v, "a check"))) {
             return -1;
         }
     }
     return 0;
 }
 
-int load_metrics(Loader *L, yaml_node_t *map)
+int loader_metrics(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"bytes", 0}, {"atomics", 0}, {"elements", 0}, {0}};
-    if (check_keys(L, map, keys, "metrics"))
+    if (loader_check_keys(L, map, keys, "metrics"))
         return -1;
     MetricsSpec *m = &L->s->metrics;
     yaml_node_t *n;
-    if ((n = get(L, map, "bytes")) && !(m->bytes = parse_expr(L, n, "bytes")))
+    if ((n = get(L, map, "bytes")) && !(m->bytes = loader_expr(L, n, "bytes")))
         return -1;
-    if ((n = get(L, map, "atomics")) && !(m->atomics = parse_expr(L, n, "atomics")))
+    if ((n = get(L, map, "atomics")) && !(m->atomics = loader_expr(L, n, "atomics")))
         return -1;
-    if ((n = get(L, map, "elements")) && !(m->elements = parse_expr(L, n, "elements")))
+    if ((n = get(L, map, "elements")) && !(m->elements = loader_expr(L, n, "elements")))
         return -1;
     return 0;
 }
 
-int load_baseline(Loader *L, yaml_node_t *map)
+int loader_baseline(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (want(L, map, YAML_MAPPING_NODE, "baseline"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "baseline"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     s->baseline = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)(n ? n : 1));
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        int a = axis_ref(L, node(L, p->key), "baseline");
+        int a = loader_axis_ref(L, node(L, p->key), "baseline");
         if (a < 0)
             return -1;
-        int v = value_ref(L, a, node(L, p->value), "baseline value");
+        int v = loader_value_ref(L, a, node(L, p->value), "baseline value");
         if (v < 0)
             return -1;
         s->baseline[s->nbaseline++] = (BaselineEntry){a, v};
@@ -326,11 +326,11 @@ void spec_measure_defaults(MeasureSettings *m)
     m->seed = 1;
 }
 
-int load_measure(Loader *L, yaml_node_t *map)
+int loader_measure(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"warmup", 0}, {"min_samples", 0}, {"max_samples", 0}, {"noise", 0},
                                   {"budget_ms", 0}, {"flush_l2", 0}, {"timeout_s", 0}, {"seed", 0}, {0}};
-    if (check_keys(L, map, keys, "measure"))
+    if (loader_check_keys(L, map, keys, "measure"))
         return -1;
     MeasureSettings *m = &L->s->measure;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -349,22 +349,22 @@ int load_measure(Loader *L, yaml_node_t *map)
             }
             int on = 0;
             if (is_scalar(v) && (!strcmp(scalar(v), "true") || !strcmp(scalar(v), "false"))) {
-                if (scalar_bool(L, v, k, &on))
+                if (loader_bool(L, v, k, &on))
                     return -1;
                 m->flush_l2 = on ? MEASURE_FLUSH_READ : MEASURE_FLUSH_OFF;
                 continue;
             }
-            return fail(L, v, "flush_l2 is '%s' (expected true, false, read or write)",
+            return loader_fail(L, v, "flush_l2 is '%s' (expected true, false, read or write)",
                         is_scalar(v) ? scalar(v) : kind_name(v));
         }
-        if (scalar_double(L, v, k, &d))
+        if (loader_double(L, v, k, &d))
             return -1;
         int integral = d == floor(d) && d >= 0;
         if (!strcmp(k, "noise") || !strcmp(k, "budget_ms") || !strcmp(k, "timeout_s")) {
             if (!(d > 0))
-                return fail(L, v, "%s is %g (expected a positive number)", k, d);
+                return loader_fail(L, v, "%s is %g (expected a positive number)", k, d);
         } else if (!integral || d > 1e9) {
-            return fail(L, v, "%s is %g (expected a whole number >= 0)", k, d);
+            return loader_fail(L, v, "%s is %g (expected a whole number >= 0)", k, d);
         }
         if (!strcmp(k, "warmup")) m->warmup = (int)d;
         else if (!strcmp(k, "min_samples")) m->min_samples = (int)d;
@@ -375,40 +375,40 @@ int load_measure(Loader *L, yaml_node_t *map)
         else if (!strcmp(k, "seed")) m->seed = (uint64_t)d;
     }
     if (m->min_samples < 1)
-        return fail(L, map, "min_samples must be at least 1");
+        return loader_fail(L, map, "min_samples must be at least 1");
     if (m->max_samples < m->min_samples)
-        return fail(L, map, "max_samples (%d) is below min_samples (%d)", m->max_samples, m->min_samples);
+        return loader_fail(L, map, "max_samples (%d) is below min_samples (%d)", m->max_samples, m->min_samples);
     return 0;
 }
 
 
-int load_report(Loader *L, yaml_node_t *seq)
+int loader_report(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 1}, {"value", 0},
                                   {"ratio", 0}, {"speedup", 0}, {"where", 0}, {0}};
-    if (want(L, seq, YAML_SEQUENCE_NODE, "report"))
+    if (loader_want(L, seq, YAML_SEQUENCE_NODE, "report"))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     s->tables = arena_alloc(s->arena, sizeof(ReportTable) * (size_t)(k ? k : 1));
     for (int i = 0; i < k; i++) {
         yaml_node_t *t = node(L, seq->data.sequence.items.start[i]);
-        if (check_keys(L, t, keys, "a report table"))
+        if (loader_check_keys(L, t, keys, "a report table"))
             return -1;
         ReportTable *r = &s->tables[s->ntables++];
         r->pos = node_pos(L, t);
         r->value = "median_ms";
         yaml_node_t *n;
-        if ((n = get(L, t, "title")) && scalar_string(L, n, "title", &r->title))
+        if ((n = get(L, t, "title")) && loader_string(L, n, "title", &r->title))
             return -1;
-        if ((n = get(L, t, "value")) && scalar_string(L, n, "value", &r->value))
+        if ((n = get(L, t, "value")) && loader_string(L, n, "value", &r->value))
             return -1;
-        if ((n = get(L, t, "where")) && scalar_string(L, n, "where", &r->where))
+        if ((n = get(L, t, "where")) && loader_string(L, n, "where", &r->where))
             return -1;
-        if ((n = get(L, t, "ratio")) && scalar_bool(L, n, "ratio", &r->ratio))
+        if ((n = get(L, t, "ratio")) && loader_bool(L, n, "ratio", &r->ratio))
             return -1;
         int speedup = 0;
-        if ((n = get(L, t, "speedup")) && scalar_bool(L, n, "speedup", &speedup))
+        if ((n = get(L, t, "speedup")) && loader_bool(L, n, "speedup", &speedup))
             return -1;
         if (speedup)
             r->ratio = 2;
@@ -421,13 +421,13 @@ int load_report(Loader *L, yaml_node_t *seq)
                 *lists[j] = arena_alloc(s->arena, sizeof(char *));
                 (*lists[j])[0] = arena_strdup(s->arena, scalar(n));
                 *counts[j] = 1;
-            } else if (load_strings(L, n, names[j], lists[j], counts[j])) {
+            } else if (loader_strings(L, n, names[j], lists[j], counts[j])) {
                 return -1;
             }
             yaml_node_t *items = n->type == YAML_SEQUENCE_NODE ? n : NULL;
             for (int m = 0; m < *counts[j]; m++)
                 if (spec_axis_find(s, (*lists[j])[m]) < 0)
-                    return fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
+                    return loader_fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
                                 "unknown axis '%s' in report %s", (*lists[j])[m], names[j]);
         }
     }
