@@ -203,33 +203,14 @@ int cli_archs(const CliSpecOpts *o, char archs[][16], int max)
  * what `kvx run --shard K/N` runs.  Returns the points kept. */
 static int shard_select(const Plan *p, unsigned char *sel, const Shard *sh)
 {
-    const Spec *s = p->spec;
-    uint64_t base_mask = 0;
-    for (int i = 0; i < s->nbaseline; i++)
-        base_mask |= 1ULL << s->baseline[i].axis;
-    size_t cap = (size_t)(p->npoints ? p->npoints : 1);
-    char (*wkeys)[65] = xmalloc(65 * cap);
-    const char **groups = xmalloc(sizeof(char *) * cap);
-    int *idx = xmalloc(sizeof(int) * cap), *shard_of = xmalloc(sizeof(int) * cap);
-    int nsel = 0, kept = 0;
-    for (int i = 0; i < p->npoints; i++) {
-        if (!sel[i])
-            continue;
-        char *wl = plan_point_label(p, i, ~base_mask);
-        sha256_hex(wl, strlen(wl), wkeys[nsel]);
-        free(wl);
-        groups[nsel] = wkeys[nsel];
-        idx[nsel++] = i;
+    ShardPoints sp;
+    shard_points(p, sel, sh->n, &sp);
+    int kept = 0;
+    for (int q = 0; q < sp.n; q++) {
+        sel[sp.point[q]] = sp.shard[q] == sh->k;
+        kept += sel[sp.point[q]];
     }
-    shard_partition(groups, NULL, nsel, sh->n, shard_of);
-    for (int q = 0; q < nsel; q++) {
-        sel[idx[q]] = shard_of[q] == sh->k;
-        kept += sel[idx[q]];
-    }
-    free(wkeys);
-    free(groups);
-    free(idx);
-    free(shard_of);
+    shard_points_free(&sp);
     return kept;
 }
 

@@ -357,7 +357,7 @@ int cmd_run(int argc, char **argv)
     RunKeyEnv ke = {.options = opts_text, .arch = facts.arch, .device_uuid = uuid, .measure_json = mjson};
     RunCase *cases = NULL;
     int ncases = 0, nstored = 0, nsel = 0;
-    rc = run_cases_list(&p, sel, &shard, base_mask, &ke, st, o.rerun, &cases, &ncases, &nstored, &nsel);
+    rc = run_cases_list(&p, sel, &shard, &ke, st, o.rerun, &cases, &ncases, &nstored, &nsel);
 
     printf("kvx run %s: %d points selected", s->path, nsel);
     if (shard.n > 1)

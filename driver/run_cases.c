@@ -107,7 +107,7 @@ static int cmp_case(const void *x, const void *y)
     return a->point - b->point;
 }
 
-int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard, uint64_t base_mask,
+int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
                    const RunKeyEnv *ke, Store *st, int rerun, RunCase **out, int *out_n,
                    int *out_stored, int *out_sel)
 {
@@ -117,32 +117,20 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard, 
     /* The workload key groups a point with its baseline partner (the point with
      * the baseline axes set to the baseline's values). */
     RunCase *cases = xcalloc((size_t)(p->npoints ? p->npoints : 1), sizeof(RunCase));
-    int ncases = 0, nstored = 0, nsel = 0;
-    char (*wkeys)[65] = xmalloc(65 * (size_t)(p->npoints ? p->npoints : 1));
-    const char **groups = xmalloc(sizeof(char *) * (size_t)(p->npoints ? p->npoints : 1));
-    int *sel_idx = xmalloc(sizeof(int) * (size_t)(p->npoints ? p->npoints : 1));
-    int *shard_of = xmalloc(sizeof(int) * (size_t)(p->npoints ? p->npoints : 1));
-    for (int i = 0; i < p->npoints; i++) {
-        if (!sel[i])
+    int ncases = 0, nstored = 0;
+    ShardPoints sp;
+    shard_points(p, sel, shard->n, &sp);
+    for (int q = 0; q < sp.n && rc == 0; q++) {
+        if (sp.shard[q] != shard->k)
             continue;
-        char *wl = plan_point_label(p, i, ~base_mask);
-        sha256_hex(wl, strlen(wl), wkeys[nsel]);
-        free(wl);
-        groups[nsel] = wkeys[nsel];
-        sel_idx[nsel++] = i;
-    }
-    shard_partition(groups, NULL, nsel, shard->n, shard_of);
-    for (int q = 0; q < nsel && rc == 0; q++) {
-        if (shard_of[q] != shard->k)
-            continue;
-        int i = sel_idx[q];
+        int i = sp.point[q];
         RunCase *c = &cases[ncases];
         c->point = i;
         c->src = p->point_src[i];
         c->label = plan_point_label(p, i, ~0ULL);
         c->axes_json = run_axes_json(p, i, ~0ULL);
         c->workload_json = run_axes_json(p, i, ~p->code_axes);
-        memcpy(c->workload_key, wkeys[q], 65);
+        memcpy(c->workload_key, sp.key[q], 65);
         const char *parts[] = {s->name, p->srcs[c->src].hash, ke->options, ke->arch, c->label,
                                ke->device_uuid, ke->measure_json, NULL};
         store_case_key(parts, c->key);
@@ -168,10 +156,8 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard, 
         }
         ncases++;
     }
-    free(wkeys);
-    free(groups);
-    free(sel_idx);
-    free(shard_of);
+    int nsel = sp.n;
+    shard_points_free(&sp);
     qsort(cases, (size_t)ncases, sizeof(RunCase), cmp_case);
     *out = cases;
     *out_n = ncases;

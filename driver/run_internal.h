@@ -77,11 +77,11 @@ void run_declared_json(const Spec *s, StrBuf *b);
 /* The cases to run: of the points sel selects (*nsel, over all shards), those
  * of shard->k less the ones st already holds (*nstored; with rerun they are
  * forgotten and measured again), sorted by workload key with the baseline
- * first, so that a workload group is contiguous.  base_mask: the baseline axes.
+ * first, so that a workload group is contiguous (groups and shards: shard_points).
  * *cases is malloc'd with *ncases entries; free them with run_cases_free, also
  * after an error.  Returns 0, or 3 after printing a store error (the list stops
  * there). */
-int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard, uint64_t base_mask,
+int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
                    const RunKeyEnv *ke, Store *st, int rerun, RunCase **cases, int *ncases,
                    int *nstored, int *nsel);
 

@@ -127,3 +127,39 @@ void shard_partition(const char *const *group, const double *cost, int n, int ns
     free(load);
     free(g);
 }
+
+void shard_points(const Plan *p, const unsigned char *sel, int nshards, ShardPoints *sp)
+{
+    const Spec *s = p->spec;
+    uint64_t base_mask = 0;
+    for (int i = 0; i < s->nbaseline; i++)
+        base_mask |= 1ULL << s->baseline[i].axis;
+    size_t cap = (size_t)(p->npoints ? p->npoints : 1);
+    sp->point = xmalloc(sizeof(int) * cap);
+    sp->key = xmalloc(65 * cap);
+    sp->shard = xmalloc(sizeof(int) * cap);
+    const char **groups = xmalloc(sizeof(char *) * cap);
+    sp->n = 0;
+    for (int i = 0; i < p->npoints; i++) {
+        if (!sel[i])
+            continue;
+        char *wl = plan_point_label(p, i, ~base_mask);
+        sha256_hex(wl, strlen(wl), sp->key[sp->n]);
+        free(wl);
+        groups[sp->n] = sp->key[sp->n];
+        sp->point[sp->n++] = i;
+    }
+    shard_partition(groups, NULL, sp->n, nshards, sp->shard);
+    free(groups);
+}
+
+void shard_points_free(ShardPoints *sp)
+{
+    if (!sp)
+        return;
+    free(sp->point);
+    free(sp->key);
+    free(sp->shard);
+    sp->point = NULL, sp->key = NULL, sp->shard = NULL;
+    sp->n = 0;
+}

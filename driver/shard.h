@@ -9,6 +9,7 @@
 #ifndef KVX_SHARD_H
 #define KVX_SHARD_H
 
+#include "../gen/plan.h"
 #include "../gen/util.h"
 
 typedef struct Shard {
@@ -25,5 +26,19 @@ int shard_parse(const char *text, Shard *s, KvxError *err);
 /* Partition n cases.  group[i] is case i's group key; cost[i] its expected cost
  * (NULL: all equal).  shard_of[i] receives the shard of case i. */
 void shard_partition(const char *const *group, const double *cost, int n, int nshards, int *shard_of);
+
+/* The selected points of a plan (sel[i] != 0) in point order, each with its
+ * workload key (the sha256 of its label without the spec's baseline axes) and
+ * the shard its group falls in.  kvx run and kvx plan --shard both use it, so
+ * that `kvx plan --shard K/N` lists exactly what `kvx run --shard K/N` runs. */
+typedef struct ShardPoints {
+    int n;
+    int *point;             /* point index in the plan */
+    char (*key)[65];        /* workload key, hex */
+    int *shard;             /* 0-based shard of nshards */
+} ShardPoints;
+
+void shard_points(const Plan *p, const unsigned char *sel, int nshards, ShardPoints *sp);
+void shard_points_free(ShardPoints *sp);
 
 #endif
