@@ -1,18 +1,18 @@
-# written by kvx report: ratio against n, one series per strategy; each point the median over counter (2 values), address (2 values), counters (6 values), hit_rate (6 values)
+# written by kvx report: ratio against hit_rate, one series per strategy; each point the median over counter (2 values), address (2 values), counters (6 values), n (2 values)
 set datafile separator ','
 set key outside right autotitle columnheader noenhanced
 set title 'contention: time relative to the baseline' noenhanced
-set xlabel 'n' noenhanced
+set xlabel 'hit_rate' noenhanced
 set ylabel 'ratio (x)' noenhanced
 set grid
 set logscale y
 set terminal svg size 900,540 dynamic noenhanced
-set output 'contention_3_n_ratio.svg'
-plot for [i=2:9] 'contention_3_n_ratio.csv' using 1:i with linespoints title columnheader(i)
+set output 'contention_2_hit_rate_ratio.svg'
+plot for [i=2:9] 'contention_2_hit_rate_ratio.csv' using 1:i with linespoints title columnheader(i)
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
   set terminal pngcairo size 900,540 noenhanced
 } else {
   set terminal png size 900,540
 }
-set output 'contention_3_n_ratio.png'
+set output 'contention_2_hit_rate_ratio.png'
 replot
