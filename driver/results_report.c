@@ -298,7 +298,10 @@ static int pooled_axes(sqlite3 *db, const Spec *spec, int64_t run, const PlotAxe
     return rc ? -1 : n;
 }
 
-static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *dir,
+/* One plot of run's cases.  name_run: put the run id in the file names (the
+ * report covers several measured runs); with one run the names stay the same
+ * from one run to the next, so a re-made report replaces its plots. */
+static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, int name_run, const char *dir,
                         const char *gnuplot, const PlotAxes *pa, int ratio,
                         const char *baseline, FILE *md)
 {
@@ -316,8 +319,11 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, const char *
     int fail = results_table(db, &o, mem, &err);
     fclose(mem);
     char stem[512];
-    snprintf(stem, sizeof stem, "%s_%lld_%s_%s", spec->name, (long long)run, xa->name,
-             ratio ? "ratio" : "median_ms");
+    if (name_run)
+        snprintf(stem, sizeof stem, "%s_%lld_%s_%s", spec->name, (long long)run, xa->name,
+                 ratio ? "ratio" : "median_ms");
+    else
+        snprintf(stem, sizeof stem, "%s_%s_%s", spec->name, xa->name, ratio ? "ratio" : "median_ms");
     if (fail) {
         fprintf(md, "- %s: not plotted: %s\n", stem, err.msg);
         kvx_error_clear(&err);
@@ -489,12 +495,15 @@ static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int
                             " say which are workload axes",
             pa.logx ? ", on a log2 scale (its values span more than 2 decades)" : "",
             spec->axes[pa.series].name);
+    int nmeasured = 0;
+    for (int r = 0; r < nruns; r++)
+        nmeasured += !runs[r].reference;
     for (int r = 0; r < nruns; r++) {
         if (runs[r].reference)
             continue;
-        report_plot(db, spec, runs[r].id, plotdir, gnuplot, &pa, 0, NULL, md);
+        report_plot(db, spec, runs[r].id, nmeasured > 1, plotdir, gnuplot, &pa, 0, NULL, md);
         if (baseline)
-            report_plot(db, spec, runs[r].id, plotdir, gnuplot, &pa, 1, baseline, md);
+            report_plot(db, spec, runs[r].id, nmeasured > 1, plotdir, gnuplot, &pa, 1, baseline, md);
     }
     free(plotdir);
     free(gnuplot);

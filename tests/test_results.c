@@ -1000,11 +1000,11 @@ static void test_report(void **state)
         assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written,
                                         &err), 0);
         md = read_all(written);
-        assert_non_null(strstr(md, "![Median time against hit_rate](contention/contention_1_hit_rate_median_ms.svg)"));
-        assert_non_null(strstr(md, "(contention/contention_1_hit_rate_ratio.svg)"));
-        static const char *const files[] = {"contention/contention_1_hit_rate_median_ms.svg",
-                                            "contention/contention_1_hit_rate_median_ms.png",
-                                            "contention/contention_1_hit_rate_ratio.png"};
+        assert_non_null(strstr(md, "![Median time against hit_rate](contention/contention_hit_rate_median_ms.svg)"));
+        assert_non_null(strstr(md, "(contention/contention_hit_rate_ratio.svg)"));
+        static const char *const files[] = {"contention/contention_hit_rate_median_ms.svg",
+                                            "contention/contention_hit_rate_median_ms.png",
+                                            "contention/contention_hit_rate_ratio.png"};
         for (int i = 0; i < 3; i++) {
             char p[600];
             snprintf(p, sizeof p, "%s/%s", dir, files[i]);
@@ -1052,6 +1052,21 @@ static void test_report_one_run(void **state)
     assert_non_null(strstr(md, "## Run 2\n"));
     assert_non_null(strstr(md, "| ok | 66 |"));
     free(md), free(written);
+    /* Plots of two runs carry the run id in their names; of one run, not. */
+    setenv("KVX_GNUPLOT", "/bin/true", 1);
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "](contention/contention_1_hit_rate_median_ms.svg)"));
+    assert_non_null(strstr(md, "](contention/contention_2_hit_rate_median_ms.svg)"));
+    free(md), free(written);
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 2, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "](contention/contention_hit_rate_median_ms.svg)"));
+    assert_null(strstr(md, "contention_2_hit_rate"));
+    free(md), free(written);
+    setenv("KVX_GNUPLOT", "", 1);
     /* Run 2 alone: GPU B's environment row, no per-run sections, 33 ok. */
     if (results_report(db, "tests/data/results/fixture.yaml", dir, 2, 0, &written, &err))
         fail_msg("report --run 2: %s", err.msg);
@@ -1126,7 +1141,7 @@ static void test_report_plots(void **state)
     free(md);
     free(written);
     char gp[700];
-    snprintf(gp, sizeof gp, "%s/contention/contention_1_hit_rate_median_ms.gp", dir);
+    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms.gp", dir);
     char *script = read_all(gp);
     assert_non_null(script);
     assert_null(strstr(script, "set logscale x"));
@@ -1155,13 +1170,13 @@ static void test_report_plots(void **state)
     md = read_all(written);
     assert_non_null(strstr(md, "x: n (the numeric workload axis with the most values), on a log2 scale (its"
                                " values span more than 2 decades); one series per strategy.\n"));
-    assert_non_null(strstr(md, "![Median time against n](contention/contention_1_n_median_ms.svg)"));
+    assert_non_null(strstr(md, "![Median time against n](contention/contention_n_median_ms.svg)"));
     assert_non_null(strstr(md, "Each point is the median over counter (2 values), hit_rate"
                                " (3 values): it pools cases at different values of these"
                                " axes.\n"));
     free(md);
     free(written);
-    snprintf(gp, sizeof gp, "%s/contention/contention_1_n_median_ms.gp", dir);
+    snprintf(gp, sizeof gp, "%s/contention/contention_n_median_ms.gp", dir);
     script = read_all(gp);
     assert_non_null(script);
     assert_non_null(strstr(script, "set logscale x 2\n"));
@@ -1170,7 +1185,7 @@ static void test_report_plots(void **state)
                                    " counter (2 values), hit_rate (3 values)"));
     free(script);
     /* The data: one row per n, one column per strategy. */
-    snprintf(gp, sizeof gp, "%s/contention/contention_1_n_median_ms.csv", dir);
+    snprintf(gp, sizeof gp, "%s/contention/contention_n_median_ms.csv", dir);
     char *data = read_all(gp);
     assert_non_null(data);
     const char *head = "n,naive,warp_cg,block_smem\n1024,";
