@@ -1,7 +1,7 @@
 {{! histogram.cu: a histogram of bins counters over n input values (specs/histogram.yaml).  }}
 {{! Placeholders:                                                                           }}
 {{!   strategy    global smem coarse_contig coarse_interleaved vec16 vec16_runs vec16_warp  }}
-{{!               vec16_reg cub_atomic cub_sort                                             }}
+{{!               vec16_lanes vec16_reg cub_atomic cub_sort                                 }}
 {{!   E           input element type (u8, u16), spelled ctype(E)                            }}
 {{!   bins, LO, HI, width, full_range    the binning, through pieces/hist_bin.cuh            }}
 {{!   block       threads per block                                                         }}
@@ -33,6 +33,23 @@ struct Tally {
         const int b = bin_of(v);
         if (b >= 0)
             atomicAdd(&hist_s[b], 1u);
+    }
+    __device__ void finish() {}
+};
+
+{{#elif strategy == "vec16_lanes"}}
+/* Counts values into the lane's own copy of the shared histogram, one atomic
+ * each.  Bin b of copy l is word b * 32 + l, so the 32 lanes of a warp hit 32
+ * different banks whatever bins they count: no bank conflicts, and no two
+ * lanes of a warp on one word.  The block's warps share the 32 copies. */
+struct Tally {
+    unsigned *lane_s;   /* hist_s + lane */
+
+    __device__ void add(unsigned v)
+    {
+        const int b = bin_of(v);
+        if (b >= 0)
+            atomicAdd(&lane_s[b * 32], 1u);
     }
     __device__ void finish() {}
 };
@@ -197,6 +214,9 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
 /* As vec16, counting in registers (Tally): {{bins}} shared atomics per warp in
  * all, instead of one per value; and two loads in flight per thread, since
  * counting a load takes long enough to leave the memory idle otherwise. */
+{{#elif strategy == "vec16_lanes"}}
+/* As vec16, each lane counting into its own copy of the histogram (Tally), 32
+ * copies in {{bins * 128 // 1024}} KB; a warp per bin adds the copies at the end. */
 {{#elif strategy == "vec16_warp"}}
 /* As vec16, with {{copies}} private histograms per block, warp w counting into
  * copy w % {{copies}}, so fewer warps contend for a hot bin's shared word. */
@@ -244,6 +264,39 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {{/if}}
     }
 {{#include "pieces/hist_flush.cuh"}}
+{{#elif strategy == "vec16_lanes"}}
+    __shared__ unsigned hist_s[{{bins * 32}}];
+    for (int b = threadIdx.x; b < {{bins * 32}}; b += blockDim.x)
+        hist_s[b] = 0;
+    __syncthreads();
+    Tally tally{hist_s + threadIdx.x % 32};
+    const uint4 *in16 = reinterpret_cast<const uint4 *>(in);     /* in is 256-byte aligned */
+    const int n16 = n / {{vec}};
+    const int first = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int i = first; i < n16; i += gridDim.x * blockDim.x) {
+        const uint4 chunk = in16[i];
+        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll
+        for (int w = 0; w < 4; w++)
+#pragma unroll
+            for (int k = 0; k < {{4 // sizeof(E)}}; k++)       /* little-endian: memory order */
+                tally.add((words[w] >> {{8 * sizeof(E)}} * k) & {{256 ^ sizeof(E) - 1}}u);
+    }
+    if (first < n - n16 * {{vec}})      /* the n % {{vec}} values past the last full load */
+        tally.add(in[n16 * {{vec}} + first]);
+    __syncthreads();
+    /* A warp per bin: lane l reads copy l (one word per bank), the warp sums. */
+    for (int b = threadIdx.x / 32; b < {{bins}}; b += blockDim.x / 32) {
+{{#if cc >= 80}}
+        const unsigned total = __reduce_add_sync(0xffffffffu, hist_s[b * 32 + threadIdx.x % 32]);
+{{#else}}
+        unsigned total = hist_s[b * 32 + threadIdx.x % 32];
+        for (int offset = 16; offset > 0; offset /= 2)
+            total += __shfl_xor_sync(0xffffffffu, total, offset);
+{{/if}}
+        if (threadIdx.x % 32 == 0 && total)
+            atomicAdd(&hist[b], total);
+    }
 {{#else}}
 {{#if copies > 1}}
     __shared__ unsigned hist_s[{{copies}}][{{bins}}];
