@@ -550,6 +550,21 @@ static int compile_nvrtc(JitJob *job, const char *const *opts, int nopts, KvxErr
     NVRTC_CHECK(nvrtcGetProgramLog(prog, job->log));
     if (rc == NVRTC_ERROR_COMPILATION) {
         job->ok = 0;
+        /* ptxas can fail with only its info lines in the log, e.g. over the
+         * 48 KB of static shared memory a kernel may declare: say so. */
+        if (!strstr(job->log, "error")) {
+            jit_parse_ptxas(job->log, job);
+            char note[200];
+            if (job->smem_static > 48 * 1024)
+                snprintf(note, sizeof note, "kvx: %d bytes of static shared memory: more than the"
+                         " 48 KB a kernel may declare statically\n", job->smem_static);
+            else
+                snprintf(note, sizeof note, "kvx: NVRTC reported a failed compile without an"
+                         " error line\n");
+            size_t n = strlen(job->log);
+            job->log = xrealloc(job->log, n + strlen(note) + 1);
+            memcpy(job->log + n, note, strlen(note) + 1);
+        }
         nvrtcDestroyProgram(&prog);
         return 0;
     }
