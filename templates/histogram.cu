@@ -1,8 +1,7 @@
 {{! histogram.cu: a histogram of bins counters over n input values (specs/histogram.yaml).  }}
 {{! Placeholders:                                                                           }}
 {{!   strategy    global smem coarse_contig coarse_interleaved vec16 vec16_runs vec16_warp  }}
-{{!               vec16_lanes vec16_half vec16_reg cub_atomic cub_sort                      }}
-{{!   half_words  vec16_half: 32-bit words of one 16-bit-counter copy (bins / 2, rounded up) }}
+{{!               vec16_lanes vec16_reg cub_atomic cub_sort                                 }}
 {{!   E           input element type (u8, u16), spelled ctype(E)                            }}
 {{!   bins, LO, HI, width, full_range    the binning, through pieces/hist_bin.cuh            }}
 {{!   block       threads per block                                                         }}
@@ -51,24 +50,6 @@ struct Tally {
         const int b = bin_of(v);
         if (b >= 0)
             atomicAdd(&lane_s[b * 32], 1u);
-    }
-    __device__ void finish() {}
-};
-
-{{#elif strategy == "vec16_half"}}
-/* Counts values into the warp's own copy of the histogram with 16-bit
- * counters, two bins to a 32-bit word (bin b in half b & 1 of word b / 2), one
- * atomic each: a warp's atomics touch half as many 128-byte rows of shared
- * memory as with 32-bit counters.  The spec keeps the values one warp counts
- * under 65536 (warp_values), so no counter carries into its neighbour. */
-struct Tally {
-    unsigned *copy_s;
-
-    __device__ void add(unsigned v)
-    {
-        const int b = bin_of(v);
-        if (b >= 0)
-            atomicAdd(&copy_s[b >> 1], 1u << ((b & 1) << 4));
     }
     __device__ void finish() {}
 };
@@ -236,9 +217,6 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
 {{#elif strategy == "vec16_lanes"}}
 /* As vec16, each lane counting into its own copy of the histogram (Tally), 32
  * copies in {{bins * 128 // 1024}} KB; a warp per bin adds the copies at the end. */
-{{#elif strategy == "vec16_half"}}
-/* As vec16, each warp counting into its own copy of the histogram with 16-bit
- * counters (Tally), {{block // 32}} copies of {{half_words * 4}} bytes; the copies are added at the end. */
 {{#elif strategy == "vec16_warp"}}
 /* As vec16, with {{copies}} private histograms per block, warp w counting into
  * copy w % {{copies}}, so fewer warps contend for a hot bin's shared word. */
@@ -317,35 +295,6 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
             total += __shfl_xor_sync(0xffffffffu, total, offset);
 {{/if}}
         if (threadIdx.x % 32 == 0 && total)
-            atomicAdd(&hist[b], total);
-    }
-{{#elif strategy == "vec16_half"}}
-    __shared__ unsigned hist_s[{{block // 32}}][{{half_words}}];
-    for (int w = threadIdx.x; w < {{block // 32 * half_words}}; w += blockDim.x)
-        hist_s[w / {{half_words}}][w % {{half_words}}] = 0;
-    __syncthreads();
-    Tally tally{hist_s[threadIdx.x / 32]};
-    const uint4 *in16 = reinterpret_cast<const uint4 *>(in);     /* in is 256-byte aligned */
-    const int n16 = n / {{vec}};
-    const int first = blockIdx.x * blockDim.x + threadIdx.x;
-    for (int i = first; i < n16; i += gridDim.x * blockDim.x) {
-        const uint4 chunk = in16[i];
-        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
-#pragma unroll
-        for (int w = 0; w < 4; w++)
-#pragma unroll
-            for (int k = 0; k < {{4 // sizeof(E)}}; k++)       /* little-endian: memory order */
-                tally.add((words[w] >> {{8 * sizeof(E)}} * k) & {{256 ^ sizeof(E) - 1}}u);
-    }
-    if (first < n - n16 * {{vec}})      /* the n % {{vec}} values past the last full load */
-        tally.add(in[n16 * {{vec}} + first]);
-    __syncthreads();
-    for (int b = threadIdx.x; b < {{bins}}; b += blockDim.x) {
-        unsigned total = 0;
-#pragma unroll
-        for (int c = 0; c < {{block // 32}}; c++)
-            total += hist_s[c][b >> 1] >> ((b & 1) << 4) & 0xffffu;
-        if (total)
             atomicAdd(&hist[b], total);
     }
 {{#else}}
