@@ -48,10 +48,15 @@ typedef struct TableOpts {
     int failed_values;         /* 1: a failed case with a stored value (the worker times
                                   mismatched cases) shows it, marked with its status */
     double min_diff;           /* compare: smallest |B - A| / |A| that is marked; 0: none */
+    int best;                  /* table: per row, the best case instead of a pivot */
 } TableOpts;
 
 /* Pivot the selected cases and write the table.  0, or -1 with err
- * (KVX_EINPUT for a bad option, KVX_EIO for the database). */
+ * (KVX_EINPUT for a bad option, KVX_EIO for the database).  With o->best: one
+ * line per value tuple of the rows axes with the best passing case among the
+ * matching ones (lowest time, error or count; highest bandwidth, % of peak or
+ * rate; a speed-up reverses it), named by the other axes that vary, and the
+ * runner-up with the margin between them (md or csv). */
 int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err);
 
 /* Side by side: a table over A and one over B with the same options (ratio and

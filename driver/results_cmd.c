@@ -24,7 +24,7 @@ static int usage_fail(const char *verb, const char *usage, const char *msg)
 /* Options the table-like verbs share. */
 enum { OPT_DB = 1000, OPT_SPEC, OPT_ROWS, OPT_COLS, OPT_VALUE, OPT_RATIO, OPT_SPEEDUP, OPT_BASELINE,
        OPT_WHERE, OPT_RUN, OPT_REF, OPT_FORMAT, OPT_OUT, OPT_WHERE_A, OPT_WHERE_B,
-       OPT_SPEC_FILE, OPT_FAILED_VALUES, OPT_MIN_DIFF };
+       OPT_SPEC_FILE, OPT_FAILED_VALUES, OPT_MIN_DIFF, OPT_BEST };
 
 static const struct option table_options[] = {
     {"db", required_argument, NULL, OPT_DB},
@@ -42,6 +42,7 @@ static const struct option table_options[] = {
     {"out", required_argument, NULL, OPT_OUT},
     {"spec-file", required_argument, NULL, OPT_SPEC_FILE},
     {"failed-values", no_argument, NULL, OPT_FAILED_VALUES},
+    {"best", no_argument, NULL, OPT_BEST},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -96,6 +97,7 @@ static int table_opt(TableArgs *ta, int c, const char *arg, const char *verb, co
     case OPT_WHERE_B: ta->where_b = arg; return 0;
     case OPT_SPEC_FILE: ta->spec_file = arg; return 0;
     case OPT_FAILED_VALUES: ta->o.failed_values = 1; return 0;
+    case OPT_BEST: ta->o.best = 1; return 0;
     case OPT_MIN_DIFF: {
         char *end;
         double d = strtod(arg, &end);
@@ -217,10 +219,12 @@ static int where_spec(TableArgs *ta, sqlite3 *db, const ResultsSel *sel, KvxErro
 static const char table_usage[] =
     "[--db PATH] [--spec NAME] [--rows AXIS,...] [--cols AXIS,...] [--value V] [--ratio|--speedup]\n"
     "       [--baseline 'axis=value,...'] [--where EXPR] [--spec-file PATH] [--run ID | --ref NAME]\n"
-    "       [--failed-values] [--format md|csv|json] [--out FILE]\n"
+    "       [--failed-values] [--best] [--format md|csv|json] [--out FILE]\n"
     "  --spec-file: the spec whose let: names --where may use (default: the spec path the\n"
     "  run stored, when it still loads)\n"
-    "  --failed-values: a failed case with a stored value (mismatch) shows it, marked";
+    "  --failed-values: a failed case with a stored value (mismatch) shows it, marked\n"
+    "  --best: per value of the --rows axes, the best passing case (named by the other\n"
+    "  axes that vary), its value and the runner-up's";
 
 int cmd_table(int argc, char **argv)
 {

@@ -175,6 +175,7 @@ static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const Repor
     o.cols = t->cols, o.ncols = t->ncols;
     o.value = t->value;
     o.ratio = t->ratio;
+    o.best = t->best;
     o.baseline = baseline;
     o.where = t->where;
     o.spec = spec;

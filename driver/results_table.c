@@ -557,12 +557,151 @@ static int table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, c
     return 0;
 }
 
+/* ---- --best ------------------------------------------------------------------- */
+
+/* Lower is better for times, errors and counts; higher for bandwidth, % of
+ * peak and rates; a speed-up (baseline / value) turns it around. */
+static int lower_better(Unit u, int ratio)
+{
+    int lower = !(u == U_GBS || u == U_PCT || u == U_RATE);
+    return ratio == 2 ? !lower : lower;
+}
+
+/* The axes outside rows with more than one value among the matching cases:
+ * what tells a row's candidates apart. */
+static int choice_axes(const CaseSet *cs, const Pivot *p, int *out)
+{
+    int n = 0;
+    for (int a = 0; a < cs->naxes; a++) {
+        int in_rows = 0, first = -1, varies = 0;
+        for (int j = 0; j < p->nra; j++)
+            in_rows |= p->ra[j] == a;
+        if (in_rows)
+            continue;
+        for (int i = 0; i < cs->nrecs && !varies; i++) {
+            const Rec *r = &cs->recs[i];
+            if (!r->match || r->ax[a] < 0)
+                continue;
+            if (first < 0)
+                first = r->ax[a];
+            varies = r->ax[a] != first;
+        }
+        if (varies)
+            out[n++] = a;
+    }
+    return n;
+}
+
+static void write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+{
+    int ch[RESULTS_MAX_AXES];
+    const int nch = choice_axes(cs, p, ch);
+    const int lower = lower_better(cs->unit, o->ratio);
+    const int wr = p->nra ? p->nra : 1;
+    const int csv = o->format == RESULTS_CSV;
+    StrBuf k, a, b;
+    sb_init(&k), sb_init(&a), sb_init(&b);
+    if (csv) {
+        for (int j = 0; j < p->nra; j++)
+            fprintf(out, "%s,", cs->axes[p->ra[j]].name);
+        fprintf(out, "best,%s,candidates,runner_up,runner_up_%s,margin\n", cs->value_name,
+                cs->value_name);
+    } else {
+        sb_reset(&a);
+        for (int j = 0; j < nch; j++)
+            sb_printf(&a, "%s%s", j ? ", " : "", cs->axes[ch[j]].name);
+        fprintf(out, "best %s%s (%s) per %s, over %s%s%s; margin: how far ahead of the runner-up, (noise) where within either case's spread\n\n",
+                cs->value_name, o->ratio == 2 ? " as a speed-up" : o->ratio ? " as a ratio" : "",
+                lower ? "lowest" : "highest", p->nra ? "row" : "selection",
+                nch ? sb_str(&a) : "one case", o->where && *o->where ? "; where " : "",
+                o->where && *o->where ? o->where : "");
+        fputs("|", out);
+        for (int j = 0; j < p->nra; j++)
+            fprintf(out, " %s |", cs->axes[p->ra[j]].name);
+        fprintf(out, " best | %s | of | runner-up | its %s | margin |\n|", cs->value_name,
+                cs->value_name);
+        for (int j = 0; j < p->nra + 6; j++)
+            fputs(j < p->nra || j == p->nra || j == p->nra + 3 ? " --- |" : " ---: |", out);
+        fputs("\n", out);
+    }
+    for (int r = 0; r < p->nr; r++) {
+        const int *key = &p->rkeys[r * wr];
+        int best = -1, second = -1, n = 0;
+        for (int i = 0; i < cs->nrecs; i++) {
+            const Rec *rec = &cs->recs[i];
+            int in = rec->match && !isnan(rec->v) && !rec->vstatus && !rec->fail;
+            for (int j = 0; j < p->nra && in; j++)
+                in = rec->ax[p->ra[j]] == key[j];
+            if (!in)
+                continue;
+            n++;
+            double v = rec->v;
+            if (best < 0 || (lower ? v < cs->recs[best].v : v > cs->recs[best].v)) {
+                second = best;
+                best = i;
+            } else if (second < 0 || (lower ? v < cs->recs[second].v : v > cs->recs[second].v)) {
+                second = i;
+            }
+        }
+        key_text(cs, p->ra, p->nra, key, csv ? "," : " | ", &k);
+        int chkey[RESULTS_MAX_AXES];
+        char v1[64] = "", v2[64] = "", margin[32] = "";
+        sb_reset(&a), sb_reset(&b);
+        if (best >= 0) {
+            for (int j = 0; j < nch; j++)
+                chkey[j] = cs->recs[best].ax[ch[j]];
+            for (int j = 0; j < nch; j++)
+                sb_printf(&a, "%s%s=%s", j ? " " : "", cs->axes[ch[j]].name,
+                          chkey[j] >= 0 ? cs->axes[ch[j]].vals[chkey[j]].text : "-");
+            if (csv)
+                results_num_text(v1, sizeof v1, cs->recs[best].v);
+            else
+                fmt_value(v1, sizeof v1, cs->recs[best].v, cs->unit, o->ratio);
+        }
+        if (second >= 0) {
+            for (int j = 0; j < nch; j++) {
+                int x = cs->recs[second].ax[ch[j]];
+                sb_printf(&b, "%s%s=%s", j ? " " : "", cs->axes[ch[j]].name,
+                          x >= 0 ? cs->axes[ch[j]].vals[x].text : "-");
+            }
+            if (csv)
+                results_num_text(v2, sizeof v2, cs->recs[second].v);
+            else
+                fmt_value(v2, sizeof v2, cs->recs[second].v, cs->unit, o->ratio);
+            /* How far ahead the best is: runner-up over best (lower is
+             * better) or best over runner-up, >= 1. */
+            double b1 = cs->recs[best].v, b2 = cs->recs[second].v;
+            double m = lower ? b2 / b1 : b1 / b2;
+            /* Within the spread of either case's samples, the order means little. */
+            double nz = fmax(cs->recs[best].noise, cs->recs[second].noise);
+            int close = !isnan(nz) && m - 1 <= nz;
+            if (isfinite(m))
+                snprintf(margin, sizeof margin, csv ? "%.4g" : "%.3fx%s", m,
+                         csv ? "" : close ? " (noise)" : "");
+        }
+        if (csv)
+            fprintf(out, "%s%s%s,%s,%d,%s,%s,%s\n", sb_str(&k), p->nra ? "," : "",
+                    best >= 0 ? sb_str(&a) : "", v1, n, sb_str(&b), v2, margin);
+        else
+            fprintf(out, "| %s%s%s | %s | %d | %s | %s | %s |\n", sb_str(&k), p->nra ? " | " : "",
+                    best >= 0 ? sb_str(&a) : "(none passed)", v1, n,
+                    second >= 0 ? sb_str(&b) : "-", v2, margin);
+    }
+    sb_free(&k), sb_free(&a), sb_free(&b);
+}
+
 int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
 {
     CaseSet cs;
     Pivot p;
+    if (o->best && (o->ncols > 0 || o->format == RESULTS_JSON)) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "--best takes --rows only, and md or csv output");
+        return -1;
+    }
     int rc = table_build(db, &o->sel, o, NULL, 0, &cs, &p, err);
-    if (!rc) {
+    if (!rc && o->best) {
+        write_best(&cs, &p, o, out);
+    } else if (!rc) {
         if (o->format == RESULTS_CSV)
             write_csv(&cs, &p, o, out);
         else if (o->format == RESULTS_JSON)

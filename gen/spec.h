@@ -132,6 +132,7 @@ typedef struct ReportTable {
     const char **cols; int ncols;
     const char *value;
     int ratio;          /* 1: divide by the baseline; 2: speed-up (baseline / value) */
+    int best;           /* 1: per row, the best case and its runner-up (no cols) */
     const char *where;
     SrcPos pos;
 } ReportTable;

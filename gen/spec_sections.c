@@ -385,8 +385,8 @@ int loader_measure(Loader *L, yaml_node_t *map)
 int loader_report(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
-    static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 1}, {"value", 0},
-                                  {"ratio", 0}, {"speedup", 0}, {"where", 0}, {0}};
+    static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
+                                  {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"where", 0}, {0}};
     if (loader_want(L, seq, YAML_SEQUENCE_NODE, "report"))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
@@ -412,11 +412,21 @@ int loader_report(Loader *L, yaml_node_t *seq)
             return -1;
         if (speedup)
             r->ratio = 2;
+        if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
+            return -1;
+        /* A pivot needs columns; a best-per-row table has none. */
+        if (r->best && get(L, t, "cols"))
+            return loader_fail(L, get(L, t, "cols"), "a best: table has rows only (drop cols)");
+        if (!r->best && !get(L, t, "cols"))
+            return loader_fail(L, t, "missing key 'cols' in a report table (or best: true for a"
+                               " best-per-row table)");
         const char ***lists[2] = {&r->rows, &r->cols};
         int *counts[2] = {&r->nrows, &r->ncols};
         const char *names[2] = {"rows", "cols"};
         for (int j = 0; j < 2; j++) {
             n = get(L, t, names[j]);
+            if (!n)
+                continue;       /* cols of a best table */
             if (is_scalar(n)) {
                 *lists[j] = arena_alloc(s->arena, sizeof(char *));
                 (*lists[j])[0] = arena_strdup(s->arena, scalar(n));

@@ -268,6 +268,37 @@ static void test_one_axis_each(void **state)
     free(out), free(errs);
 }
 
+/* --best: per row, the best passing case, named by the axes that vary, with
+ * the runner-up; a timed-out case is no candidate. */
+static void test_best(void **state)
+{
+    char *out, *errs;
+    int rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec",
+                     "contention", "--rows", "hit_rate", "--best", "--where",
+                     "counter == \"u64\" && n == 2^24", NULL);
+    if (rc != 0)
+        fail_msg("kvx table --best: %s", errs);
+    assert_non_null(strstr(out, "best median_ms (lowest) per row, over strategy;"));
+    assert_non_null(strstr(out, "| hit_rate | best | median_ms | of | runner-up | its median_ms | margin |"));
+    /* at 0.5 warp_cg timed out: two candidates */
+    assert_non_null(strstr(out, "| 0.5 | strategy=block_smem | 34.1 us | 2 | strategy=naive | 154 us | 4.5"));
+    free(out), free(errs);
+    /* Bandwidth: highest is best; the same winner. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec", "contention",
+                 "--rows", "hit_rate", "--best", "--value", "gbs", "--format", "csv", "--where",
+                 "counter == \"u64\" && n == 2^24", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "hit_rate,best,gbs,candidates,runner_up,runner_up_gbs,margin\n"));
+    assert_non_null(strstr(out, "\n0.5,strategy=block_smem,"));
+    free(out), free(errs);
+    /* --best is a per-row choice: no --cols. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec", "contention",
+                 "--rows", "hit_rate", "--cols", "n", "--best", NULL);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(errs, "--best takes --rows only"));
+    free(out), free(errs);
+}
+
 static void test_two_axes_each(void **state)
 {
     const char *rows[] = {"n", "hit_rate"}, *cols[] = {"counter", "strategy"};
@@ -1210,6 +1241,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_axis_each),
+        cmocka_unit_test(test_best),
         cmocka_unit_test(test_two_axes_each),
         cmocka_unit_test(test_missing_and_failed_cells),
         cmocka_unit_test(test_multi_row_cells),
