@@ -487,7 +487,7 @@ done:
 
 /* ---- merge ----------------------------------------------------------------- */
 
-/* Columns of main.TABLE other than the skipped ones, as "c1, c2, ..." with a
+/* Columns of main.TABLE that src.TABLE has too, other than the skipped ones, as "c1, c2, ..." with a
  * prefix before each; the names come from our own schema, never from input. */
 static char *columns(sqlite3 *db, const char *table, const char *prefix,
                      const char *const *skip, const char *join)
@@ -495,7 +495,11 @@ static char *columns(sqlite3 *db, const char *table, const char *prefix,
     StrBuf b;
     sb_init(&b);
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?)", -1, &q, NULL) == 0) {
+    /* The columns both databases have: an older source lacks the newer ones,
+     * which stay NULL in the copy. */
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main') WHERE name IN"
+                           " (SELECT name FROM pragma_table_info(?1, 'src')) ORDER BY cid",
+                           -1, &q, NULL) == 0) {
         sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
         int n = 0;
         while (sqlite3_step(q) == SQLITE_ROW) {

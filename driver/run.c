@@ -417,6 +417,21 @@ int cmd_run(int argc, char **argv)
     sb_init(&declared);
     run_declared_json(s, &declared);
     const DeviceInfo *d0 = &infos[devs[0]];
+    /* Every GPU this run measures on; the run row's gpu_* fields are d0's. */
+    StrBuf devj;
+    sb_init(&devj);
+    sb_putc(&devj, '[');
+    for (int i = 0; i < ndev; i++) {
+        const DeviceInfo *d = &infos[devs[i]];
+        sb_printf(&devj, "%s{\"ordinal\":%d,\"name\":", i ? "," : "", d->ordinal);
+        run_json_string(&devj, d->name);
+        sb_puts(&devj, ",\"uuid\":");
+        run_json_string(&devj, d->uuid);
+        sb_printf(&devj, ",\"cc\":%d,\"sm_count\":%d,\"clock_mhz\":%d,\"mem_clock_mhz\":%d,"
+                  "\"peak_gbs\":%.1f}", d->cc_major * 10 + d->cc_minor, d->sm_count,
+                  d->clock_khz / 1000, d->mem_clock_khz / 1000, d->peak_gbs);
+    }
+    sb_putc(&devj, ']');
     env = (RunEnv){.spec_name = s->name, .spec_path = s->path, .gpu_name = d0->name, .gpu_uuid = d0->uuid,
                    .cc = facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
                    .mem_bytes = d0->mem_bytes, .clock_mhz = d0->clock_khz / 1000,
@@ -424,7 +439,7 @@ int cmd_run(int argc, char **argv)
                    .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = KVX_VERSION,
                    .arch = facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = mjson,
                    .started_at = started, .baseline_json = sb_str(&basej),
-                   .axes_json = sb_str(&declared)};
+                   .axes_json = sb_str(&declared), .devices_json = sb_str(&devj)};
     int64_t run_id = 0;
     if (rc == 0 && store_begin_run(st, &env, &run_id, &err) != 0) {
         kvx_error_print(&err, stderr);
@@ -796,6 +811,7 @@ int cmd_run(int argc, char **argv)
     sb_free(&cmd);
     sb_free(&basej);
     sb_free(&declared);
+    sb_free(&devj);
     for (int i = 0; i < comp.n; i++)
         jit_job_release(&comp.jobs[i]);
     free(comp.jobs);

@@ -14,7 +14,7 @@
 
 /* ---- JSON of axis values -------------------------------------------------------------- */
 
-static void json_string(StrBuf *b, const char *s)
+void run_json_string(StrBuf *b, const char *s)
 {
     sb_putc(b, '"');
     for (; *s; s++) {
@@ -42,11 +42,11 @@ char *run_axes_json(const Plan *p, int point, uint64_t mask)
         if (!first)
             sb_putc(&b, ',');
         first = 0;
-        json_string(&b, s->axes[a].name);
+        run_json_string(&b, s->axes[a].name);
         sb_putc(&b, ':');
         const AxisValue *av = &s->axes[a].vals[v[a]];
         if (av->v.kind == VAL_STR)
-            json_string(&b, av->text);
+            run_json_string(&b, av->text);
         else
             sb_puts(&b, av->text);
     }
@@ -61,11 +61,11 @@ void run_baseline_json(const Spec *s, StrBuf *b)
         if (k)
             sb_putc(b, ',');
         const Axis *ax = &s->axes[s->baseline[k].axis];
-        json_string(b, ax->name);
+        run_json_string(b, ax->name);
         sb_putc(b, ':');
         const AxisValue *av = &ax->vals[s->baseline[k].value];
         if (av->v.kind == VAL_STR)
-            json_string(b, av->text);
+            run_json_string(b, av->text);
         else
             sb_puts(b, av->text);
     }
@@ -78,14 +78,14 @@ void run_declared_json(const Spec *s, StrBuf *b)
     for (int a = 0; a < s->naxes; a++) {
         if (a)
             sb_putc(b, ',');
-        json_string(b, s->axes[a].name);
+        run_json_string(b, s->axes[a].name);
         sb_puts(b, ":[");
         for (int v = 0; v < s->axes[a].nvals; v++) {
             const AxisValue *av = &s->axes[a].vals[v];
             if (v)
                 sb_putc(b, ',');
             if (av->v.kind == VAL_STR)
-                json_string(b, av->text);
+                run_json_string(b, av->text);
             else
                 sb_puts(b, av->text);
         }

@@ -68,6 +68,9 @@ typedef struct RunKeyEnv {
  * declaration order; malloc'd. */
 char *run_axes_json(const Plan *p, int point, uint64_t mask);
 
+/* s as a JSON string literal, quotes and escapes included, appended to b. */
+void run_json_string(StrBuf *b, const char *s);
+
 /* Append to b the baseline as {"axis":value,...} ({} without one). */
 void run_baseline_json(const Spec *s, StrBuf *b);
 

@@ -24,7 +24,8 @@
     " clock_mhz INTEGER, mem_clock_mhz INTEGER, peak_gbs REAL,"                 \
     " driver_version INTEGER, nvrtc_version TEXT, kvx_version TEXT, arch TEXT," \
     " hostname TEXT, command TEXT, measure_json TEXT, baseline_json TEXT,"      \
-    " axes_json TEXT, started_at TEXT, wall_s REAL, profile_json TEXT);"        \
+    " axes_json TEXT, started_at TEXT, wall_s REAL, profile_json TEXT,"         \
+    " devices_json TEXT);"                                                      \
     "CREATE TABLE IF NOT EXISTS variants ("                                     \
     " id INTEGER PRIMARY KEY,"                                                  \
     " run_id INTEGER NOT NULL REFERENCES runs(id),"                             \
@@ -61,8 +62,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_RUN] = "INSERT INTO runs (kind, name, spec_name, spec_path, gpu_name, gpu_uuid,"
                " cc, sm_count, l2_bytes, mem_bytes, clock_mhz, mem_clock_mhz, peak_gbs,"
                " driver_version, nvrtc_version, kvx_version, arch, hostname, command,"
-               " measure_json, baseline_json, axes_json, started_at)"
-               " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+               " measure_json, baseline_json, axes_json, started_at, devices_json)"
+               " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_END_RUN] = "UPDATE runs SET wall_s = ?, profile_json = ? WHERE id = ?",
     [ST_VAR_INSERT] = "INSERT OR IGNORE INTO variants (run_id, spec_name, source_hash, label,"
                       " code_axes, arch, options, compile_ok, compile_log, compile_ms, regs,"
@@ -130,6 +131,12 @@ static int check_version(Store *s, KvxError *err)
         snprintf(sql, sizeof sql, "INSERT INTO schema_version (version) VALUES (%d)",
                  STORE_SCHEMA_VERSION);
         return exec_sql(s, sql, err);
+    }
+    if (version < 2) {
+        /* Version 1 had no runs.devices_json: add it (NULL for the old runs). */
+        if (exec_sql(s, "ALTER TABLE runs ADD COLUMN devices_json TEXT;"
+                        "UPDATE schema_version SET version = 2", err))
+            return -1;
     }
     return 0;
 }
@@ -239,6 +246,7 @@ int store_begin_run(Store *s, const RunEnv *e, int64_t *run_id, KvxError *err)
     bind_text(q, i++, e->baseline_json);
     bind_text(q, i++, e->axes_json);
     bind_text(q, i++, e->started_at);
+    bind_text(q, i++, e->devices_json);
     if (step_done(s, q, err, "recording the run"))
         return -1;
     *run_id = sqlite3_last_insert_rowid(s->db);

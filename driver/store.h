@@ -40,6 +40,10 @@ typedef struct RunEnv {
     const char *axes_json;            /* declared axes in order: {"strategy":["naive",...],...} */
     const char *kind;                 /* "run" (NULL) or "reference" (kvx import) */
     const char *ref_name;             /* reference runs: the --name given to import */
+    /* Every GPU the run measured on, as a JSON array of {ordinal, name, uuid,
+     * cc, sm_count, clock_mhz, mem_clock_mhz, peak_gbs}; the gpu_* fields
+     * above are the first of them.  NULL = not recorded. */
+    const char *devices_json;
 } RunEnv;
 
 /* Insert a run row; *run_id receives its id.  0 or -1. */
@@ -99,7 +103,7 @@ void store_case_key(const char *const *parts, char hex[65]);
 struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2     /* 2: runs.devices_json */
 
 /* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
 void store_case_init(CaseRow *c);

@@ -957,6 +957,17 @@ static void test_merge(void **state)
     assert_int_equal(count(outp, "SELECT count(*) FROM runs"), 3);
     assert_int_equal(count(outp, "SELECT count(*) FROM cases"), 70);
     assert_int_equal(count(outp, "SELECT count(*) FROM cases WHERE median_ms = 99"), 0);
+    /* A version 1 database (before runs.devices_json) merges: the column stays
+     * NULL for its run. */
+    copy_db("b.db", "v1.db", "ALTER TABLE runs DROP COLUMN devices_json;"
+                             "UPDATE runs SET started_at = 'v1';"
+                             "UPDATE schema_version SET version = 1");
+    rc = run_cmd(cmd_merge, 0, &out, &errs, "merge", outp, tmp_path("v1.db"), NULL);
+    if (rc != 0)
+        fail_msg("merging a version 1 database: %s", errs);
+    free(out), free(errs);
+    assert_int_equal(count(outp, "SELECT count(*) FROM runs WHERE started_at = 'v1' AND"
+                                 " devices_json IS NULL"), 1);
     /* A file that is not a results database is refused. */
     assert_int_equal(file_write_atomic(tmp_path("junk.db"), "junk", 4), 0);
     st = store_open(outp, &err);

@@ -223,6 +223,12 @@ static void test_full_run(void **state)
     assert_int_equal(db_int(plain_db(), "SELECT count(DISTINCT device_uuid) FROM cases WHERE device_uuid IN "
                                         "('FAKE-0000', 'FAKE-0001')"),
                      2);
+    /* The run row lists both GPUs it measured on. */
+    assert_int_equal(db_int(plain_db(), "SELECT json_array_length(devices_json) = 2 AND"
+                                        " json_extract(devices_json, '$[0].uuid') = 'FAKE-0000' AND"
+                                        " json_extract(devices_json, '$[1].uuid') = 'FAKE-0001' AND"
+                                        " json_extract(devices_json, '$[1].sm_count') = 132 FROM runs"),
+                     1);
 
     /* Groups whole to one worker.  Within a group the parent sends the
      * baseline first, then the points in order: ok, ok, hang, crash, fault,

@@ -51,7 +51,7 @@ static void test_schema(void **state)
     Store *s = store_open(path, &err);
     assert_non_null(s);
     assert_string_equal(one_text(s, "PRAGMA journal_mode"), "wal");
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "1");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "2");
     assert_string_equal(one_text(s, "SELECT group_concat(name) FROM (SELECT name FROM"
                                     " sqlite_master WHERE type = 'table' ORDER BY name)"),
                         "cases,runs,schema_version,variants");
@@ -68,6 +68,32 @@ static void test_schema(void **state)
     assert_non_null(strstr(err.msg, "results schema 99 is newer"));
     kvx_error_clear(&err);
     unlink(path);
+    /* A version 1 database (no runs.devices_json) gains the column, keeps its
+     * rows and is version 2 afterwards. */
+    sqlite3 *old = NULL;
+    assert_int_equal(sqlite3_open(path, &old), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(old,
+                                  "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+                                  "INSERT INTO schema_version VALUES (1);"
+                                  "CREATE TABLE runs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL"
+                                  " DEFAULT 'run', name TEXT, spec_name TEXT, spec_path TEXT,"
+                                  " gpu_name TEXT, gpu_uuid TEXT, cc INTEGER, sm_count INTEGER,"
+                                  " l2_bytes INTEGER, mem_bytes INTEGER, clock_mhz INTEGER,"
+                                  " mem_clock_mhz INTEGER, peak_gbs REAL, driver_version INTEGER,"
+                                  " nvrtc_version TEXT, kvx_version TEXT, arch TEXT, hostname TEXT,"
+                                  " command TEXT, measure_json TEXT, baseline_json TEXT,"
+                                  " axes_json TEXT, started_at TEXT, wall_s REAL, profile_json TEXT);"
+                                  "INSERT INTO runs (spec_name, gpu_name) VALUES ('old', 'Old GPU');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(old);
+    s = store_open(path, &err);
+    assert_non_null(s);
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "2");
+    assert_string_equal(one_text(s, "SELECT spec_name || ' ' || coalesce(devices_json, 'none')"
+                                    " FROM runs"), "old none");
+    store_close(s);
+    unlink(path);
     /* A path that cannot be a database. */
     assert_null(store_open("/nonexistent-dir/x.db", &err));
     assert_int_equal(err.code, KVX_EIO);
@@ -83,12 +109,15 @@ static void test_rows(void **state)
     RunEnv env = {.spec_name = "contention", .gpu_name = "Fixture GPU", .gpu_uuid = "GPU-x",
                   .cc = 90, .sm_count = 132, .l2_bytes = 52428800, .peak_gbs = 3352,
                   .driver_version = 13000, .nvrtc_version = "13.0", .arch = "sm_90",
-                  .baseline_json = "{\"strategy\":\"naive\"}", .started_at = "2025-01-01T00:00:00Z"};
+                  .baseline_json = "{\"strategy\":\"naive\"}", .started_at = "2025-01-01T00:00:00Z",
+                  .devices_json = "[{\"ordinal\":0,\"uuid\":\"GPU-x\"}]"};
     int64_t run;
     assert_int_equal(store_begin_run(s, &env, &run, &err), 0);
     assert_true(run > 0);
     assert_string_equal(one_text(s, "SELECT kind || ' ' || baseline_json || ' ' || l2_bytes"
                                     " FROM runs"), "run {\"strategy\":\"naive\"} 52428800");
+    assert_string_equal(one_text(s, "SELECT json_extract(devices_json, '$[0].uuid') FROM runs"),
+                        "GPU-x");
     VariantRow v = {.spec_name = "contention", .source_hash = "abc", .label = "strategy=naive",
                     .code_axes_json = "{\"strategy\":\"naive\"}", .compile_ok = 1, .regs = 24,
                     .compile_ms = 120.5, .inspect_json = "{\"warp_aggregated\":true}"};
