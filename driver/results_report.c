@@ -179,7 +179,7 @@ static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const Repor
     o.baseline = baseline;
     o.where = t->where;
     o.spec = spec;
-    o.failed_values = failed_values;
+    o.failed_values = failed_values || t->failed_values;
     KvxError err = {0};
     fprintf(md, "\n### %s\n\n", t->title ? t->title : t->value ? t->value : "median_ms");
     if (results_table(db, &o, md, &err)) {

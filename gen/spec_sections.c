@@ -386,7 +386,8 @@ int loader_report(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
-                                  {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"where", 0}, {0}};
+                                  {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"failed_values", 0},
+                                  {"where", 0}, {0}};
     if (loader_want(L, seq, YAML_SEQUENCE_NODE, "report"))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
@@ -413,6 +414,8 @@ int loader_report(Loader *L, yaml_node_t *seq)
         if (speedup)
             r->ratio = 2;
         if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
+            return -1;
+        if ((n = get(L, t, "failed_values")) && loader_bool(L, n, "failed_values", &r->failed_values))
             return -1;
         /* A pivot needs columns; a best-per-row table has none. */
         if (r->best && get(L, t, "cols"))

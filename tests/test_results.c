@@ -1022,6 +1022,9 @@ static void test_report(void **state)
     assert_non_null(strstr(md, "| ok | 33 |\n| mismatch | 1 |\n| timeout | 1 |\n"));
     assert_non_null(strstr(md, "None: gnuplot is not installed"));
     assert_non_null(strstr(md, "| 1 | 960 us | 904 us | mismatch |"));
+    /* a table with failed_values: true shows the mismatched case's time */
+    assert_non_null(strstr(md, "### The same, with the mismatched case's time"));
+    assert_non_null(strstr(md, "| 1 | 960 us | 904 us | 144 us (mismatch) |"));
     check_golden("report.md", md);
     free(md);
     free(written);

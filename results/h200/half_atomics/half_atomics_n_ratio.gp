@@ -7,12 +7,12 @@ set ylabel 'ratio (x)' noenhanced
 set grid
 set logscale y
 set terminal svg size 900,540 dynamic noenhanced
-set output 'half_atomics_4_n_ratio.svg'
-plot for [i=2:5] 'half_atomics_4_n_ratio.csv' using 1:i with linespoints title columnheader(i)
+set output 'half_atomics_n_ratio.svg'
+plot for [i=2:5] 'half_atomics_n_ratio.csv' using 1:i with linespoints title columnheader(i)
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
   set terminal pngcairo size 900,540 noenhanced
 } else {
   set terminal png size 900,540
 }
-set output 'half_atomics_4_n_ratio.png'
+set output 'half_atomics_n_ratio.png'
 replot
