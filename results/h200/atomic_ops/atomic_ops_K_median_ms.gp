@@ -8,12 +8,12 @@ set grid
 set logscale x 2
 set logscale y
 set terminal svg size 900,540 dynamic noenhanced
-set output 'atomic_ops_5_K_median_ms.svg'
-plot for [i=2:14] 'atomic_ops_5_K_median_ms.csv' using 1:i with linespoints title columnheader(i)
+set output 'atomic_ops_K_median_ms.svg'
+plot for [i=2:14] 'atomic_ops_K_median_ms.csv' using 1:i with linespoints title columnheader(i)
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
   set terminal pngcairo size 900,540 noenhanced
 } else {
   set terminal png size 900,540
 }
-set output 'atomic_ops_5_K_median_ms.png'
+set output 'atomic_ops_K_median_ms.png'
 replot

@@ -7,12 +7,12 @@ set ylabel 'ratio (x)' noenhanced
 set grid
 set logscale x 2
 set terminal svg size 900,540 dynamic noenhanced
-set output 'atomic_ops_5_K_ratio.svg'
-plot for [i=2:14] 'atomic_ops_5_K_ratio.csv' using 1:i with linespoints title columnheader(i)
+set output 'atomic_ops_K_ratio.svg'
+plot for [i=2:14] 'atomic_ops_K_ratio.csv' using 1:i with linespoints title columnheader(i)
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
   set terminal pngcairo size 900,540 noenhanced
 } else {
   set terminal png size 900,540
 }
-set output 'atomic_ops_5_K_ratio.png'
+set output 'atomic_ops_K_ratio.png'
 replot
