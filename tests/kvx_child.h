@@ -196,4 +196,49 @@ static int strings_have(char **v, int n, const char *s)
     return 0;
 }
 
+/* ---- shards ---------------------------------------------------------------------- */
+
+/* The two shard databases s1 and s2 share no case key and split no workload
+ * group.  *nkeys1: s1's cases; *nwork1, *nwork2: each one's workload groups. */
+static void check_shards_disjoint(const char *s1, const char *s2, int *nkeys1, int *nwork1, int *nwork2)
+{
+    int nk1, nk2, nw1, nw2;
+    char **k1 = db_strings(s1, "SELECT key FROM cases", &nk1), **k2 = db_strings(s2, "SELECT key FROM cases", &nk2);
+    char **w1 = db_strings(s1, "SELECT DISTINCT workload FROM cases", &nw1);
+    char **w2 = db_strings(s2, "SELECT DISTINCT workload FROM cases", &nw2);
+    for (int i = 0; i < nk1; i++)
+        if (strings_have(k2, nk2, k1[i]))
+            fail_msg("case %s is in both shards", k1[i]);
+    for (int i = 0; i < nw1; i++)
+        if (strings_have(w2, nw2, w1[i]))
+            fail_msg("workload %s is split between the shards", w1[i]);
+    strings_free(k1, nk1);
+    strings_free(k2, nk2);
+    strings_free(w1, nw1);
+    strings_free(w2, nw2);
+    *nkeys1 = nk1, *nwork1 = nw1, *nwork2 = nw2;
+}
+
+/* `kvx merge all s1 s2` succeeds, and sql (one text column, ordered) gives
+ * the same `points` rows over all as over plain.  log: the merge's output. */
+static void check_merge_is_plain(const char *log, const char *all, const char *s1, const char *s2,
+                                 const char *plain, const char *sql, int points)
+{
+    int rc = kvx(log, "merge", all, s1, s2, NULL);
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx merge exited %d", rc);
+    }
+    int na, np;
+    char **ka = db_strings(all, sql, &na);
+    char **kp = db_strings(plain, sql, &np);
+    assert_int_equal(na, points);
+    assert_int_equal(np, points);
+    for (int i = 0; i < na; i++)
+        if (strcmp(ka[i], kp[i]))
+            fail_msg("merged shards and the plain run differ at row %d: %s vs %s", i, ka[i], kp[i]);
+    strings_free(ka, na);
+    strings_free(kp, np);
+}
+
 #endif

@@ -243,21 +243,9 @@ static void test_shards_merge_to_the_plain_run(void **state)
 
     /* disjoint, and no workload group split (tiny's only code axis is the
      * baseline axis, so the workload JSON is the group) */
-    int nk1, nk2, nw1, nw2;
-    char **k1 = db_strings(s1, "SELECT key FROM cases", &nk1), **k2 = db_strings(s2, "SELECT key FROM cases", &nk2);
-    char **w1 = db_strings(s1, "SELECT DISTINCT workload FROM cases", &nw1);
-    char **w2 = db_strings(s2, "SELECT DISTINCT workload FROM cases", &nw2);
-    for (int i = 0; i < nk1; i++)
-        if (strings_have(k2, nk2, k1[i]))
-            fail_msg("case %s is in both shards", k1[i]);
-    for (int i = 0; i < nw1; i++)
-        if (strings_have(w2, nw2, w1[i]))
-            fail_msg("workload %s is split between the shards", w1[i]);
+    int nk1, nw1, nw2;
+    check_shards_disjoint(s1, s2, &nk1, &nw1, &nw2);
     assert_int_equal(nw1 + nw2, TINY_POINTS / 2);
-    strings_free(k1, nk1);
-    strings_free(k2, nk2);
-    strings_free(w1, nw1);
-    strings_free(w2, nw2);
 
     /* kvx plan --shard lists the points kvx run --shard ran */
     for (int k = 0; k < 2; k++) {
@@ -287,24 +275,9 @@ static void test_shards_merge_to_the_plain_run(void **state)
     }
 
     const char *log = tmp_path("merge.log");
-    int rc = kvx(log, "merge", all, s1, s2, NULL);
-    if (rc != 0) {
-        dump(log);
-        fail_msg("kvx merge exited %d", rc);
-    }
-    int na, np;
-    char **ka = db_strings(all, "SELECT key FROM cases ORDER BY key", &na);
-    char **kp = db_strings(plain_db(), "SELECT key FROM cases ORDER BY key", &np);
-    assert_int_equal(na, TINY_POINTS);
-    assert_int_equal(np, TINY_POINTS);
-    for (int i = 0; i < na; i++)
-        if (strcmp(ka[i], kp[i]))
-            fail_msg("merged shards and the plain run differ at key %d: %s vs %s", i, ka[i], kp[i]);
-    strings_free(ka, na);
-    strings_free(kp, np);
+    check_merge_is_plain(log, all, s1, s2, plain_db(), "SELECT key FROM cases ORDER BY key", TINY_POINTS);
     /* merging again adds nothing */
-    rc = kvx(log, "merge", all, s1, s2, NULL);
-    assert_int_equal(rc, 0);
+    assert_int_equal(kvx(log, "merge", all, s1, s2, NULL), 0);
     assert_int_equal(db_int(all, "SELECT count(*) FROM cases"), TINY_POINTS);
 }
 

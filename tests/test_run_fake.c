@@ -353,42 +353,16 @@ static void test_shards_merge_to_the_plain_run(void **state)
     assert_int_equal(counts[0] + counts[1], POINTS);
 
     /* disjoint, and no workload group split */
-    int nk1, nk2, nw1, nw2;
-    char **k1 = db_strings(s1, "SELECT key FROM cases", &nk1), **k2 = db_strings(s2, "SELECT key FROM cases", &nk2);
-    char **w1 = db_strings(s1, "SELECT DISTINCT workload FROM cases", &nw1);
-    char **w2 = db_strings(s2, "SELECT DISTINCT workload FROM cases", &nw2);
-    for (int i = 0; i < nk1; i++)
-        if (strings_have(k2, nk2, k1[i]))
-            fail_msg("case %s is in both shards", k1[i]);
-    for (int i = 0; i < nw1; i++)
-        if (strings_have(w2, nw2, w1[i]))
-            fail_msg("workload %s is split between the shards", w1[i]);
+    int nk1, nw1, nw2;
+    check_shards_disjoint(s1, s2, &nk1, &nw1, &nw2);
     assert_int_equal(nw1 + nw2, GROUPS);
     assert_int_equal(nk1, nw1 * PER_GROUP);
-    strings_free(k1, nk1);
-    strings_free(k2, nk2);
-    strings_free(w1, nw1);
-    strings_free(w2, nw2);
 
-    const char *log = tmp_path("merge.log");
-    int rc = kvx(log, "merge", all, s1, s2, NULL);
-    if (rc != 0) {
-        dump(log);
-        fail_msg("kvx merge exited %d", rc);
-    }
     /* Key, status and fake time: the same as the plain run's, key by key. */
-    const char *sql = "SELECT key || ' ' || status || ' ' || coalesce(printf('%.9f', median_ms), '-') "
-                      "FROM cases ORDER BY key";
-    int na, np;
-    char **ka = db_strings(all, sql, &na);
-    char **kp = db_strings(plain_db(), sql, &np);
-    assert_int_equal(na, POINTS);
-    assert_int_equal(np, POINTS);
-    for (int i = 0; i < na; i++)
-        if (strcmp(ka[i], kp[i]))
-            fail_msg("merged shards and the plain run differ at row %d: %s vs %s", i, ka[i], kp[i]);
-    strings_free(ka, na);
-    strings_free(kp, np);
+    check_merge_is_plain(tmp_path("merge.log"), all, s1, s2, plain_db(),
+                         "SELECT key || ' ' || status || ' ' || coalesce(printf('%.9f', median_ms), '-') "
+                         "FROM cases ORDER BY key",
+                         POINTS);
 }
 
 /* ---- killed and resumed ------------------------------------------------------------------- */
