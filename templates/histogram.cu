@@ -22,6 +22,11 @@
 typedef {{ctype(E)}} Value;
 
 {{#include "pieces/hist_bin.cuh"}}
+{{#if strategy == "vec16_reg" || strategy == "vec16_lanes"}}
+
+/* Sum of v over the warp, in every lane: a bin's count over the warp's values. */
+{{#include "pieces/warp_sum.cuh"}}
+{{/if}}
 
 {{#if strategy == "vec16" || strategy == "vec16_warp"}}
 /* Counts values into one shared histogram, one atomic each. */
@@ -166,13 +171,7 @@ struct Tally {
         spill();
 #pragma unroll
         for (int b = 0; b < {{bins}}; b++) {
-{{#if cc >= 80}}
-            const unsigned sum = __reduce_add_sync(0xffffffffu, count[b]);
-{{#else}}
-            unsigned sum = count[b];
-            for (int offset = 16; offset > 0; offset /= 2)
-                sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-{{/if}}
+            const unsigned sum = warp_sum(count[b]);
             if (threadIdx.x % 32 == 0 && sum)
                 atomicAdd(&hist_s[b], sum);
         }
@@ -264,41 +263,12 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {{/if}}
     }
 {{#include "pieces/hist_flush.cuh"}}
-{{#elif strategy == "vec16_lanes"}}
-    __shared__ unsigned hist_s[{{bins * 32}}];
+{{#else}}
+{{#if strategy == "vec16_lanes"}}
+    __shared__ unsigned hist_s[{{bins * 32}}];     /* bin b of lane l's copy: b * 32 + l */
     for (int b = threadIdx.x; b < {{bins * 32}}; b += blockDim.x)
         hist_s[b] = 0;
-    __syncthreads();
-    Tally tally{hist_s + threadIdx.x % 32};
-    const uint4 *in16 = reinterpret_cast<const uint4 *>(in);     /* in is 256-byte aligned */
-    const int n16 = n / {{vec}};
-    const int first = blockIdx.x * blockDim.x + threadIdx.x;
-    for (int i = first; i < n16; i += gridDim.x * blockDim.x) {
-        const uint4 chunk = in16[i];
-        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
-#pragma unroll
-        for (int w = 0; w < 4; w++)
-#pragma unroll
-            for (int k = 0; k < {{4 // sizeof(E)}}; k++)       /* little-endian: memory order */
-                tally.add((words[w] >> {{8 * sizeof(E)}} * k) & {{256 ^ sizeof(E) - 1}}u);
-    }
-    if (first < n - n16 * {{vec}})      /* the n % {{vec}} values past the last full load */
-        tally.add(in[n16 * {{vec}} + first]);
-    __syncthreads();
-    /* A warp per bin: lane l reads copy l (one word per bank), the warp sums. */
-    for (int b = threadIdx.x / 32; b < {{bins}}; b += blockDim.x / 32) {
-{{#if cc >= 80}}
-        const unsigned total = __reduce_add_sync(0xffffffffu, hist_s[b * 32 + threadIdx.x % 32]);
-{{#else}}
-        unsigned total = hist_s[b * 32 + threadIdx.x % 32];
-        for (int offset = 16; offset > 0; offset /= 2)
-            total += __shfl_xor_sync(0xffffffffu, total, offset);
-{{/if}}
-        if (threadIdx.x % 32 == 0 && total)
-            atomicAdd(&hist[b], total);
-    }
-{{#else}}
-{{#if copies > 1}}
+{{#elif copies > 1}}
     __shared__ unsigned hist_s[{{copies}}][{{bins}}];
     for (int b = threadIdx.x; b < {{copies * bins}}; b += blockDim.x)
         hist_s[b / {{bins}}][b % {{bins}}] = 0;
@@ -330,7 +300,9 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
             atomicAdd(&hist_s[b], 1u);
     }
 {{#else}}
-{{#if copies > 1}}
+{{#if strategy == "vec16_lanes"}}
+    Tally tally{hist_s + threadIdx.x % 32};
+{{#elif copies > 1}}
     Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
 {{#else}}
     Tally tally{hist_s};
@@ -363,6 +335,16 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
         tally.add(in[n16 * {{vec}} + first]);
     tally.finish();
 {{/if}}
+{{#if strategy == "vec16_lanes"}}
+    __syncthreads();
+    /* A warp per bin: lane l reads copy l (one word per bank), the warp sums. */
+    for (int b = threadIdx.x / 32; b < {{bins}}; b += blockDim.x / 32) {
+        const unsigned total = warp_sum(hist_s[b * 32 + threadIdx.x % 32]);
+        if (threadIdx.x % 32 == 0 && total)
+            atomicAdd(&hist[b], total);
+    }
+{{#else}}
 {{#include "pieces/hist_flush.cuh"}}
+{{/if}}
 {{/if}}
 }

@@ -25,6 +25,9 @@ __device__ __forceinline__ unsigned lanes_sum(unsigned v)
 }
 {{/if}}
 
+/* Sum of v over the warp, in every lane (32 thread sums of bytes: far below 2^32). */
+{{#include "pieces/warp_sum.cuh"}}
+
 {{#if unroll == "pinned"}}
 /* A grid of {{resident}} blocks of {{block}} threads per SM; each thread keeps
  * {{inflight}} loads of {{width}} bytes in flight ({{resident * block * inflight * width // 1024}} KB per SM;
@@ -66,12 +69,7 @@ read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
     if (first < n - nv * {{width // 4}})     /* the values past the last full load */
         sum += in[nv * {{width // 4}} + first];
 {{/if}}
-{{#if cc >= 80}}
-    sum = __reduce_add_sync(0xffffffffu, sum);
-{{#else}}
-    for (int offset = 16; offset > 0; offset /= 2)
-        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-{{/if}}
+    sum = warp_sum(sum);
     if (threadIdx.x % 32 == 0)
         atomicAdd(out, (u64)sum);
 }

@@ -3,16 +3,7 @@
 {{!               cc (target compute capability: __reduce_add_sync from 80).    }}
 /* Sum of v over the warp, in every lane.  Callers pass counts of at most a
  * block's elements, so 32 bits never wrap. */
-__device__ __forceinline__ unsigned warp_sum(unsigned v)
-{
-{{#if cc >= 80}}
-    return __reduce_add_sync(0xffffffffu, v);   /* one REDUX instruction */
-{{#else}}
-    for (int offset = 16; offset > 0; offset /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, offset);
-    return v;
-{{/if}}
-}
+{{#include "warp_sum.cuh"}}
 
 /* Sum of v over the block, valid in thread 0: each warp reduces in registers,
  * then warp 0 adds the {{block // 32}} warp totals.  Every thread must call it. */

@@ -11,6 +11,12 @@ __device__ __forceinline__ int bin_of(unsigned v)
     return d <= 25u ? (int)(d / 4u) : -1;
 }
 
+/* Sum of v over the warp, in every lane: a bin's count over the warp's values. */
+__device__ __forceinline__ unsigned warp_sum(unsigned v)
+{
+    return __reduce_add_sync(0xffffffffu, v);   /* one REDUX instruction */
+}
+
 /* Counts values into the lane's own copy of the shared histogram, one atomic
  * each.  Bin b of copy l is word b * 32 + l, so the 32 lanes of a warp hit 32
  * different banks whatever bins they count: no bank conflicts, and no two
@@ -32,7 +38,7 @@ struct Tally {
 extern "C" __global__ void __launch_bounds__(256, 8)
 histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {
-    __shared__ unsigned hist_s[224];
+    __shared__ unsigned hist_s[224];     /* bin b of lane l's copy: b * 32 + l */
     for (int b = threadIdx.x; b < 224; b += blockDim.x)
         hist_s[b] = 0;
     __syncthreads();
@@ -51,10 +57,11 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     }
     if (first < n - n16 * 16)      /* the n % 16 values past the last full load */
         tally.add(in[n16 * 16 + first]);
+    tally.finish();
     __syncthreads();
     /* A warp per bin: lane l reads copy l (one word per bank), the warp sums. */
     for (int b = threadIdx.x / 32; b < 7; b += blockDim.x / 32) {
-        const unsigned total = __reduce_add_sync(0xffffffffu, hist_s[b * 32 + threadIdx.x % 32]);
+        const unsigned total = warp_sum(hist_s[b * 32 + threadIdx.x % 32]);
         if (threadIdx.x % 32 == 0 && total)
             atomicAdd(&hist[b], total);
     }

@@ -11,6 +11,12 @@ __device__ __forceinline__ int bin_of(unsigned v)
     return d <= 25u ? (int)(d / 4u) : -1;
 }
 
+/* Sum of v over the warp, in every lane: a bin's count over the warp's values. */
+__device__ __forceinline__ unsigned warp_sum(unsigned v)
+{
+    return __reduce_add_sync(0xffffffffu, v);   /* one REDUX instruction */
+}
+
 /* Counts in registers, no atomics while counting.  A load's values go into two
  * 32-bit words of eight 4-bit counters (field b for bin b, field 7 for
  * values not counted, so the add needs no branch), half the values each, so a
@@ -83,7 +89,7 @@ struct Tally {
         spill();
 #pragma unroll
         for (int b = 0; b < 7; b++) {
-            const unsigned sum = __reduce_add_sync(0xffffffffu, count[b]);
+            const unsigned sum = warp_sum(count[b]);
             if (threadIdx.x % 32 == 0 && sum)
                 atomicAdd(&hist_s[b], sum);
         }

@@ -10,6 +10,12 @@ __device__ __forceinline__ unsigned lanes_sum(uint4 v)
     return v.x + v.y + v.z + v.w;
 }
 
+/* Sum of v over the warp, in every lane (32 thread sums of bytes: far below 2^32). */
+__device__ __forceinline__ unsigned warp_sum(unsigned v)
+{
+    return __reduce_add_sync(0xffffffffu, v);   /* one REDUX instruction */
+}
+
 /* A grid of 2 blocks of 256 threads per SM; each thread keeps
  * 2 loads of 16 bytes in flight (16 KB per SM;
  * the loops are not unrolled further), adds what they bring in a register, and
@@ -38,7 +44,7 @@ read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
         sum += lanes_sum(in_v[i]);
     if (first < n - nv * 4)     /* the values past the last full load */
         sum += in[nv * 4 + first];
-    sum = __reduce_add_sync(0xffffffffu, sum);
+    sum = warp_sum(sum);
     if (threadIdx.x % 32 == 0)
         atomicAdd(out, (u64)sum);
 }

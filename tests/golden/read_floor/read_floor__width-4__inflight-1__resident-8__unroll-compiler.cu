@@ -10,6 +10,12 @@ __device__ __forceinline__ unsigned lanes_sum(unsigned v)
     return v;
 }
 
+/* Sum of v over the warp, in every lane (32 thread sums of bytes: far below 2^32). */
+__device__ __forceinline__ unsigned warp_sum(unsigned v)
+{
+    return __reduce_add_sync(0xffffffffu, v);   /* one REDUX instruction */
+}
+
 /* A grid of 8 blocks of 256 threads per SM; each thread walks
  * the input with 4-byte loads in a plain grid-stride loop that the
  * compiler may unroll (and so keep several loads in flight), adds what they
@@ -25,7 +31,7 @@ read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
     int i = first;
     for (; i < nv; i += stride)
         sum += lanes_sum(in_v[i]);
-    sum = __reduce_add_sync(0xffffffffu, sum);
+    sum = warp_sum(sum);
     if (threadIdx.x % 32 == 0)
         atomicAdd(out, (u64)sum);
 }

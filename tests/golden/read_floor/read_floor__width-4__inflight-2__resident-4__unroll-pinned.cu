@@ -10,6 +10,12 @@ __device__ __forceinline__ unsigned lanes_sum(unsigned v)
     return v;
 }
 
+/* Sum of v over the warp, in every lane (32 thread sums of bytes: far below 2^32). */
+__device__ __forceinline__ unsigned warp_sum(unsigned v)
+{
+    return __reduce_add_sync(0xffffffffu, v);   /* one REDUX instruction */
+}
+
 /* A grid of 4 blocks of 256 threads per SM; each thread keeps
  * 2 loads of 4 bytes in flight (8 KB per SM;
  * the loops are not unrolled further), adds what they bring in a register, and
@@ -36,7 +42,7 @@ read_floor(const unsigned *__restrict__ in, int n, u64 *__restrict__ out)
 #pragma unroll 1
     for (; i < nv; i += stride)
         sum += lanes_sum(in_v[i]);
-    sum = __reduce_add_sync(0xffffffffu, sum);
+    sum = warp_sum(sum);
     if (threadIdx.x % 32 == 0)
         atomicAdd(out, (u64)sum);
 }
