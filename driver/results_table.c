@@ -592,6 +592,21 @@ static int choice_axes(const CaseSet *cs, const Pivot *p, int *out)
     return n;
 }
 
+/* A candidate of --best: its values of the choice axes ch into label ("axis=value
+ * ..."), its value into val (exact for csv, with its unit for md). */
+static void best_describe(const CaseSet *cs, const Rec *r, const int *ch, int nch,
+                          const TableOpts *o, int csv, StrBuf *label, char *val, size_t n)
+{
+    sb_reset(label);
+    for (int j = 0; j < nch; j++)
+        sb_printf(label, "%s%s=%s", j ? " " : "", cs->axes[ch[j]].name,
+                  r->ax[ch[j]] >= 0 ? cs->axes[ch[j]].vals[r->ax[ch[j]]].text : "-");
+    if (csv)
+        results_num_text(val, n, r->v);
+    else
+        fmt_value(val, n, r->v, cs->unit, o->ratio);
+}
+
 static void write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
 {
     int ch[RESULTS_MAX_AXES];
@@ -644,30 +659,11 @@ static void write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FI
             }
         }
         key_text(cs, p->ra, p->nra, key, csv ? "," : " | ", &k);
-        int chkey[RESULTS_MAX_AXES];
         char v1[64] = "", v2[64] = "", margin[32] = "";
-        sb_reset(&a), sb_reset(&b);
-        if (best >= 0) {
-            for (int j = 0; j < nch; j++)
-                chkey[j] = cs->recs[best].ax[ch[j]];
-            for (int j = 0; j < nch; j++)
-                sb_printf(&a, "%s%s=%s", j ? " " : "", cs->axes[ch[j]].name,
-                          chkey[j] >= 0 ? cs->axes[ch[j]].vals[chkey[j]].text : "-");
-            if (csv)
-                results_num_text(v1, sizeof v1, cs->recs[best].v);
-            else
-                fmt_value(v1, sizeof v1, cs->recs[best].v, cs->unit, o->ratio);
-        }
+        if (best >= 0)
+            best_describe(cs, &cs->recs[best], ch, nch, o, csv, &a, v1, sizeof v1);
         if (second >= 0) {
-            for (int j = 0; j < nch; j++) {
-                int x = cs->recs[second].ax[ch[j]];
-                sb_printf(&b, "%s%s=%s", j ? " " : "", cs->axes[ch[j]].name,
-                          x >= 0 ? cs->axes[ch[j]].vals[x].text : "-");
-            }
-            if (csv)
-                results_num_text(v2, sizeof v2, cs->recs[second].v);
-            else
-                fmt_value(v2, sizeof v2, cs->recs[second].v, cs->unit, o->ratio);
+            best_describe(cs, &cs->recs[second], ch, nch, o, csv, &b, v2, sizeof v2);
             /* How far ahead the best is: runner-up over best (lower is
              * better) or best over runner-up, >= 1. */
             double b1 = cs->recs[best].v, b2 = cs->recs[second].v;
