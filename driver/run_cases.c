@@ -181,10 +181,19 @@ void run_cases_free(RunCase *cases, int n)
 /* Cases that compare with each other: with a baseline, those that differ only
  * in the baseline axes (one workload key); without one, those at one workload
  * point (the axes other than the code axes). */
-static int same_group(const RunCase *a, const RunCase *b, uint64_t base_mask)
+static const char *group_of(const RunCase *c, uint64_t base_mask)
 {
-    return base_mask ? !strcmp(a->workload_key, b->workload_key)
-                     : !strcmp(a->workload_json, b->workload_json);
+    return base_mask ? c->workload_key : c->workload_json;
+}
+
+/* qsort context for cmp_group: a run sorts its cases once, at its end. */
+static const RunCase *group_cases;
+static uint64_t group_mask;
+static int cmp_group(const void *x, const void *y)
+{
+    const int a = *(const int *)x, b = *(const int *)y;
+    int c = strcmp(group_of(&group_cases[a], group_mask), group_of(&group_cases[b], group_mask));
+    return c ? c : a - b;
 }
 
 /* Order of two points by their values of the axes outside skip_mask, in
@@ -198,6 +207,21 @@ static int point_cmp(const Plan *p, int a, int b, uint64_t skip_mask)
     return 0;
 }
 
+/* A group's best case and its speed-up, and their order for printing. */
+typedef struct BestGroup {
+    int best;
+    double speedup;
+} BestGroup;
+
+static const Plan *order_plan;
+static uint64_t order_skip;
+static const RunCase *order_cases;
+static int cmp_best_group(const void *x, const void *y)
+{
+    const BestGroup *a = x, *b = y;
+    return point_cmp(order_plan, order_cases[a->best].point, order_cases[b->best].point, order_skip);
+}
+
 /* One line per group when there are few, else how often each choice of the
  * baseline axes won, with the range of its speed-ups. */
 void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
@@ -205,51 +229,41 @@ void run_print_best(const Plan *p, const RunCase *cases, const double *medians, 
 {
     enum { LIST_MAX = 16 };
     const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
-    int *best = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-    double *speedup = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
-    char *seen = xcalloc((size_t)(n ? n : 1), 1);
+    BestGroup *grp = xmalloc(sizeof *grp * (size_t)(n ? n : 1));
+    /* Case indices sorted by group, then each group walked once: n log n. */
+    int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    group_cases = cases, group_mask = base_mask;
+    qsort(order, (size_t)n, sizeof *order, cmp_group);
     int ngroups = 0;
-    for (int i = 0; i < n; i++) {
-        if (seen[i])
-            continue;
-        int b = -1;
-        for (int k = i; k < n; k++) {
-            if (!same_group(&cases[k], &cases[i], base_mask))
-                continue;
-            seen[k] = 1;
+    for (int i = 0; i < n;) {
+        const char *g = group_of(&cases[order[i]], base_mask);
+        int b = -1, base = -1, end = i;
+        for (; end < n && !strcmp(group_of(&cases[order[end]], base_mask), g); end++) {
+            const int k = order[end];
             if (!isnan(medians[k]) && (b < 0 || medians[k] < medians[b]))
                 b = k;
+            if (cases[k].is_baseline)
+                base = k;
         }
+        i = end;
         if (b < 0)
             continue;
-        double base = NAN;
-        for (int k = 0; k < n; k++)
-            if (cases[k].is_baseline && !strcmp(cases[k].workload_key, cases[b].workload_key))
-                base = medians[k];
-        best[ngroups] = b;
-        speedup[ngroups++] = base / medians[b];
+        grp[ngroups++] = (BestGroup){b, base >= 0 ? medians[base] / medians[b] : NAN};
     }
-    /* Groups in the order of their axes (declaration order), choices left out;
-     * insertion sort: a run has at most a few thousand groups. */
-    for (int g = 1; g < ngroups; g++) {
-        int bg = best[g];
-        double sg = speedup[g];
-        int h = g;
-        for (; h > 0 && point_cmp(p, cases[best[h - 1]].point, cases[bg].point, choice_mask) > 0; h--) {
-            best[h] = best[h - 1];
-            speedup[h] = speedup[h - 1];
-        }
-        best[h] = bg;
-        speedup[h] = sg;
-    }
+    free(order);
+    /* Groups in the order of their axes (declaration order), choices left out. */
+    order_plan = p, order_skip = choice_mask, order_cases = cases;
+    qsort(grp, (size_t)ngroups, sizeof *grp, cmp_best_group);
     if (ngroups && ngroups <= LIST_MAX) {
         printf("\nbest variant per point (speed-up over the baseline at the same point):\n");
         for (int g = 0; g < ngroups; g++) {
-            char *where = plan_point_label(p, cases[best[g]].point, ~choice_mask);
-            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
-            printf("  %-44s %-44s %10.4f ms", where, what, medians[best[g]]);
-            if (!isnan(speedup[g]))
-                printf("  %6.2fx", speedup[g]);
+            char *where = plan_point_label(p, cases[grp[g].best].point, ~choice_mask);
+            char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
+            printf("  %-44s %-44s %10.4f ms", where, what, medians[grp[g].best]);
+            if (!isnan(grp[g].speedup))
+                printf("  %6.2fx", grp[g].speedup);
             printf("\n");
             free(where);
             free(what);
@@ -264,7 +278,7 @@ void run_print_best(const Plan *p, const RunCase *cases, const double *medians, 
         Winner *w = xcalloc((size_t)ngroups, sizeof *w);
         int nw = 0;
         for (int g = 0; g < ngroups; g++) {
-            char *what = plan_point_label(p, cases[best[g]].point, choice_mask);
+            char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
             int k = 0;
             while (k < nw && strcmp(w[k].what, what))
                 k++;
@@ -273,9 +287,9 @@ void run_print_best(const Plan *p, const RunCase *cases, const double *medians, 
             else
                 free(what);
             w[k].wins++;
-            if (!isnan(speedup[g])) {
-                w[k].lo = fmin(w[k].lo, speedup[g]);
-                w[k].hi = fmax(w[k].hi, speedup[g]);
+            if (!isnan(grp[g].speedup)) {
+                w[k].lo = fmin(w[k].lo, grp[g].speedup);
+                w[k].hi = fmax(w[k].hi, grp[g].speedup);
             }
         }
         for (int k = 1; k < nw; k++)
@@ -295,7 +309,5 @@ void run_print_best(const Plan *p, const RunCase *cases, const double *medians, 
         }
         free(w);
     }
-    free(seen);
-    free(best);
-    free(speedup);
+    free(grp);
 }
