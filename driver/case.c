@@ -108,6 +108,14 @@ static int in_range(int v, int lo, int hi) { return v >= lo && v < hi; }
 
 #define TERMINATE(s) ((s)[sizeof(s) - 1] = 0)
 
+static int args_ok(const CaseArg *args, int n, int nbufs)
+{
+    for (int i = 0; i < n; i++)
+        if (args[i].buf >= nbufs || (args[i].buf < 0 && !in_range(args[i].size, 1, 9)))
+            return 0;
+    return 1;
+}
+
 int case_read(int fd, CaseDesc *c)
 {
     if (wire_recv(fd, TAG_CASE, c, (uint32_t)sizeof *c) < 0)
@@ -124,9 +132,13 @@ int case_read(int fd, CaseDesc *c)
         if (!in_range((int)c->bufs[i].type, 0, ET_COUNT))
             return -1;
     }
-    for (int i = 0; i < c->nargs; i++) {
-        const CaseArg *a = &c->args[i];
-        if (a->buf >= c->nbufs || (a->buf < 0 && !in_range(a->size, 1, 9)))
+    if (!args_ok(c->args, c->nargs, c->nbufs))
+        return -1;
+    if (c->ref.present) {
+        TERMINATE(c->ref.key);
+        TERMINATE(c->ref.cubin_path);
+        TERMINATE(c->ref.kernel);
+        if (!in_range(c->ref.nargs, 0, CASE_MAX_ARGS + 1) || !args_ok(c->ref.args, c->ref.nargs, c->nbufs))
             return -1;
     }
     for (int i = 0; i < c->nchecks; i++) {

@@ -55,7 +55,8 @@ typedef struct CaseArg {
 
 typedef struct CaseCheck {
     int buf;                 /* the output buffer checked */
-    char ref[32];            /* reference function; "" = constant; "baseline" */
+    char ref[32];            /* reference function; "" = constant; "baseline" (the
+                                baseline variant's output); "reference" (ref's) */
     RefArg args[CASE_MAX_REFARGS];  /* buffers: is_buf and count; data unset */
     int argbuf[CASE_MAX_REFARGS];   /* buffer index for buffer args, else -1 */
     int nargs;
@@ -63,6 +64,21 @@ typedef struct CaseCheck {
     char strs[CASE_MAX_REFARGS][16];/* storage for string args (op names) */
     double rtol;
 } CaseCheck;
+
+/* A reference kernel's launch: run once on the case's inputs (its own buffer
+ * layout) before the case, untimed, its outputs kept by the worker under key
+ * for every case that names the same key. */
+typedef struct CaseRef {
+    int present;
+    char key[65];            /* equal keys: equal reference outputs */
+    char cubin_path[1024];
+    char kernel[128];
+    uint64_t offset[CASE_MAX_BUFS];   /* elements past a 256-byte base, per buffer */
+    int nargs;
+    CaseArg args[CASE_MAX_ARGS];
+    uint32_t grid[3], block[3], cluster[3];
+    uint32_t smem;
+} CaseRef;
 
 typedef struct CaseDesc {
     int64_t id;              /* parent's case number, echoed in the result */
@@ -82,6 +98,8 @@ typedef struct CaseDesc {
      * compare with it (ref "baseline"). */
     char workload_key[65];
     int is_baseline;
+    /* Checks with ref "reference" compare with ref's outputs. */
+    CaseRef ref;
 } CaseDesc;
 
 typedef struct CaseResult {
@@ -92,6 +110,8 @@ typedef struct CaseResult {
     int samples;
     double rel_err;          /* NaN when no float check */
     double t_input_ms, t_verify_ms, t_measure_ms;
+    int ref_ran;             /* the worker ran the reference kernel for this case */
+    int ref_failed;          /* it failed: every case of its key is skipped (detail says why) */
 } CaseResult;
 
 /* Write/read over a file descriptor.  0, or -1 on a short read/write (the peer

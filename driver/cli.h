@@ -4,6 +4,7 @@
 #define KVX_CLI_H
 
 #include "../gen/plan.h"
+#include "../gen/plan_ref.h"
 #include "jit.h"
 
 /* Options common to the verbs that take a spec. */
@@ -35,10 +36,12 @@ int cli_split_archs(const char *list, char archs[][16], int max, KvxError *err);
  * process), else sm_90.  *from_gpu says which. */
 void cli_default_arch(char arch[16], int *from_gpu);
 
-/* Load a spec, plan it for arch and select the points of --where (where may be
- * NULL).  0, or 2 after printing the error (nothing to free then). */
+/* Load a spec, plan it for arch with its references, select the points of
+ * --where (where may be NULL) and resolve every selected point as a run would
+ * (resolve_plan).  0, or 2 after printing the error (nothing to free then);
+ * on success free *ref with plan_ref_free. */
 int cli_load_plan(const char *path, const char *where, const char *arch, Spec **spec, Plan *plan,
-                  unsigned char **sel);
+                  PlanRef *ref, unsigned char **sel);
 
 /* The archs of --arch (validated), or the default one.  The count, or -1
  * after printing the error. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "resolve.h"
 #include "shard.h"
 #include "worker.h"
 
@@ -156,20 +157,25 @@ unsigned char *cli_select_points(const Plan *p, const char *where, KvxError *err
 }
 
 int cli_load_plan(const char *path, const char *where, const char *arch, Spec **spec, Plan *plan,
-                  unsigned char **sel)
+                  PlanRef *ref, unsigned char **sel)
 {
     KvxError err = {0};
     DeviceFacts f;
     *sel = NULL;
     memset(plan, 0, sizeof *plan);
+    memset(ref, 0, sizeof *ref);
     if (facts_for_arch(arch, &f) != 0) {
         fprintf(stderr, "kvx: unknown arch '%s'\n", arch);
         return 2;
     }
     *spec = spec_load(path, &err);
-    if (!*spec || plan_build(*spec, &f, plan, &err) != 0 || !(*sel = cli_select_points(plan, where, &err))) {
+    if (!*spec || plan_build(*spec, &f, plan, &err) != 0 || plan_ref_build(plan, ref, &err) != 0 ||
+        !(*sel = cli_select_points(plan, where, &err)) || resolve_plan(plan, ref, *sel, &err) != 0) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
+        free(*sel);
+        *sel = NULL;
+        plan_ref_free(ref);
         if (*spec && plan->spec)
             plan_free(plan);
         spec_free(*spec);
@@ -226,8 +232,9 @@ int cmd_plan(int argc, char **argv)
     const char *arch = archs[0];
     Spec *s;
     Plan p;
+    PlanRef ref;
     unsigned char *sel;
-    if ((rc = cli_load_plan(o.spec_path, o.where, arch, &s, &p, &sel)))
+    if ((rc = cli_load_plan(o.spec_path, o.where, arch, &s, &p, &ref, &sel)))
         return rc;
     KvxError err = {0};
     /* Only an explicit --shard: a plan inside a Slurm array job lists the whole
@@ -238,6 +245,7 @@ int cmd_plan(int argc, char **argv)
         kvx_error_clear(&err);
         free(sel);
         plan_free(&p);
+        plan_ref_free(&ref);
         spec_free(s);
         return 2;
     }
@@ -320,6 +328,7 @@ int cmd_plan(int argc, char **argv)
     }
     free(sel);
     plan_free(&p);
+    plan_ref_free(&ref);
     spec_free(s);
     return 0;
 }
@@ -351,8 +360,9 @@ int cmd_gen(int argc, char **argv)
         return 2;
     Spec *s;
     Plan p;
+    PlanRef ref;
     unsigned char *sel;
-    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], &s, &p, &sel)))
+    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], &s, &p, &ref, &sel)))
         return rc;
     if (mkdir_p(o.out) != 0) {
         fprintf(stderr, "kvx gen: cannot create %s: %s\n", o.out, strerror(errno));
@@ -367,16 +377,16 @@ int cmd_gen(int argc, char **argv)
         sb_printf(&idx, "\t%s", s->axes[a].name);
     sb_putc(&idx, '\n');
     int written = 0;
-    for (int k = 0; k < p.nsrcs && rc == 0; k++) {
-        int any = 0;
-        for (int i = 0; i < p.npoints; i++)
-            any |= sel[i] && p.point_src[i] == k;
-        if (!any)
+    unsigned char *used = plan_ref_used(&p, &ref, sel);
+    for (int k = 0; k < plan_ref_nsources(&p, &ref) && rc == 0; k++) {
+        if (!used[k])
             continue;
-        if (write_file(o.out, p.srcs[k].file, p.srcs[k].text, strlen(p.srcs[k].text)))
+        const Source *so = plan_ref_source_at(&p, &ref, k);
+        if (write_file(o.out, so->file, so->text, strlen(so->text)))
             rc = 3;
         written++;
     }
+    free(used);
     for (int i = 0; i < p.npoints; i++) {
         if (!sel[i])
             continue;
@@ -395,6 +405,7 @@ int cmd_gen(int argc, char **argv)
 done:
     free(sel);
     plan_free(&p);
+    plan_ref_free(&ref);
     spec_free(s);
     return rc;
 }
@@ -431,22 +442,23 @@ int cmd_compile(int argc, char **argv)
     for (int ai = 0; ai < narch && rc == 0; ai++) {
         Spec *s;
         Plan p;
+        PlanRef ref;
         unsigned char *sel;
-        if ((rc = cli_load_plan(o.spec_path, o.where, archs[ai], &s, &p, &sel)))
+        if ((rc = cli_load_plan(o.spec_path, o.where, archs[ai], &s, &p, &ref, &sel)))
             break;
-        JitJob *jobs = xcalloc((size_t)p.nsrcs, sizeof(JitJob));
-        int *src_of = xmalloc(sizeof(int) * (size_t)p.nsrcs);
+        int nall = plan_ref_nsources(&p, &ref);
+        JitJob *jobs = xcalloc((size_t)(nall ? nall : 1), sizeof(JitJob));
+        int *src_of = xmalloc(sizeof(int) * (size_t)(nall ? nall : 1));
+        unsigned char *used = plan_ref_used(&p, &ref, sel);
         int n = 0;
-        for (int k = 0; k < p.nsrcs; k++) {
-            int any = 0;
-            for (int i = 0; i < p.npoints && !any; i++)
-                any = sel[i] && p.point_src[i] == k;
-            if (!any)
+        for (int k = 0; k < nall; k++) {
+            if (!used[k])
                 continue;
             JitJob *j = &jobs[n];
             src_of[n++] = k;
-            j->name = p.srcs[k].file;
-            j->source = p.srcs[k].text;
+            const Source *so = plan_ref_source_at(&p, &ref, k);
+            j->name = so->file;
+            j->source = so->text;
             j->arch = archs[ai];
             j->options = s->options;
             j->noptions = s->noptions;
@@ -493,7 +505,7 @@ int cmd_compile(int argc, char **argv)
             cached += j->cached;
             if (outdir && j->ok && rc == 0) {
                 char name[1200];
-                const char *file = p.srcs[src_of[i]].file;
+                const char *file = plan_ref_source_at(&p, &ref, src_of[i])->file;
                 size_t stem = strlen(file) - 3; /* ".cu" */
                 snprintf(name, sizeof name, "%.*s.ptx", (int)stem, file);
                 rc |= write_file(outdir, name, j->ptx, j->ptx_len) ? 3 : 0;
@@ -507,8 +519,10 @@ int cmd_compile(int argc, char **argv)
         free(outdir);
         free(jobs);
         free(src_of);
+        free(used);
         free(sel);
         plan_free(&p);
+        plan_ref_free(&ref);
         spec_free(s);
     }
     if (rc == 0 || rc == 3) {

@@ -36,8 +36,9 @@ int cmd_inspect(int argc, char **argv)
     for (int ai = 0; ai < narch && rc == 0; ai++) {
         Spec *s;
         Plan p;
+        PlanRef ref;
         unsigned char *sel;
-        if ((rc = cli_load_plan(o.spec_path, o.where, archs[ai], &s, &p, &sel)))
+        if ((rc = cli_load_plan(o.spec_path, o.where, archs[ai], &s, &p, &ref, &sel)))
             break;
         JitJob *jobs = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));
         int *row = xmalloc(sizeof(int) * (size_t)(p.nsrcs ? p.nsrcs : 1));
@@ -126,6 +127,7 @@ int cmd_inspect(int argc, char **argv)
         free(row);
         free(sel);
         plan_free(&p);
+        plan_ref_free(&ref);
         spec_free(s);
     }
     if (rc == 0 && narch > 1) {

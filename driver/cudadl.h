@@ -55,6 +55,7 @@
     X(cuStreamCreate, 2000)                     \
     X(cuStreamDestroy, 4000)                    \
     X(cuStreamSynchronize, 2000)                \
+    X(cuStreamQuery, 2000)                      \
     X(cuEventCreate, 2000)                      \
     X(cuEventDestroy, 4000)                     \
     X(cuEventRecord, 2000)                      \

@@ -54,6 +54,7 @@ typedef struct Worker {
     int group;
     double started;             /* ms, when the case was handed over */
     double timeout_ms;
+    char ref_key[65];           /* the case's reference key ("" without one) */
 } Worker;
 
 /* ---- compile thread: sources become ready as NVRTC finishes them ----------------- */
@@ -175,6 +176,7 @@ typedef struct Tally {
     int counts[CASE_STATUS_COUNT];
     int done, total, skipped_stored;
     double t_input, t_verify, t_measure;
+    int refs_run;               /* reference kernel runs (once per reference key and worker) */
 } Tally;
 
 static void progress(const Tally *t, double t0, int tty)
@@ -247,6 +249,18 @@ static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const in
     return worst;
 }
 
+/* The job of source k once compiled; NULL when the compile thread failed. */
+static JitJob *job_wait(Compiler *comp, int k)
+{
+    int ji = comp->job_of[k];
+    pthread_mutex_lock(&comp->mu);
+    while (!comp->ready[ji] && !comp->finished)
+        pthread_cond_wait(&comp->cv, &comp->mu);
+    int ready = comp->ready[ji];
+    pthread_mutex_unlock(&comp->mu);
+    return ready ? &comp->jobs[ji] : NULL;
+}
+
 int cmd_run(int argc, char **argv)
 {
     RunOpts o;
@@ -306,10 +320,15 @@ int cmd_run(int argc, char **argv)
         spec_free(s);
         return 2;
     }
-    unsigned char *sel = cli_select_points(&p, o.spec.where, &err);
-    if (!sel) {
+    /* Every selected point resolved as plan does, before any GPU work. */
+    PlanRef pref;
+    unsigned char *sel = NULL;
+    if (plan_ref_build(&p, &pref, &err) != 0 || !(sel = cli_select_points(&p, o.spec.where, &err)) ||
+        resolve_plan(&p, &pref, sel, &err) != 0) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
+        free(sel);
+        plan_ref_free(&pref);
         plan_free(&p);
         spec_free(s);
         return 2;
@@ -319,6 +338,7 @@ int cmd_run(int argc, char **argv)
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
         free(sel);
+        plan_ref_free(&pref);
         plan_free(&p);
         spec_free(s);
         return 2;
@@ -338,6 +358,7 @@ int cmd_run(int argc, char **argv)
         kvx_error_clear(&err);
         free(mjson);
         free(sel);
+        plan_ref_free(&pref);
         plan_free(&p);
         spec_free(s);
         return 3;
@@ -372,22 +393,25 @@ int cmd_run(int argc, char **argv)
     Compiler comp = {0};
     pthread_mutex_init(&comp.mu, NULL);
     pthread_cond_init(&comp.cv, NULL);
-    comp.jobs = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));
-    comp.ready = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(int));
-    comp.job_of = xmalloc(sizeof(int) * (size_t)(p.nsrcs ? p.nsrcs : 1));
-    for (int k = 0; k < p.nsrcs; k++)
+    /* Sources: the variants' (0 .. nsrcs) and a reference template's after them. */
+    int nall = plan_ref_nsources(&p, &pref);
+    comp.jobs = xcalloc((size_t)(nall ? nall : 1), sizeof(JitJob));
+    comp.ready = xcalloc((size_t)(nall ? nall : 1), sizeof(int));
+    comp.job_of = xmalloc(sizeof(int) * (size_t)(nall ? nall : 1));
+    for (int k = 0; k < nall; k++)
         comp.job_of[k] = -1;
     char *cache = o.spec.cache_dir ? xstrdup(o.spec.cache_dir) : cli_default_cache_dir();
     comp.jo = (JitOptions){.cache_dir = cache, .threads = o.spec.jobs, .use_cache = !o.spec.no_cache,
                            .cccl_include = NULL};
-    for (int i = 0; i < ncases; i++) {
-        int k = cases[i].src;
-        if (comp.job_of[k] >= 0)
+    for (int i = 0; i < 2 * ncases; i++) {
+        int k = i % 2 ? plan_ref_src(&p, &pref, cases[i / 2].point) : cases[i / 2].src;
+        if (k < 0 || comp.job_of[k] >= 0)
             continue;
+        const Source *so = plan_ref_source_at(&p, &pref, k);
         comp.job_of[k] = comp.n;
         JitJob *j = &comp.jobs[comp.n++];
-        j->name = p.srcs[k].file;
-        j->source = p.srcs[k].text;
+        j->name = so->file;
+        j->source = so->text;
         j->arch = facts.arch;
         j->options = s->options;
         j->noptions = s->noptions;
@@ -488,6 +512,7 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < ncases; i++)
         medians[i] = NAN;
     CaseDesc *desc = xmalloc(sizeof *desc);
+    RefFails refs_failed = {0};
 
     while (rc == 0 && tally.done < ncases && nworkers > 0) {
         /* Hand out cases to idle workers, in order, as their sources become ready. */
@@ -511,18 +536,13 @@ int cmd_run(int argc, char **argv)
                 }
             }
             RunCase *c = &cases[wk->cur];
-            int ji = comp.job_of[c->src];
-            pthread_mutex_lock(&comp.mu);
-            while (!comp.ready[ji] && !comp.finished)
-                pthread_cond_wait(&comp.cv, &comp.mu);
-            int ready = comp.ready[ji];
-            pthread_mutex_unlock(&comp.mu);
-            if (!ready) {
+            int rsrc = plan_ref_src(&p, &pref, c->point);
+            JitJob *j = job_wait(&comp, c->src), *rj = rsrc >= 0 ? job_wait(&comp, rsrc) : NULL;
+            if (!j || (rsrc >= 0 && !rj)) {
                 kvx_error_print(&comp.err, stderr);
                 rc = 3;
                 break;
             }
-            JitJob *j = &comp.jobs[ji];
             if (!variant_ids[c->src]) {
                 char *code_json = run_axes_json(&p, c->point, p.srcs[c->src].code_axes);
                 StrBuf ij;
@@ -563,10 +583,22 @@ int cmd_run(int argc, char **argv)
                 snprintf(res.detail, sizeof res.detail, "NVRTC rejected %s (the log is stored with the variant)",
                          j->name);
                 local = 1;
+            } else if (rj && !rj->ok) {
+                res.status = CASE_skipped;
+                snprintf(res.detail, sizeof res.detail, "reference kernel: NVRTC rejected %s", rj->name);
+                local = 1;
             } else {
-                int have_base = gbase[wk->group];
                 KvxError ce = {0};
-                if (run_resolve_case(&p, c->point, j, c, &m, have_base, desc, mvals[idx], &ce) != 0) {
+                char cubin[1100], ref_cubin[1100];
+                snprintf(cubin, sizeof cubin, "%s/kernel.cubin", j->dir);
+                if (rj)
+                    snprintf(ref_cubin, sizeof ref_cubin, "%s/kernel.cubin", rj->dir);
+                ResolveCase rcs = {.point = c->point, .ptx = j->ptx, .cubin_path = cubin,
+                                   .ref_ptx = rj ? rj->ptx : NULL, .ref_cubin_path = rj ? ref_cubin : NULL,
+                                   .workload_key = c->workload_key, .is_baseline = c->is_baseline,
+                                   .have_baseline = gbase[wk->group]};
+                Resolver rv = {&p, &pref, &m};
+                if (resolve_case(&rv, &rcs, desc, mvals[idx], &ce) != 0) {
                     res.status = CASE_skipped;
                     if (ce.file[0])
                         snprintf(res.detail, sizeof res.detail, "%.200s:%d:%d: %.700s", ce.file, ce.line,
@@ -574,6 +606,10 @@ int cmd_run(int argc, char **argv)
                     else
                         snprintf(res.detail, sizeof res.detail, "%.1000s", ce.msg);
                     kvx_error_clear(&ce);
+                    local = 1;
+                } else if (desc->ref.present && run_ref_failed(&refs_failed, desc->ref.key)) {
+                    res.status = CASE_skipped;
+                    snprintf(res.detail, sizeof res.detail, "%s", run_ref_failed(&refs_failed, desc->ref.key));
                     local = 1;
                 } else {
                     desc->id = idx;
@@ -590,7 +626,9 @@ int cmd_run(int argc, char **argv)
                     } else {
                         wk->busy = idx;
                         wk->started = now_ms();
-                        wk->timeout_ms = m.timeout_s * 1000;
+                        /* A reference run first has a timeout of its own. */
+                        wk->timeout_ms = m.timeout_s * 1000 * (desc->ref.present ? 2 : 1);
+                        memcpy(wk->ref_key, desc->ref.key, sizeof wk->ref_key);
                         live[idx] = 1;
                     }
                 }
@@ -661,8 +699,12 @@ int cmd_run(int argc, char **argv)
             if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) {
                 if (result_read(wk->from, &res) == 0 && res.id == idx) {
                     got = 1;
-                    /* A sticky fault ends the worker's context: it exits after saying so. */
-                    restart = res.status == CASE_fault;
+                    /* A sticky fault ends the worker's context: it exits after saying so;
+                     * so may a reference kernel that failed. */
+                    restart = res.status == CASE_fault || res.ref_failed;
+                    if (res.ref_failed)
+                        run_ref_fail(&refs_failed, wk->ref_key, res.detail);
+                    tally.refs_run += res.ref_ran;
                 } else {
                     memset(&res, 0, sizeof res);
                     res.status = CASE_fault;
@@ -776,9 +818,10 @@ int cmd_run(int argc, char **argv)
     StrBuf prof;
     sb_init(&prof);
     sb_printf(&prof, "{\"wall_s\":%.3f,\"compile_wall_s\":%.3f,\"compile_cpu_s\":%.3f,\"sources\":%d,"
-              "\"cache_hits\":%d,\"input_s\":%.3f,\"verify_s\":%.3f,\"measure_s\":%.3f,\"cases\":%d}",
+              "\"cache_hits\":%d,\"input_s\":%.3f,\"verify_s\":%.3f,\"measure_s\":%.3f,\"cases\":%d,"
+              "\"reference_runs\":%d}",
               wall, comp.wall_ms / 1000, compile_ms / 1000, ncompiled, nhit, tally.t_input / 1000,
-              tally.t_verify / 1000, tally.t_measure / 1000, tally.done);
+              tally.t_verify / 1000, tally.t_measure / 1000, tally.done, tally.refs_run);
     if (run_id && store_end_run(st, run_id, wall, sb_str(&prof), &err) != 0) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
@@ -790,6 +833,9 @@ int cmd_run(int argc, char **argv)
             printf(" %d %s", tally.counts[k], status_name(k));
     if (nstored)
         printf(" (%d stored earlier, skipped)", nstored);
+    if (pref.kind != PLAN_REF_NONE)
+        printf("\nreference kernel: %d run%s for %d cases (once per reference key and worker)",
+               tally.refs_run, tally.refs_run == 1 ? "" : "s", tally.done);
     printf("\ntime    compile %.1f s wall (%d sources, %d from cache, %.1f s of NVRTC), inputs %.1f s, "
            "verify %.1f s, measure %.1f s\n", comp.wall_ms / 1000, ncompiled, nhit, compile_ms / 1000,
            tally.t_input / 1000, tally.t_verify / 1000, tally.t_measure / 1000);
@@ -829,10 +875,12 @@ int cmd_run(int argc, char **argv)
     free(gbase);
     free(medians);
     free(desc);
+    run_ref_fails_free(&refs_failed);
     free(cache);
     free(mjson);
     free(sel);
     store_close(st);
+    plan_ref_free(&pref);
     plan_free(&p);
     spec_free(s);
     if (rc)

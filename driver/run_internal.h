@@ -11,6 +11,7 @@
 #include "case.h"
 #include "shard.h"
 #include "store.h"
+#include "resolve.h"
 
 #define RUN_MAX_DEVICES 16
 
@@ -97,16 +98,19 @@ void run_cases_free(RunCase *cases, int n);
 void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
                     uint64_t base_mask);
 
-/* ---- run_resolve.c ------------------------------------------------------------------- */
+/* ---- run_ref.c ------------------------------------------------------------------------ */
 
-/* Resolve case rc (at point, compiled as job) into c: buffers with their inputs,
- * launch geometry, kernel arguments matched to the PTX parameters, checks (and,
- * for a differential spec whose group has a baseline, the baseline checks), and
- * metrics[3] = bytes, atomics, elements (NaN when the spec gives none).
- * Returns 0, or -1 with err naming what could not be resolved (the case is then
- * stored as skipped). */
-int run_resolve_case(const Plan *p, int point, const JitJob *job, const RunCase *rc,
-                     const MeasureSettings *m, int have_baseline, CaseDesc *c, double metrics[3],
-                     KvxError *err);
+/* Reference keys whose kernel failed, with the reason every later case of
+ * the key is skipped with. */
+typedef struct RefFails {
+    char (*key)[65];
+    char **why;
+    int n, cap;
+} RefFails;
+
+void run_ref_fail(RefFails *f, const char *key, const char *why);
+/* The reason key failed, or NULL. */
+const char *run_ref_failed(const RefFails *f, const char *key);
+void run_ref_fails_free(RefFails *f);
 
 #endif

@@ -130,10 +130,17 @@ void shard_partition(const char *const *group, const double *cost, int n, int ns
 
 void shard_points(const Plan *p, const unsigned char *sel, int nshards, ShardPoints *sp)
 {
+    /* A group is what shares a worker's caches: the points that differ in the
+     * baseline axes, the reference point's axes, or, for a reference kernel of
+     * its own template, in any code axis (they run on the same inputs). */
     const Spec *s = p->spec;
     uint64_t base_mask = 0;
     for (int i = 0; i < s->nbaseline; i++)
         base_mask |= 1ULL << s->baseline[i].axis;
+    for (int i = 0; i < s->reference.npoint; i++)
+        base_mask |= 1ULL << s->reference.point[i].axis;
+    if (s->reference.template_path)
+        base_mask |= p->code_axes;
     size_t cap = (size_t)(p->npoints ? p->npoints : 1);
     sp->point = xmalloc(sizeof(int) * cap);
     sp->key = xmalloc(65 * cap);

@@ -2,56 +2,22 @@
  * comparison of a variant's output with them.
  *
  * A check is `BUFFER: REFERENCE` in a spec.  The reference is a call of one of
- * the functions below (gen/expr_fn.c knows their names and arities too, so
- * that specs are checked at load time), or a plain scalar expression that every
- * element of the buffer must equal.  Integer references are computed in 64 bits
- * and wrapped to the output type; float references in double.  A float result is
- * compared by relative error ||out - ref|| / ||ref|| (2-norm; absolute error when
- * ref is all zero) against a tolerance; a stalled accumulator (a half sum stuck at
- * 32 where 2^20 was expected) is therefore a mismatch with its error shown.
+ * the functions of gen/refs.h (their signatures, argument kinds and meanings
+ * are that table's, and docs/spec.md lists them), an equal buffer (slice), or a
+ * plain scalar expression that every element of the buffer must equal.
+ * Integer references are computed in 64 bits and wrapped to the output type;
+ * float references in double.  A float result is compared by relative error
+ * ||out - ref|| / ||ref|| (2-norm; absolute error when ref is all zero) against
+ * a tolerance; a stalled accumulator (a half sum stuck at 32 where 2^20 was
+ * expected) is therefore a mismatch with its error shown.
  *
- *   count_below(buf, thr)           scalar: elements < thr
- *   count_if(buf, op, v)            scalar: elements e with `e op v`, op one of
- *                                   "<" "<=" "==" "!=" ">" ">="
- *   count_below_by(buf, thr, keys, k)  k counters: buf[i] < thr tallied at keys[i]
- *   histogram(buf, bins, lo, hi)    bins counters: values in [lo, hi], bin =
- *                                   (v - lo) / ceil((hi - lo + 1) / bins)
- *   sum(buf)                        scalar: float64 sum
- *   dot(a, b)                       scalar: float64 dot product
- *   sum_by(vals, keys, k)           k sums: vals[i] added at keys[i]
- *   index_add(idx, vals, rows, w)   rows*w sums: row idx[i] += vals[i*w .. i*w+w)
- *   reduce(op, buf, k, init)        k results: fold of op over buf[i] with
- *                                   i % k == j, from init.  Integer outputs:
- *                                   "add" "sub" "and" "or" "xor" "max" "min"
- *                                   (by the output's signedness) "exch".  Float
- *                                   outputs: "add" "sub" "max" "min" (IEEE
- *                                   maxNum/minNum as fmaxf and the hardware's
- *                                   float atomics: a NaN operand is ignored when
- *                                   the other is a number), "nanmax" "nanmin"
- *                                   (NaN ignored unless all are NaN: the same
- *                                   function as max/min), "maximum" "minimum"
- *                                   (IEEE 754-2019, NaN-propagating), "exch"
- *                                   (any one of the values written at that
- *                                   address, or init)
- *   wrap_count(op, n, k, init, lim) k results of n atomicInc ("inc") / atomicDec
- *                                   ("dec") with wrap limit lim, thread i on
- *                                   address i % k
- *   tally(n, k, init)               k counters: init + #{i < n : i % k == j}
- *   baseline()                      the baseline variant's output (differential)
- */
+ * The outputs of a reference kernel, or of the baseline variant (differential
+ * mode, baseline()), become references through verify_from_output. */
 #ifndef KVX_VERIFY_H
 #define KVX_VERIFY_H
 
+#include "../gen/refs.h"
 #include "../gen/spec.h"
-
-/* One argument of a reference call, evaluated at the case's point. */
-typedef struct RefArg {
-    int is_buf;
-    const ElemType *t;      /* buffers */
-    const void *data;       /* host copy of the buffer's input */
-    uint64_t count;
-    Value v;                /* scalars and op strings */
-} RefArg;
 
 typedef enum { EXPECT_VALUES, EXPECT_MEMBER } ExpectKind;
 
@@ -75,8 +41,10 @@ typedef struct Expected {
 } Expected;
 
 /* Compute the reference `name(args)` for an output of type out_t with count
- * elements.  0 or -1 with err (unknown function, bad argument types, a result
- * whose size differs from the output buffer's count). */
+ * elements.  The call is checked against its signature first
+ * (refs_check_args).  0 or -1 with err (unknown function, bad argument types, a
+ * result whose size differs from the output buffer's count, a key out of
+ * range). */
 int verify_reference(const char *name, const RefArg *args, int nargs,
                      const ElemType *out_t, uint64_t out_count,
                      Expected *exp, KvxError *err);
@@ -85,6 +53,8 @@ int verify_reference(const char *name, const RefArg *args, int nargs,
 int verify_reference_threads(const char *name, const RefArg *args, int nargs,
                              const ElemType *out_t, uint64_t out_count, int threads,
                              Expected *exp, KvxError *err);
+/* 1 when verify_reference computes name (every row of refs_table must). */
+int verify_has_reference(const char *name);
 /* Every element equal to one scalar. */
 int verify_constant(Value v, const ElemType *out_t, uint64_t out_count, Expected *exp);
 /* A previously downloaded output (the baseline's) as the reference. */

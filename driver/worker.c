@@ -37,7 +37,7 @@ static const CUresult sticky_errors[] = {
     CUDA_ERROR_UNKNOWN,
 };
 
-static int is_sticky(CUresult r)
+int worker_is_sticky(CUresult r)
 {
     for (size_t i = 0; i < sizeof sticky_errors / sizeof sticky_errors[0]; i++)
         if (sticky_errors[i] == r)
@@ -59,7 +59,7 @@ int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sy
 {
     if (r == CUDA_SUCCESS)
         return 0;
-    int fault = sync || is_sticky(r);
+    int fault = sync || worker_is_sticky(r);
     res->status = fault ? CASE_fault : CASE_launch_error;
     snprintf(res->detail, sizeof res->detail, "%s: %s (%s)", call, cudadl_error_name(r),
              cudadl_error_string(r));
@@ -72,17 +72,18 @@ int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sy
 
 /* ---- modules and limits ---------------------------------------------------- */
 
-static int function_get(Worker *w, const CaseDesc *c, CUfunction *f, CaseResult *res)
+int worker_function(Worker *w, const char *cubin_path, const char *kernel, CUfunction *f,
+                    CaseResult *res)
 {
     Module *m = NULL;
     for (int i = 0; i < w->nmods && !m; i++)
-        if (strcmp(w->mods[i].path, c->cubin_path) == 0)
+        if (strcmp(w->mods[i].path, cubin_path) == 0)
             m = &w->mods[i];
     if (!m) {
         size_t len = 0;
-        char *image = file_read(c->cubin_path, &len);
+        char *image = file_read(cubin_path, &len);
         if (!image)
-            return worker_fail(res, CASE_load_error, "cannot read %s: %s", c->cubin_path,
+            return worker_fail(res, CASE_load_error, "cannot read %s: %s", cubin_path,
                                strerror(errno));
         if (w->nmods == WORKER_MAX_MODULES) {
             int lru = 0;
@@ -96,20 +97,20 @@ static int function_get(Worker *w, const CaseDesc *c, CUfunction *f, CaseResult 
         CUresult r = cu.cuModuleLoadData(&mod, image);
         free(image);
         if (r != CUDA_SUCCESS) {
-            if (is_sticky(r))
+            if (worker_is_sticky(r))
                 return worker_step(w, res, r, "cuModuleLoadData", 1);
             return worker_fail(res, CASE_load_error, "cuModuleLoadData(%s): %s (%s)",
-                               c->cubin_path, cudadl_error_name(r), cudadl_error_string(r));
+                               cubin_path, cudadl_error_name(r), cudadl_error_string(r));
         }
         m = &w->mods[w->nmods++];
-        snprintf(m->path, sizeof m->path, "%s", c->cubin_path);
+        snprintf(m->path, sizeof m->path, "%s", cubin_path);
         m->mod = mod;
     }
     m->used = ++w->clock;
-    CUresult r = cu.cuModuleGetFunction(f, m->mod, c->kernel);
+    CUresult r = cu.cuModuleGetFunction(f, m->mod, kernel);
     if (r != CUDA_SUCCESS)
-        return worker_fail(res, CASE_load_error, "kernel '%s' not in %s: %s (%s)", c->kernel,
-                           c->cubin_path, cudadl_error_name(r), cudadl_error_string(r));
+        return worker_fail(res, CASE_load_error, "kernel '%s' not in %s: %s (%s)", kernel,
+                           cubin_path, cudadl_error_name(r), cudadl_error_string(r));
     return 0;
 }
 
@@ -390,31 +391,38 @@ static void run_release(const CaseDesc *c, Run *run)
 
 /* ---- launching ------------------------------------------------------------ */
 
-static CUresult launch(Worker *w, const CaseDesc *c, Run *run)
+CUresult worker_launch_raw(Worker *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
+                           const uint32_t cluster[3], uint32_t smem, void **argv)
 {
-    if (cluster_size(c) > 1) {
+    uint64_t cs = (uint64_t)dim1(cluster[0]) * dim1(cluster[1]) * dim1(cluster[2]);
+    if (cs > 1) {
         CUlaunchAttribute attr;
         CUlaunchConfig cfg;
         memset(&attr, 0, sizeof attr);
         memset(&cfg, 0, sizeof cfg);
         attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim.x = dim1(c->cluster[0]);
-        attr.value.clusterDim.y = dim1(c->cluster[1]);
-        attr.value.clusterDim.z = dim1(c->cluster[2]);
-        cfg.gridDimX = c->grid[0];
-        cfg.gridDimY = c->grid[1];
-        cfg.gridDimZ = c->grid[2];
-        cfg.blockDimX = c->block[0];
-        cfg.blockDimY = c->block[1];
-        cfg.blockDimZ = c->block[2];
-        cfg.sharedMemBytes = c->smem;
+        attr.value.clusterDim.x = dim1(cluster[0]);
+        attr.value.clusterDim.y = dim1(cluster[1]);
+        attr.value.clusterDim.z = dim1(cluster[2]);
+        cfg.gridDimX = grid[0];
+        cfg.gridDimY = grid[1];
+        cfg.gridDimZ = grid[2];
+        cfg.blockDimX = block[0];
+        cfg.blockDimY = block[1];
+        cfg.blockDimZ = block[2];
+        cfg.sharedMemBytes = smem;
         cfg.hStream = w->stream;
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
-        return cu.cuLaunchKernelEx(&cfg, run->f, run->argv, NULL);
+        return cu.cuLaunchKernelEx(&cfg, f, argv, NULL);
     }
-    return cu.cuLaunchKernel(run->f, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-                             c->block[2], c->smem, w->stream, run->argv, NULL);
+    return cu.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, w->stream,
+                             argv, NULL);
+}
+
+static CUresult launch(Worker *w, const CaseDesc *c, Run *run)
+{
+    return worker_launch_raw(w, run->f, c->grid, c->block, c->cluster, c->smem, run->argv);
 }
 
 int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
@@ -464,12 +472,13 @@ static void run_case(Worker *w, const CaseDesc *c, CaseResult *res)
     res->median_ms = res->min_ms = res->max_ms = res->mean_ms = res->stdev_ms = NAN;
     res->noise = res->rel_err = NAN;
 
-    if (function_get(w, c, &run.f, res) < 0 || limits_check(w, c, run.f, res) < 0)
+    if (worker_function(w, c->cubin_path, c->kernel, &run.f, res) < 0 || limits_check(w, c, run.f, res) < 0)
         goto done;
     double t0 = now_ms();
     int rc = buffers_prepare(w, c, &run, res);
     res->t_input_ms = now_ms() - t0;
-    if (rc < 0 || worker_verify_case(w, c, &run, res) < 0)
+    if (rc < 0 || (c->ref.present && !(run.ref = worker_reference(w, c, &run, res))) ||
+        worker_verify_case(w, c, &run, res) < 0)
         goto done;
     worker_measure_case(w, c, &run, res);
 done:
@@ -486,6 +495,9 @@ static void worker_close(Worker *w)
     for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
         if (w->expc[i].stamp)
             verify_expected_free(&w->expc[i].exp);
+    for (int i = 0; i < WORKER_MAX_REFERENCES; i++)
+        for (int j = 0; j < CASE_MAX_BUFS; j++)
+            free(w->refs[i].data[j]);
     if (!w->ctx)
         return;
     for (int i = 0; i < w->ndevs; i++)

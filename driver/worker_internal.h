@@ -49,8 +49,17 @@ typedef struct ExpCache {
     Expected exp;
 } ExpCache;
 
+/* A reference kernel's checked outputs, by reference key (worker_ref.c). */
+#define WORKER_MAX_REFERENCES 4
+typedef struct RefCache {
+    char key[65];
+    uint64_t stamp;                 /* 0: free */
+    void *data[CASE_MAX_BUFS];      /* by buffer index; NULL when not checked */
+} RefCache;
+
 typedef struct Worker {
     ExpCache expc[WORKER_MAX_EXPECTED];
+    RefCache refs[WORKER_MAX_REFERENCES];
     int out_fd;
     DeviceInfo dev;
     CUdevice cudev;
@@ -97,6 +106,7 @@ typedef struct Run {
     void *out[CASE_MAX_BUFS];         /* downloaded outputs */
     void *argv[CASE_MAX_ARGS];
     uint64_t scalars[CASE_MAX_ARGS];
+    const RefCache *ref;              /* the reference's outputs, when the case has one */
 } Run;
 
 /* ---- worker.c ------------------------------------------------------------------ */
@@ -110,6 +120,19 @@ int worker_fail(CaseResult *res, CaseStatus st, const char *fmt, ...) KVX_PRINTF
  * be any earlier asynchronous work), is a fault: the result is sent and the
  * process exits.  Other errors make the case a launch_error; -1. */
 int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sync);
+
+/* After these the context is unusable: only a new process can use the GPU. */
+int worker_is_sticky(CUresult r);
+
+/* The entry point kernel of the module at cubin_path, loaded once (LRU of
+ * WORKER_MAX_MODULES).  0, or -1 with res load_error (a fault ends the worker). */
+int worker_function(Worker *w, const char *cubin_path, const char *kernel, CUfunction *f,
+                    CaseResult *res);
+
+/* Enqueue one launch of f on the worker's stream (cuLaunchKernelEx for a
+ * cluster of more than one block). */
+CUresult worker_launch_raw(Worker *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
+                           const uint32_t cluster[3], uint32_t smem, void **argv);
 
 /* Allocate the flush buffer and load the read flush kernel (mode
  * MEASURE_FLUSH_*) if not yet done.  0, or -1 with res filled (skipped). */
@@ -130,6 +153,13 @@ int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
  * max_samples, or the budget is spent (the budget wins over min_samples).
  * Fills res's statistics and t_measure_ms.  0, or -1 with res set. */
 int worker_measure_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* ---- worker_ref.c -------------------------------------------------------------- */
+
+/* The outputs of c's reference kernel (c->ref), run on run's host contents on
+ * a miss.  NULL with res skipped and ref_failed when it could not run (a fault
+ * or a timeout ends the worker after sending res). */
+const RefCache *worker_reference(Worker *w, const CaseDesc *c, const Run *run, CaseResult *res);
 
 /* ---- worker_device.c ----------------------------------------------------------- */
 

@@ -3,8 +3,8 @@
  * samples and their statistics.
  *
  * References come from a constant, from the baseline variant's outputs at the
- * same workload point (kept per worker, WORKER_MAX_BASELINES of them), or from a
- * host computation, cached (WORKER_MAX_EXPECTED) because every variant of a
+ * same workload point (kept per worker, WORKER_MAX_BASELINES of them), from a
+ * reference kernel's outputs (worker_ref.c), or from a host computation, cached (WORKER_MAX_EXPECTED) because every variant of a
  * point checks against the same one.  A case that mismatches is still timed;
  * the status keeps it out of any "fastest correct" reading. */
 #include "worker_internal.h"
@@ -95,6 +95,11 @@ static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const 
         if (verify_from_output(t, base->data[k->buf], b->count, exp) < 0)
             return worker_fail(res, CASE_skipped, "the baseline's '%s' cannot be a reference",
                                b->name);
+        return 0;
+    }
+    if (strcmp(k->ref, "reference") == 0) {
+        KVX_ASSERT(run->ref && run->ref->data[k->buf]);
+        verify_from_output(t, run->ref->data[k->buf], b->count, exp);
         return 0;
     }
     RefArg args[CASE_MAX_REFARGS];

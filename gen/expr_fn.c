@@ -1,6 +1,6 @@
 /* expr_fn: the functions of the kvx expression language: the table of names
  * and arities the parser checks calls against (the built-ins, and the host
- * references of driver/verify.h, which are parsed but not evaluated), and the
+ * references of gen/refs.h, which are parsed but not evaluated), and the
  * built-in functions that eval calls.
  *
  * Choices the header leaves open, made here:
@@ -9,6 +9,7 @@
  *    ("unsigned int"), so a `set:` variable may hold either. */
 #include "expr_internal.h"
 
+#include "refs.h"
 #include "types.h"
 
 #include <math.h>
@@ -37,33 +38,29 @@ _Static_assert(sizeof expr_function_names / sizeof expr_function_names[0]
                    == sizeof functions / sizeof functions[0] + 1,
                "expr_function_names and functions[] come from one list");
 
-/* Host references of driver/verify.h: same names and arities as documented
- * there (test_expr checks a call of each parses). */
-static const FnDef references[] = {
-    {"count_below", 2, 2, NULL},    {"count_if", 3, 3, NULL},  {"count_below_by", 4, 4, NULL},
-    {"histogram", 4, 4, NULL},      {"sum", 1, 1, NULL},       {"dot", 2, 2, NULL},
-    {"sum_by", 3, 3, NULL},         {"index_add", 4, 4, NULL}, {"reduce", 4, 4, NULL},
-    {"wrap_count", 5, 5, NULL},     {"tally", 3, 3, NULL},     {"baseline", 0, 0, NULL},
-};
-#define NREFERENCES (int)(sizeof references / sizeof references[0])
+/* Host references (gen/refs.h) parse with any number of arguments: the spec
+ * loader checks a call against the reference's signature and names it in the
+ * error.  baseline() is the differential check's reference. */
+static const FnDef reference_fn = {"reference", 0, -1, NULL};
+static const FnDef baseline_fn = {"baseline", 0, 0, NULL};
 
 const FnDef *expr_fn_find(const char *name)
 {
     for (int i = 0; i < NFUNCTIONS; i++)
         if (strcmp(functions[i].name, name) == 0)
             return &functions[i];
-    for (int i = 0; i < NREFERENCES; i++)
-        if (strcmp(references[i].name, name) == 0)
-            return &references[i];
-    return NULL;
+    if (strcmp(name, "baseline") == 0)
+        return &baseline_fn;
+    return refs_find(name) ? &reference_fn : NULL;
 }
 
 void expr_fn_list(StrBuf *sb)
 {
     for (int i = 0; i < NFUNCTIONS; i++)
         sb_printf(sb, "%s, ", functions[i].name);
-    for (int i = 0; i < NREFERENCES; i++)
-        sb_printf(sb, "%s%s", references[i].name, i + 1 < NREFERENCES ? ", " : "");
+    for (int i = 0; i < refs_count; i++)
+        sb_printf(sb, "%s, ", refs_table[i].name);
+    sb_puts(sb, "baseline");
 }
 
 int expr_is_reference(const char *name)

@@ -11,6 +11,7 @@
  * spec_load.  The other sections are in spec_sections.c; spec_internal.h is
  * what the two share. */
 #include "spec_internal.h"
+#include "refs.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -470,6 +471,48 @@ static int check_names(Loader *L, const Expr *e, int allow_buffers)
     return nc.failed ? -1 : 0;
 }
 
+static int is_buffer_name(void *ctx, const char *name)
+{
+    return spec_buffer_find(ctx, name) >= 0;
+}
+
+static int check_launch_names(Loader *L, const LaunchSpec *l)
+{
+    for (int d = 0; d < 3; d++)
+        if (check_names(L, l->grid[d], 0) || check_names(L, l->block[d], 0) ||
+            check_names(L, l->cluster[d], 0))
+            return -1;
+    if (check_names(L, l->smem, 0))
+        return -1;
+    for (int i = 0; i < l->nargs; i++) {
+        const Expr *a = l->args[i];
+        /* A buffer stands alone as an argument; inside arithmetic it has no value. */
+        if (a->kind == EX_IDENT && spec_buffer_find(L->s, a->name) >= 0)
+            continue;
+        if (check_names(L, a, 0))
+            return -1;
+    }
+    return 0;
+}
+
+/* A check's expression: a host reference call against its signature (its
+ * buffer arguments stand alone), or a scalar. */
+static int check_expr_names(Loader *L, const Expr *r)
+{
+    if (!(r->kind == EX_CALL && expr_is_reference(r->name)))
+        return check_names(L, r, 0);
+    if (refs_find(r->name) && refs_check_call(r, is_buffer_name, L->s, L->err))
+        return -1;
+    for (int j = 0; j < r->nargs; j++) {
+        const Expr *a = r->args[j];
+        if (a->kind == EX_IDENT && spec_buffer_find(L->s, a->name) >= 0)
+            continue;
+        if (check_names(L, a, 0))
+            return -1;
+    }
+    return 0;
+}
+
 static int check_all_names(Loader *L)
 {
     Spec *s = L->s;
@@ -492,34 +535,20 @@ static int check_all_names(Loader *L)
                     return -1;
         }
     }
-    const LaunchSpec *l = &s->launch;
-    for (int d = 0; d < 3; d++)
-        if (check_names(L, l->grid[d], 0) || check_names(L, l->block[d], 0) ||
-            check_names(L, l->cluster[d], 0))
-            return -1;
-    if (check_names(L, l->smem, 0))
+    if (check_launch_names(L, &s->launch) ||
+        (s->reference.has_launch && check_launch_names(L, &s->reference.launch)))
         return -1;
-    for (int i = 0; i < l->nargs; i++) {
-        const Expr *a = l->args[i];
-        /* A buffer stands alone as an argument; inside arithmetic it has no value. */
-        if (a->kind == EX_IDENT && spec_buffer_find(s, a->name) >= 0)
-            continue;
-        if (check_names(L, a, 0))
+    int compares_reference = 0;
+    for (int i = 0; i < s->nchecks; i++) {
+        const CheckSpec *c = &s->checks[i];
+        compares_reference |= c->kind == CHECK_REFERENCE;
+        if (c->kind == CHECK_EXPR && check_expr_names(L, c->ref))
             return -1;
     }
-    for (int i = 0; i < s->nchecks; i++) {
-        const Expr *r = s->checks[i].ref;
-        if (r->kind == EX_CALL && expr_is_reference(r->name)) {
-            for (int j = 0; j < r->nargs; j++) {
-                const Expr *a = r->args[j];
-                if (a->kind == EX_IDENT && spec_buffer_find(s, a->name) >= 0)
-                    continue;
-                if (check_names(L, a, 0))
-                    return -1;
-            }
-        } else if (check_names(L, r, 0)) {
-            return -1;
-        }
+    if (s->reference.present && !compares_reference) {
+        kvx_error_set(L->err, KVX_EINPUT, &s->reference.pos, "the reference is compared with "
+                      "nothing (expected a check BUFFER: reference)");
+        return -1;
     }
     const Expr *ms[] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
     for (int i = 0; i < 3; i++)
@@ -536,7 +565,7 @@ static int load_root(Loader *L, yaml_node_t *root)
     static const KeyDoc keys[] = {
         {"kvx", 1}, {"name", 1}, {"doc", 0}, {"template", 1}, {"kernel", 1}, {"axes", 1},
         {"zip", 0}, {"where", 0}, {"set", 0}, {"let", 0}, {"buffers", 1}, {"launch", 1},
-        {"check", 0}, {"tolerance", 0}, {"differential", 0}, {"metrics", 0}, {"baseline", 0},
+        {"check", 0}, {"reference", 0}, {"tolerance", 0}, {"differential", 0}, {"metrics", 0}, {"baseline", 0},
         {"measure", 0}, {"options", 0}, {"headers", 0}, {"report", 0}, {0}};
     if (!root)
         return loader_fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
@@ -587,6 +616,8 @@ static int load_root(Loader *L, yaml_node_t *root)
     if (loader_buffers(L, get(L, root, "buffers")))
         return -1;
     if (loader_launch(L, get(L, root, "launch")))
+        return -1;
+    if ((n = get(L, root, "reference")) && loader_reference(L, n))
         return -1;
     if ((n = get(L, root, "check")) && loader_check(L, n))
         return -1;

@@ -83,12 +83,22 @@ typedef struct LaunchSpec {
     SrcPos pos;
 } LaunchSpec;
 
+/* What a check compares an output with. */
+typedef enum {
+    CHECK_EXPR,         /* ref: a host reference call (gen/refs.h), baseline(), or a scalar */
+    CHECK_BUFFER,       /* ref names an input buffer: the output equals it (`out: in`) */
+    CHECK_REFERENCE     /* `out: reference`: the reference kernel's output */
+} CheckKind;
+
 typedef struct CheckSpec {
     int buffer;         /* index into bufs */
-    Expr *ref;          /* a reference call (expr_is_reference) or a scalar */
+    CheckKind kind;
+    Expr *ref;          /* CHECK_EXPR, CHECK_BUFFER (the identifier) */
+    int other;          /* CHECK_BUFFER: index of the buffer compared with */
     double rtol;        /* <0: the type's default (or the spec's tolerance:) */
     SrcPos pos;
 } CheckSpec;
+
 
 typedef struct MetricsSpec {
     Expr *bytes;        /* bytes a variant must move: GB/s and % of peak */
@@ -100,6 +110,22 @@ typedef struct BaselineEntry {
     int axis;
     int value;
 } BaselineEntry;
+
+/* `reference:`: the code every variant's outputs are compared with where a
+ * check says `reference`.  Either a point of the code axes (npoint > 0: the
+ * variant at this point with these axes set, as baseline: names them) or a
+ * kernel of its own: an entry point in its own template (NULL: the spec's)
+ * with its own launch (has_launch 0: the spec's).  It runs once per workload
+ * point on the same inputs, untimed. */
+typedef struct ReferenceSpec {
+    int present;
+    BaselineEntry *point; int npoint;
+    const char *template_path;  /* resolved against the spec's dir; NULL: the spec's */
+    const char *kernel;
+    int has_launch;
+    LaunchSpec launch;
+    SrcPos pos;
+} ReferenceSpec;
 
 /* L2 before each sample.  READ (the default) reads a 2*L2 scratch buffer:
  * every line of the case's data is gone and what is left is clean, so the
@@ -158,6 +184,7 @@ typedef struct Spec {
     LaunchSpec launch;
     CheckSpec *checks; int nchecks;
     int differential;           /* compare every variant with the baseline */
+    ReferenceSpec reference;
     double tolerance[ET_COUNT]; /* per element type; <0 = default */
     MetricsSpec metrics;
     BaselineEntry *baseline; int nbaseline;

@@ -151,6 +151,7 @@ int loader_name_taken(const Spec *s, const char *name);
 int loader_buffers(Loader *L, yaml_node_t *map);
 int loader_launch(Loader *L, yaml_node_t *map);
 int loader_check(Loader *L, yaml_node_t *map);
+int loader_reference(Loader *L, yaml_node_t *map);
 int loader_metrics(Loader *L, yaml_node_t *map);
 int loader_baseline(Loader *L, yaml_node_t *map);
 int loader_measure(Loader *L, yaml_node_t *map);

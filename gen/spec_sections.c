@@ -7,6 +7,8 @@
 #include "spec_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 /* A scalar or a list of 1..3 scalars: launch dimensions. */
 static int parse_dims(Loader *L, yaml_node_t *n, Expr *out[3], const char *what)
@@ -212,13 +214,11 @@ int loader_buffers(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int loader_launch(Loader *L, yaml_node_t *map)
+static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *what)
 {
-    Spec *s = L->s;
     static const KeyDoc keys[] = {{"grid", 1}, {"block", 1}, {"smem", 0}, {"cluster", 0}, {"args", 1}, {0}};
-    if (loader_check_keys(L, map, keys, "launch"))
+    if (loader_check_keys(L, map, keys, what))
         return -1;
-    LaunchSpec *l = &s->launch;
     l->pos = node_pos(L, map);
     if (parse_dims(L, get(L, map, "grid"), l->grid, "grid") ||
         parse_dims(L, get(L, map, "block"), l->block, "block"))
@@ -232,10 +232,96 @@ int loader_launch(Loader *L, yaml_node_t *map)
     if (loader_want(L, n, YAML_SEQUENCE_NODE, "args"))
         return -1;
     l->nargs = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-    l->args = arena_alloc(s->arena, sizeof(Expr *) * (size_t)(l->nargs ? l->nargs : 1));
+    l->args = arena_alloc(L->s->arena, sizeof(Expr *) * (size_t)(l->nargs ? l->nargs : 1));
     for (int i = 0; i < l->nargs; i++)
         if (!(l->args[i] = loader_expr(L, node(L, n->data.sequence.items.start[i]), "an argument")))
             return -1;
+    return 0;
+}
+
+int loader_launch(Loader *L, yaml_node_t *map)
+{
+    return load_launch(L, map, &L->s->launch, "launch");
+}
+
+/* reference: {AXIS: VALUE, ...} (a point of the code axes), or {kernel: NAME,
+ * template: PATH, launch: {...}} (a kernel of its own). */
+int loader_reference(Loader *L, yaml_node_t *map)
+{
+    Spec *s = L->s;
+    ReferenceSpec *r = &s->reference;
+    if (loader_want(L, map, YAML_MAPPING_NODE, "reference"))
+        return -1;
+    r->present = 1;
+    r->pos = node_pos(L, map);
+    if (!get(L, map, "kernel")) {
+        if (get(L, map, "template") || get(L, map, "launch"))
+            return loader_fail(L, map, "a reference with a template or launch needs a kernel: "
+                               "(expected {kernel: NAME, template: PATH, launch: {...}} or {AXIS: VALUE, ...})");
+        int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+        if (n == 0)
+            return loader_fail(L, map, "reference is empty (expected {AXIS: VALUE, ...} or {kernel: NAME, ...})");
+        r->point = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)n);
+        for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+            int a = loader_axis_ref(L, node(L, p->key), "reference");
+            if (a < 0)
+                return -1;
+            int v = loader_value_ref(L, a, node(L, p->value), "reference value");
+            if (v < 0)
+                return -1;
+            r->point[r->npoint++] = (BaselineEntry){a, v};
+        }
+        return 0;
+    }
+    static const KeyDoc keys[] = {{"kernel", 1}, {"template", 0}, {"launch", 0}, {0}};
+    if (loader_check_keys(L, map, keys, "a reference kernel"))
+        return -1;
+    yaml_node_t *n = get(L, map, "kernel");
+    if (loader_string(L, n, "kernel", &r->kernel))
+        return -1;
+    if (!is_ident(r->kernel))
+        return loader_fail(L, n, "kernel '%s' is not a C identifier", r->kernel);
+    if ((n = get(L, map, "template"))) {
+        const char *tmpl;
+        if (loader_string(L, n, "template", &tmpl))
+            return -1;
+        char *full = path_join(s->dir, tmpl);
+        r->template_path = arena_strdup(s->arena, full);
+        free(full);
+        struct stat st;
+        if (stat(r->template_path, &st) != 0 || !S_ISREG(st.st_mode))
+            return loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, r->template_path);
+    }
+    if ((n = get(L, map, "launch"))) {
+        r->has_launch = 1;
+        if (load_launch(L, n, &r->launch, "a reference's launch"))
+            return -1;
+    }
+    return 0;
+}
+
+/* What a check's value is: `reference`, an input buffer, or an expression. */
+static int check_kind(Loader *L, yaml_node_t *v, CheckSpec *c)
+{
+    Spec *s = L->s;
+    const Expr *e = c->ref;
+    if (e->kind != EX_IDENT)
+        return 0;
+    if (strcmp(e->name, "reference") == 0 && spec_buffer_find(s, "reference") < 0) {
+        if (!s->reference.present)
+            return loader_fail(L, v, "check of '%s' compares with the reference, but the spec has "
+                               "none (expected a reference: section)", s->bufs[c->buffer].name);
+        c->kind = CHECK_REFERENCE;
+        return 0;
+    }
+    int b = spec_buffer_find(s, e->name);
+    if (b < 0)
+        return 0;
+    c->kind = CHECK_BUFFER;
+    c->other = b;
+    if (b == c->buffer)
+        return loader_fail(L, v, "check of '%s' compares it with itself (expected an input buffer)",
+                           e->name);
     return 0;
 }
 
@@ -268,6 +354,18 @@ int loader_check(Loader *L, yaml_node_t *map)
             if (rt && loader_double(L, rt, "rtol", &c->rtol))
                 return -1;
         } else if (!(c->ref = loader_expr(L, v, "a check"))) {
+            return -1;
+        }
+        if (check_kind(L, v, c))
+            return -1;
+    }
+    /* An output compared with another buffer: that one must be an input. */
+    for (int i = 0; i < s->nchecks; i++) {
+        const CheckSpec *c = &s->checks[i];
+        if (c->kind == CHECK_BUFFER && s->bufs[c->other].checked) {
+            kvx_error_set(L->err, KVX_EINPUT, &c->ref->pos, "check of '%s' compares it with '%s', "
+                          "which is checked too (expected an input buffer: outputs are reset before "
+                          "every launch)", s->bufs[c->buffer].name, s->bufs[c->other].name);
             return -1;
         }
     }

@@ -1,4 +1,5 @@
-/* Bad-spec corpus: every tests/badspec/NN_name.yaml must fail to load (or to plan)
+/* Bad-spec corpus: every tests/badspec/NN_name.yaml must fail to load, plan or
+ * resolve at one of its points (what `kvx plan` checks)
  * with exactly the message and line:column recorded in tests/badspec/EXPECTED,
  * and `kvx plan` must exit 2 on it with that message on stderr.
  * KVX_REGOLD=1 rewrites EXPECTED from what kvx says now (review the diff). */
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "driver/resolve.h"
 #include "gen/plan.h"
 
 /* Relative: ctest runs in the source directory, and messages name paths as given. */
@@ -38,13 +40,17 @@ static char *message_for(const char *path, char *file, size_t nfile)
     facts_for_arch("sm_90", &f);
     Spec *s = spec_load(path, &err);
     if (s) {
+        /* As `kvx plan` does: plan, references, and every point resolved. */
         Plan p;
-        if (plan_build(s, &f, &p, &err) == 0) {
+        PlanRef r = {0};
+        int ok = plan_build(s, &f, &p, &err) == 0;
+        ok = ok && plan_ref_build(&p, &r, &err) == 0 && resolve_plan(&p, &r, NULL, &err) == 0;
+        if (p.spec)
             plan_free(&p);
-            spec_free(s);
-            return NULL;
-        }
+        plan_ref_free(&r);
         spec_free(s);
+        if (ok)
+            return NULL;
     }
     assert_int_equal(err.code, KVX_EINPUT);
     snprintf(file, nfile, "%s", err.file);

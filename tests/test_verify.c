@@ -91,7 +91,7 @@ static void test_count(void **state)
     assert_int_equal(U(&e, 0), 2);
     verify_expected_free(&e);
     RefArg h[3] = {B("f32", f, 3), S("=<"), F(1)};
-    ref_fails("count_if", h, 3, "i32", 1, "unknown comparison");
+    ref_fails("count_if", h, 3, "i32", 1, "(op) is \"=<\" (expected one of: < <= == != > >=)");
 }
 
 static void test_count_below_by(void **state)
@@ -358,7 +358,7 @@ static void test_wrap_count(void **state)
     assert_int_equal(U(&e, 2), 333333333 % 1000);
     verify_expected_free(&e);
     RefArg bad[5] = {S("add"), I(1), I(1), I(0), I(1)};
-    ref_fails("wrap_count", bad, 5, "u32", 1, "expected \"inc\" or \"dec\"");
+    ref_fails("wrap_count", bad, 5, "u32", 1, "(expected one of: inc dec)");
     ref_fails("wrap_count", args, 5, "f32", 3, "unsigned integer");
 }
 
@@ -510,10 +510,50 @@ static void test_errors(void **state)
     ref_fails("count_below", a, 1, "u32", 1, "takes 2 arguments, got 1");
     ref_fails("count_below", a, 2, "u32", 2, "has 1 element but the output buffer has 2");
     RefArg b[2] = {I(1), I(3)};
-    ref_fails("count_below", b, 2, "u32", 1, "argument 1 (buffer) must be a buffer");
+    ref_fails("count_below", b, 2, "u32", 1, "count_below(buf: buffer, thr: number): argument 1 (buf) must be a buffer");
     RefArg c[4] = {B("i32", v, 1), I(0), I(0), I(9)};
     ref_fails("histogram", c, 4, "u32", 1, "bins) must be >= 1");
-    ref_fails("baseline", NULL, 0, "u32", 1, "verify_from_output");
+    ref_fails("baseline", NULL, 0, "u32", 1, "unknown reference function 'baseline'");
+}
+
+/* slice: a part of an input, same type, exact for integers. */
+static void test_slice(void **state)
+{
+    (void)state;
+    int32_t v[] = {5, 6, 7, 8};
+    RefArg a[3] = {B("i32", v, 4), I(1), I(2)};
+    Expected e;
+    ref(&e, "slice", a, 3, "i32", 2);
+    int32_t good[] = {6, 7}, bad[] = {6, 9};
+    VerifyReport r;
+    verify_compare(&e, T("i32"), good, "out", 0, &r);
+    assert_true(r.ok);
+    verify_compare(&e, T("i32"), bad, "out", 0, &r);
+    assert_false(r.ok);
+    assert_int_equal(r.nmismatch, 1);
+    verify_expected_free(&e);
+    ref_fails("slice", a, 3, "u32", 2, "the buffer is i32 but the output is u32");
+    RefArg past[3] = {B("i32", v, 4), I(3), I(2)};
+    ref_fails("slice", past, 3, "i32", 2, "elements 3 .. 4 lie outside the buffer's 4");
+}
+
+/* Every reference of the catalogue is computed by verify.c and documented in
+ * docs/spec.md's table (a row opening with `name(`). */
+static void test_catalogue(void **state)
+{
+    (void)state;
+    char *doc = file_read("docs/spec.md", NULL);
+    assert_non_null(doc);
+    for (int i = 0; i < refs_count; i++) {
+        const RefSig *r = &refs_table[i];
+        if (!verify_has_reference(r->name))
+            fail_msg("%s is in gen/refs.c but verify.c does not compute it", r->name);
+        char row[64];
+        snprintf(row, sizeof row, "| `%s(", r->name);
+        if (!strstr(doc, row))
+            fail_msg("docs/spec.md has no catalogue row for %s (expected a line opening %s)", r->name, row);
+    }
+    free(doc);
 }
 
 static void test_large_fast(void **state)
@@ -961,6 +1001,8 @@ int main(void)
         cmocka_unit_test(test_compare_ints),
         cmocka_unit_test(test_compare_floats),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_slice),
+        cmocka_unit_test(test_catalogue),
         cmocka_unit_test(test_large_fast),
         cmocka_unit_test_setup_teardown(test_threads_counts, big_setup, big_teardown),
         cmocka_unit_test_setup_teardown(test_threads_sums, big_setup, big_teardown),

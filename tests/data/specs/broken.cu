@@ -7,8 +7,9 @@
       trap                 __trap(): the context is lost
       misaligned           a 16-byte vector load 4 bytes past alignment
       wrong                counts one too many: mismatch
-      too_big              correct code, but the spec launches it with 2048 threads a block }}
-extern "C" __global__ void count(const int *in, long long n, int thresh, const int *flag,
+      too_big              correct code, but __launch_bounds__(128) and launched with 256
+                           threads a block: only the compiled kernel says it cannot run }}
+extern "C" __global__ void {{#if strategy == "too_big"}}__launch_bounds__(128) {{/if}}count(const int *in, long long n, int thresh, const int *flag,
                                  unsigned int *out)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;

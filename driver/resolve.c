@@ -1,0 +1,649 @@
+/* resolve: a point of a plan into a self-contained CaseDesc (resolve.h).
+ *
+ * Limits are the target's device facts (the GPU's in a run, the --arch
+ * target's nominal ones in plan and compile): what a launch would be refused
+ * for is an error here, before any GPU sees it.  The worker checks the real
+ * device again (registers per thread are known only after ptxas). */
+#include "resolve.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- evaluation helpers ---------------------------------------------------------- */
+
+static uint64_t name_seed(uint64_t seed, const char *name)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a: the buffer name picks the stream */
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+    return seed ^ h;
+}
+
+static const ElemType *buffer_type(PointEnv *pe, const BufferSpec *b)
+{
+    if (b->type[0] != '$')
+        return elem_type_find(b->type);
+    const SetEntry *se = point_set_var(pe, b->type + 1);
+    if (se)
+        return se->v.kind == VAL_STR ? elem_type_find(se->v.s) : NULL;
+    int a = spec_axis_find(pe->spec, b->type + 1);
+    if (a >= 0) {
+        Value v = pe->spec->axes[a].vals[pe->vals[a]].v;
+        return v.kind == VAL_STR ? elem_type_find(v.s) : NULL;
+    }
+    return NULL;
+}
+
+static int eval_double(PointEnv *pe, const Expr *e, double dflt, double *out, KvxError *err)
+{
+    if (!e) {
+        *out = dflt;
+        return 0;
+    }
+    Value v;
+    if (point_eval(pe, e, &v, err))
+        return -1;
+    if (!val_is_num(v)) {
+        kvx_error_set(err, KVX_EINPUT, &e->pos, "expected a number, got '%s'", val_text(pe->arena, v));
+        return -1;
+    }
+    *out = val_num(v);
+    return 0;
+}
+
+static int eval_dim(PointEnv *pe, const Expr *e, int64_t max, const SrcPos *at, uint32_t *out,
+                    const char *what, KvxError *err)
+{
+    int64_t v = 1;
+    if (e && point_eval_int(pe, e, &v, err))
+        return -1;
+    if (v < 1 || v > max) {
+        kvx_error_set(err, KVX_EINPUT, e ? &e->pos : at, "%s is %lld (expected 1 .. %lld)", what,
+                      (long long)v, (long long)max);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* ---- buffers ---------------------------------------------------------------------- */
+
+static int resolve_init(PointEnv *pe, const BufferSpec *bs, const MeasureSettings *m, CaseBuf *cb,
+                        KvxError *err)
+{
+    const InitSpec *in = spec_init_at(&bs->init, pe->vals);
+    InitParams *ip = &cb->init;
+    ip->kind = in->kind;
+    double len = 1;
+    if (eval_double(pe, in->value, 0, &ip->value, err) || eval_double(pe, in->lo, 0, &ip->lo, err) ||
+        eval_double(pe, in->hi, 0, &ip->hi, err) || eval_double(pe, in->exponent, 1, &ip->exponent, err) ||
+        eval_double(pe, in->fraction, 0, &ip->fraction, err) || eval_double(pe, in->length, 1, &len, err))
+        return -1;
+    ip->length = (int64_t)len;
+    /* Integers exactly as written (a double rounds above 2^53). */
+    const Expr *ix[3] = {in->value, in->lo, in->hi};
+    int64_t *iv[3] = {&ip->ivalue, &ip->ilo, &ip->ihi};
+    for (int q = 0; q < 3; q++) {
+        Value xv;
+        if (ix[q] && point_eval(pe, ix[q], &xv, err) == 0 && xv.kind == VAL_INT) {
+            *iv[q] = xv.i;
+            ip->exact |= 1u << q;
+        }
+    }
+    ip->seed = name_seed(m->seed, bs->name);
+    inputs_key(&elem_types[cb->type], cb->count, ip, cb->input_key);
+    return 0;
+}
+
+static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, CaseDesc *c, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    if (s->nbufs > CASE_MAX_BUFS) {
+        kvx_error_set(err, KVX_EINPUT, &s->bufs[CASE_MAX_BUFS].pos, "more than %d buffers", CASE_MAX_BUFS);
+        return -1;
+    }
+    c->nbufs = s->nbufs;
+    uint64_t total = 0;
+    for (int b = 0; b < s->nbufs; b++) {
+        const BufferSpec *bs = &s->bufs[b];
+        CaseBuf *cb = &c->bufs[b];
+        snprintf(cb->name, sizeof cb->name, "%s", bs->name);
+        const ElemType *t = buffer_type(pe, bs);
+        if (!t) {
+            kvx_error_set(err, KVX_EINPUT, &bs->pos, "buffer '%s' has no element type at this point",
+                          bs->name);
+            return -1;
+        }
+        cb->type = t->id;
+        int64_t count, offset = 0;
+        if (point_eval_int(pe, bs->count, &count, err) ||
+            (bs->offset && point_eval_int(pe, bs->offset, &offset, err)))
+            return -1;
+        if (count < 1 || offset < 0 || (uint64_t)count > UINT64_MAX / 16 - (uint64_t)offset) {
+            kvx_error_set(err, KVX_EINPUT, &bs->pos, "buffer '%s' has count %lld and offset %lld "
+                          "(expected count >= 1, offset >= 0)", bs->name, (long long)count,
+                          (long long)offset);
+            return -1;
+        }
+        cb->count = (uint64_t)count;
+        cb->offset = (uint64_t)offset;
+        total += (cb->count + cb->offset) * (uint64_t)t->size;
+        if (pe->facts->mem_bytes > 0 && total > (uint64_t)pe->facts->mem_bytes) {
+            kvx_error_set(err, KVX_EINPUT, &bs->pos, "the buffers need %.3g GB by '%s' (expected at "
+                          "most the %.3g GB of device memory of %s)", total / 1e9, bs->name,
+                          pe->facts->mem_bytes / 1e9, pe->facts->name);
+            return -1;
+        }
+        if (resolve_init(pe, bs, m, cb, err))
+            return -1;
+        cb->checked = bs->checked;
+    }
+    return 0;
+}
+
+/* ---- kernel parameters --------------------------------------------------------------- */
+
+/* A kernel a launch goes to: its entry point, emitted text and PTX (NULL
+ * before compiling). */
+typedef struct ResolveKernel {
+    const char *name;
+    const char *source;
+    const char *ptx;
+} ResolveKernel;
+
+typedef struct Params {
+    PtxParam p[CASE_MAX_ARGS];
+    int is_ptr[CASE_MAX_ARGS];
+    int n;
+    int known_widths;   /* from the PTX; else from the source (count, pointers) */
+} Params;
+
+static const char *skip_space(const char *q)
+{
+    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+        q++;
+    return q;
+}
+
+/* The parameter list of `name(` in a __global__ declaration of src: count and
+ * which are pointers.  -1 when it is not found (it may hide behind a macro). */
+static int source_params(const char *src, const char *name, Params *ps)
+{
+    size_t n = strlen(name);
+    for (const char *q = strstr(src, name); q; q = strstr(q + 1, name)) {
+        if ((q > src && (isalnum((unsigned char)q[-1]) || q[-1] == '_')) || *skip_space(q + n) != '(')
+            continue;
+        const char *decl = q;
+        while (decl > src && decl[-1] != ';' && decl[-1] != '}')
+            decl--;
+        const char *g = strstr(decl, "__global__");
+        if (!g || g > q)
+            continue;
+        const char *p = skip_space(q + n) + 1;
+        int depth = 0, ptr = 0, any = 0;
+        ps->n = 0;
+        for (; *p && !(depth == 0 && *p == ')'); p++) {
+            if (*p == '(' || *p == '<' || *p == '[')
+                depth++;
+            else if (*p == ')' || *p == '>' || *p == ']')
+                depth--;
+            ptr |= *p == '*' || *p == '[';
+            any |= !(*p == ' ' || *p == '\t' || *p == '\n');
+            if (depth == 0 && *p == ',') {
+                if (ps->n < CASE_MAX_ARGS)
+                    ps->is_ptr[ps->n] = ptr;
+                ps->n++;
+                ptr = any = 0;
+            }
+        }
+        if (any || ps->n > 0) {
+            if (ps->n < CASE_MAX_ARGS)
+                ps->is_ptr[ps->n] = ptr;
+            ps->n++;
+        }
+        if (ps->n == 1 && !any)
+            ps->n = 0; /* f() */
+        return 0;
+    }
+    return -1;
+}
+
+static int kernel_params(const ResolveKernel *k, const SrcPos *at, Params *ps, KvxError *err)
+{
+    memset(ps, 0, sizeof *ps);
+    if (k->ptx) {
+        ps->n = jit_ptx_params(k->ptx, k->name, ps->p, CASE_MAX_ARGS);
+        if (ps->n < 0) {
+            kvx_error_set(err, KVX_EINPUT, at, "the PTX has no entry point '%s' (is it extern \"C\"?)",
+                          k->name);
+            return -1;
+        }
+        ps->known_widths = 1;
+        for (int i = 0; i < ps->n && i < CASE_MAX_ARGS; i++)
+            ps->is_ptr[i] = ps->p[i].size == 8 && !ps->p[i].is_float;
+        return 0;
+    }
+    if (source_params(k->source, k->name, ps) < 0) {
+        kvx_error_set(err, KVX_EINPUT, at, "the source has no __global__ function '%s' (expected an "
+                      "extern \"C\" __global__ entry point of that name)", k->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- launch ----------------------------------------------------------------------------- */
+
+typedef struct LaunchOut {
+    uint32_t *grid, *block, *cluster, *smem;
+    CaseArg *args;
+    int *nargs;
+} LaunchOut;
+
+static void put_scalar(CaseArg *a, const PtxParam *pp, Value v)
+{
+    a->buf = -1;
+    a->size = pp->size;
+    a->align = pp->align ? pp->align : pp->size;
+    memset(a->bytes, 0, sizeof a->bytes);
+    if (pp->is_float && pp->size == 4) {
+        float f = (float)val_num(v);
+        memcpy(a->bytes, &f, 4);
+    } else if (pp->is_float) {
+        double d = val_num(v);
+        memcpy(a->bytes, &d, 8);
+    } else {
+        int64_t i = v.kind == VAL_FLOAT ? (int64_t)llround(v.d) : v.i;
+        memcpy(a->bytes, &i, (size_t)pp->size); /* little-endian: the low bytes */
+    }
+}
+
+static int geometry(PointEnv *pe, const LaunchSpec *l, LaunchOut *o, KvxError *err)
+{
+    const DeviceFacts *f = pe->facts;
+    static const char *gn[] = {"grid.x", "grid.y", "grid.z"}, *bn[] = {"block.x", "block.y", "block.z"},
+                      *cn[] = {"cluster.x", "cluster.y", "cluster.z"};
+    static const int64_t gmax[] = {0x7fffffff, 65535, 65535}, bmax[] = {1024, 1024, 64};
+    for (int d = 0; d < 3; d++)
+        if (eval_dim(pe, l->grid[d], gmax[d], &l->pos, &o->grid[d], gn[d], err) ||
+            eval_dim(pe, l->block[d], bmax[d], &l->pos, &o->block[d], bn[d], err) ||
+            eval_dim(pe, l->cluster[d], 16, &l->pos, &o->cluster[d], cn[d], err))
+            return -1;
+    uint64_t threads = (uint64_t)o->block[0] * o->block[1] * o->block[2];
+    if (f->max_threads > 0 && threads > (uint64_t)f->max_threads) {
+        kvx_error_set(err, KVX_EINPUT, l->block[0] ? &l->block[0]->pos : &l->pos, "a block of %llu "
+                      "threads (expected at most %d on %s)", (unsigned long long)threads, f->max_threads,
+                      f->arch);
+        return -1;
+    }
+    uint64_t cs = (uint64_t)o->cluster[0] * o->cluster[1] * o->cluster[2];
+    if (cs > 1 && f->cc < 90) {
+        kvx_error_set(err, KVX_EINPUT, l->cluster[0] ? &l->cluster[0]->pos : &l->pos, "a cluster of "
+                      "%llu blocks needs sm_90 or newer (the target is %s)", (unsigned long long)cs, f->arch);
+        return -1;
+    }
+    for (int d = 0; cs > 1 && d < 3; d++)
+        if (o->grid[d] % o->cluster[d]) {
+            kvx_error_set(err, KVX_EINPUT, l->cluster[d] ? &l->cluster[d]->pos : &l->pos, "grid.%c = %u "
+                          "is not a multiple of cluster.%c = %u", "xyz"[d], o->grid[d], "xyz"[d],
+                          o->cluster[d]);
+            return -1;
+        }
+    int64_t smem = 0;
+    if (l->smem && point_eval_int(pe, l->smem, &smem, err))
+        return -1;
+    if (smem < 0 || (f->smem_block > 0 && smem > f->smem_block)) {
+        kvx_error_set(err, KVX_EINPUT, &l->smem->pos, "smem is %lld bytes (expected 0 .. %lld, the "
+                      "dynamic shared memory a block may have on %s)", (long long)smem,
+                      (long long)f->smem_block, f->arch);
+        return -1;
+    }
+    *o->smem = (uint32_t)smem;
+    return 0;
+}
+
+static int one_arg(PointEnv *pe, const Expr *e, int i, const Params *ps, CaseArg *ca, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    int b = e->kind == EX_IDENT ? spec_buffer_find(s, e->name) : -1;
+    if (b >= 0) {
+        if (!ps->is_ptr[i]) {
+            kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is buffer '%s' but the kernel's "
+                          "parameter %d is not a pointer", i + 1, e->name, i + 1);
+            return -1;
+        }
+        *ca = (CaseArg){.buf = b, .size = 8, .align = 8};
+        return 0;
+    }
+    Value v;
+    if (point_eval(pe, e, &v, err))
+        return -1;
+    if (!val_is_num(v) && v.kind != VAL_BOOL) {
+        kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is '%s' (expected a number or a buffer)",
+                      i + 1, val_text(pe->arena, v));
+        return -1;
+    }
+    if (ps->known_widths && ps->p[i].size > 8) {
+        kvx_error_set(err, KVX_EINPUT, &e->pos, "kernel parameter %d is a %d-byte aggregate (kvx "
+                      "passes scalars and pointers)", i + 1, ps->p[i].size);
+        return -1;
+    }
+    if (!ps->known_widths && ps->is_ptr[i]) {
+        kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is a number but the kernel's parameter %d "
+                      "is a pointer (expected a buffer)", i + 1, i + 1);
+        return -1;
+    }
+    PtxParam pp = ps->known_widths ? ps->p[i] : (PtxParam){8, 0, 8};
+    put_scalar(ca, &pp, v);
+    return 0;
+}
+
+static int resolve_launch(PointEnv *pe, const LaunchSpec *l, const ResolveKernel *k, LaunchOut *o,
+                          KvxError *err)
+{
+    Params ps;
+    if (geometry(pe, l, o, err) || kernel_params(k, &l->pos, &ps, err))
+        return -1;
+    if (ps.n != l->nargs) {
+        kvx_error_set(err, KVX_EINPUT, &l->pos, "kernel '%s' takes %d parameters but args gives %d",
+                      k->name, ps.n, l->nargs);
+        return -1;
+    }
+    if (l->nargs > CASE_MAX_ARGS) {
+        kvx_error_set(err, KVX_EINPUT, &l->pos, "more than %d arguments", CASE_MAX_ARGS);
+        return -1;
+    }
+    *o->nargs = l->nargs;
+    for (int i = 0; i < l->nargs; i++)
+        if (one_arg(pe, l->args[i], i, &ps, &o->args[i], err))
+            return -1;
+    return 0;
+}
+
+/* ---- checks ------------------------------------------------------------------------------ */
+
+/* A host reference call: arguments evaluated, then checked against the
+ * reference's signature with the buffers' types and counts. */
+static int check_call(PointEnv *pe, const CheckSpec *cs, const CaseDesc *c, CaseCheck *cc, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    const Expr *r = cs->ref;
+    snprintf(cc->ref, sizeof cc->ref, "%s", r->name);
+    if (r->nargs > CASE_MAX_REFARGS) {
+        kvx_error_set(err, KVX_EINPUT, &r->pos, "too many reference arguments");
+        return -1;
+    }
+    cc->nargs = r->nargs;
+    for (int j = 0; j < r->nargs; j++) {
+        const Expr *x = r->args[j];
+        int bi = x->kind == EX_IDENT ? spec_buffer_find(s, x->name) : -1;
+        cc->argbuf[j] = bi;
+        if (bi >= 0) {
+            cc->args[j] = (RefArg){.is_buf = 1, .t = &elem_types[c->bufs[bi].type],
+                                   .count = c->bufs[bi].count};
+            continue;
+        }
+        Value v;
+        if (point_eval(pe, x, &v, err))
+            return -1;
+        if (v.kind == VAL_STR) {
+            snprintf(cc->strs[j], sizeof cc->strs[j], "%s", v.s);
+            v.s = cc->strs[j];
+        }
+        cc->args[j].v = v;
+    }
+    const RefSig *sig = refs_find(r->name);
+    const CaseBuf *out = &c->bufs[cs->buffer];
+    if (sig && refs_check_args(sig, cc->args, cc->nargs, &elem_types[out->type], out->count, err) < 0) {
+        KvxError e2 = {0};
+        kvx_error_set(&e2, KVX_EINPUT, &r->pos, "check of '%s': %s", out->name, err->msg);
+        kvx_error_clear(err);
+        *err = e2;
+        return -1;
+    }
+    return 0;
+}
+
+/* `out: in`: the output equals the input buffer, as slice(in, 0, count). */
+static int check_buffer(const CheckSpec *cs, const CaseDesc *c, CaseCheck *cc, KvxError *err)
+{
+    const CaseBuf *out = &c->bufs[cs->buffer], *in = &c->bufs[cs->other];
+    if (in->type != out->type || in->count != out->count) {
+        kvx_error_set(err, KVX_EINPUT, &cs->ref->pos, "check of '%s' compares it with '%s', but '%s' "
+                      "is %llu x %s and '%s' %llu x %s (expected the same type and count)", out->name,
+                      in->name, out->name, (unsigned long long)out->count, elem_types[out->type].name,
+                      in->name, (unsigned long long)in->count, elem_types[in->type].name);
+        return -1;
+    }
+    snprintf(cc->ref, sizeof cc->ref, "slice");
+    cc->nargs = 3;
+    cc->argbuf[0] = cs->other;
+    cc->args[0] = (RefArg){.is_buf = 1, .t = &elem_types[in->type], .count = in->count};
+    cc->argbuf[1] = cc->argbuf[2] = -1;
+    cc->args[1] = (RefArg){.v = val_int(0)};
+    cc->args[2] = (RefArg){.v = val_int((int64_t)in->count)};
+    return 0;
+}
+
+static int check_constant(PointEnv *pe, const CheckSpec *cs, const CaseDesc *c, CaseCheck *cc,
+                          KvxError *err)
+{
+    Value v;
+    if (point_eval(pe, cs->ref, &v, err))
+        return -1;
+    const ElemType *t = &elem_types[c->bufs[cs->buffer].type];
+    Expected e;
+    if (verify_constant(v, t, 1, &e) < 0) {
+        kvx_error_set(err, KVX_EINPUT, &cs->ref->pos, "check of '%s': '%s' is not a value of its type "
+                      "%s (expected a number%s)", c->bufs[cs->buffer].name, val_text(pe->arena, v),
+                      t->name, t->is_float ? "" : " that is a whole number");
+        return -1;
+    }
+    verify_expected_free(&e);
+    cc->constant = v;
+    return 0;
+}
+
+static double check_rtol(const Spec *s, const CheckSpec *cs, const ElemType *t)
+{
+    return cs->rtol >= 0 ? cs->rtol : s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
+}
+
+static int resolve_checks(PointEnv *pe, const ResolveCase *rc, CaseDesc *c, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    for (int k = 0; k < s->nchecks; k++) {
+        const CheckSpec *cs = &s->checks[k];
+        CaseCheck *cc = &c->checks[c->nchecks++];
+        memset(cc, 0, sizeof *cc);
+        cc->buf = cs->buffer;
+        cc->rtol = check_rtol(s, cs, &elem_types[c->bufs[cs->buffer].type]);
+        int bad = 0;
+        if (cs->kind == CHECK_REFERENCE)
+            snprintf(cc->ref, sizeof cc->ref, "reference");
+        else if (cs->kind == CHECK_BUFFER)
+            bad = check_buffer(cs, c, cc, err);
+        else if (cs->ref->kind == EX_CALL && expr_is_reference(cs->ref->name))
+            bad = check_call(pe, cs, c, cc, err);
+        else
+            bad = check_constant(pe, cs, c, cc, err);
+        if (bad)
+            return -1;
+    }
+    if (!(s->differential && rc->have_baseline && !rc->is_baseline))
+        return 0;
+    for (int b = 0; b < s->nbufs && c->nchecks < CASE_MAX_BUFS; b++) {
+        if (!s->bufs[b].checked)
+            continue;
+        CaseCheck *cc = &c->checks[c->nchecks++];
+        memset(cc, 0, sizeof *cc);
+        cc->buf = b;
+        snprintf(cc->ref, sizeof cc->ref, "baseline");
+        const ElemType *t = &elem_types[c->bufs[b].type];
+        cc->rtol = s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
+    }
+    return 0;
+}
+
+/* ---- the reference ---------------------------------------------------------------------- */
+
+/* A point reference runs at another point: its buffers must be the variant's
+ * (same types, counts and inputs); only their layout may differ. */
+static int same_buffers(const CaseDesc *c, const CaseDesc *at, const SrcPos *pos, KvxError *err)
+{
+    for (int b = 0; b < c->nbufs; b++) {
+        const CaseBuf *x = &c->bufs[b], *y = &at->bufs[b];
+        if (x->type == y->type && x->count == y->count && strcmp(x->input_key, y->input_key) == 0)
+            continue;
+        kvx_error_set(err, KVX_EINPUT, pos, "buffer '%s' is %llu x %s here but %llu x %s%s at the "
+                      "reference point (expected the same buffers and inputs)", x->name,
+                      (unsigned long long)x->count, elem_types[x->type].name,
+                      (unsigned long long)y->count, elem_types[y->type].name,
+                      x->type == y->type && x->count == y->count ? " with other contents" : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* What makes two reference runs give the same outputs. */
+static void reference_key(const Source *src, const CaseDesc *c, CaseRef *r)
+{
+    Sha256 h;
+    sha256_init(&h);
+    sha256_update(&h, src->hash, 64);
+    sha256_update(&h, r->kernel, strlen(r->kernel) + 1);
+    sha256_update(&h, r->grid, sizeof r->grid);
+    sha256_update(&h, r->block, sizeof r->block);
+    sha256_update(&h, r->cluster, sizeof r->cluster);
+    sha256_update(&h, &r->smem, sizeof r->smem);
+    for (int i = 0; i < r->nargs; i++) {
+        sha256_update(&h, &r->args[i].buf, sizeof r->args[i].buf);
+        sha256_update(&h, r->args[i].bytes, (size_t)r->args[i].size);
+    }
+    for (int b = 0; b < c->nbufs; b++) {
+        sha256_update(&h, c->bufs[b].input_key, 64);
+        sha256_update(&h, &r->offset[b], sizeof r->offset[b]);
+        sha256_update(&h, &c->bufs[b].checked, sizeof c->bufs[b].checked);
+    }
+    uint8_t d[32];
+    sha256_final(&h, d);
+    for (int i = 0; i < 32; i++)
+        snprintf(r->key + 2 * i, 3, "%02x", d[i]);
+}
+
+static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, KvxError *err)
+{
+    const Spec *s = rv->p->spec;
+    const ReferenceSpec *rs = &s->reference;
+    int at;
+    const Source *src = plan_ref_source(rv->p, rv->ref, rc->point, &at);
+    if (!src)
+        return 0;
+    CaseRef *r = &c->ref;
+    r->present = 1;
+    snprintf(r->kernel, sizeof r->kernel, "%s", rs->kernel ? rs->kernel : s->kernel);
+    snprintf(r->cubin_path, sizeof r->cubin_path, "%s", rc->ref_cubin_path ? rc->ref_cubin_path : "");
+    Arena *a = arena_new();
+    PointEnv pe;
+    point_env_init(&pe, s, plan_point(rv->p, at), &rv->p->facts, a);
+    CaseDesc *there = at != rc->point ? xcalloc(1, sizeof *there) : NULL;
+    int rcode = -1;
+    if (there && (resolve_buffers(&pe, rv->m, there, err) || same_buffers(c, there, &rs->pos, err)))
+        goto done;
+    for (int b = 0; b < c->nbufs; b++)
+        r->offset[b] = there ? there->bufs[b].offset : c->bufs[b].offset;
+    const LaunchSpec *l = rs->has_launch ? &rs->launch : &s->launch;
+    ResolveKernel k = {r->kernel, src->text, rc->ref_ptx};
+    LaunchOut o = {r->grid, r->block, r->cluster, &r->smem, r->args, &r->nargs};
+    if (resolve_launch(&pe, l, &k, &o, err))
+        goto done;
+    reference_key(src, c, r);
+    rcode = 0;
+done:
+    free(there);
+    arena_free(a);
+    return rcode;
+}
+
+/* ---- a case ---------------------------------------------------------------------------- */
+
+/* " (at strategy=naive n=16777216)" after err's message. */
+static void name_point(const Plan *p, int point, KvxError *err)
+{
+    char *label = plan_point_label(p, point, ~0ULL);
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n, " (at %s)", label);
+    free(label);
+}
+
+int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double metrics[3],
+                 KvxError *err)
+{
+    const Spec *s = rv->p->spec;
+    Arena *a = arena_new();
+    PointEnv pe;
+    point_env_init(&pe, s, plan_point(rv->p, rc->point), &rv->p->facts, a);
+    memset(c, 0, sizeof *c);
+    snprintf(c->cubin_path, sizeof c->cubin_path, "%s", rc->cubin_path ? rc->cubin_path : "");
+    snprintf(c->kernel, sizeof c->kernel, "%s", s->kernel);
+    c->measure = *rv->m;
+    snprintf(c->workload_key, sizeof c->workload_key, "%s", rc->workload_key ? rc->workload_key : "");
+    c->is_baseline = rc->is_baseline;
+    ResolveKernel k = {s->kernel, rv->p->srcs[rv->p->point_src[rc->point]].text, rc->ptx};
+    LaunchOut o = {c->grid, c->block, c->cluster, &c->smem, c->args, &c->nargs};
+    int rcode = -1;
+    if (resolve_buffers(&pe, rv->m, c, err) || resolve_launch(&pe, &s->launch, &k, &o, err) ||
+        resolve_checks(&pe, rc, c, err) || resolve_reference(rv, rc, c, err))
+        goto done;
+    const Expr *mx[3] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
+    for (int i = 0; i < 3; i++)
+        if (eval_double(&pe, mx[i], NAN, &metrics[i], err))
+            goto done;
+    rcode = 0;
+done:
+    if (rcode)
+        name_point(rv->p, rc->point, err);
+    arena_free(a);
+    return rcode;
+}
+
+/* ---- a whole plan ------------------------------------------------------------------------ */
+
+static int baseline_exists(const Plan *p, KvxError *err)
+{
+    const Spec *s = p->spec;
+    if (s->nbaseline == 0)
+        return 0;
+    for (int i = 0; i < p->npoints; i++) {
+        const int *v = plan_point(p, i);
+        int all = 1;
+        for (int k = 0; k < s->nbaseline && all; k++)
+            all = v[s->baseline[k].axis] == s->baseline[k].value;
+        if (all)
+            return 0;
+    }
+    const BaselineEntry *b = &s->baseline[0];
+    kvx_error_set(err, KVX_EINPUT, &s->axes[b->axis].vals[b->value].pos, "the baseline matches no "
+                  "point: where: prunes every point with %s=%s", s->axes[b->axis].name,
+                  s->axes[b->axis].vals[b->value].text);
+    return -1;
+}
+
+int resolve_plan(const Plan *p, const PlanRef *ref, const unsigned char *sel, KvxError *err)
+{
+    if (baseline_exists(p, err))
+        return -1;
+    Resolver rv = {p, ref, &p->spec->measure};
+    CaseDesc *c = xmalloc(sizeof *c);
+    int rc = 0;
+    for (int i = 0; i < p->npoints && rc == 0; i++) {
+        if (sel && !sel[i])
+            continue;
+        ResolveCase rcs = {.point = i};
+        double metrics[3];
+        rc = resolve_case(&rv, &rcs, c, metrics, err);
+    }
+    free(c);
+    return rc;
+}
