@@ -437,6 +437,22 @@ static void test_every_value_tabulates(void **state)
     assert_null(spec_value_names[SPEC_VALUE_COUNT]);
 }
 
+/* docs/spec.md's table of report values has a row "| `NAME` | ..." for every
+ * value name: a value added to gen/values.h is documented with it.  ctest runs
+ * in the source directory. */
+static void test_every_value_documented(void **state)
+{
+    char *doc = read_all("docs/spec.md");
+    assert_non_null(doc);
+    for (int i = 0; i < SPEC_VALUE_COUNT; i++) {
+        char row[128];
+        snprintf(row, sizeof row, "\n| `%s` |", spec_value_names[i]);
+        if (!strstr(doc, row))
+            fail_msg("docs/spec.md has no row '%s' in its table of report values", row + 1);
+    }
+    free(doc);
+}
+
 static void test_filters(void **state)
 {
     const char *rows[] = {"hit_rate"}, *cols[] = {"strategy"};
@@ -1291,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_other_values),
         cmocka_unit_test(test_every_value_tabulates),
+        cmocka_unit_test(test_every_value_documented),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_injection),
         cmocka_unit_test(test_bad_usage),
