@@ -14,6 +14,7 @@
 #include "results_core.h"
 #include "case.h"
 #include "../gen/spec.h"
+#include "../gen/values.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -24,37 +25,47 @@
 
 /* ---- value columns: what --value may name -------------------------------- */
 
-
-
-static const ValueCol value_cols[] = {
-    {"median_ms", "c.median_ms", U_TIME, 1, "median time"},
-    {"min_ms", "c.min_ms", U_TIME, 1, "minimum time"},
-    {"mean_ms", "c.mean_ms", U_TIME, 1, "mean time"},
-    {"max_ms", "c.max_ms", U_TIME, 1, "maximum time"},
-    {"stdev_ms", "c.stdev_ms", U_TIME, 1, "standard deviation of the time"},
-    {"gbs", "c.gbs", U_GBS, 1, "bandwidth (declared bytes / median time)"},
-    {"pct_peak", "c.pct_peak", U_PCT, 1, "bandwidth as % of the device's peak"},
-    {"elems_per_s", "c.elems_per_s", U_RATE, 1, "elements per second"},
-    {"atomics_per_s", "c.atomics_per_s", U_RATE, 1, "atomic operations per second"},
-    {"rel_err", "c.rel_err", U_SCI, 0, "relative error of a float check"},
-    {"noise", "c.noise", U_FRAC, 1, "relative spread (p75-p25)/median"},
-    {"samples", "c.samples", U_COUNT, 1, "timed samples"},
-    {"regs", "v.regs", U_COUNT, 0, "registers per thread"},
-    {"spill_stores", "v.spill_stores", U_COUNT, 0, "spill stores (bytes)"},
-    {"spill_loads", "v.spill_loads", U_COUNT, 0, "spill loads (bytes)"},
-    {"stack", "v.stack", U_COUNT, 0, "stack frame (bytes)"},
-    {"smem_static", "v.smem_static", U_COUNT, 0, "static shared memory (bytes)"},
-    {"compile_ms", "v.compile_ms", U_TIME, 0, "NVRTC compile time"},
+/* Each name of gen/values.h with its SQL and unit.  Rows are placed by
+ * SpecValue, so a name spelt differently from the list does not compile; a
+ * name of the list without a row is caught by value_col's assertion (and
+ * test_results tabulates every name). */
+#define COL(n, sql, unit, measured) [SPEC_VALUE_##n] = {#n, sql, unit, measured}
+static const ValueCol value_cols[SPEC_VALUE_COUNT] = {
+    COL(median_ms, "c.median_ms", U_TIME, 1),
+    COL(min_ms, "c.min_ms", U_TIME, 1),
+    COL(mean_ms, "c.mean_ms", U_TIME, 1),
+    COL(max_ms, "c.max_ms", U_TIME, 1),
+    COL(stdev_ms, "c.stdev_ms", U_TIME, 1),
+    COL(gbs, "c.gbs", U_GBS, 1),
+    COL(pct_peak, "c.pct_peak", U_PCT, 1),
+    COL(elems_per_s, "c.elems_per_s", U_RATE, 1),
+    COL(atomics_per_s, "c.atomics_per_s", U_RATE, 1),
+    COL(rel_err, "c.rel_err", U_SCI, 0),
+    COL(noise, "c.noise", U_FRAC, 1),
+    COL(samples, "c.samples", U_COUNT, 1),
+    COL(regs, "v.regs", U_COUNT, 0),
+    COL(spill_stores, "v.spill_stores", U_COUNT, 0),
+    COL(spill_loads, "v.spill_loads", U_COUNT, 0),
+    COL(stack, "v.stack", U_COUNT, 0),
+    COL(smem_static, "v.smem_static", U_COUNT, 0),
+    COL(compile_ms, "v.compile_ms", U_TIME, 0),
 };
-#define NVALUE_COLS ((int)(sizeof value_cols / sizeof value_cols[0]))
+#undef COL
 
-const char *const results_value_names[] = {
-    "median_ms", "min_ms", "mean_ms", "max_ms", "stdev_ms", "gbs", "pct_peak",
-    "elems_per_s", "atomics_per_s", "rel_err", "noise", "samples", "regs",
-    "spill_stores", "spill_loads", "stack", "smem_static", "compile_ms", NULL};
-_Static_assert(sizeof results_value_names / sizeof results_value_names[0] ==
-                   sizeof value_cols / sizeof value_cols[0] + 1,
-               "results_value_names and value_cols out of step");
+/* The column of a value name, or NULL when name is not one. */
+static const ValueCol *value_col(const char *name)
+{
+    int i = spec_value_find(name);
+    if (i < 0)
+        return NULL;
+    KVX_ASSERT(value_cols[i].sql);    /* every name of gen/values.h has a row */
+    return &value_cols[i];
+}
+
+const char *results_value_doc(const ValueCol *c)
+{
+    return spec_value_docs[c - value_cols];
+}
 
 const char *const results_status_names[] = {
 #define X(n, d) #n,
@@ -487,12 +498,12 @@ static int where_ident(WhereCtx *w, const Expr *e, int *kind)
         *kind = 'S';
         return 0;
     }
-    for (int i = 0; i < NVALUE_COLS; i++)
-        if (!strcmp(e->name, value_cols[i].name)) {
-            sb_puts(&w->q->text, value_cols[i].sql);
-            *kind = 'n';
-            return 0;
-        }
+    const ValueCol *vc = value_col(e->name);
+    if (vc) {
+        sb_puts(&w->q->text, vc->sql);
+        *kind = 'n';
+        return 0;
+    }
     int l = w->spec ? spec_let_find(w->spec, e->name) : -1;
     if (l >= 0 && w->depth < 16) {
         /* A spec's named condition (`persistent`): translated in place, under
@@ -674,21 +685,16 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
         cs->measured = 0;
         return 0;
     }
-    for (int i = 0; i < NVALUE_COLS; i++)
-        if (!strcmp(name, value_cols[i].name)) {
-            cs->vcol = &value_cols[i];
-            cs->unit = value_cols[i].unit;
-            cs->measured = value_cols[i].measured;
-            sb_puts(&q->text, value_cols[i].sql);
-            return 0;
-        }
-    StrBuf b;
-    sb_init(&b);
-    for (int i = 0; i < NVALUE_COLS; i++)
-        sb_printf(&b, "%s, ", value_cols[i].name);
-    kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %sinspect.KEY)",
-                  name, sb_str(&b));
-    sb_free(&b);
+    const ValueCol *vc = value_col(name);
+    if (vc) {
+        cs->vcol = vc;
+        cs->unit = vc->unit;
+        cs->measured = vc->measured;
+        sb_puts(&q->text, vc->sql);
+        return 0;
+    }
+    kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY)",
+                  name, spec_value_list());
     return -1;
 }
 

@@ -124,7 +124,6 @@ int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError
 /* CSV field / JSON string writers. */
 void results_csv_field(FILE *out, const char *s);
 void results_json_string(FILE *out, const char *s);
-/* Value names accepted by --value, NULL-terminated (inspect.KEY besides). */
-extern const char *const results_value_names[];
+/* The value names --value accepts are gen/values.h's (inspect.KEY besides). */
 
 #endif

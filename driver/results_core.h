@@ -19,8 +19,10 @@ typedef struct ValueCol {
     const char *sql;     /* an expression over c (cases) and v (variants) */
     Unit unit;
     int measured;        /* 1: a failed case has no meaningful value */
-    const char *doc;
 } ValueCol;
+
+/* What a value column means (gen/values.h). */
+const char *results_value_doc(const ValueCol *c);
 
 typedef struct RVal {
     int is_num;

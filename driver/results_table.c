@@ -314,7 +314,7 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
     /* Caption: what the numbers are, and over which axes. */
     fprintf(out, "%s", cs->value_name);
     if (cs->vcol)
-        fprintf(out, " (%s)", cs->vcol->doc);
+        fprintf(out, " (%s)", results_value_doc(cs->vcol));
     if (o->ratio) {
         fputs(o->ratio == 2 ? ", as a speed-up over " : ", as a ratio to ", out);
         for (int k = 0; k < cs->nbase; k++)

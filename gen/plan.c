@@ -449,18 +449,26 @@ static void check_template_name(void *ctx, const Expr *id)
     nc->failed = 1;
 }
 
+/* Names first, then the values compared with axes (spec_check_axis_values). */
+static void check_expr(const Expr *e, NameCtx *nc)
+{
+    expr_visit_idents(e, check_template_name, nc);
+    if (!nc->failed && spec_check_axis_values(nc->s, e, nc->err))
+        nc->failed = 1;
+}
+
 static int check_list(const TList *l, NameCtx *nc)
 {
     for (int i = 0; i < l->n && !nc->failed; i++) {
         const TNode *n = &l->v[i];
         if (n->kind == TN_EXPR)
-            expr_visit_idents(n->e, check_template_name, nc);
+            check_expr(n->e, nc);
         else if (n->kind == TN_INCLUDE)
             check_list(n->inc, nc);
         else if (n->kind == TN_IF)
-            for (int b = 0; b < n->nbranch; b++) {
+            for (int b = 0; b < n->nbranch && !nc->failed; b++) {
                 if (n->conds[b])
-                    expr_visit_idents(n->conds[b], check_template_name, nc);
+                    check_expr(n->conds[b], nc);
                 check_list(&n->bodies[b], nc);
             }
     }

@@ -468,7 +468,100 @@ static int check_names(Loader *L, const Expr *e, int allow_buffers)
         return 0;
     NameCheck nc = {L, allow_buffers, 0};
     expr_visit_idents(e, check_ident, &nc);
-    return nc.failed ? -1 : 0;
+    return nc.failed || spec_check_axis_values(L->s, e, L->err) ? -1 : 0;
+}
+
+/* ---- comparisons with axis values ------------------------------------------- */
+
+static void count_ident(void *ctx, const Expr *ident)
+{
+    (void)ident;
+    ++*(int *)ctx;
+}
+
+static int no_names(void *ctx, const char *name, Value *out, KvxError *err)
+{
+    return 0;
+}
+
+/* The constant an operand stands for: a literal, or an expression without
+ * names (2^24, -1, pow2(24)).  0 when it is not one, or when it does not
+ * evaluate: the evaluator reports that where it matters. */
+static int const_operand(const Spec *s, const Expr *e, Value *out)
+{
+    if (e->kind == EX_LIT) {
+        *out = e->lit;
+        return 1;
+    }
+    int nidents = 0;
+    expr_visit_idents(e, count_ident, &nidents);
+    if (nidents)
+        return 0;
+    KvxError err = {0};
+    ExprEnv env = {no_names, NULL, s->arena};
+    int ok = expr_eval(e, &env, out, &err) == 0;
+    kvx_error_clear(&err);
+    return ok;
+}
+
+/* 1 when a and b are both numbers, both strings or both booleans. */
+static int same_kind(Value a, Value b)
+{
+    return val_is_num(a) ? val_is_num(b) : a.kind == b.kind;
+}
+
+/* Where the text of e begins: a binary node's position is its operator's. */
+static const SrcPos *expr_start(const Expr *e)
+{
+    while (e->kind == EX_BINARY || e->kind == EX_COND)
+        e = e->a;
+    return &e->pos;
+}
+
+/* id == other (or !=): when id is an axis and other a constant, the constant
+ * must be one of the axis's values. */
+static int check_axis_cmp(const Spec *s, const Expr *id, const Expr *other, KvxError *err)
+{
+    Value v;
+    int a = id->kind == EX_IDENT ? spec_axis_find(s, id->name) : -1;
+    if (a < 0 || !const_operand(s, other, &v))
+        return 0;
+    const Axis *ax = &s->axes[a];
+    int comparable = 0;
+    for (int i = 0; i < ax->nvals; i++) {
+        if (val_equal(ax->vals[i].v, v))
+            return 0;
+        comparable |= same_kind(ax->vals[i].v, v);
+    }
+    /* A constant of a kind no value has (a string axis against 1) is a type
+     * mismatch, which the evaluator words itself. */
+    if (!comparable)
+        return 0;
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < ax->nvals; i++)
+        sb_printf(&b, "%s%s", i ? ", " : "", ax->vals[i].text);
+    const char *q = v.kind == VAL_STR ? "\"" : "";
+    kvx_error_set(err, KVX_EINPUT, expr_start(other), "axis '%s' has no value %s%s%s (expected one of: %s)",
+                  ax->name, q, val_text(s->arena, v), q, sb_str(&b));
+    sb_free(&b);
+    return -1;
+}
+
+int spec_check_axis_values(const Spec *s, const Expr *e, KvxError *err)
+{
+    if (!e)
+        return 0;
+    if (e->kind == EX_BINARY && (e->op == OP_EQ || e->op == OP_NE) &&
+        (check_axis_cmp(s, e->a, e->b, err) || check_axis_cmp(s, e->b, e->a, err)))
+        return -1;
+    if (spec_check_axis_values(s, e->a, err) || spec_check_axis_values(s, e->b, err) ||
+        spec_check_axis_values(s, e->c, err))
+        return -1;
+    for (int i = 0; i < e->nargs; i++)
+        if (spec_check_axis_values(s, e->args[i], err))
+            return -1;
+    return 0;
 }
 
 static int is_buffer_name(void *ctx, const char *name)

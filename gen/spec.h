@@ -203,6 +203,14 @@ int spec_axis_find(const Spec *s, const char *name);      /* -1 if none */
 int spec_buffer_find(const Spec *s, const char *name);    /* -1 if none */
 int spec_let_find(const Spec *s, const char *name);       /* -1 if none */
 
+/* Every `AXIS == CONST` and `AXIS != CONST` in e (either way round; CONST a
+ * literal or a name-free expression such as 2^24) names a value the axis has:
+ * a typo in a compared value would otherwise make a branch or a constraint
+ * silently never (or always) hold.  Numbers compare numerically (16M equals
+ * 16777216).  A static walk of the tree, once per expression: 0, or -1 with err
+ * at the constant ("axis 'pack' has no value \"scaler\" (expected one of: ...)"). */
+int spec_check_axis_values(const Spec *s, const Expr *e, KvxError *err);
+
 /* Device facts visible to expressions.  Without a GPU they are the nominal
  * figures of a representative part of the target arch (facts_for_arch). */
 typedef struct DeviceFacts {

@@ -5,6 +5,7 @@
  * after the axes and names they may refer to are known, and checks the names
  * inside their expressions once everything is loaded. */
 #include "spec_internal.h"
+#include "values.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -479,6 +480,63 @@ int loader_measure(Loader *L, yaml_node_t *map)
     return 0;
 }
 
+/* ---- report ----------------------------------------------------------------- */
+
+/* value: a name of gen/values.h, or inspect.KEY (a key of the variants' PTX/SASS
+ * facts: letters, digits, _ and .). */
+static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
+{
+    if (spec_value_find(v) >= 0)
+        return 0;
+    if (!strncmp(v, "inspect.", 8) && v[8]) {
+        const char *p = v + 8;
+        while (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
+            p++;
+        if (!*p)
+            return 0;
+    }
+    return loader_fail(L, n, "unknown report value '%s' (expected one of: %s, inspect.KEY)", v,
+                       spec_value_list());
+}
+
+typedef struct WhereNames {
+    Loader *L;
+    int failed;
+} WhereNames;
+
+/* The names a report's where: may use are those kvx table --where accepts
+ * (driver/results.c): axes, the spec's lets, status and the value names. */
+static void check_where_name(void *ctx, const Expr *id)
+{
+    WhereNames *wn = ctx;
+    const Spec *s = wn->L->s;
+    if (wn->failed || spec_axis_find(s, id->name) >= 0 || spec_let_find(s, id->name) >= 0 ||
+        !strcmp(id->name, "status") || spec_value_find(id->name) >= 0)
+        return;
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < s->naxes; i++)
+        sb_printf(&b, "%s, ", s->axes[i].name);
+    for (int i = 0; i < s->nlets; i++)
+        sb_printf(&b, "%s, ", s->lets[i].name);
+    kvx_error_set(wn->L->err, KVX_EINPUT, &id->pos, "unknown name '%s' in a report where (expected an "
+                  "axis, let, status or value name: %sstatus, %s)", id->name, sb_str(&b), spec_value_list());
+    sb_free(&b);
+    wn->failed = 1;
+}
+
+/* where: parsed now, so that a bad name or compared value names its place in
+ * the spec rather than surfacing as "Not tabulated" in a report; the driver
+ * compiles the text to SQL again when it tabulates. */
+static int check_report_where(Loader *L, yaml_node_t *n)
+{
+    Expr *e = loader_expr(L, n, "a report where");
+    if (!e)
+        return -1;
+    WhereNames wn = {L, 0};
+    expr_visit_idents(e, check_where_name, &wn);
+    return wn.failed || spec_check_axis_values(L->s, e, L->err) ? -1 : 0;
+}
 
 int loader_report(Loader *L, yaml_node_t *seq)
 {
@@ -500,9 +558,11 @@ int loader_report(Loader *L, yaml_node_t *seq)
         yaml_node_t *n;
         if ((n = get(L, t, "title")) && loader_string(L, n, "title", &r->title))
             return -1;
-        if ((n = get(L, t, "value")) && loader_string(L, n, "value", &r->value))
+        if ((n = get(L, t, "value")) &&
+            (loader_string(L, n, "value", &r->value) || check_report_value(L, n, r->value)))
             return -1;
-        if ((n = get(L, t, "where")) && loader_string(L, n, "where", &r->where))
+        if ((n = get(L, t, "where")) &&
+            (loader_string(L, n, "where", &r->where) || (*r->where && check_report_where(L, n))))
             return -1;
         if ((n = get(L, t, "ratio")) && loader_bool(L, n, "ratio", &r->ratio))
             return -1;

@@ -139,7 +139,7 @@ static void test_zip(void **state)
     Spec *s = load(SPECS "/zip.yaml");
     Plan p;
     build(s, &p);
-    assert_int_equal(p.nfull, 3);
+    assert_int_equal(p.nfull, 6);    /* strategy: [naive, warp], where: keeps naive */
     assert_int_equal(p.npoints, 3);
     for (int i = 0; i < 3; i++) {
         const int *v = plan_point(&p, i);
@@ -209,6 +209,41 @@ static void test_where_filter(void **state)
     spec_free(s);
 }
 
+/* 0 when text passes spec_check_axis_values on s; else -1 and the column of
+ * the error in *col. */
+static int axis_values(const Spec *s, const char *text, int *col)
+{
+    KvxError err = {0};
+    SrcPos pos = {"t", 1, 1};
+    Expr *e = expr_parse(s->arena, text, &pos, &err);
+    assert_non_null(e);
+    int rc = spec_check_axis_values(s, e, &err);
+    *col = err.col;
+    kvx_error_clear(&err);
+    return rc;
+}
+
+static void test_axis_values(void **state)
+{
+    Spec *s = load(SPECS "/count.yaml");   /* strategy [naive warp block], n [2^16, 1M] */
+    int col = 0;
+    assert_int_equal(axis_values(s, "strategy == \"warp\" && n == 1048576", &col), 0);
+    assert_int_equal(axis_values(s, "n != 2^16 || 1M == n || n == 65536.0", &col), 0);
+    /* either side, == and !=, strings and numbers, nested in calls and ?: */
+    assert_int_equal(axis_values(s, "\"wrap\" == strategy", &col), -1);
+    assert_int_equal(col, 1);
+    assert_int_equal(axis_values(s, "strategy != 'blok'", &col), -1);
+    assert_int_equal(col, 13);
+    assert_int_equal(axis_values(s, "max(n == 2^17 ? 1 : 2, 3)", &col), -1);
+    assert_int_equal(col, 10);
+    /* a value of the wrong kind is the evaluator's type error, not this one;
+     * set variables and lets are not enumerated values, so not checked */
+    assert_int_equal(axis_values(s, "strategy == 1 || T == \"u16\" || thresh == 7", &col), 0);
+    /* only comparisons of equality: an ordering needs no listed value */
+    assert_int_equal(axis_values(s, "n < 100 || n >= 2^30", &col), 0);
+    spec_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_point_env_lets),
         cmocka_unit_test(test_where_filter),
+        cmocka_unit_test(test_axis_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
