@@ -436,8 +436,8 @@ static int check_constant(PointEnv *pe, const CheckSpec *cs, const CaseDesc *c, 
     Expected e;
     if (verify_constant(v, t, 1, &e) < 0) {
         kvx_error_set(err, KVX_EINPUT, &cs->ref->pos, "check of '%s': '%s' is not a value of its type "
-                      "%s (expected a number%s)", c->bufs[cs->buffer].name, val_text(pe->arena, v),
-                      t->name, t->is_float ? "" : " that is a whole number");
+                      "%s (expected %s)", c->bufs[cs->buffer].name, val_text(pe->arena, v), t->name,
+                      t->is_float ? "a number" : "a whole number in its range");
         return -1;
     }
     verify_expected_free(&e);
