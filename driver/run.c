@@ -236,6 +236,7 @@ typedef struct RunProfile {
     double gpu_ms, prep_gpu_ms;         /* kernel time of the samples; their resets and flushes */
     long launches, samples, measured;   /* measured: cases with samples */
     int throttled;
+    double lost_ms;                     /* cases that never answered (timeout, death): their wait */
 } RunProfile;
 
 static void stage_end(RunProfile *pr, RunStage st)
@@ -304,7 +305,7 @@ static double profile_accounted_ms(const RunProfile *pr, int nworkers)
     for (int k = 0; k < RUN_PART_COUNT; k++)
         if (k != RUN_PART_poll)
             named += pr->part[k];
-    double busy = worker_busy_ms(pr) / (nworkers > 0 ? nworkers : 1);
+    double busy = (worker_busy_ms(pr) + pr->lost_ms) / (nworkers > 0 ? nworkers : 1);
     return named + fmin(pr->part[RUN_PART_poll], busy);
 }
 
@@ -326,7 +327,8 @@ static void profile_json(const RunProfile *pr, const Tally *t, const Compiler *c
     for (int k = 0; k < CASE_STEP_COUNT; k++)
         sb_printf(b, "%s\"%s\":%.3f", k ? "," : "", case_step_names[k], pr->step[k] / 1000);
     double acc = profile_accounted_ms(pr, nworkers);
-    sb_printf(b, "},\"gpu_s\":%.4f,\"prep_gpu_s\":%.4f,\"launches\":%ld,\"samples\":%ld,"
+    sb_printf(b, "},\"lost_s\":%.3f", pr->lost_ms / 1000);
+    sb_printf(b, ",\"gpu_s\":%.4f,\"prep_gpu_s\":%.4f,\"launches\":%ld,\"samples\":%ld,"
               "\"throttled\":%d,\"cases_per_s\":%.2f,\"gpu_share\":%.4f,\"gpu_busy_share\":%.4f,"
               "\"accounted\":%.4f}",
               pr->gpu_ms / 1000, pr->prep_gpu_ms / 1000, pr->launches, pr->samples, pr->throttled,
@@ -361,6 +363,9 @@ static void profile_print(const RunProfile *pr, const Tally *t, int nworkers)
     for (int k = 0; k < CASE_STEP_COUNT; k++)
         printf("    %-10s %8.3f s  %8.3f ms\n", case_step_names[k], pr->step[k] / 1000,
                t->done ? pr->step[k] / t->done : 0);
+    if (pr->lost_ms > 0)
+        printf("    %-10s %8.3f s  (cases that timed out or whose worker died, until then)\n", "lost",
+               pr->lost_ms / 1000);
     double acc = profile_accounted_ms(pr, nworkers);
     printf("  accounted %.1f%% of the wall (stages and loop parts; waiting for results as far as the "
            "workers were busy)\n", 100 * acc / wall);
@@ -916,6 +921,8 @@ int cmd_run(int argc, char **argv)
             }
             if (!got)
                 continue;
+            if (!got_result)
+                prof.lost_ms += now_ms() - wk->started;
             /* The next case in the queue is running now. */
             wk->q[0] = wk->q[1];
             wk->nq--;
