@@ -18,6 +18,12 @@ const char *const case_status_names[CASE_STATUS_COUNT] = {
 #undef X
 };
 
+const char *const case_step_names[CASE_STEP_COUNT] = {
+#define X(n, d) #n,
+    CASE_STEPS(X)
+#undef X
+};
+
 int case_status_find(const char *name)
 {
     for (int i = 0; name && i < CASE_STATUS_COUNT; i++)

@@ -34,6 +34,32 @@ typedef enum {
 } CaseStatus;
 
 extern const char *const case_status_names[CASE_STATUS_COUNT];
+
+/* The steps of a case in a worker, in order, for the per-case profile:
+ * X(name, meaning).  Host wall time; the GPU's own time is gpu_ms. */
+#define CASE_STEPS(X)                                                           \
+    X(send, "writing the previous case's result to the parent")                 \
+    X(recv, "waiting for this case and reading it (idle: the parent, compiles)")\
+    X(module, "module load (cached per worker) and kernel lookup")              \
+    X(limits, "launch limits against the device and the kernel")                \
+    X(buffers, "inputs generated and uploaded on a cache miss, outputs laid out")\
+    X(ref_kernel, "the reference kernel (run once per reference key)")        \
+    X(verify, "the verified launch: output reset, launch, wait")                \
+    X(reference, "host reference (cached per workload point)")                  \
+    X(compare, "outputs copied back and compared with their references")        \
+    X(warmup, "warm-up launches")                                               \
+    X(samples, "timed samples with their resets and flushes, and the waits")    \
+    X(clocks, "SM and memory clocks (NVML)")                                    \
+    X(stats, "statistics and the rest of the case")
+
+typedef enum {
+#define X(n, d) CASE_STEP_##n,
+    CASE_STEPS(X)
+#undef X
+    CASE_STEP_COUNT
+} CaseStep;
+
+extern const char *const case_step_names[CASE_STEP_COUNT];
 int case_status_find(const char *name);  /* -1 if unknown */
 
 typedef struct CaseBuf {
@@ -112,7 +138,21 @@ typedef struct CaseResult {
     double t_input_ms, t_verify_ms, t_measure_ms;
     int ref_ran;             /* the worker ran the reference kernel for this case */
     int ref_failed;          /* it failed: every case of its key is skipped (detail says why) */
+    /* Where the worker's time went, ms of host wall time by CASE_STEPS; the
+     * steps tile the worker's time from the end of the previous case to the
+     * end of this one (send is the previous result's). */
+    double t_step[CASE_STEP_COUNT];
+    double gpu_ms;           /* kernel time of the samples, summed (events) */
+    double prep_gpu_ms;      /* GPU time of their resets and L2 flushes, summed (events) */
+    double launch_ms;        /* the verified launch (events); NaN when it did not run */
+    int warmups;             /* warm-up launches done (measure_warmups) */
+    int launches;            /* kernel launches in all: verify, warm-ups, samples (batch tails too) */
+    int sm_mhz, mem_mhz;     /* clocks read after the samples (NVML); 0 = not known */
+    int sm_max_mhz, mem_max_mhz;
+    int throttled;           /* 1: sm_mhz below CASE_THROTTLE_SHARE of sm_max_mhz */
 } CaseResult;
+
+#define CASE_THROTTLE_SHARE 0.9
 
 /* Write/read over a file descriptor.  0, or -1 on a short read/write (the peer
  * died): the caller treats that as the worker's death.  case_read also fails on

@@ -6,6 +6,7 @@
  * case's source, so that every way a case can end reaches the parent the way a
  * real worker would deliver it (a result, a result then exit, death, silence). */
 #include "fake.h"
+#include "measure_plan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -172,23 +173,31 @@ static double fake_median_ms(const CaseDesc *c)
 }
 
 /* Timings as the real sampler reports them; samples as measure_case clamps
- * min_samples. */
+ * min_samples, warm-ups as measure_warmups decides for a launch of the median
+ * with nothing of the budget spent, and the clocks of a device at its maximum. */
 static void fake_measure(const CaseDesc *c, CaseResult *res)
 {
     const MeasureSettings *m = &c->measure;
-    int maxs = m->max_samples > 0 ? m->max_samples : 1;
-    int mins = m->min_samples < 1 ? 1 : m->min_samples > maxs ? maxs : m->min_samples;
+    int mins, maxs;
+    measure_bounds(m, &mins, &maxs);
     double t = fake_median_ms(c);
     res->samples = mins;
     res->median_ms = res->min_ms = res->max_ms = res->mean_ms = t;
     res->stdev_ms = 0;
-    res->noise = 0;
+    res->noise = mins > 1 ? 0 : NAN;
     res->t_measure_ms = mins * t;
+    res->launch_ms = t;
+    res->warmups = measure_warmups(m, t, t);
+    res->launches = 1 + res->warmups + mins;
+    res->gpu_ms = mins * t;
+    res->sm_mhz = res->sm_max_mhz = FAKE_SM_MHZ;
+    res->mem_mhz = res->mem_max_mhz = FAKE_MEM_MHZ;
 }
 
+/* The case's steps but send and recv, which the caller timed, go to stats:
+ * a fake worker has no other. */
 static void fake_case(int device, const CaseDesc *c, CaseResult *res, int out_fd)
 {
-    memset(res, 0, sizeof *res);
     res->id = c->id;
     res->status = CASE_ok;
     res->median_ms = res->min_ms = res->max_ms = res->mean_ms = res->stdev_ms = NAN;
@@ -227,10 +236,18 @@ int fake_worker_run(int device, int in_fd, int out_fd)
 {
     CaseDesc *c = xmalloc(sizeof *c);
     CaseResult res;
+    double lap = now_ms(), send = 0;
     while (case_read(in_fd, c) == 0) {
+        memset(&res, 0, sizeof res);
+        double now = now_ms();
+        res.t_step[CASE_STEP_send] = send;
+        res.t_step[CASE_STEP_recv] = now - lap;
         fake_case(device, c, &res, out_fd);
+        res.t_step[CASE_STEP_stats] = now_ms() - now;
         if (result_write(out_fd, &res) < 0)
             break;
+        lap = now_ms();
+        send = lap - now - res.t_step[CASE_STEP_stats];
     }
     free(c);
     return 0;

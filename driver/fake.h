@@ -34,7 +34,11 @@
  * deterministic time in 0.010 .. 0.020 ms hashed from the name of the cubin's
  * cache entry and the buffers' counts and input keys (the same case gives the
  * same figure in every run, whatever the cache directory), and
- * t_measure_ms = samples x median.
+ * t_measure_ms = samples x median; its warm-ups are what measure_warmups decides
+ * for a launch of that median, its launches 1 + warm-ups + samples, and its
+ * clocks FAKE_SM_MHZ and FAKE_MEM_MHZ, both at their maximum (not throttled).
+ * A fake worker's profile steps are send, recv (timed as a real worker times
+ * them) and stats (all the rest).
  *
  * When KVX_FAKE_LOG names a file, each case appends one line as it starts
  * (one write, O_APPEND: lines of several workers do not interleave):
@@ -48,6 +52,8 @@
 
 #define FAKE_MAX_GPUS 16
 #define FAKE_HANG_S 300         /* a hung fake worker gives up after this */
+#define FAKE_SM_MHZ 1980        /* the clocks a fake case reports, at their maximum */
+#define FAKE_MEM_MHZ 3201
 
 /* KVX_FAKE_GPUS as a count: 1..FAKE_MAX_GPUS, or 0 (unset, "0", or a value
  * that is not such a number: then a warning on stderr, once per process). */

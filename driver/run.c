@@ -44,17 +44,25 @@ typedef struct CaseGeom {
     uint32_t smem;
 } CaseGeom;
 
+/* Cases handed to a worker ahead of their turn: while it runs one, the next
+ * waits in its pipe, so the parent's storing and resolving overlap the GPU's
+ * work instead of adding to it.  Two are enough for that (and a CaseDesc, 18
+ * KB, twice fits a pipe's 64 KB: the write never blocks). */
+#define RUN_PIPELINE 2
+
 typedef struct Worker {
     int device;                 /* GPU ordinal */
     pid_t pid;
     int to, from;               /* pipe ends: parent writes to, reads from */
     DeviceInfo info;
-    int busy;                   /* index into cases, or -1 */
+    int q[RUN_PIPELINE];        /* indices into cases handed over, oldest (running) first */
+    int nq;
+    int broken;                 /* a write failed: hand nothing more until its results are read */
     int cur, end;               /* the workload group it works through: cases[cur..end) */
     int group;
-    double started;             /* ms, when the case was handed over */
+    double started;             /* ms, when the oldest case in q began (about) */
     double timeout_ms;
-    char ref_key[65];           /* the case's reference key ("" without one) */
+    double started_at;          /* ms, when the process was started */
 } Worker;
 
 /* ---- compile thread: sources become ready as NVRTC finishes them ----------------- */
@@ -143,7 +151,9 @@ static int worker_start(Worker *w, int device, KvxError *err)
     w->pid = pid;
     w->to = down[1];
     w->from = up[0];
-    w->busy = -1;
+    w->nq = 0;
+    w->broken = 0;
+    w->started_at = now_ms();
     if (worker_start_read(w->from, &w->info, err) != 0) {
         int status = 0;
         close(w->to);
@@ -178,6 +188,193 @@ typedef struct Tally {
     double t_input, t_verify, t_measure;
     int refs_run;               /* reference kernel runs (once per reference key and worker) */
 } Tally;
+
+/* Where the run's wall time went.  The stages tile cmd_run from its start to
+ * the run row's end; the loop's parts are the parent's side of the loop; the
+ * workers' steps (CASE_STEPS) are summed over every case measured. */
+#define RUN_STAGES(X)                                                            \
+    X(load, "spec load, plan, selection")                                        \
+    X(probe, "the GPU probe (a child process: cuInit)")                          \
+    X(store, "database open, case keys and lookups, the run row")                \
+    X(workers, "compile thread and worker processes started (cuInit, context)")  \
+    X(loop, "cases handed out, measured and stored")                             \
+    X(finish, "workers ended, compile thread joined")
+#define RUN_PARTS(X)                                                             \
+    X(compile_wait, "waiting for NVRTC (or the compile cache)")                  \
+    X(variants, "variant rows: SASS facts and their store")                      \
+    X(handout, "cases resolved and written to a worker")                         \
+    X(commit, "results stored (one transaction each) and printed")               \
+    X(poll, "waiting for results")
+
+typedef enum {
+#define X(n, d) RUN_STAGE_##n,
+    RUN_STAGES(X)
+#undef X
+    RUN_STAGE_COUNT
+} RunStage;
+typedef enum {
+#define X(n, d) RUN_PART_##n,
+    RUN_PARTS(X)
+#undef X
+    RUN_PART_COUNT
+} RunPart;
+static const char *const stage_names[] = {
+#define X(n, d) #n,
+    RUN_STAGES(X)
+#undef X
+};
+static const char *const part_names[] = {
+#define X(n, d) #n,
+    RUN_PARTS(X)
+#undef X
+};
+
+typedef struct RunProfile {
+    double t0, lap;                     /* now_ms() at cmd_run's start, at the last stage's end */
+    double stage[RUN_STAGE_COUNT];      /* ms */
+    double part[RUN_PART_COUNT];        /* ms */
+    double step[CASE_STEP_COUNT];       /* ms, summed over cases */
+    double gpu_ms, prep_gpu_ms;         /* kernel time of the samples; their resets and flushes */
+    long launches, samples, measured;   /* measured: cases with samples */
+    int throttled;
+    double lost_ms;                     /* cases that never answered (timeout, death): their wait */
+} RunProfile;
+
+static void stage_end(RunProfile *pr, RunStage st)
+{
+    double now = now_ms();
+    pr->stage[st] += now - pr->lap;
+    pr->lap = now;
+}
+
+/* Add to a part of the loop the time since *t; *t becomes now. */
+static void part_add(RunProfile *pr, RunPart part, double *t)
+{
+    double now = now_ms();
+    pr->part[part] += now - *t;
+    *t = now;
+}
+
+static void profile_add_result(RunProfile *pr, const CaseResult *r)
+{
+    for (int k = 0; k < CASE_STEP_COUNT; k++)
+        pr->step[k] += r->t_step[k];
+    pr->gpu_ms += r->gpu_ms;
+    pr->prep_gpu_ms += r->prep_gpu_ms;
+    pr->launches += r->launches;
+    pr->samples += r->samples;
+    pr->measured += r->samples > 0;
+    pr->throttled += r->throttled;
+}
+
+/* The case's steps as the cases row's profile_json, ms; malloc'd. */
+static char *case_profile_json(const CaseResult *r)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_putc(&b, '{');
+    for (int k = 0; k < CASE_STEP_COUNT; k++)
+        sb_printf(&b, "\"%s\":%.3f,", case_step_names[k], r->t_step[k]);
+    sb_printf(&b, "\"gpu_ms\":%.4f,\"prep_gpu_ms\":%.4f,\"launch_ms\":", r->gpu_ms, r->prep_gpu_ms);
+    if (isnan(r->launch_ms))
+        sb_puts(&b, "null");
+    else
+        sb_printf(&b, "%.4f", r->launch_ms);
+    sb_printf(&b, ",\"warmups\":%d,\"launches\":%d}", r->warmups, r->launches);
+    return sb_take(&b);
+}
+
+/* The workers' time not spent waiting for a case. */
+static double worker_busy_ms(const RunProfile *pr)
+{
+    double busy = 0;
+    for (int k = 0; k < CASE_STEP_COUNT; k++)
+        if (k != CASE_STEP_recv)
+            busy += pr->step[k];
+    return busy;
+}
+
+/* The share of the wall time that the profile names: every stage but the
+ * loop, the loop's parts, and of the parent's waiting for results as much as
+ * the workers were busy (the rest is time nobody was working: pipe latency). */
+static double profile_accounted_ms(const RunProfile *pr, int nworkers)
+{
+    double named = 0;
+    for (int k = 0; k < RUN_STAGE_COUNT; k++)
+        if (k != RUN_STAGE_loop)
+            named += pr->stage[k];
+    for (int k = 0; k < RUN_PART_COUNT; k++)
+        if (k != RUN_PART_poll)
+            named += pr->part[k];
+    double busy = (worker_busy_ms(pr) + pr->lost_ms) / (nworkers > 0 ? nworkers : 1);
+    return named + fmin(pr->part[RUN_PART_poll], busy);
+}
+
+static void profile_json(const RunProfile *pr, const Tally *t, const Compiler *comp, double compile_ms,
+                         int nhit, int nworkers, StrBuf *b)
+{
+    double wall = pr->lap - pr->t0;
+    sb_printf(b, "{\"wall_s\":%.3f,\"compile_wall_s\":%.3f,\"compile_cpu_s\":%.3f,\"sources\":%d,"
+              "\"cache_hits\":%d,\"input_s\":%.3f,\"verify_s\":%.3f,\"measure_s\":%.3f,\"cases\":%d,"
+              "\"workers\":%d,\"reference_runs\":%d", wall / 1000, comp->wall_ms / 1000, compile_ms / 1000,
+              comp->n, nhit, t->t_input / 1000, t->t_verify / 1000, t->t_measure / 1000, t->done, nworkers,
+              t->refs_run);
+    sb_puts(b, ",\"stages_s\":{");
+    for (int k = 0; k < RUN_STAGE_COUNT; k++)
+        sb_printf(b, "%s\"%s\":%.3f", k ? "," : "", stage_names[k], pr->stage[k] / 1000);
+    sb_puts(b, "},\"loop_s\":{");
+    for (int k = 0; k < RUN_PART_COUNT; k++)
+        sb_printf(b, "%s\"%s\":%.3f", k ? "," : "", part_names[k], pr->part[k] / 1000);
+    sb_puts(b, "},\"worker_s\":{");
+    for (int k = 0; k < CASE_STEP_COUNT; k++)
+        sb_printf(b, "%s\"%s\":%.3f", k ? "," : "", case_step_names[k], pr->step[k] / 1000);
+    double acc = profile_accounted_ms(pr, nworkers);
+    sb_printf(b, "},\"lost_s\":%.3f", pr->lost_ms / 1000);
+    sb_printf(b, ",\"gpu_s\":%.4f,\"prep_gpu_s\":%.4f,\"launches\":%ld,\"samples\":%ld,"
+              "\"throttled\":%d,\"cases_per_s\":%.2f,\"gpu_share\":%.4f,\"gpu_busy_share\":%.4f,"
+              "\"accounted\":%.4f}",
+              pr->gpu_ms / 1000, pr->prep_gpu_ms / 1000, pr->launches, pr->samples, pr->throttled,
+              wall > 0 ? t->done / (wall / 1000) : 0, wall > 0 ? pr->gpu_ms / wall : 0,
+              wall > 0 ? (pr->gpu_ms + pr->prep_gpu_ms) / wall : 0, wall > 0 ? acc / wall : 0);
+}
+
+/* `kvx run --profile`: where the wall time went, and the explorer's own
+ * figures: cases per second and the share of the wall the GPU spent on the
+ * kernels being timed. */
+static void profile_print(const RunProfile *pr, const Tally *t, int nworkers)
+{
+    double wall = pr->lap - pr->t0;
+    if (wall <= 0)
+        return;
+    printf("profile %.2f s wall, %d cases: %.1f cases/s; GPU time of the samples %.3f s (%.1f%% of "
+           "the wall), with their resets and flushes %.3f s (%.1f%%); %ld launches\n",
+           wall / 1000, t->done, t->done / (wall / 1000), pr->gpu_ms / 1000, 100 * pr->gpu_ms / wall,
+           (pr->gpu_ms + pr->prep_gpu_ms) / 1000, 100 * (pr->gpu_ms + pr->prep_gpu_ms) / wall,
+           pr->launches);
+    printf("  stages ");
+    for (int k = 0; k < RUN_STAGE_COUNT; k++)
+        printf(" %s %.3f", stage_names[k], pr->stage[k] / 1000);
+    printf("\n  loop   ");
+    double parts = 0;
+    for (int k = 0; k < RUN_PART_COUNT; k++) {
+        printf(" %s %.3f", part_names[k], pr->part[k] / 1000);
+        parts += pr->part[k];
+    }
+    printf(" other %.3f\n  worker  (summed over %d worker%s; per case, ms)\n", 
+           (pr->stage[RUN_STAGE_loop] - parts) / 1000, nworkers, nworkers == 1 ? "" : "s");
+    for (int k = 0; k < CASE_STEP_COUNT; k++)
+        printf("    %-10s %8.3f s  %8.3f ms\n", case_step_names[k], pr->step[k] / 1000,
+               t->done ? pr->step[k] / t->done : 0);
+    if (pr->lost_ms > 0)
+        printf("    %-10s %8.3f s  (cases that timed out or whose worker died, until then)\n", "lost",
+               pr->lost_ms / 1000);
+    double acc = profile_accounted_ms(pr, nworkers);
+    printf("  accounted %.1f%% of the wall (stages and loop parts; waiting for results as far as the "
+           "workers were busy)\n", 100 * acc / wall);
+    if (pr->throttled)
+        printf("  %d case%s ran with the SM clock below 90%% of its maximum (column throttled)\n",
+               pr->throttled, pr->throttled == 1 ? "" : "s");
+}
 
 static void progress(const Tally *t, double t0, int tty)
 {
@@ -249,21 +446,12 @@ static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const in
     return worst;
 }
 
-/* The job of source k once compiled; NULL when the compile thread failed. */
-static JitJob *job_wait(Compiler *comp, int k)
-{
-    int ji = comp->job_of[k];
-    pthread_mutex_lock(&comp->mu);
-    while (!comp->ready[ji] && !comp->finished)
-        pthread_cond_wait(&comp->cv, &comp->mu);
-    int ready = comp->ready[ji];
-    pthread_mutex_unlock(&comp->mu);
-    return ready ? &comp->jobs[ji] : NULL;
-}
-
 int cmd_run(int argc, char **argv)
 {
     RunOpts o;
+    RunProfile prof;
+    memset(&prof, 0, sizeof prof);
+    prof.t0 = prof.lap = now_ms();
     int rc = run_parse_opts(argc, argv, &o);
     if (rc)
         return rc;
@@ -274,6 +462,7 @@ int cmd_run(int argc, char **argv)
         kvx_error_clear(&err);
         return 2;
     }
+    stage_end(&prof, RUN_STAGE_load);
 
     /* The GPU, probed in a child: the parent stays free of CUDA. */
     DeviceInfo infos[RUN_MAX_DEVICES];
@@ -285,6 +474,7 @@ int cmd_run(int argc, char **argv)
         spec_free(s);
         return 1;
     }
+    stage_end(&prof, RUN_STAGE_probe);
     int devs[RUN_MAX_DEVICES] = {0};
     int ndev = run_parse_devices(o.devices, ngpu, devs, &err);
     if (ndev <= 0) {
@@ -343,6 +533,7 @@ int cmd_run(int argc, char **argv)
         spec_free(s);
         return 2;
     }
+    stage_end(&prof, RUN_STAGE_load);
     MeasureSettings m = s->measure;
     run_apply_overrides(&o, &m);
     char *mjson = run_measure_json(&m);
@@ -417,8 +608,10 @@ int cmd_run(int argc, char **argv)
         j->noptions = s->noptions;
         j->use_cccl = s->use_cccl;
     }
+    stage_end(&prof, RUN_STAGE_store);
     double t0 = now_ms();
     pthread_create(&comp.thread, NULL, compile_main, &comp);
+    stage_end(&prof, RUN_STAGE_workers);
 
     RunEnv env = {0};
     char host[256] = "";
@@ -471,6 +664,7 @@ int cmd_run(int argc, char **argv)
         rc = 3;
     }
 
+    stage_end(&prof, RUN_STAGE_store);
     Worker workers[RUN_MAX_DEVICES];
     memset(workers, 0, sizeof workers);
     int nworkers = 0;
@@ -486,6 +680,14 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "kvx run: no worker started: measuring needs a working GPU\n");
         rc = 1;
     }
+    for (int i = 0; i < ndev; i++)
+        if (workers[i].pid && workers[i].info.clocks_note[0]) {
+            printf("clocks  %s\n", workers[i].info.clocks_note);
+            fflush(stdout);
+            break;
+        }
+    const int nworkers0 = nworkers;
+    stage_end(&prof, RUN_STAGE_workers);
 
     int64_t *variant_ids = xcalloc((size_t)p.nsrcs, sizeof(int64_t));
     Tally tally = {0};
@@ -513,12 +715,14 @@ int cmd_run(int argc, char **argv)
         medians[i] = NAN;
     CaseDesc *desc = xmalloc(sizeof *desc);
     RefFails refs_failed = {0};
+    char (*refkeys)[65] = xcalloc((size_t)(ncases ? ncases : 1), 65);
 
     while (rc == 0 && tally.done < ncases && nworkers > 0) {
-        /* Hand out cases to idle workers, in order, as their sources become ready. */
+        /* Hand out cases to workers with room in their queue, in order, as their
+         * sources become ready. */
         for (int w = 0; w < ndev; w++) {
             Worker *wk = &workers[w];
-            if (!wk->pid || wk->busy >= 0)
+            if (!wk->pid || wk->broken || wk->nq >= RUN_PIPELINE)
                 continue;
             if (wk->cur >= wk->end) {
                 if (norphans > 0) {
@@ -536,13 +740,26 @@ int cmd_run(int argc, char **argv)
                 }
             }
             RunCase *c = &cases[wk->cur];
+            int ji = comp.job_of[c->src];
             int rsrc = plan_ref_src(&p, &pref, c->point);
-            JitJob *j = job_wait(&comp, c->src), *rj = rsrc >= 0 ? job_wait(&comp, rsrc) : NULL;
-            if (!j || (rsrc >= 0 && !rj)) {
+            int rji = rsrc >= 0 ? comp.job_of[rsrc] : ji;
+            double tp = now_ms();
+            pthread_mutex_lock(&comp.mu);
+            /* A case ahead of its turn does not wait for its source (or its
+             * reference's): the worker is busy, and its result must be read. */
+            while (wk->nq == 0 && !(comp.ready[ji] && comp.ready[rji]) && !comp.finished)
+                pthread_cond_wait(&comp.cv, &comp.mu);
+            int ready = comp.ready[ji] && comp.ready[rji], pending = !ready && !comp.finished;
+            pthread_mutex_unlock(&comp.mu);
+            part_add(&prof, RUN_PART_compile_wait, &tp);
+            if (pending)
+                continue;
+            if (!ready) {
                 kvx_error_print(&comp.err, stderr);
                 rc = 3;
                 break;
             }
+            JitJob *j = &comp.jobs[ji], *rj = rsrc >= 0 ? &comp.jobs[rji] : NULL;
             if (!variant_ids[c->src]) {
                 char *code_json = run_axes_json(&p, c->point, p.srcs[c->src].code_axes);
                 StrBuf ij;
@@ -569,6 +786,7 @@ int cmd_run(int argc, char **argv)
                 }
                 sb_free(&ij);
                 free(code_json);
+                part_add(&prof, RUN_PART_variants, &tp);
                 if (rc)
                     break;
             }
@@ -617,23 +835,35 @@ int cmd_run(int argc, char **argv)
                                             {desc->block[0], desc->block[1], desc->block[2]},
                                             {desc->cluster[0], desc->cluster[1], desc->cluster[2]},
                                             desc->smem};
-                    if (case_write(wk->to, desc) != 0) {
+                    int wrote = case_write(wk->to, desc) == 0;
+                    part_add(&prof, RUN_PART_handout, &tp);
+                    if (!wrote && wk->nq > 0) {
+                        /* It died with a case in flight: the poll reports that
+                         * one, and this one goes to its replacement. */
+                        wk->cur--;
+                        wk->broken = 1;
+                        continue;
+                    }
+                    if (!wrote) {
                         res.status = CASE_fault;
                         snprintf(res.detail, sizeof res.detail, "the worker for GPU %d died before the case",
                                  wk->device);
                         local = 1;
                         dead = 1;
                     } else {
-                        wk->busy = idx;
-                        wk->started = now_ms();
+                        if (wk->nq == 0)
+                            wk->started = now_ms();
+                        wk->q[wk->nq++] = idx;
                         /* A reference run first has a timeout of its own. */
                         wk->timeout_ms = m.timeout_s * 1000 * (desc->ref.present ? 2 : 1);
-                        memcpy(wk->ref_key, desc->ref.key, sizeof wk->ref_key);
+                        memcpy(refkeys[idx], desc->ref.key, sizeof refkeys[idx]);
                         live[idx] = 1;
+                        w--; /* room for one more ahead of its turn */
                     }
                 }
             }
             if (local) {
+                part_add(&prof, RUN_PART_handout, &tp);
                 CaseRow row;
                 store_case_init(&row);
                 RunCase *rcs = &cases[idx];
@@ -662,7 +892,8 @@ int cmd_run(int argc, char **argv)
                         continue;
                     }
                 }
-                w--; /* this worker is still idle: give it the next case */
+                part_add(&prof, RUN_PART_commit, &tp);
+                w--; /* this worker still has room: give it the next case */
             }
         }
         if (rc)
@@ -673,7 +904,7 @@ int cmd_run(int argc, char **argv)
         int map[RUN_MAX_DEVICES], npfd = 0;
         double soonest = 1e18;
         for (int w = 0; w < ndev; w++) {
-            if (!workers[w].pid || workers[w].busy < 0)
+            if (!workers[w].pid || workers[w].nq == 0)
                 continue;
             pfd[npfd] = (struct pollfd){.fd = workers[w].from, .events = POLLIN};
             map[npfd++] = w;
@@ -684,7 +915,9 @@ int cmd_run(int argc, char **argv)
         if (npfd == 0)
             continue;
         int wait_ms = soonest < 0 ? 0 : soonest > 1000 ? 1000 : (int)soonest + 1;
+        double tp = now_ms();
         int nready = poll(pfd, (nfds_t)npfd, wait_ms);
+        part_add(&prof, RUN_PART_poll, &tp);
         if (nready < 0 && errno != EINTR) {
             fprintf(stderr, "kvx run: poll: %s\n", strerror(errno));
             rc = 3;
@@ -692,18 +925,19 @@ int cmd_run(int argc, char **argv)
         }
         for (int k = 0; k < npfd; k++) {
             Worker *wk = &workers[map[k]];
-            int idx = wk->busy;
+            int idx = wk->q[0];
             CaseResult res;
             memset(&res, 0, sizeof res);
-            int got = 0, restart = 0;
+            int got = 0, restart = 0, got_result = 0;
             if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) {
                 if (result_read(wk->from, &res) == 0 && res.id == idx) {
                     got = 1;
+                    got_result = 1;
                     /* A sticky fault ends the worker's context: it exits after saying so;
                      * so may a reference kernel that failed. */
                     restart = res.status == CASE_fault || res.ref_failed;
                     if (res.ref_failed)
-                        run_ref_fail(&refs_failed, wk->ref_key, res.detail);
+                        run_ref_fail(&refs_failed, refkeys[idx], res.detail);
                     tally.refs_run += res.ref_ran;
                 } else {
                     memset(&res, 0, sizeof res);
@@ -725,8 +959,22 @@ int cmd_run(int argc, char **argv)
             }
             if (!got)
                 continue;
-            if (restart)
+            if (!got_result)
+                prof.lost_ms += now_ms() - wk->started;
+            /* The next case in the queue is running now. */
+            wk->q[0] = wk->q[1];
+            wk->nq--;
+            wk->started = now_ms();
+            if (restart) {
                 worker_stop(wk, 1);
+                /* What was queued behind it went with the process: hand it again
+                 * (the queue holds the last case handed out, cases[cur - 1]). */
+                if (wk->nq > 0) {
+                    KVX_ASSERT(wk->q[0] == wk->cur - 1);
+                    wk->cur = wk->q[0];
+                }
+                wk->nq = 0;
+            }
             RunCase *rcs = &cases[idx];
             CaseRow row;
             store_case_init(&row);
@@ -763,6 +1011,14 @@ int cmd_run(int argc, char **argv)
             row.t_input_ms = res.t_input_ms;
             row.t_verify_ms = res.t_verify_ms;
             row.t_measure_ms = res.t_measure_ms;
+            char *cprof = got_result ? case_profile_json(&res) : NULL;
+            row.profile_json = cprof;
+            row.sm_mhz = res.sm_mhz;
+            row.mem_mhz = res.mem_mhz;
+            row.sm_max_mhz = res.sm_max_mhz;
+            row.throttled = res.sm_mhz > 0 && res.sm_max_mhz > 0 ? res.throttled : -1;
+            if (got_result)
+                profile_add_result(&prof, &res);
             tally.t_input += res.t_input_ms;
             tally.t_verify += res.t_verify_ms;
             tally.t_measure += res.t_measure_ms;
@@ -771,9 +1027,9 @@ int cmd_run(int argc, char **argv)
                 kvx_error_clear(&err);
                 rc = 3;
             }
+            free(cprof);
             tally.counts[res.status]++;
             tally.done++;
-            wk->busy = -1;
             live[idx] = 0;
             if (!tty || res.status != CASE_ok) {
                 if (tty)
@@ -787,6 +1043,7 @@ int cmd_run(int argc, char **argv)
                 fflush(stdout);
             }
             progress(&tally, t0, tty);
+            part_add(&prof, RUN_PART_commit, &tp);
             if (restart) {
                 if (worker_start(wk, wk->device, &err) != 0) {
                     kvx_error_print(&err, stderr);
@@ -801,11 +1058,13 @@ int cmd_run(int argc, char **argv)
     }
     if (tty)
         fprintf(stderr, "\r%*s\r", 70, "");
+    stage_end(&prof, RUN_STAGE_loop);
 
     for (int w = 0; w < ndev; w++)
         worker_stop(&workers[w], 0);
     pthread_join(comp.thread, NULL);
-    double wall = (now_ms() - t0) / 1000;
+    stage_end(&prof, RUN_STAGE_finish);
+    double wall = (prof.lap - prof.t0) / 1000;
     double compile_ms = 0;
     int ncompiled = 0, nhit = 0;
     for (int i = 0; i < comp.n; i++) {
@@ -815,14 +1074,10 @@ int cmd_run(int argc, char **argv)
         ncompiled++;
         nhit += j->cached;
     }
-    StrBuf prof;
-    sb_init(&prof);
-    sb_printf(&prof, "{\"wall_s\":%.3f,\"compile_wall_s\":%.3f,\"compile_cpu_s\":%.3f,\"sources\":%d,"
-              "\"cache_hits\":%d,\"input_s\":%.3f,\"verify_s\":%.3f,\"measure_s\":%.3f,\"cases\":%d,"
-              "\"reference_runs\":%d}",
-              wall, comp.wall_ms / 1000, compile_ms / 1000, ncompiled, nhit, tally.t_input / 1000,
-              tally.t_verify / 1000, tally.t_measure / 1000, tally.done, tally.refs_run);
-    if (run_id && store_end_run(st, run_id, wall, sb_str(&prof), &err) != 0) {
+    StrBuf profj;
+    sb_init(&profj);
+    profile_json(&prof, &tally, &comp, compile_ms, nhit, nworkers0, &profj);
+    if (run_id && store_end_run(st, run_id, wall, sb_str(&profj), &err) != 0) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
     }
@@ -840,20 +1095,15 @@ int cmd_run(int argc, char **argv)
            "verify %.1f s, measure %.1f s\n", comp.wall_ms / 1000, ncompiled, nhit, compile_ms / 1000,
            tally.t_input / 1000, tally.t_verify / 1000, tally.t_measure / 1000);
     if (o.profile) {
-        /* Summed over workers; with several workers these can exceed the wall. */
-        double attributed = (tally.t_input + tally.t_verify + tally.t_measure) / 1000;
-        printf("profile %s\n", sb_str(&prof));
-        printf("        per case: inputs %.1f ms, verify %.1f ms, measure %.1f ms; %.1f s of worker time "
-               "outside them (start, module loads, buffers, hand-over)\n",
-               tally.done ? tally.t_input / tally.done : 0, tally.done ? tally.t_verify / tally.done : 0,
-               tally.done ? tally.t_measure / tally.done : 0, wall * nworkers - attributed);
+        profile_print(&prof, &tally, nworkers0);
+        printf("profile_json %s\n", sb_str(&profj));
     }
     if (tally.done && rc == 0) {
         run_print_best(&p, cases, medians, ncases, base_mask);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
                db_path, (long long)run_id, db_path, s->name);
     }
-    sb_free(&prof);
+    sb_free(&profj);
     sb_free(&cmd);
     sb_free(&basej);
     sb_free(&declared);
@@ -876,6 +1126,7 @@ int cmd_run(int argc, char **argv)
     free(medians);
     free(desc);
     run_ref_fails_free(&refs_failed);
+    free(refkeys);
     free(cache);
     free(mjson);
     free(sel);

@@ -21,6 +21,7 @@ typedef struct RunOpts {
     const char *devices;        /* "all" or "0,2" */
     MeasureSettings m;          /* spec's, overridden by flags below */
     int set_warmup, set_min, set_max, set_noise, set_budget, set_flush, set_timeout, set_seed;
+    int set_warmup_ms, set_batch;
     int rerun;
     int profile;
 } RunOpts;

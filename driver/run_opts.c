@@ -25,16 +25,20 @@ static void usage(void)
             "  -j N               compile threads (default: cores)\n"
             "  --profile          print where the time went\n"
             "measurement (defaults; a spec's measure: overrides them, these flags override both):\n"
-            "  --warmup N         untimed launches after the verified one (%d)\n"
+            "  --warmup N         at most N untimed launches after the verified one (%d)\n"
+            "  --warmup-ms X      ... or fewer: warm-up stops once X ms of launches ran (%g)\n"
             "  --min-samples N    (%d)\n"
             "  --max-samples N    (%d)\n"
             "  --noise X          stop when (p75-p25)/median <= X (%g)\n"
-            "  --budget-ms X      sampling time per case (%g)\n"
+            "  --budget-ms X      per case: verified launch, warm-up and samples (%g); a\n"
+            "                     kernel slower than it gets its verified launch and 1 sample\n"
+            "  --sample-batch N   samples per wait after the first min-samples (%d)\n"
             "  --flush-l2[=read|write] / --no-flush-l2  before each sample, read (clean L2)\n"
             "                     or overwrite (dirty L2) a 2x L2 buffer (%s)\n"
             "  --timeout S        per case, then the worker is killed (%g)\n"
             "  --seed N           input generation (%llu)\n",
-            RESULTS_DEFAULT_DB, d.warmup, d.min_samples, d.max_samples, d.noise, d.budget_ms,
+            RESULTS_DEFAULT_DB, d.warmup, d.warmup_ms, d.min_samples, d.max_samples, d.noise,
+            d.budget_ms, d.sample_batch,
             spec_flush_name(d.flush_l2), d.timeout_s, (unsigned long long)d.seed);
 }
 
@@ -50,6 +54,7 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
         {"budget-ms", required_argument, 0, 5},  {"flush-l2", optional_argument, 0, 6},
         {"no-flush-l2", no_argument, 0, 7},      {"timeout", required_argument, 0, 8},
         {"seed", required_argument, 0, 9},       {"arch", required_argument, 0, 'a'},
+        {"warmup-ms", required_argument, 0, 10}, {"sample-batch", required_argument, 0, 11},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     optind = 1;
@@ -58,7 +63,7 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
     char *end;
     while ((c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
         double v = 0;
-        if (c >= 1 && c <= 9 && c != 6 && c != 7) {
+        if (c >= 1 && c <= 11 && c != 6 && c != 7) {
             errno = 0;
             v = strtod(optarg, &end);
             if (errno || *end || v < 0) {
@@ -96,6 +101,8 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
         case 7: o->m.flush_l2 = MEASURE_FLUSH_OFF; o->set_flush = 1; break;
         case 8: o->m.timeout_s = v; o->set_timeout = 1; break;
         case 9: o->m.seed = (uint64_t)v; o->set_seed = 1; break;
+        case 10: o->m.warmup_ms = v; o->set_warmup_ms = 1; break;
+        case 11: o->m.sample_batch = v < 1 ? 1 : (int)v; o->set_batch = 1; break;
         case 'h': usage(); exit(0);
         case ':':
             fprintf(stderr, "kvx run: option '%s' needs a value\n", argv[optind - 1]);
@@ -125,6 +132,8 @@ void run_apply_overrides(const RunOpts *o, MeasureSettings *m)
     if (o->set_flush) m->flush_l2 = o->m.flush_l2;
     if (o->set_timeout) m->timeout_s = o->m.timeout_s;
     if (o->set_seed) m->seed = o->m.seed;
+    if (o->set_warmup_ms) m->warmup_ms = o->m.warmup_ms;
+    if (o->set_batch) m->sample_batch = o->m.sample_batch;
     if (m->max_samples < m->min_samples)
         m->max_samples = m->min_samples;
 }
@@ -134,12 +143,13 @@ char *run_measure_json(const MeasureSettings *m)
     StrBuf b;
     sb_init(&b);
     sb_printf(&b, "{\"warmup\":%d,\"min_samples\":%d,\"max_samples\":%d,\"noise\":%g,\"budget_ms\":%g,"
-              "\"flush_l2\":%s,\"timeout_s\":%g,\"seed\":%llu,\"stat\":\"median\",\"timer\":\"cuEvent\"}",
+              "\"flush_l2\":%s,\"timeout_s\":%g,\"seed\":%llu,\"warmup_ms\":%g,\"sample_batch\":%d,"
+              "\"budget\":\"case\",\"stat\":\"median\",\"timer\":\"cuEvent\"}",
               m->warmup, m->min_samples, m->max_samples, m->noise, m->budget_ms,
               m->flush_l2 == MEASURE_FLUSH_READ    ? "\"read\""
               : m->flush_l2 == MEASURE_FLUSH_WRITE ? "\"write\""
                                                    : "false",
-              m->timeout_s, (unsigned long long)m->seed);
+              m->timeout_s, (unsigned long long)m->seed, m->warmup_ms, m->sample_batch);
     return sb_take(&b);
 }
 

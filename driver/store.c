@@ -12,6 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Added by schema version 3 (and by its migration, one ALTER each). */
+#define CASES_V3_COLUMNS                                                        \
+    " profile_json TEXT, sm_mhz INTEGER, mem_mhz INTEGER, sm_max_mhz INTEGER,"  \
+    " throttled INTEGER"
+static const char *const cases_v3_columns[] = {
+    "profile_json TEXT", "sm_mhz INTEGER", "mem_mhz INTEGER", "sm_max_mhz INTEGER",
+    "throttled INTEGER",
+};
+
 /* Columns of runs after id, in the order store_begin_run binds them. */
 #define SCHEMA_SQL                                                              \
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"     \
@@ -49,7 +58,8 @@
     " bytes REAL, atomics REAL, elements REAL,"                                 \
     " gbs REAL, pct_peak REAL, elems_per_s REAL, atomics_per_s REAL,"           \
     " t_input_ms REAL, t_verify_ms REAL, t_measure_ms REAL,"                    \
-    " stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));" \
+    " stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),"  \
+    CASES_V3_COLUMNS ");"                                                       \
     "CREATE INDEX IF NOT EXISTS cases_spec ON cases(spec_name);"                \
     "CREATE INDEX IF NOT EXISTS cases_run ON cases(run_id);"
 
@@ -74,9 +84,10 @@ static const char *const stmt_sql[ST_COUNT] = {
                 " device_uuid, status, detail, grid_x, grid_y, grid_z, block_x, block_y,"
                 " block_z, smem, cluster_x, cluster_y, cluster_z, median_ms, min_ms, max_ms,"
                 " mean_ms, stdev_ms, noise, samples, rel_err, bytes, atomics, elements, gbs,"
-                " pct_peak, elems_per_s, atomics_per_s, t_input_ms, t_verify_ms, t_measure_ms)"
+                " pct_peak, elems_per_s, atomics_per_s, t_input_ms, t_verify_ms, t_measure_ms,"
+                " profile_json, sm_mhz, mem_mhz, sm_max_mhz, throttled)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                "?,?,?)",
+                "?,?,?,?,?,?,?,?)",
     [ST_HAS] = "SELECT 1 FROM cases WHERE key = ? LIMIT 1",
     [ST_FORGET] = "DELETE FROM cases WHERE key = ?",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -105,6 +116,21 @@ static int exec_sql(Store *s, const char *sql, KvxError *err)
         return -1;
     }
     return 0;
+}
+
+/* 1 when table has the column named by decl's first word, 0 when not, -1 on
+ * error. */
+static int column_exists(Store *s, const char *table, const char *decl)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name ="
+                           " substr(?2, 1, instr(?2 || ' ', ' ') - 1)", -1, &q, NULL))
+        return -1;
+    sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, decl, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : -1;
+    sqlite3_finalize(q);
+    return rc;
 }
 
 /* Check or write schema_version.  A database written by a newer kvx is
@@ -138,6 +164,23 @@ static int check_version(Store *s, KvxError *err)
                         "UPDATE schema_version SET version = 2", err))
             return -1;
     }
+    if (version < 3) {
+        /* Version 2 had no per-case profile or clocks: NULL for the old cases.
+         * A file without a cases table has just had it created whole. */
+        for (size_t i = 0; i < sizeof cases_v3_columns / sizeof cases_v3_columns[0]; i++) {
+            char sql[96];
+            int exists = column_exists(s, "cases", cases_v3_columns[i]);
+            if (exists < 0)
+                return db_fail(s, err, "reading the cases columns");
+            if (exists)
+                continue;
+            snprintf(sql, sizeof sql, "ALTER TABLE cases ADD COLUMN %s", cases_v3_columns[i]);
+            if (exec_sql(s, sql, err))
+                return -1;
+        }
+        if (exec_sql(s, "UPDATE schema_version SET version = 3", err))
+            return -1;
+    }
     return 0;
 }
 
@@ -153,7 +196,11 @@ Store *store_open(const char *path, KvxError *err)
     /* Several kvx processes (shards on one host, a `kvx table` during a run)
      * may share a file: wait for a lock instead of failing at once. */
     sqlite3_busy_timeout(s->db, 10000);
-    if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", err))
+    /* synchronous=NORMAL: in WAL mode a commit then writes the log without an
+     * fsync, which cost more than a small kernel's measurement per case; a
+     * power loss may drop the last cases, which a resumed run measures again,
+     * and never corrupts the file. */
+    if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
         goto fail;
     if (exec_sql(s, "BEGIN IMMEDIATE;" SCHEMA_SQL, err)) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -306,6 +353,7 @@ void store_case_init(CaseRow *c)
     c->rel_err = c->bytes = c->atomics = c->elements = NAN;
     c->gbs = c->pct_peak = c->elems_per_s = c->atomics_per_s = NAN;
     c->t_input_ms = c->t_verify_ms = c->t_measure_ms = NAN;
+    c->throttled = -1;
 }
 
 int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
@@ -345,6 +393,17 @@ int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *
                            c->t_verify_ms, c->t_measure_ms};
     for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++)
         bind_real(q, i++, rest[k]);
+    bind_text(q, i++, c->profile_json);
+    const int clocks[] = {c->sm_mhz, c->mem_mhz, c->sm_max_mhz};
+    for (size_t k = 0; k < sizeof clocks / sizeof clocks[0]; k++)
+        if (clocks[k] > 0)
+            bind_int(q, i++, clocks[k]);
+        else
+            sqlite3_bind_null(q, i++);
+    if (c->throttled >= 0)
+        bind_int(q, i++, c->throttled);
+    else
+        sqlite3_bind_null(q, i++);
     int rc = sqlite3_step(q);
     if (rc != SQLITE_DONE) {
         if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE)

@@ -85,6 +85,9 @@ typedef struct CaseRow {
     double bytes, atomics, elements;  /* declared metrics; NaN when undeclared */
     double gbs, pct_peak, elems_per_s, atomics_per_s;   /* derived; NaN n/a */
     double t_input_ms, t_verify_ms, t_measure_ms;       /* where the time went */
+    const char *profile_json;         /* the worker's steps, ms (CASE_STEPS); NULL n/a */
+    int sm_mhz, mem_mhz, sm_max_mhz;  /* clocks during the samples; 0 = unknown (NULL) */
+    int throttled;                    /* 1, 0, or -1 = unknown (NULL) */
 } CaseRow;
 
 /* variant_id 0: no variant (imported reference rows).  A key already stored is
@@ -103,7 +106,7 @@ void store_case_key(const char *const *parts, char hex[65]);
 struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
-#define STORE_SCHEMA_VERSION 2     /* 2: runs.devices_json */
+#define STORE_SCHEMA_VERSION 3     /* 2: runs.devices_json; 3: cases.profile_json, clocks */
 
 /* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
 void store_case_init(CaseRow *c);

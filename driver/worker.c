@@ -1,6 +1,7 @@
 /* worker: one GPU's process.  Loads modules, lays out buffers, launches,
  * verifies and times cases sent by the parent (see worker.h for the protocol
- * and the caches).
+ * and the caches).  Each step of a case is timed (worker_lap, CASE_STEPS) so
+ * that the run's profile accounts for the worker's whole time.
  *
  * A case goes: module -> limits -> buffers -> one untimed verified launch ->
  * warm-up -> timed samples.  Outputs (checked buffers) are reset to their init
@@ -8,11 +9,14 @@
  * writes the init or else a host-to-device copy.  A case whose output differs
  * from the reference is still timed and stored as mismatch: the cost of a
  * wrong-but-fast variant is worth seeing, and the status keeps it out of any
- * "fastest correct" reading.  The worker is single-threaded: one stream, two
- * events, and the primary context current on this thread.
+ * "fastest correct" reading.  The worker is single-threaded: one stream, its
+ * events, and the primary context current on this thread.  What does not change
+ * between cases is kept: modules with their kernel's attributes, inputs (LRU,
+ * bounded), output allocations and their host copies.
  *
- * Its helpers: worker_measure.c (the verified launch and the timed samples),
- * worker_device.c (DeviceInfo, start frames, the probe); worker_internal.h. */
+ * Its helpers: worker_measure.c (the verified launch's check), worker_sample.c
+ * (warm-up and timed samples), worker_device.c (DeviceInfo, start frames, the
+ * probe); worker_internal.h. */
 #include "worker_internal.h"
 #include "fake.h"
 
@@ -70,9 +74,33 @@ int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sy
     return -1;
 }
 
+double worker_lap(Worker *w, CaseResult *res, CaseStep step)
+{
+    double now = now_ms();
+    res->t_step[step] += now - w->lap;
+    w->lap = now;
+    return now;
+}
+
 /* ---- modules and limits ---------------------------------------------------- */
 
-int worker_function(Worker *w, const char *cubin_path, const char *kernel, CUfunction *f,
+/* The kernel's attributes, read once per module and kernel. */
+static int attrs_read(Worker *w, Module *m, CUfunction f, CaseResult *res)
+{
+    if (worker_step(w, res, cu.cuFuncGetAttribute(&m->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+                    "cuFuncGetAttribute(NUM_REGS)", 0) < 0 ||
+        worker_step(w, res, cu.cuFuncGetAttribute(&m->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f),
+                    "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", 0) < 0 ||
+        worker_step(w, res, cu.cuFuncGetAttribute(&m->smem_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+                    "cuFuncGetAttribute(SHARED_SIZE_BYTES)", 0) < 0 ||
+        worker_step(w, res,
+                    cu.cuFuncGetAttribute(&m->dyn_max, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f),
+                    "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", 0) < 0)
+        return -1;
+    return 0;
+}
+
+int worker_function(Worker *w, const char *cubin_path, const char *kernel, Module **out,
                     CaseResult *res)
 {
     Module *m = NULL;
@@ -103,15 +131,29 @@ int worker_function(Worker *w, const char *cubin_path, const char *kernel, CUfun
                                cubin_path, cudadl_error_name(r), cudadl_error_string(r));
         }
         m = &w->mods[w->nmods++];
+        memset(m, 0, sizeof *m);
         snprintf(m->path, sizeof m->path, "%s", cubin_path);
         m->mod = mod;
     }
     m->used = ++w->clock;
-    CUresult r = cu.cuModuleGetFunction(f, m->mod, kernel);
+    *out = m;
+    if (m->kernel[0] && strcmp(m->kernel, kernel) == 0)
+        return 0;
+    m->kernel[0] = 0;
+    m->cluster_ok = 0;
+    CUresult r = cu.cuModuleGetFunction(&m->fn, m->mod, kernel);
     if (r != CUDA_SUCCESS)
         return worker_fail(res, CASE_load_error, "kernel '%s' not in %s: %s (%s)", kernel,
                            cubin_path, cudadl_error_name(r), cudadl_error_string(r));
+    if (attrs_read(w, m, m->fn, res) < 0)
+        return -1;
+    snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
     return 0;
+}
+
+static int function_get(Worker *w, const CaseDesc *c, Module **out, CaseResult *res)
+{
+    return worker_function(w, c->cubin_path, c->kernel, out, res);
 }
 
 static uint32_t dim1(uint32_t v) { return v ? v : 1; }
@@ -124,8 +166,9 @@ static uint64_t cluster_size(const CaseDesc *c)
 /* What the device and the compiled kernel allow: a case past them is skipped
  * with the reason rather than launched into an error.  Raises the kernel's
  * dynamic shared memory limit (and non-portable cluster size) when needed. */
-static int limits_check(Worker *w, const CaseDesc *c, CUfunction f, CaseResult *res)
+static int limits_check(Worker *w, const CaseDesc *c, Module *m, CaseResult *res)
 {
+    CUfunction f = m->fn;
     const DeviceInfo *d = &w->dev;
     static const char axis[] = "xyz";
     uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
@@ -145,17 +188,7 @@ static int limits_check(Worker *w, const CaseDesc *c, CUfunction f, CaseResult *
         return worker_fail(res, CASE_skipped, "block of %llu threads exceeds the device's %d",
                            (unsigned long long)threads, d->max_threads_block);
 
-    int regs = 0, fmax = 0, sstatic = 0, dynmax = 0;
-    if (worker_step(w, res, cu.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
-                    "cuFuncGetAttribute(NUM_REGS)", 0) < 0 ||
-        worker_step(w, res, cu.cuFuncGetAttribute(&fmax, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f),
-                    "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", 0) < 0 ||
-        worker_step(w, res, cu.cuFuncGetAttribute(&sstatic, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
-                    "cuFuncGetAttribute(SHARED_SIZE_BYTES)", 0) < 0 ||
-        worker_step(w, res,
-                    cu.cuFuncGetAttribute(&dynmax, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f),
-                    "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", 0) < 0)
-        return -1;
+    const int regs = m->regs, fmax = m->max_threads, sstatic = m->smem_static, dynmax = m->dyn_max;
     if ((uint64_t)regs * threads > (uint64_t)d->regs_block)
         return worker_fail(res, CASE_skipped,
                            "%d registers x %llu threads = %llu exceeds the %d registers per block",
@@ -178,6 +211,7 @@ static int limits_check(Worker *w, const CaseDesc *c, CUfunction f, CaseResult *
         if (r != CUDA_SUCCESS)
             return worker_fail(res, CASE_skipped, "%u bytes of dynamic shared memory refused: %s",
                                c->smem, cudadl_error_name(r));
+        m->dyn_max = (int)c->smem; /* what the attribute now reads */
     }
     uint64_t cs = cluster_size(c);
     if (cs > 1) {
@@ -190,12 +224,13 @@ static int limits_check(Worker *w, const CaseDesc *c, CUfunction f, CaseResult *
                 return worker_fail(res, CASE_skipped, "grid.%c = %u is not a multiple of cluster.%c = %u",
                                    axis[i], c->grid[i], axis[i], dim1(c->cluster[i]));
         /* 8 blocks is the portable cluster size; larger ones must be allowed. */
-        if (cs > 8) {
+        if (cs > 8 && !m->cluster_ok) {
             CUresult r =
                 cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
             if (r != CUDA_SUCCESS)
                 return worker_fail(res, CASE_skipped, "cluster of %llu blocks refused: %s",
                                    (unsigned long long)cs, cudadl_error_name(r));
+            m->cluster_ok = 1;
         }
     }
     return 0;
@@ -211,31 +246,50 @@ static void buf_key(const CaseBuf *b, char key[65])
         inputs_key(&elem_types[b->type], b->count, &b->init, key);
 }
 
-/* Drop cached inputs the case does not use: the parent moved to another
- * workload point, and memory must stay bounded. */
+static int key_used(char keys[][65], int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(keys[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+/* Make room for the case's inputs: cached inputs it does not use go, least
+ * recently used first, while the cache holds more than its bytes or leaves
+ * fewer free entries than the case has buffers.  Memory stays bounded; inputs
+ * shared by the workload points that follow stay. */
 static void cache_evict(Worker *w, const CaseDesc *c)
 {
     char keys[CASE_MAX_BUFS][65];
     for (int i = 0; i < c->nbufs; i++)
         buf_key(&c->bufs[i], keys[i]);
-    for (int h = w->nhosts - 1; h >= 0; h--) {
-        int used = 0;
-        for (int i = 0; i < c->nbufs && !used; i++)
-            used = strcmp(keys[i], w->hosts[h].key) == 0;
-        if (!used) {
-            free(w->hosts[h].data);
-            w->hosts[h] = w->hosts[--w->nhosts];
+    for (;;) {
+        uint64_t bytes = 0;
+        int lru = -1;
+        for (int h = 0; h < w->nhosts; h++) {
+            bytes += w->hosts[h].bytes;
+            if (!key_used(keys, c->nbufs, w->hosts[h].key) &&
+                (lru < 0 || w->hosts[h].used < w->hosts[lru].used))
+                lru = h;
         }
+        if (lru < 0 || (bytes <= WORKER_INPUT_CACHE_BYTES && w->nhosts + c->nbufs <= WORKER_MAX_INPUTS))
+            break;
+        free(w->hosts[lru].data);
+        w->hosts[lru] = w->hosts[--w->nhosts];
     }
-    for (int v = w->ndevs - 1; v >= 0; v--) {
-        int used = 0;
-        for (int i = 0; i < c->nbufs && !used; i++)
-            used = !c->bufs[i].checked && c->bufs[i].offset == w->devs[v].offset &&
-                   strcmp(keys[i], w->devs[v].key) == 0;
-        if (!used) {
-            cu.cuMemFree(w->devs[v].base);
-            w->devs[v] = w->devs[--w->ndevs];
+    for (;;) {
+        uint64_t bytes = 0;
+        int lru = -1;
+        for (int v = 0; v < w->ndevs; v++) {
+            bytes += w->devs[v].bytes;
+            if (!key_used(keys, c->nbufs, w->devs[v].key) &&
+                (lru < 0 || w->devs[v].used < w->devs[lru].used))
+                lru = v;
         }
+        if (lru < 0 || (bytes <= WORKER_INPUT_CACHE_BYTES && w->ndevs + c->nbufs <= WORKER_MAX_INPUTS))
+            break;
+        cu.cuMemFree(w->devs[lru].base);
+        w->devs[lru] = w->devs[--w->ndevs];
     }
 }
 
@@ -243,9 +297,11 @@ static void cache_evict(Worker *w, const CaseDesc *c)
 static const void *host_get(Worker *w, const CaseBuf *b, const char *key, CaseResult *res)
 {
     for (int h = 0; h < w->nhosts; h++)
-        if (strcmp(w->hosts[h].key, key) == 0)
+        if (strcmp(w->hosts[h].key, key) == 0) {
+            w->hosts[h].used = ++w->clock;
             return w->hosts[h].data;
-    KVX_ASSERT(w->nhosts < CASE_MAX_BUFS);
+        }
+    KVX_ASSERT(w->nhosts < WORKER_MAX_INPUTS);
     const ElemType *t = &elem_types[b->type];
     void *data = xmalloc(b->count ? b->count * (uint64_t)t->size : 1);
     KvxError err = {0};
@@ -257,18 +313,77 @@ static const void *host_get(Worker *w, const CaseBuf *b, const char *key, CaseRe
     HostCopy *h = &w->hosts[w->nhosts++];
     memcpy(h->key, key, 65);
     h->data = data;
+    h->bytes = b->count * (uint64_t)t->size;
+    h->used = ++w->clock;
     return data;
+}
+
+static uint64_t alloc_bytes(const CaseBuf *b)
+{
+    uint64_t bytes = ((b->count + b->offset) * (uint64_t)elem_types[b->type].size + 255) / 256 * 256;
+    return bytes ? bytes : 256;
 }
 
 static int dev_alloc(Worker *w, const CaseBuf *b, CUdeviceptr *base, CaseResult *res)
 {
-    uint64_t size = (uint64_t)elem_types[b->type].size;
-    uint64_t bytes = ((b->count + b->offset) * size + 255) / 256 * 256;
-    CUresult r = cu.cuMemAlloc(base, bytes ? bytes : 256);
+    uint64_t bytes = alloc_bytes(b);
+    CUresult r = cu.cuMemAlloc(base, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        /* Kept output allocations are only a saving: give them back, once. */
+        for (int i = w->nouts - 1; i >= 0; i--)
+            if (!w->outs[i].busy) {
+                cu.cuMemFree(w->outs[i].base);
+                w->outs[i] = w->outs[--w->nouts];
+            }
+        r = cu.cuMemAlloc(base, bytes);
+    }
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
         return worker_fail(res, CASE_skipped, "out of device memory: buffer '%s' needs %llu bytes",
                            b->name, (unsigned long long)bytes);
     return worker_step(w, res, r, "cuMemAlloc", 0);
+}
+
+/* An output allocation from the kept ones (the smallest that fits), or a new
+ * one, which replaces the largest idle one when all entries are taken.
+ * Returns its index, or -1 with res set. */
+static int out_get(Worker *w, const CaseBuf *b, CaseResult *res)
+{
+    uint64_t bytes = alloc_bytes(b);
+    int best = -1, largest = -1;
+    for (int i = 0; i < w->nouts; i++) {
+        const OutBuf *o = &w->outs[i];
+        if (o->busy)
+            continue;
+        if (o->bytes >= bytes && (best < 0 || o->bytes < w->outs[best].bytes))
+            best = i;
+        if (largest < 0 || o->bytes > w->outs[largest].bytes)
+            largest = i;
+    }
+    if (best < 0) {
+        if (w->nouts == WORKER_MAX_OUTS) {
+            KVX_ASSERT(largest >= 0); /* a case holds at most CASE_MAX_BUFS */
+            cu.cuMemFree(w->outs[largest].base);
+            w->outs[largest] = w->outs[--w->nouts];
+        }
+        CUdeviceptr base;
+        if (dev_alloc(w, b, &base, res) < 0)
+            return -1;
+        best = w->nouts++;
+        w->outs[best] = (OutBuf){base, bytes, 0};
+    }
+    w->outs[best].busy = 1;
+    return best;
+}
+
+/* The host copy an output is downloaded into, grown as needed and kept. */
+static void *hout_get(Worker *w, int i, uint64_t bytes)
+{
+    if (bytes > w->hout_bytes[i] || !w->hout[i]) {
+        free(w->hout[i]);
+        w->hout[i] = xmalloc(bytes ? bytes : 1);
+        w->hout_bytes[i] = bytes;
+    }
+    return w->hout[i];
 }
 
 /* Choose the narrowest memset that writes the init, when every element of it
@@ -323,50 +438,42 @@ static CUresult reset_enqueue(Worker *w, const Reset *r)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* Lay out every buffer: inputs from the cache (generated and uploaded on a
- * miss), outputs freshly allocated with their reset planned.  0 or -1. */
-static int buffers_prepare(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+/* An input's device copy from the cache, uploaded on a miss (*uploaded set).
+ * 0 or -1 with res set. */
+static int input_get(Worker *w, const CaseBuf *b, const char *key, const void *host, Run *run,
+                     int i, int *uploaded, CaseResult *res)
 {
-    cache_evict(w, c);
-    for (int i = 0; i < c->nbufs; i++) {
-        const CaseBuf *b = &c->bufs[i];
-        int size = elem_types[b->type].size;
-        char key[65];
-        buf_key(b, key);
-        if (!(run->host[i] = host_get(w, b, key, res)))
+    int size = elem_types[b->type].size;
+    DevCopy *d = NULL;
+    for (int v = 0; v < w->ndevs && !d; v++)
+        if (w->devs[v].offset == b->offset && strcmp(w->devs[v].key, key) == 0)
+            d = &w->devs[v];
+    if (!d) {
+        CUdeviceptr base;
+        if (dev_alloc(w, b, &base, res) < 0)
             return -1;
-        if (b->checked) {
-            if (dev_alloc(w, b, &run->base[i], res) < 0)
-                return -1;
-            run->owned[i] = 1;
-            run->ptr[i] = run->base[i] + b->offset * (uint64_t)size;
-            reset_plan(&run->reset[i], run->ptr[i], run->host[i], size, b->count);
-            run->out[i] = xmalloc(b->count ? b->count * (uint64_t)size : 1);
-            continue;
-        }
-        DevCopy *d = NULL;
-        for (int v = 0; v < w->ndevs && !d; v++)
-            if (w->devs[v].offset == b->offset && strcmp(w->devs[v].key, key) == 0)
-                d = &w->devs[v];
-        if (!d) {
-            CUdeviceptr base;
-            if (dev_alloc(w, b, &base, res) < 0)
-                return -1;
-            KVX_ASSERT(w->ndevs < CASE_MAX_BUFS);
-            d = &w->devs[w->ndevs++];
-            memcpy(d->key, key, 65);
-            d->offset = b->offset;
-            d->base = base;
-            if (b->count &&
-                worker_step(w, res,
-                            cu.cuMemcpyHtoDAsync(base + b->offset * (uint64_t)size, run->host[i],
-                                                 b->count * (uint64_t)size, w->stream),
-                            "cuMemcpyHtoDAsync (input)", 0) < 0)
-                return -1;
-        }
-        run->base[i] = d->base;
-        run->ptr[i] = d->base + b->offset * (uint64_t)size;
+        KVX_ASSERT(w->ndevs < WORKER_MAX_INPUTS);
+        d = &w->devs[w->ndevs++];
+        memcpy(d->key, key, 65);
+        d->offset = b->offset;
+        d->base = base;
+        d->bytes = alloc_bytes(b);
+        if (b->count &&
+            worker_step(w, res,
+                        cu.cuMemcpyHtoDAsync(base + b->offset * (uint64_t)size, host,
+                                             b->count * (uint64_t)size, w->stream),
+                        "cuMemcpyHtoDAsync (input)", 0) < 0)
+            return -1;
+        *uploaded |= b->count > 0;
     }
+    d->used = ++w->clock;
+    run->base[i] = d->base;
+    run->ptr[i] = d->base + b->offset * (uint64_t)size;
+    return 0;
+}
+
+static void args_bind(const CaseDesc *c, Run *run)
+{
     for (int i = 0; i < c->nargs; i++) {
         const CaseArg *a = &c->args[i];
         if (a->buf >= 0) {
@@ -377,16 +484,49 @@ static int buffers_prepare(Worker *w, const CaseDesc *c, Run *run, CaseResult *r
             run->argv[i] = &run->scalars[i];
         }
     }
+}
+
+/* Lay out every buffer: inputs from the cache (generated and uploaded on a
+ * miss), outputs in kept allocations with their reset planned.  0 or -1. */
+static int buffers_prepare(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+{
+    int uploaded = 0;
+    cache_evict(w, c);
+    for (int i = 0; i < c->nbufs; i++) {
+        const CaseBuf *b = &c->bufs[i];
+        int size = elem_types[b->type].size;
+        char key[65];
+        buf_key(b, key);
+        if (!(run->host[i] = host_get(w, b, key, res)))
+            return -1;
+        if (!b->checked) {
+            if (input_get(w, b, key, run->host[i], run, i, &uploaded, res) < 0)
+                return -1;
+            continue;
+        }
+        int o = out_get(w, b, res);
+        if (o < 0)
+            return -1;
+        run->owned[i] = o + 1;
+        run->base[i] = w->outs[o].base;
+        run->ptr[i] = run->base[i] + b->offset * (uint64_t)size;
+        reset_plan(&run->reset[i], run->ptr[i], run->host[i], size, b->count);
+        run->out[i] = hout_get(w, i, b->count * (uint64_t)size);
+    }
+    args_bind(c, run);
+    /* The wait makes the upload's time this step's, and its errors this
+     * case's; with nothing uploaded there is nothing to wait for. */
+    if (!uploaded)
+        return 0;
     return worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (upload)", 1);
 }
 
-static void run_release(const CaseDesc *c, Run *run)
+/* The case's output allocations go back to the kept ones. */
+static void run_release(Worker *w, const CaseDesc *c, Run *run)
 {
-    for (int i = 0; i < c->nbufs; i++) {
+    for (int i = 0; i < c->nbufs; i++)
         if (run->owned[i])
-            cu.cuMemFree(run->base[i]);
-        free(run->out[i]);
-    }
+            w->outs[run->owned[i] - 1].busy = 0;
 }
 
 /* ---- launching ------------------------------------------------------------ */
@@ -425,8 +565,7 @@ static CUresult launch(Worker *w, const CaseDesc *c, Run *run)
     return worker_launch_raw(w, run->f, c->grid, c->block, c->cluster, c->smem, run->argv);
 }
 
-int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
-                              CaseResult *res)
+int worker_prepare_launch(Worker *w, const CaseDesc *c, Run *run, int flush, CaseResult *res)
 {
     for (int i = 0; i < c->nbufs; i++)
         if (c->bufs[i].checked &&
@@ -448,41 +587,75 @@ int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float 
                         "cuLaunchKernel (L2 flush)", 0) < 0)
             return -1;
     }
-    if (ms && worker_step(w, res, cu.cuEventRecord(w->ev[0], w->stream), "cuEventRecord", 0) < 0)
-        return -1;
-    if (worker_step(w, res, launch(w, c, run), cluster_size(c) > 1 ? "cuLaunchKernelEx" : "cuLaunchKernel",
-                    0) < 0)
-        return -1;
-    if (!ms)
-        return worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize", 1);
-    if (worker_step(w, res, cu.cuEventRecord(w->ev[1], w->stream), "cuEventRecord", 0) < 0 ||
-        worker_step(w, res, cu.cuEventSynchronize(w->ev[1]), "cuEventSynchronize", 1) < 0)
-        return -1;
-    return worker_step(w, res, cu.cuEventElapsedTime(ms, w->ev[0], w->ev[1]), "cuEventElapsedTime", 1);
+    return 0;
 }
+
+int worker_enqueue_launch(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+{
+    return worker_step(w, res, launch(w, c, run), cluster_size(c) > 1 ? "cuLaunchKernelEx" : "cuLaunchKernel",
+                       0);
+}
+
+int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
+                       CaseResult *res)
+{
+    double t0 = now_ms();
+    float verify_ms = 0;
+    float *out = ms ? ms : &verify_ms;
+    if (worker_prepare_launch(w, c, run, flush, res) < 0 ||
+        worker_step(w, res, cu.cuEventRecord(w->ev[0], w->stream), "cuEventRecord", 0) < 0 ||
+        worker_enqueue_launch(w, c, run, res) < 0 ||
+        worker_step(w, res, cu.cuEventRecord(w->ev[1], w->stream), "cuEventRecord", 0) < 0 ||
+        worker_step(w, res, cu.cuEventSynchronize(w->ev[1]), "cuEventSynchronize", 1) < 0 ||
+        worker_step(w, res, cu.cuEventElapsedTime(out, w->ev[0], w->ev[1]), "cuEventElapsedTime", 1) < 0)
+        return -1;
+    res->launches++;
+    if (!ms) {
+        /* The verified launch: how slow the kernel is decides the warm-ups. */
+        res->launch_ms = verify_ms;
+        run->spent_ms = now_ms() - t0;
+        worker_lap(w, res, CASE_STEP_verify);
+    }
+    return 0;
+}
+
 /* ---- the case loop ------------------------------------------------------- */
 
-static void run_case(Worker *w, const CaseDesc *c, CaseResult *res)
+static void result_init(const CaseDesc *c, CaseResult *res)
 {
-    Run run;
-    memset(&run, 0, sizeof run);
     memset(res, 0, sizeof *res);
     res->id = c->id;
     res->status = CASE_ok;
     res->median_ms = res->min_ms = res->max_ms = res->mean_ms = res->stdev_ms = NAN;
-    res->noise = res->rel_err = NAN;
+    res->noise = res->rel_err = res->launch_ms = NAN;
+}
 
-    if (worker_function(w, c->cubin_path, c->kernel, &run.f, res) < 0 || limits_check(w, c, run.f, res) < 0)
+/* Run c into res.  The send and recv steps are the caller's, already in res. */
+static void run_case(Worker *w, const CaseDesc *c, CaseResult *res)
+{
+    Run run;
+    memset(&run, 0, sizeof run);
+    Module *m = NULL;
+    int rc = function_get(w, c, &m, res);
+    worker_lap(w, res, CASE_STEP_module);
+    if (rc < 0 || limits_check(w, c, m, res) < 0)
         goto done;
+    run.f = m->fn;
+    worker_lap(w, res, CASE_STEP_limits);
     double t0 = now_ms();
-    int rc = buffers_prepare(w, c, &run, res);
-    res->t_input_ms = now_ms() - t0;
-    if (rc < 0 || (c->ref.present && !(run.ref = worker_reference(w, c, &run, res))) ||
-        worker_verify_case(w, c, &run, res) < 0)
+    rc = buffers_prepare(w, c, &run, res);
+    res->t_input_ms = worker_lap(w, res, CASE_STEP_buffers) - t0;
+    if (rc < 0 || (c->ref.present && !(run.ref = worker_reference(w, c, &run, res))))
         goto done;
+    if (c->ref.present)
+        worker_lap(w, res, CASE_STEP_ref_kernel);
+    if (worker_verify_case(w, c, &run, res) < 0)
+        goto done;
+    worker_lap(w, res, CASE_STEP_compare);
     worker_measure_case(w, c, &run, res);
 done:
-    run_release(c, &run);
+    run_release(w, c, &run);
+    worker_lap(w, res, CASE_STEP_stats);
 }
 
 static void worker_close(Worker *w)
@@ -498,10 +671,15 @@ static void worker_close(Worker *w)
     for (int i = 0; i < WORKER_MAX_REFERENCES; i++)
         for (int j = 0; j < CASE_MAX_BUFS; j++)
             free(w->refs[i].data[j]);
+    for (int i = 0; i < CASE_MAX_BUFS; i++)
+        free(w->hout[i]);
+    nvml_close(&w->nvml);
     if (!w->ctx)
         return;
     for (int i = 0; i < w->ndevs; i++)
         cu.cuMemFree(w->devs[i].base);
+    for (int i = 0; i < w->nouts; i++)
+        cu.cuMemFree(w->outs[i].base);
     for (int i = 0; i < w->nmods; i++)
         cu.cuModuleUnload(w->mods[i].mod);
     if (w->scratch)
@@ -511,6 +689,9 @@ static void worker_close(Worker *w)
     for (int i = 0; i < 2; i++)
         if (w->ev[i])
             cu.cuEventDestroy(w->ev[i]);
+    for (int i = 0; i < 3 * WORKER_MAX_BATCH; i++)
+        if (w->bev[i])
+            cu.cuEventDestroy(w->bev[i]);
     if (w->stream)
         cu.cuStreamDestroy(w->stream);
     cu.cuDevicePrimaryCtxRelease(w->cudev);
@@ -537,6 +718,12 @@ static int worker_open(Worker *w, int device, KvxError *err)
         CU_CHECK(err, cu.cuEventCreate(&w->ev[0], CU_EVENT_DEFAULT)) < 0 ||
         CU_CHECK(err, cu.cuEventCreate(&w->ev[1], CU_EVENT_DEFAULT)) < 0)
         return -1;
+    for (int i = 0; i < 3 * WORKER_MAX_BATCH; i++)
+        if (CU_CHECK(err, cu.cuEventCreate(&w->bev[i], CU_EVENT_DEFAULT)) < 0)
+            return -1;
+    /* Optional: without NVML the clocks are unknown, and the run says so once. */
+    if (nvml_open(&w->nvml, NULL, w->dev.uuid, w->dev.pci_bus) < 0)
+        snprintf(w->dev.clocks_note, sizeof w->dev.clocks_note, "%s", w->nvml.note);
     return 0;
 }
 
@@ -567,10 +754,18 @@ int worker_main(int device, int in_fd, int out_fd)
         status = 1;
     CaseDesc *c = xmalloc(sizeof *c);
     CaseResult res;
+    double send_ms = 0;
+    w->lap = now_ms();
     while (status == 0 && case_read(in_fd, c) == 0) {
+        result_init(c, &res);
+        res.t_step[CASE_STEP_send] = send_ms;
+        worker_lap(w, &res, CASE_STEP_recv);
         run_case(w, c, &res);
         if (result_write(out_fd, &res) < 0)
             break;
+        double now = now_ms();
+        send_ms = now - w->lap;
+        w->lap = now;
     }
     free(c);
     worker_close(w);

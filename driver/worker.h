@@ -20,9 +20,11 @@
  *   - modules by cubin path (at most WORKER_MAX_MODULES, least recently used
  *     unloaded first);
  *   - inputs (buffers not checked) by input_key: the host copy (references read
- *     it) and the device copy.  Entries the current case does not use are freed
- *     when it starts, so the parent should send the variants of one workload
+ *     it) and the device copy, least recently used evicted first past
+ *     WORKER_INPUT_CACHE_BYTES; the parent sends the variants of one workload
  *     point one after another: they then share one generated input;
+ *   - output allocations (reset before every launch, so reuse shows nothing of
+ *     an earlier case) and their host copies;
  *   - the baseline variant's outputs under workload_key (the last
  *     WORKER_MAX_BASELINES points).
  *
@@ -66,6 +68,7 @@ typedef struct DeviceInfo {
     double peak_gbs;
     int cluster_launch;         /* 1: thread-block clusters (sm_90+) */
     int driver_version;         /* cuDriverGetVersion: 13000 = CUDA 13.0 */
+    char clocks_note[192];      /* a worker's: why it records no clocks (NVML); "" = it does */
 } DeviceInfo;
 
 /* One DeviceInfo frame (case.h's framing).  0 or -1. */

@@ -79,9 +79,9 @@ static int ref_launch(Worker *w, const CaseDesc *c, const Run *run, RefCache *sl
     CUdeviceptr base[CASE_MAX_BUFS] = {0}, ptr[CASE_MAX_BUFS];
     void *argv[CASE_MAX_ARGS];
     uint64_t scalars[CASE_MAX_ARGS];
-    CUfunction f;
+    Module *m = NULL;
     int rc = -1;
-    if (worker_function(w, r->cubin_path, r->kernel, &f, res) < 0) {
+    if (worker_function(w, r->cubin_path, r->kernel, &m, res) < 0) {
         res->status = CASE_skipped;
         res->ref_failed = 1;
         goto done;
@@ -105,7 +105,7 @@ static int ref_launch(Worker *w, const CaseDesc *c, const Run *run, RefCache *sl
         memcpy(&scalars[i], r->args[i].bytes, (size_t)r->args[i].size);
         argv[i] = &scalars[i];
     }
-    if (ref_step(w, res, worker_launch_raw(w, f, r->grid, r->block, r->cluster, r->smem, argv),
+    if (ref_step(w, res, worker_launch_raw(w, m->fn, r->grid, r->block, r->cluster, r->smem, argv),
                  "launch") < 0 || ref_wait(w, c, res) < 0)
         goto done;
     for (int i = 0; i < c->nbufs; i++) {

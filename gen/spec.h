@@ -148,6 +148,11 @@ typedef struct MeasureSettings {
     int flush_l2;       /* MEASURE_FLUSH_*: what is done to L2 before each sample */
     double timeout_s;   /* one case, verification and sampling included */
     uint64_t seed;      /* input generation */
+    double warmup_ms;   /* warm-up stops at this much launch time or at `warmup`
+                           launches, whichever comes first; 0: count only */
+    int sample_batch;   /* samples enqueued per synchronisation after the first
+                           min_samples (each between its own events); 1: wait
+                           for every sample */
 } MeasureSettings;
 
 void spec_measure_defaults(MeasureSettings *m);

@@ -423,12 +423,15 @@ void spec_measure_defaults(MeasureSettings *m)
     m->flush_l2 = MEASURE_FLUSH_READ;
     m->timeout_s = 30;
     m->seed = 1;
+    m->warmup_ms = 10;
+    m->sample_batch = 8;
 }
 
 int loader_measure(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"warmup", 0}, {"min_samples", 0}, {"max_samples", 0}, {"noise", 0},
-                                  {"budget_ms", 0}, {"flush_l2", 0}, {"timeout_s", 0}, {"seed", 0}, {0}};
+                                  {"budget_ms", 0}, {"flush_l2", 0}, {"timeout_s", 0}, {"seed", 0},
+                                  {"warmup_ms", 0}, {"sample_batch", 0}, {0}};
     if (loader_check_keys(L, map, keys, "measure"))
         return -1;
     MeasureSettings *m = &L->s->measure;
@@ -462,6 +465,9 @@ int loader_measure(Loader *L, yaml_node_t *map)
         if (!strcmp(k, "noise") || !strcmp(k, "budget_ms") || !strcmp(k, "timeout_s")) {
             if (!(d > 0))
                 return loader_fail(L, v, "%s is %g (expected a positive number)", k, d);
+        } else if (!strcmp(k, "warmup_ms")) {
+            if (!(d >= 0))
+                return loader_fail(L, v, "%s is %g (expected a number >= 0)", k, d);
         } else if (!integral || d > 1e9) {
             return loader_fail(L, v, "%s is %g (expected a whole number >= 0)", k, d);
         }
@@ -472,6 +478,8 @@ int loader_measure(Loader *L, yaml_node_t *map)
         else if (!strcmp(k, "budget_ms")) m->budget_ms = d;
         else if (!strcmp(k, "timeout_s")) m->timeout_s = d;
         else if (!strcmp(k, "seed")) m->seed = (uint64_t)d;
+        else if (!strcmp(k, "warmup_ms")) m->warmup_ms = d;
+        else if (!strcmp(k, "sample_batch")) m->sample_batch = d < 1 ? 1 : (int)d;
     }
     if (m->min_samples < 1)
         return loader_fail(L, map, "min_samples must be at least 1");

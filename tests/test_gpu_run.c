@@ -15,6 +15,9 @@
  * - --shard 1/2 and 2/2 into two databases: disjoint, workload groups whole,
  *   `kvx plan --shard` lists the same points, and `kvx merge` of the two holds
  *   exactly the case keys of the plain run.
+ * - tests/data/specs/refcount.yaml (a reference kernel) and copy.yaml (`out:
+ *   in`): every correct variant ok, the planted wrong one a mismatch, and the
+ *   reference run once per workload point.
  * Without a GPU (`kvx doctor` counts none) the test exits 77 with the reason. */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* nftw */
@@ -284,6 +287,69 @@ static void test_shards_merge_to_the_plain_run(void **state)
 /* ---- setup ------------------------------------------------------------------------------ */
 
 /* The "GPUs" line of `kvx doctor`: its count, or 0 with the line in why. */
+/* Statuses of a spec's run by the value of one axis: every case whose axis is
+ * `wrong_value` a mismatch, every other ok. */
+static void statuses_by(const char *dbp, const char *axis, const char *wrong_value, int want_rows)
+{
+    sqlite3 *db = db_open(dbp);
+    assert_non_null(db);
+    sqlite3_stmt *q = NULL;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT json_extract(axes, '$.%s'), label, status, coalesce(detail, '') "
+             "FROM cases", axis);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    int rows = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(q, 0);
+        const char *label = (const char *)sqlite3_column_text(q, 1);
+        const char *status = (const char *)sqlite3_column_text(q, 2);
+        const char *want = strcmp(v, wrong_value) == 0 ? "mismatch" : "ok";
+        printf("  %-9s %-40s %s\n", status, label, (const char *)sqlite3_column_text(q, 3));
+        if (strcmp(status, want))
+            fail_msg("%s: %s (expected %s)", label, status, want);
+        rows++;
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    assert_int_equal(rows, want_rows);
+}
+
+/* refcount.yaml: checked against a one-thread reference kernel; the planted
+ * wrong variant is a mismatch, and the reference ran once per workload point
+ * (the run's profile_json counts its runs: 2 sizes x 2 thresholds). */
+static void test_reference_kernel(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("refcount.log"), *dbp = tmp_path("refcount.db");
+    int rc = kvx(log, "run", SPECS "refcount.yaml", "--db", dbp, "--cache", cache, "--devices", "0", NULL);
+    if (rc != 1) {
+        dump(log);
+        fail_msg("kvx run refcount.yaml exited %d (expected 1: the wrong variant mismatches)", rc);
+    }
+    statuses_by(dbp, "strategy", "wrong", 12);
+    sqlite3 *db = db_open(dbp);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT json_extract(profile_json, '$.reference_runs') FROM runs",
+                                        -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 4);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+/* copy.yaml: checked by `out: in`, into a misaligned output too. */
+static void test_copy_equals_input(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("copy.log"), *dbp = tmp_path("copy.db");
+    int rc = kvx(log, "run", SPECS "copy.yaml", "--db", dbp, "--cache", cache, "--devices", "0", NULL);
+    if (rc != 1) {
+        dump(log);
+        fail_msg("kvx run copy.yaml exited %d (expected 1: the wrong variant mismatches)", rc);
+    }
+    statuses_by(dbp, "access", "wrong", 6);
+}
+
 static int doctor_gpus(char *why, size_t len)
 {
     FILE *p = popen("'" KVX_BINARY "' doctor 2>&1", "r");
@@ -334,6 +400,8 @@ int main(void)
         cmocka_unit_test(test_broken_rerun_stores_nothing),
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_shards_merge_to_the_plain_run),
+        cmocka_unit_test(test_reference_kernel),
+        cmocka_unit_test(test_copy_equals_input),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0)

@@ -8,7 +8,9 @@
  * opt-in shared memory; limits give skipped; a missing kernel is a load_error;
  * an illegal address, __trap() and a misaligned 16-byte load are faults that
  * end the worker with WORKER_EXIT_FAULT; a hang is killed by the test, as the
- * supervisor would.  Without a GPU the test exits 77 with the reason. */
+ * supervisor would; a kernel slower than the budget costs at most 3 launches
+ * (verified + 1 sample); kept output allocations are reset for every case.
+ * Without a GPU the test exits 77 with the reason. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,6 +84,20 @@ static const char kernels_src[] =
     "{\n"
     "    while (*(volatile const int *)flag == 0) { }\n"
     "    out[0] = 1;\n"
+    "}\n"
+    /* busy for ns nanoseconds of the GPU's global timer, then out[0] = 1 */
+    "extern \"C\" __global__ void sleep_ns(unsigned long long ns, unsigned int *out)\n"
+    "{\n"
+    "    unsigned long long t0, t;\n"
+    "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+    "    do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); } while (t - t0 < ns);\n"
+    "    out[0] = 1;\n"
+    "}\n"
+    /* adds one to every element: what it finds there is what the reset left */
+    "extern \"C\" __global__ void add_one(unsigned long long n, unsigned int *out)\n"
+    "{\n"
+    "    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+    "    if (i < n) out[i] += 1u;\n"
     "}\n"
     "extern \"C\" __global__ void trap(unsigned int *out)\n"
     "{\n"
@@ -216,6 +232,8 @@ static void case_init(CaseDesc *c, int64_t id, const char *kernel)
     c->measure.flush_l2 = MEASURE_FLUSH_READ;
     c->measure.timeout_s = 30;
     c->measure.seed = 1;
+    c->measure.warmup_ms = 10;
+    c->measure.sample_batch = 8;
 }
 
 static int buf_add(CaseDesc *c, const char *name, ElemTypeId t, uint64_t count, InitParams init,
@@ -523,6 +541,80 @@ static void test_hang_is_killed(void **state)
     free(c);
 }
 
+/* A kernel slower than the budget costs its verified launch and one timed
+ * sample, no warm-up: samples = 1, the spread unknown, and both launches
+ * measured by events. */
+static void test_slow_kernel_launches(void **state)
+{
+    (void)state;
+    enum { NS = 300 * 1000 * 1000 }; /* 300 ms */
+    CaseDesc *c = malloc(sizeof *c);
+    fault_case(c, 30, "sleep_ns");
+    arg_scalar(c, NS, 8);
+    arg_buf(c, buf_add(c, "out", ET_U32, 1, init_const(0), 1));
+    c->nchecks = 1;
+    c->checks[0].buf = 0;
+    c->checks[0].constant = (Value){.kind = VAL_INT, .i = 1};
+    c->measure.warmup = 3;
+    c->measure.budget_ms = 200;
+    Child w;
+    child_start(&w);
+    CaseResult r = run_case_ok(&w, c);
+    assert_int_equal(r.status, CASE_ok);
+    assert_int_equal(r.samples, 1);
+    assert_int_equal(r.warmups, 0);
+    assert_true(r.launches <= 3);
+    assert_true(isnan(r.noise));
+    assert_true(r.launch_ms >= 290 && r.median_ms >= 290 && r.gpu_ms >= 290);
+    /* Under a budget of 2 s it warms up once (warmup_ms 10 < 300 ms) and
+     * samples until the budget: 1 + 1 + a few launches, not 3 warm-ups. */
+    c->id = 31;
+    c->measure.budget_ms = 2000;
+    r = run_case_ok(&w, c);
+    assert_int_equal(r.status, CASE_ok);
+    assert_int_equal(r.warmups, 1);
+    assert_true(r.samples >= 1 && r.samples <= 6);
+    assert_true(r.t_measure_ms < 2500);
+    free(c);
+    assert_int_equal(child_stop(&w), 0);
+}
+
+/* Output allocations are kept from case to case: every case must still see
+ * its own init before every launch.  add_one finds what the reset left, so a
+ * leak from the case before (another init, or a value its kernel wrote)
+ * shows as a mismatch. */
+static void test_outputs_reused_reset(void **state)
+{
+    (void)state;
+    enum { M = 4096 };
+    CaseDesc *c = malloc(sizeof *c);
+    Child w;
+    child_start(&w);
+    const double inits[] = {0, 5, 0, 41, 0};
+    for (int k = 0; k < 5; k++) {
+        case_init(c, 40 + k, "add_one");
+        arg_scalar(c, M, 8);
+        arg_buf(c, buf_add(c, "out", ET_U32, M, init_const(inits[k]), 1));
+        c->grid[0] = M / 256;
+        c->block[0] = 256;
+        c->nchecks = 1;
+        c->checks[0].buf = 0;
+        c->checks[0].rtol = -1;
+        c->checks[0].constant = (Value){.kind = VAL_INT, .i = (int64_t)inits[k] + 1};
+        CaseResult r = run_case_ok(&w, c);
+        if (r.status != CASE_ok)
+            fail_msg("case %d (init %g): %s %s", k, inits[k], case_status_names[r.status], r.detail);
+        /* launched past the stop inside a batch: at most one batch's worth */
+        assert_true(r.launches >= 1 + r.warmups + r.samples &&
+                    r.launches <= 1 + r.warmups + r.samples + c->measure.sample_batch);
+    }
+    /* and between the count kernel's output and add_one's, at one size */
+    count_case(c, 50, "count_below", "count_below");
+    assert_int_equal(run_case_ok(&w, c).status, CASE_ok);
+    free(c);
+    assert_int_equal(child_stop(&w), 0);
+}
+
 static void test_probe(void **state)
 {
     (void)state;
@@ -574,6 +666,8 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slow_kernel_launches),
+        cmocka_unit_test(test_outputs_reused_reset),
         cmocka_unit_test(test_probe),
         cmocka_unit_test(test_ok_and_mismatch),
         cmocka_unit_test(test_flush_evicts),

@@ -195,12 +195,46 @@ static void check_best_listed(const char *log)
     free(text);
 }
 
+/* The run's profile accounts for its wall time: the stages add up to it, and
+ * what they name covers at least 90% of it; the explorer's figures are there.
+ * Each case the workers answered has its steps, its launches (1 verified + its
+ * warm-ups + its samples) and the fake clocks, not throttled; the others have
+ * none. */
+static void check_profile(const char *db_path, const char *log)
+{
+    if (!log_has(log, "  accounted ") || !log_has(log, " cases/s; GPU time of the samples ")) {
+        dump(log);
+        fail_msg("kvx run --profile printed no accounting");
+    }
+    assert_int_equal(db_int(db_path, "SELECT json_extract(profile_json, '$.accounted') >= 0.9 FROM runs"), 1);
+    assert_int_equal(db_int(db_path, "SELECT abs((SELECT sum(value) FROM json_each(r.profile_json,"
+                                     " '$.stages_s')) - r.wall_s) <= 0.05 * r.wall_s FROM runs r"),
+                     1);
+    assert_int_equal(db_int(db_path, "SELECT json_extract(profile_json, '$.cases_per_s') > 0 AND"
+                                     " json_extract(profile_json, '$.gpu_s') > 0 AND"
+                                     " json_extract(profile_json, '$.cases') = 36 AND"
+                                     " json_type(profile_json, '$.worker_s.recv') = 'real' FROM runs"),
+                     1);
+    /* base, alt and mismatch were answered (timed), 18 cases. */
+    assert_int_equal(db_int(db_path, "SELECT count(*) FROM cases WHERE samples > 0 AND"
+                                     " json_extract(profile_json, '$.launches') = 1 +"
+                                     " json_extract(profile_json, '$.warmups') + samples AND"
+                                     " json_type(profile_json, '$.send') = 'real' AND"
+                                     " sm_mhz = 1980 AND sm_max_mhz = 1980 AND throttled = 0"),
+                     18);
+    /* A worker that died or hung answered nothing: no profile, clocks unknown. */
+    assert_int_equal(db_int(db_path, "SELECT count(*) FROM cases WHERE samples = 0 AND"
+                                     " profile_json IS NULL AND sm_mhz IS NULL AND throttled IS NULL"),
+                     db_int(db_path, "SELECT count(*) FROM cases WHERE samples = 0 AND status IN"
+                                     " ('timeout', 'fault') AND detail NOT LIKE '%(fake)%'"));
+}
+
 static void test_full_run(void **state)
 {
     (void)state;
     const char *log = tmp_path("plain-1.log"), *flog = tmp_path("plain-fake.log");
     setenv("KVX_FAKE_LOG", flog, 1);
-    int rc = kvx(log, "run", SPEC, "--db", plain_db(), NULL);
+    int rc = kvx(log, "run", SPEC, "--db", plain_db(), "--profile", NULL);
     unsetenv("KVX_FAKE_LOG");
     if (rc != 1) { /* 1: the run finished and some cases are not ok */
         dump(log);
@@ -229,6 +263,8 @@ static void test_full_run(void **state)
                                         " json_extract(devices_json, '$[1].uuid') = 'FAKE-0001' AND"
                                         " json_extract(devices_json, '$[1].sm_count') = 132 FROM runs"),
                      1);
+
+    check_profile(plain_db(), log);
 
     /* Groups whole to one worker.  Within a group the parent sends the
      * baseline first, then the points in order: ok, ok, hang, crash, fault,

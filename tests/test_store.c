@@ -51,7 +51,7 @@ static void test_schema(void **state)
     Store *s = store_open(path, &err);
     assert_non_null(s);
     assert_string_equal(one_text(s, "PRAGMA journal_mode"), "wal");
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "2");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "3");
     assert_string_equal(one_text(s, "SELECT group_concat(name) FROM (SELECT name FROM"
                                     " sqlite_master WHERE type = 'table' ORDER BY name)"),
                         "cases,runs,schema_version,variants");
@@ -69,7 +69,7 @@ static void test_schema(void **state)
     kvx_error_clear(&err);
     unlink(path);
     /* A version 1 database (no runs.devices_json) gains the column, keeps its
-     * rows and is version 2 afterwards. */
+     * rows and is version 3 afterwards. */
     sqlite3 *old = NULL;
     assert_int_equal(sqlite3_open(path, &old), SQLITE_OK);
     assert_int_equal(sqlite3_exec(old,
@@ -89,9 +89,34 @@ static void test_schema(void **state)
     sqlite3_close(old);
     s = store_open(path, &err);
     assert_non_null(s);
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "2");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "3");
     assert_string_equal(one_text(s, "SELECT spec_name || ' ' || coalesce(devices_json, 'none')"
                                     " FROM runs"), "old none");
+    store_close(s);
+    unlink(path);
+    /* A version 2 database (cases without profile_json and the clocks) gains
+     * them, NULL for its cases, and is version 3 afterwards. */
+    s = store_open(path, &err);
+    assert_non_null(s);
+    assert_int_equal(sqlite3_exec(store_db(s),
+                                  "ALTER TABLE cases DROP COLUMN profile_json;"
+                                  "ALTER TABLE cases DROP COLUMN sm_mhz;"
+                                  "ALTER TABLE cases DROP COLUMN mem_mhz;"
+                                  "ALTER TABLE cases DROP COLUMN sm_max_mhz;"
+                                  "ALTER TABLE cases DROP COLUMN throttled;"
+                                  "UPDATE schema_version SET version = 2;"
+                                  "INSERT INTO runs (spec_name) VALUES ('v2');"
+                                  "INSERT INTO cases (run_id, key, axes, status)"
+                                  " VALUES (1, 'k2', '{}', 'ok');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    store_close(s);
+    s = store_open(path, &err);
+    assert_non_null(s);
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "3");
+    assert_string_equal(one_text(s, "SELECT key || ' ' || coalesce(profile_json, 'none') || ' ' ||"
+                                    " coalesce(throttled, 'unknown') || ' ' || coalesce(sm_mhz, 0)"
+                                    " FROM cases"), "k2 none unknown 0");
     store_close(s);
     unlink(path);
     /* A path that cannot be a database. */
@@ -146,6 +171,8 @@ static void test_rows(void **state)
     c.median_ms = 0.25;
     c.samples = 12;
     c.grid[0] = 65536, c.block[0] = 256;
+    c.profile_json = "{\"recv\":0.5,\"samples\":3.25}";
+    c.sm_mhz = 1500, c.sm_max_mhz = 1980, c.throttled = 1;
     assert_int_equal(store_has_case(s, key, &err), 0);
     assert_int_equal(store_put_case(s, run, v1, &c, &err), 0);
     assert_int_equal(store_has_case(s, key, &err), 1);
@@ -153,6 +180,10 @@ static void test_rows(void **state)
     assert_string_equal(one_text(s, "SELECT coalesce(rel_err, 'null') || ' ' || median_ms ||"
                                     " ' ' || grid_x || ' ' || json_extract(axes, '$.hit_rate')"
                                     " FROM cases"), "null 0.25 65536 0.5");
+    /* The per-case profile and the clocks; an unknown clock is NULL. */
+    assert_string_equal(one_text(s, "SELECT json_extract(profile_json, '$.samples') || ' ' ||"
+                                    " sm_mhz || '/' || sm_max_mhz || ' ' || throttled || ' ' ||"
+                                    " coalesce(mem_mhz, 'null') FROM cases"), "3.25 1500/1980 1 null");
     /* A key stored twice is an error and leaves the first row. */
     c.median_ms = 9;
     assert_int_equal(store_put_case(s, run, v1, &c, &err), -1);

@@ -1,0 +1,213 @@
+/* worker_sample: the timed part of a case: warm-up, samples in batches, the
+ * clocks, the statistics (the decisions are measure_plan.c's, pure and unit
+ * tested; this file applies them on the GPU).
+ *
+ * A sample is [reset outputs, flush L2] outside the timed region, then one
+ * launch between two events.  Samples are enqueued in batches, each with its
+ * own three events (before the reset, start, end), and the worker waits once
+ * per batch: the wait per sample cost more than a small kernel.  Which of a
+ * batch's samples count is decided afterwards, as if they had been taken one
+ * at a time (measure_stop_at), so a batch changes how many launches run, not
+ * the statistics. */
+#include "worker_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The read flush: every thread of a grid-stride loop loads 16-byte words of
+ * the buffer into L2 (ld.global.cg: L2 only, not L1) and folds them into a
+ * register, stored only when it equals a constant, so the loads cannot be
+ * removed.  PTX for sm_50 and later, compiled by the driver for the device:
+ * no NVRTC in the worker. */
+static const char flush_ptx[] =
+    ".version 7.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry kvx_l2_flush(.param .u64 buf, .param .u64 n16, .param .u64 out)\n"
+    "{\n"
+    "    .reg .pred %p<3>;\n"
+    "    .reg .b32 %r<12>;\n"
+    "    .reg .b64 %rd<8>;\n"
+    "    ld.param.u64 %rd1, [buf];\n"
+    "    ld.param.u64 %rd2, [n16];\n"
+    "    ld.param.u64 %rd3, [out];\n"
+    "    mov.u32 %r1, %ctaid.x;\n"
+    "    mov.u32 %r2, %ntid.x;\n"
+    "    mov.u32 %r3, %tid.x;\n"
+    "    mad.lo.u32 %r4, %r1, %r2, %r3;\n"
+    "    cvt.u64.u32 %rd4, %r4;\n"
+    "    mov.u32 %r5, %nctaid.x;\n"
+    "    mul.lo.u32 %r6, %r5, %r2;\n"
+    "    cvt.u64.u32 %rd5, %r6;\n"
+    "    mov.u32 %r7, 0;\n"
+    "    setp.ge.u64 %p1, %rd4, %rd2;\n"
+    "    @%p1 bra DONE;\n"
+    "LOOP:\n"
+    "    shl.b64 %rd6, %rd4, 4;\n"
+    "    add.s64 %rd7, %rd1, %rd6;\n"
+    "    ld.global.cg.v4.u32 {%r8, %r9, %r10, %r11}, [%rd7];\n"
+    "    xor.b32 %r7, %r7, %r8;\n"
+    "    xor.b32 %r7, %r7, %r9;\n"
+    "    xor.b32 %r7, %r7, %r10;\n"
+    "    xor.b32 %r7, %r7, %r11;\n"
+    "    add.s64 %rd4, %rd4, %rd5;\n"
+    "    setp.lt.u64 %p2, %rd4, %rd2;\n"
+    "    @%p2 bra LOOP;\n"
+    "DONE:\n"
+    "    setp.ne.u32 %p1, %r7, 0x9e3779b9;\n"
+    "    @%p1 bra END;\n"
+    "    st.global.u32 [%rd3], %r7;\n"
+    "END:\n"
+    "    ret;\n"
+    "}\n";
+
+int worker_flush_prepare(Worker *w, int mode, CaseResult *res)
+{
+    if (!w->scratch) {
+        size_t bytes = (size_t)(w->dev.l2_bytes > 0 ? 2 * w->dev.l2_bytes : 64 << 20);
+        CUresult r = cu.cuMemAlloc(&w->scratch, bytes);
+        if (r != CUDA_SUCCESS)
+            return worker_fail(res, CASE_skipped, "L2 flush buffer of %zu bytes: %s", bytes,
+                               cudadl_error_name(r));
+        w->scratch_bytes = bytes;
+        /* Defined contents for the read flush; the buffer is not written again. */
+        if (worker_step(w, res, cu.cuMemsetD8Async(w->scratch, 0, bytes, w->stream), "cuMemsetD8Async",
+                        0) < 0 ||
+            worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize", 1) < 0)
+            return -1;
+    }
+    if (mode == MEASURE_FLUSH_READ && !w->flush_fn) {
+        CUresult r = cu.cuModuleLoadData(&w->flush_mod, flush_ptx);
+        if (r == CUDA_SUCCESS)
+            r = cu.cuModuleGetFunction(&w->flush_fn, w->flush_mod, "kvx_l2_flush");
+        if (r != CUDA_SUCCESS)
+            return worker_fail(res, CASE_skipped, "the L2 flush kernel (PTX JIT): %s",
+                               cudadl_error_name(r));
+    }
+    return 0;
+}
+
+/* Enqueue k samples: events bev[3i] (before the reset), bev[3i+1] and
+ * bev[3i+2] around the launch.  0, or -1 with res set. */
+static int batch_enqueue(Worker *w, const CaseDesc *c, Run *run, int flush, int k,
+                         CaseResult *res)
+{
+    for (int i = 0; i < k; i++) {
+        CUevent *e = &w->bev[3 * i];
+        if (worker_step(w, res, cu.cuEventRecord(e[0], w->stream), "cuEventRecord", 0) < 0 ||
+            worker_prepare_launch(w, c, run, flush, res) < 0 ||
+            worker_step(w, res, cu.cuEventRecord(e[1], w->stream), "cuEventRecord", 0) < 0 ||
+            worker_enqueue_launch(w, c, run, res) < 0 ||
+            worker_step(w, res, cu.cuEventRecord(e[2], w->stream), "cuEventRecord", 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Wait for a batch of k and read its times into t[0..k); the GPU time of the
+ * resets and flushes is added to res->prep_gpu_ms.  0, or -1 (faults exit). */
+static int batch_collect(Worker *w, int k, double *t, CaseResult *res)
+{
+    if (worker_step(w, res, cu.cuEventSynchronize(w->bev[3 * k - 1]), "cuEventSynchronize", 1) < 0)
+        return -1;
+    for (int i = 0; i < k; i++) {
+        float prep = 0, ms = 0;
+        CUevent *e = &w->bev[3 * i];
+        if (worker_step(w, res, cu.cuEventElapsedTime(&prep, e[0], e[1]), "cuEventElapsedTime", 1) < 0 ||
+            worker_step(w, res, cu.cuEventElapsedTime(&ms, e[1], e[2]), "cuEventElapsedTime", 1) < 0)
+            return -1;
+        t[i] = ms;
+        res->prep_gpu_ms += prep;
+    }
+    return 0;
+}
+
+/* The SM and memory clocks while the first batch runs (the GPU is busy then;
+ * read after it, an idle GPU may already have clocked down). */
+static void clocks_read(Worker *w, CaseResult *res)
+{
+    worker_lap(w, res, CASE_STEP_samples);
+    nvml_clocks(&w->nvml, &res->sm_mhz, &res->mem_mhz);
+    res->sm_max_mhz = w->nvml.sm_max_mhz;
+    res->mem_max_mhz = w->nvml.mem_max_mhz;
+    res->throttled = nvml_throttled(res->sm_mhz, res->sm_max_mhz);
+    worker_lap(w, res, CASE_STEP_clocks);
+}
+
+/* The warm-ups, enqueued together and waited for once.  Returns the wall time
+ * they took, or -1 with res set. */
+static double warmup_run(Worker *w, const CaseDesc *c, Run *run, int n, CaseResult *res)
+{
+    double t0 = now_ms();
+    for (int i = 0; i < n; i++)
+        if (worker_prepare_launch(w, c, run, c->measure.flush_l2, res) < 0 ||
+            worker_enqueue_launch(w, c, run, res) < 0)
+            return -1;
+    if (n && worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize", 1) < 0)
+        return -1;
+    res->warmups = n;
+    res->launches += n;
+    worker_lap(w, res, CASE_STEP_warmup);
+    return now_ms() - t0;
+}
+
+/* Batches until measure_batch says stop or a batch meets the noise target.
+ * Fills t[0..*n).  0, or -1 with res set. */
+static int samples_run(Worker *w, const CaseDesc *c, Run *run, double per, double spent,
+                       double *t, double *tmp, int *n, CaseResult *res)
+{
+    const MeasureSettings *m = &c->measure;
+    int k, first = 1;
+    *n = 0;
+    while ((k = measure_batch(m, *n, per, spent, WORKER_MAX_BATCH)) > 0) {
+        double b0 = now_ms();
+        if (batch_enqueue(w, c, run, m->flush_l2, k, res) < 0)
+            return -1;
+        double enqueue = now_ms() - b0;
+        if (first)
+            clocks_read(w, res);
+        double b1 = now_ms();
+        if (batch_collect(w, k, t + *n, res) < 0)
+            return -1;
+        double wall = enqueue + now_ms() - b1;  /* the clocks' read left out */
+        res->launches += k;
+        per = wall / k;
+        spent += wall;
+        first = 0;
+        int stop = measure_stop_at(m, t, *n, *n + k, tmp);
+        *n = stop ? stop : *n + k;
+        if (stop)
+            break;
+    }
+    return 0;
+}
+
+int worker_measure_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+{
+    const MeasureSettings *m = &c->measure;
+    double t0 = now_ms();
+    if (m->flush_l2 && worker_flush_prepare(w, m->flush_l2, res) < 0)
+        return -1;
+    int nw = measure_warmups(m, res->launch_ms, run->spent_ms);
+    double warm = warmup_run(w, c, run, nw, res);
+    if (warm < 0)
+        return -1;
+    /* One sample costs about a launch plus its reset and flush: the verified
+     * launch's wall time, or the warm-ups' when there were any. */
+    double per = nw ? warm / nw : run->spent_ms;
+    int mins, maxs, n = 0;
+    measure_bounds(m, &mins, &maxs);
+    double *t = xmalloc((size_t)maxs * sizeof *t), *tmp = xmalloc((size_t)maxs * sizeof *tmp);
+    int rc = samples_run(w, c, run, per, run->spent_ms + warm, t, tmp, &n, res);
+    worker_lap(w, res, CASE_STEP_samples);
+    if (rc == 0) {
+        measure_stats(t, n, tmp, res);
+        for (int i = 0; i < n; i++)
+            res->gpu_ms += t[i];
+    }
+    free(t);
+    free(tmp);
+    res->t_measure_ms = now_ms() - t0;
+    return rc;
+}
