@@ -16,7 +16,8 @@ as Kernel Tuner is used for one fixed kernel.  Inputs are drawn with numpy
 
 prints the wall time of each pass (the first one compiles into cupy's cache:
 "cold"; the next ones are "warm") and, with --csv, each case's median.
-Install: python3 -m pip install --no-index --find-links .whl kernel_tuner
+Install (the wheels in .whl/; --no-deps: pymoo and scikit-learn, which only other
+strategies import, are left out): python3 -m pip install --no-index --no-deps .whl/*.whl
 """
 import argparse
 import csv
