@@ -55,7 +55,8 @@ def run_pass(d, rows, sm_count, max_threads_sm, inputs, kt):
         results, _env = kt.tune_kernel(
             "filter_count", src, grid * block, args, {"block_size_x": [block]},
             lang="cupy", strategy="brute_force", iterations=7, answer=answer,
-            compiler_options=["-I/usr/local/cuda/include", "--std=c++17"],
+            compiler_options=["-I/usr/local/cuda/include", "-I/usr/local/cuda/include/cccl",
+                              "--std=c++17"],
             verbose=False, quiet=True)
         if not results:
             print("no result for point", r["point"], file=sys.stderr)

@@ -12,6 +12,9 @@
 #   inspect:NAME  kvx inspect specs/NAME.yaml --arch sm_80,sm_90,sm_120 (SASS)
 #   sass:NAME     every variant's SASS for sm_90 (kvx inspect --show sass)
 #   scale:NAME    the same spec with --devices 0 and --devices all, timed
+#   test:NAME     kvx run tests/data/specs/NAME.yaml into $OUT/test-NAME.db
+#   bench     bench/explorer.sh (cases/s, GPU share, accounted) into $OUT/bench
+#   kt        Kernel Tuner on the contention subset (wheels in .whl/), cold and warm
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -83,8 +86,34 @@ for step in "$@"; do
             tail -n 6 "$B/scale-$name-$devs.log" | tee -a "$B/session.log"
         done
         ;;
+    test:*)
+        name=${step#test:}
+        say "run tests/data/specs/$name.yaml"
+        t0=$SECONDS
+        timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run "tests/data/specs/$name.yaml" \
+            --db "$B/test-$name.db" --profile >"$B/test-$name.log" 2>"$B/test-$name.err"
+        echo "exit $? after $((SECONDS - t0)) s" >>"$B/test-$name.log"
+        grep -E "cases in|reference kernel|exit" "$B/test-$name.log" | tee -a "$B/session.log"
+        ;;
+    bench)
+        say bench
+        bench/explorer.sh "$kvx" "$B/bench" 2>&1 | tee -a "$B/session.log"
+        ;;
+    kt)
+        say "kernel tuner"
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+            .whl/*.whl >"$B/kt-install.log" 2>&1
+        "$kvx" gen specs/contention.yaml --where 'address == "const" && counters == 1' --out /tmp/gen192 \
+            >>"$B/kt-install.log" 2>&1
+        PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL 240 python3 bench/kernel_tuner_contention.py \
+            /tmp/gen192 --repeat 2 --csv "$B/kt.csv" 2>&1 | tail -n 8 | tee -a "$B/session.log"
+        ;;
     *) echo "unknown step $step" ;;
     esac
+    # After every step, so that a call cut off at its limit still brings back
+    # what the finished steps wrote.
+    tar czf "$OUT/bundle.tgz" -C "$OUT" bundle
+    cp "$B/session.log" "$OUT/session.log"
 done
 tar czf "$OUT/bundle.tgz" -C "$OUT" bundle
 cp "$B/session.log" "$OUT/session.log"
