@@ -7,7 +7,8 @@
 # --profile, and prints cases/s, the GPU's share of the wall and the share of
 # the wall the profile accounts for:
 #   1. contention, the 192-case subset (address const, one counter), at Kernel
-#      Tuner's settings (7 samples, no L2 flush), then at kvx's defaults;
+#      Tuner's settings (7 samples, no L2 flush) cold (empty compile cache) and
+#      warm, then at kvx's defaults (warm);
 #   2. the whole contention spec (612 cases), cold (empty compile cache) and warm;
 #   3. bench/tiny.yaml: 1,100 cases of a kernel of a few microseconds.
 # The Kernel Tuner side of (1): bench/kernel_tuner_contention.py (see its head).
@@ -16,7 +17,7 @@ KVX=${1:-build/kvx}
 OUT=${2:-/tmp/kvx-bench}
 SUBSET='address == "const" && counters == 1'
 mkdir -p "$OUT"
-rm -rf "$OUT"/*.db* "$OUT/cache"
+rm -rf "$OUT"/*.db* "$OUT/cache" "$OUT/cache-subset"
 
 # One run: a label, then kvx run arguments.  Its log goes to OUT/LABEL.log.
 bench() {
@@ -36,8 +37,11 @@ print(f"{label:28s} {p['cases']:5d} cases {end - start:7.2f} s process, {p['wall
 PY
 }
 
-bench subset-kt specs/contention.yaml --where "$SUBSET" --min-samples 7 --max-samples 7 --no-flush-l2
-bench subset-default specs/contention.yaml --where "$SUBSET"
+bench subset-kt-cold specs/contention.yaml --where "$SUBSET" --min-samples 7 --max-samples 7 --no-flush-l2 \
+    --cache "$OUT/cache-subset"
+bench subset-kt specs/contention.yaml --where "$SUBSET" --min-samples 7 --max-samples 7 --no-flush-l2 \
+    --cache "$OUT/cache-subset"
+bench subset-default specs/contention.yaml --where "$SUBSET" --cache "$OUT/cache-subset"
 bench whole-cold specs/contention.yaml --cache "$OUT/cache"
 bench whole-warm specs/contention.yaml --cache "$OUT/cache"
 bench tiny bench/tiny.yaml

@@ -138,6 +138,18 @@ char *inspect_disassemble_with(const char *tool, const void *cubin, size_t len,
  * facts are still filled). */
 int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
 
+/* Bump when the classifier or the JSON changes: cached results of an older
+ * classifier are then not reused. */
+#define INSPECT_SCHEMA 1
+
+/* inspect_job as the JSON of inspect_to_json, into out (appended), kept in
+ * the job's cache entry (job->dir, when it has one) as
+ * inspect-KEY.json, KEY naming the disassembler (path, size, mtime), the kvx
+ * version and INSPECT_SCHEMA: a second run disassembles nothing.  Safe to
+ * call on several threads (the file is written under a temporary name and
+ * renamed).  0, or -1 with err as inspect_job (nothing cached then). */
+int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err);
+
 /* The classification as a short comma-separated text, the cell of
  * inspect_table: "warp-aggregated", "CAS loop (ptxas)", "native f16x2,
  * generic fallback", "per-thread", "no atomics", "no SASS". */

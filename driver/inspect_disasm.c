@@ -188,3 +188,58 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err)
     free(sass);
     return 0;
 }
+
+/* ---- inspection results kept in the compile cache ------------------------------- */
+
+/* The cache file's name: what the facts depend on besides the cubin. */
+static void cache_name(char *name, size_t n)
+{
+    const char *tool = inspect_find_disassembler();
+    struct stat st;
+    char id[4400];
+    snprintf(id, sizeof id, "%s|%lld|%lld|%s|%d", tool ? tool : "-",
+             tool && stat(tool, &st) == 0 ? (long long)st.st_size : 0LL,
+             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, KVX_VERSION, INSPECT_SCHEMA);
+    char hex[65];
+    sha256_hex(id, strlen(id), hex);
+    snprintf(name, n, "inspect-%.16s.json", hex);
+}
+
+int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err)
+{
+    char name[64], *path = NULL;
+    cache_name(name, sizeof name);
+    if (job->dir) {
+        path = path_join(job->dir, name);
+        size_t len = 0;
+        char *text = file_read(path, &len);
+        if (text) {
+            sb_put(out, text, len);
+            free(text);
+            free(path);
+            return 0;
+        }
+    }
+    InspectFacts f;
+    int rc = inspect_job(job, &f, err);
+    StrBuf b;
+    sb_init(&b);
+    inspect_to_json(&f, &b);
+    sb_put(out, b.p ? b.p : "", b.len);
+    if (rc == 0 && path) {
+        StrBuf tb;
+        sb_init(&tb);
+        sb_printf(&tb, "%s.tmp.%ld.%lu", path, (long)getpid(), (unsigned long)pthread_self());
+        const char *tmp = sb_str(&tb);
+        FILE *fp = fopen(tmp, "wb");
+        int ok = fp && fwrite(b.p ? b.p : "", 1, b.len, fp) == b.len;
+        if (fp && fclose(fp) != 0)
+            ok = 0;
+        if (!ok || rename(tmp, path) != 0)
+            unlink(tmp);    /* a cache that cannot be written costs a disassembly next time */
+        sb_free(&tb);
+    }
+    sb_free(&b);
+    free(path);
+    return rc;
+}

@@ -524,6 +524,8 @@ void jit_job_release(JitJob *job)
     free(job->cubin);
     free(job->log);
     free(job->dir);
+    free(job->inspect_json);
+    job->inspect_json = NULL;
     job->ptx = NULL;
     job->cubin = NULL;
     job->log = NULL;
@@ -693,6 +695,8 @@ static void compile_one(void *arg)
     CompileAll *c = t->all;
     KvxError e = { 0 };
     int rc = jit_compile(&c->jobs[t->i], c->opt, &e);
+    if (rc == 0 && c->opt->after)
+        c->opt->after(c->opt->after_ctx, &c->jobs[t->i]);
     pthread_mutex_lock(&c->mu);
     if (rc != 0) {
         if (!c->failed) {

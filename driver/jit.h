@@ -12,15 +12,21 @@
 
 #include "../gen/util.h"
 
+typedef struct JitJob JitJob;
+
 typedef struct JitOptions {
     const char *cache_dir;      /* NULL: no cache */
     const char *cuda_include;   /* toolkit include dir, NULL = found by jit_find_cuda */
     const char *cccl_include;   /* include/cccl when the spec asks for it */
     int threads;                /* <=0: number of cores */
     int use_cache;              /* 0: compile everything (the cache is still written) */
+    /* Called on the pool's thread after each successful compile, outside the
+     * lock, so that work on the result (disassembly) runs in parallel too. */
+    void (*after)(void *ctx, JitJob *job);
+    void *after_ctx;
 } JitOptions;
 
-typedef struct JitJob {
+struct JitJob {
     /* in */
     const char *name;           /* for messages: the source's file name */
     const char *source;
@@ -42,7 +48,8 @@ typedef struct JitJob {
     int smem_static;            /* bytes */
     int stack;                  /* stack frame, bytes */
     int cmem;                   /* constant bank 0, bytes */
-} JitJob;
+    char *inspect_json;         /* set by an `after` hook (run: inspect_job_json), malloc'd */
+};
 
 /* NVRTC's version as "13.0", and its supported archs as "sm_75,sm_80,...". */
 int jit_nvrtc_version(int *major, int *minor);

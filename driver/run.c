@@ -91,6 +91,22 @@ static void compiled(void *ctx, JitJob *j)
     pthread_mutex_unlock(&c->mu);
 }
 
+/* On a compile thread, after a compile: the variant's SASS facts for its
+ * row, disassembled in parallel with other compiles and kept in the cache. */
+static void inspect_after(void *ctx, JitJob *j)
+{
+    (void)ctx;
+    if (!j->ok || !j->cubin)
+        return;
+    StrBuf b;
+    sb_init(&b);
+    KvxError e = {0};
+    inspect_job_json(j, &b, &e);
+    kvx_error_clear(&e);
+    j->inspect_json = b.len ? xstrdup(sb_str(&b)) : NULL;
+    sb_free(&b);
+}
+
 static void *compile_main(void *arg)
 {
     Compiler *c = arg;
@@ -570,6 +586,7 @@ int cmd_run(int argc, char **argv)
     RunCase *cases = NULL;
     int ncases = 0, nstored = 0, nsel = 0;
     rc = run_cases_list(&p, sel, &shard, &ke, st, o.rerun, &cases, &ncases, &nstored, &nsel);
+    run_ref_order(&p, &pref, &m, cases, ncases);
 
     printf("kvx run %s: %d points selected", s->path, nsel);
     if (shard.n > 1)
@@ -593,7 +610,7 @@ int cmd_run(int argc, char **argv)
         comp.job_of[k] = -1;
     char *cache = o.spec.cache_dir ? xstrdup(o.spec.cache_dir) : cli_default_cache_dir();
     comp.jo = (JitOptions){.cache_dir = cache, .threads = o.spec.jobs, .use_cache = !o.spec.no_cache,
-                           .cccl_include = NULL};
+                           .cccl_include = NULL, .after = inspect_after};
     for (int i = 0; i < 2 * ncases; i++) {
         int k = i % 2 ? plan_ref_src(&p, &pref, cases[i / 2].point) : cases[i / 2].src;
         if (k < 0 || comp.job_of[k] >= 0)
@@ -762,29 +779,20 @@ int cmd_run(int argc, char **argv)
             JitJob *j = &comp.jobs[ji], *rj = rsrc >= 0 ? &comp.jobs[rji] : NULL;
             if (!variant_ids[c->src]) {
                 char *code_json = run_axes_json(&p, c->point, p.srcs[c->src].code_axes);
-                StrBuf ij;
-                sb_init(&ij);
-                if (j->ok && j->cubin) {
-                    /* The SASS facts go with the results so tables can show them. */
-                    InspectFacts f;
-                    KvxError ie = {0};
-                    inspect_job(j, &f, &ie);
-                    kvx_error_clear(&ie);
-                    inspect_to_json(&f, &ij);
-                }
+                /* The SASS facts go with the results so tables can show them
+                 * (found on the compile threads: inspect_after). */
                 VariantRow vr = {.spec_name = s->name, .source_hash = p.srcs[c->src].hash,
                                  .label = p.srcs[c->src].label, .code_axes_json = code_json,
                                  .arch = facts.arch, .options = opts_text, .compile_ok = j->ok,
                                  .compile_log = j->log, .compile_ms = j->compile_ms, .regs = j->regs,
                                  .spill_stores = j->spill_stores, .spill_loads = j->spill_loads,
                                  .smem_static = j->smem_static, .stack = j->stack,
-                                 .inspect_json = ij.len ? sb_str(&ij) : NULL};
+                                 .inspect_json = j->inspect_json};
                 if (store_put_variant(st, run_id, &vr, &variant_ids[c->src], &err) != 0) {
                     kvx_error_print(&err, stderr);
                     kvx_error_clear(&err);
                     rc = 3;
                 }
-                sb_free(&ij);
                 free(code_json);
                 part_add(&prof, RUN_PART_variants, &tp);
                 if (rc)

@@ -31,6 +31,7 @@ typedef struct RunCase {
     int src;
     char key[65];
     char workload_key[65];
+    char ref_key[65];           /* its reference's key ("" without one): run_ref_order */
     int is_baseline;
     char *label;
     char *axes_json;
@@ -110,6 +111,11 @@ typedef struct RefFails {
 } RefFails;
 
 void run_ref_fail(RefFails *f, const char *key, const char *why);
+
+/* With a reference, order the cases of each workload group by their
+ * reference's key (the baseline still first), so that a worker runs each
+ * reference once and keeps it while its cases last. */
+void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, RunCase *cases, int n);
 /* The reason key failed, or NULL. */
 const char *run_ref_failed(const RefFails *f, const char *key);
 void run_ref_fails_free(RefFails *f);

@@ -37,3 +37,36 @@ void run_ref_fails_free(RefFails *f)
     free(f->why);
     memset(f, 0, sizeof *f);
 }
+
+static int cmp_ref(const void *x, const void *y)
+{
+    const RunCase *a = x, *b = y;
+    int c = strcmp(a->workload_key, b->workload_key);
+    if (c)
+        return c;
+    if (a->is_baseline != b->is_baseline)
+        return b->is_baseline - a->is_baseline;
+    if ((c = strcmp(a->ref_key, b->ref_key)))
+        return c;
+    return a->point - b->point;
+}
+
+void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, RunCase *cases, int n)
+{
+    if (ref->kind == PLAN_REF_NONE)
+        return;
+    Resolver rv = {p, ref, m};
+    CaseDesc *c = xmalloc(sizeof *c);
+    for (int i = 0; i < n; i++) {
+        ResolveCase rc = {.point = cases[i].point};
+        double metrics[3];
+        KvxError err = {0};
+        /* resolve_plan passed: the key is there (an error leaves "": the
+         * case is resolved again, and reported, when it is handed out). */
+        if (resolve_case(&rv, &rc, c, metrics, &err) == 0)
+            memcpy(cases[i].ref_key, c->ref.key, 65);
+        kvx_error_clear(&err);
+    }
+    free(c);
+    qsort(cases, (size_t)n, sizeof *cases, cmp_ref);
+}
