@@ -113,8 +113,9 @@ typedef struct RefFails {
 void run_ref_fail(RefFails *f, const char *key, const char *why);
 
 /* With a reference, order the cases of each workload group by their
- * reference's key (the baseline still first), so that a worker runs each
- * reference once and keeps it while its cases last. */
+ * reference's key, so that a worker runs each reference once and keeps it
+ * while its cases last.  A differential spec keeps its order (the baseline
+ * first in each group). */
 void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, RunCase *cases, int n);
 /* The reason key failed, or NULL. */
 const char *run_ref_failed(const RefFails *f, const char *key);

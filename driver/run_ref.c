@@ -38,22 +38,24 @@ void run_ref_fails_free(RefFails *f)
     memset(f, 0, sizeof *f);
 }
 
+/* The baseline's place first in its group matters only to differential
+ * checks (run_ref_order leaves those specs as they are). */
 static int cmp_ref(const void *x, const void *y)
 {
     const RunCase *a = x, *b = y;
     int c = strcmp(a->workload_key, b->workload_key);
     if (c)
         return c;
-    if (a->is_baseline != b->is_baseline)
-        return b->is_baseline - a->is_baseline;
     if ((c = strcmp(a->ref_key, b->ref_key)))
         return c;
+    if (a->is_baseline != b->is_baseline)
+        return b->is_baseline - a->is_baseline;
     return a->point - b->point;
 }
 
 void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, RunCase *cases, int n)
 {
-    if (ref->kind == PLAN_REF_NONE)
+    if (ref->kind == PLAN_REF_NONE || p->spec->differential)
         return;
     Resolver rv = {p, ref, m};
     CaseDesc *c = xmalloc(sizeof *c);
