@@ -43,6 +43,8 @@ static const ValueCol value_cols[SPEC_VALUE_COUNT] = {
     COL(rel_err, "c.rel_err", U_SCI, 0),
     COL(noise, "c.noise", U_FRAC, 1),
     COL(samples, "c.samples", U_COUNT, 1),
+    COL(sm_mhz, "c.sm_mhz", U_COUNT, 1),
+    COL(throttled, "c.throttled", U_COUNT, 1),
     COL(regs, "v.regs", U_COUNT, 0),
     COL(spill_stores, "v.spill_stores", U_COUNT, 0),
     COL(spill_loads, "v.spill_loads", U_COUNT, 0),

@@ -114,6 +114,26 @@ static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md,
     return 0;
 }
 
+
+/* Cases whose SM clock fell below CASE_THROTTLE_SHARE of its maximum while
+ * they were sampled (NVML): their times are not the card's best. */
+static void report_throttled(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT count(*), min(c.sm_mhz), max(c.sm_max_mhz) FROM cases c JOIN"
+                           " runs r ON r.id = c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
+                           " (?2 = 0 OR r.id = ?2) AND c.throttled = 1", -1, &q, NULL))
+        return;
+    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 2, only_run);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0)
+        fprintf(md, "\n%d case%s ran throttled: the SM clock fell to %d MHz (of %d) during the"
+                    " samples.  `kvx table --value throttled` shows which.\n",
+                sqlite3_column_int(q, 0), sqlite3_column_int(q, 0) > 1 ? "s" : "",
+                sqlite3_column_int(q, 1), sqlite3_column_int(q, 2));
+    sqlite3_finalize(q);
+}
+
 static void report_statuses(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
 {
     sqlite3_stmt *q = NULL;
@@ -149,6 +169,7 @@ static void report_statuses(sqlite3 *db, const Spec *spec, int64_t only_run, FIL
                 sqlite3_column_int(q, 0), sqlite3_column_int(q, 0) > 1 ? "s" : "",
                 sqlite3_column_double(q, 1));
     sqlite3_finalize(q);
+    report_throttled(db, spec, only_run, md);
 }
 
 /* "axis=value,..." from the spec's baseline:, or NULL. */

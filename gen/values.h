@@ -23,6 +23,8 @@
     X(rel_err, "relative error of a float check")                       \
     X(noise, "relative spread (p75-p25)/median")                        \
     X(samples, "timed samples")                                         \
+    X(sm_mhz, "SM clock read during the samples (MHz, NVML)")          \
+    X(throttled, "1 when the SM clock fell below 90% of its maximum")  \
     X(regs, "registers per thread")                                     \
     X(spill_stores, "spill stores (bytes)")                             \
     X(spill_loads, "spill loads (bytes)")                               \
