@@ -314,20 +314,31 @@ static void statuses_by(const char *dbp, const char *axis, const char *wrong_val
     assert_int_equal(rows, want_rows);
 }
 
+/* Run tests/data/specs/NAME.yaml into NAME.db: it must finish with some case
+ * not ok (exit 1), every case of axis=wrong a mismatch and every other ok. */
+static const char *run_planted(const char *name, const char *axis, int rows)
+{
+    char spec[600], logn[64], dbn[64];
+    snprintf(spec, sizeof spec, "%s%s.yaml", SPECS, name);
+    snprintf(logn, sizeof logn, "%s.log", name);
+    snprintf(dbn, sizeof dbn, "%s.db", name);
+    const char *log = tmp_path(logn), *dbp = tmp_path(dbn);
+    int rc = kvx(log, "run", spec, "--db", dbp, "--cache", cache, "--devices", "0", NULL);
+    if (rc != 1) {
+        dump(log);
+        fail_msg("kvx run %s.yaml exited %d (expected 1: the wrong variant mismatches)", name, rc);
+    }
+    statuses_by(dbp, axis, "wrong", rows);
+    return dbp;
+}
+
 /* refcount.yaml: checked against a one-thread reference kernel; the planted
  * wrong variant is a mismatch, and the reference ran once per workload point
  * (the run's profile_json counts its runs: 2 sizes x 2 thresholds). */
 static void test_reference_kernel(void **state)
 {
     (void)state;
-    const char *log = tmp_path("refcount.log"), *dbp = tmp_path("refcount.db");
-    int rc = kvx(log, "run", SPECS "refcount.yaml", "--db", dbp, "--cache", cache, "--devices", "0", NULL);
-    if (rc != 1) {
-        dump(log);
-        fail_msg("kvx run refcount.yaml exited %d (expected 1: the wrong variant mismatches)", rc);
-    }
-    statuses_by(dbp, "strategy", "wrong", 12);
-    sqlite3 *db = db_open(dbp);
+    sqlite3 *db = db_open(run_planted("refcount", "strategy", 12));
     sqlite3_stmt *q = NULL;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT json_extract(profile_json, '$.reference_runs') FROM runs",
                                         -1, &q, NULL), SQLITE_OK);
@@ -341,13 +352,7 @@ static void test_reference_kernel(void **state)
 static void test_copy_equals_input(void **state)
 {
     (void)state;
-    const char *log = tmp_path("copy.log"), *dbp = tmp_path("copy.db");
-    int rc = kvx(log, "run", SPECS "copy.yaml", "--db", dbp, "--cache", cache, "--devices", "0", NULL);
-    if (rc != 1) {
-        dump(log);
-        fail_msg("kvx run copy.yaml exited %d (expected 1: the wrong variant mismatches)", rc);
-    }
-    statuses_by(dbp, "access", "wrong", 6);
+    run_planted("copy", "access", 6);
 }
 
 static int doctor_gpus(char *why, size_t len)
