@@ -585,7 +585,12 @@ int cmd_doctor(int argc, char **argv)
     printf("cache       %s\n", cache);
     free(cache);
     const char *dis = inspect_find_disassembler();
-    printf("SASS        %s\n", dis ? dis : "no nvdisasm or cuobjdump: inspect gives the PTX analysis only");
+    if (dis)
+        printf("SASS        %s (%s, from %s)\n", dis, inspect_disassembler_version(),
+               inspect_disassembler_origin());
+    else
+        printf("SASS        no nvdisasm or cuobjdump: inspect gives the PTX analysis only (make build "
+               "installs the PyPI package nvidia-cuda-nvdisasm into .kvx/tools)\n");
     char path[4096];
     printf("gnuplot     %s\n", on_path("gnuplot", path, sizeof path) ? path : "not found: reports without plots");
 

@@ -177,6 +177,8 @@ void inspect_to_json(const InspectFacts *f, StrBuf *out)
     tags(f, &t, 0);
     sb_printf(out, "{\"sass_available\":%s,\"arch\":", f->has_sass ? "true" : "false");
     json_str(out, f->sass.arch);
+    sb_puts(out, ",\"disassembler\":");
+    json_str(out, f->tool);
     sb_puts(out, ",\"tags\":");
     json_str(out, sb_str(&t));
     sb_printf(out, ",\"warp_aggregated\":%d,\"redux_aggregated\":%d,\"shfl_aggregated\":%d,"

@@ -32,8 +32,9 @@
  *    address is shared.  Its ATOMS.CAST.SPIN loop is the fallback's, not
  *    counted as a CAS loop.
  * The window of an atomic is the instructions before it in the same basic
- * block: back to the nearest label or unconditional BRA/EXIT/RET, at most
- * INSPECT_WINDOW instructions.  Conditional EXITs do not end it. */
+ * block: back to the nearest label that a branch names (BRA, BSSY) or an
+ * unconditional BRA/EXIT/RET, at most INSPECT_WINDOW instructions.
+ * Conditional EXITs do not end it. */
 #ifndef KVX_INSPECT_H
 #define KVX_INSPECT_H
 
@@ -94,6 +95,7 @@ typedef struct InspectFacts {
     int cas_loop;                         /* CAS in a loop (generic fallback excluded) */
     int smem_hw_inc;                      /* ATOMS.POPC.INC */
     int generic_fallback;                 /* QSPC-guarded shared-memory path */
+    char tool[64];                        /* the disassembler: "nvdisasm 13.5.37"; "" without SASS */
     char agg_seq[96];                     /* first aggregated site, e.g.
                                              "VOTEU.ANY+UFLO.U32+POPC" */
     /* compile figures (driver/jit.h JitJob), -1 when unknown */
@@ -122,6 +124,14 @@ int inspect_sass(const char *sass, InspectFacts *f);
  * PATH; failing those, cuobjdump in the same places.  Looked up once
  * (thread-safe); the string is static.  NULL when none exists. */
 const char *inspect_find_disassembler(void);
+/* Where it was found ("the CUDA toolkit", "PATH", "$KVX_NVDISASM", "the PyPI
+ * package nvidia-cuda-nvdisasm in kvx's tools folder"); "" when none. */
+const char *inspect_disassembler_origin(void);
+/* Its version as it reports it ("13.5.37"), "unknown" when it does not say;
+ * asked once. */
+const char *inspect_disassembler_version(void);
+/* The version of any tool that answers --version as the CUDA tools do. */
+void inspect_tool_version(const char *tool, char *out, size_t n);
 
 /* Disassemble a CUBIN with the found tool (nvdisasm -c, or cuobjdump -sass)
  * through a temporary file.  Returns the malloc'd listing; NULL with err set
@@ -140,7 +150,7 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
 
 /* Bump when the classifier or the JSON changes: cached results of an older
  * classifier are then not reused. */
-#define INSPECT_SCHEMA 1
+#define INSPECT_SCHEMA 2
 
 /* inspect_job as the JSON of inspect_to_json, into out (appended), kept in
  * the job's cache entry (job->dir, when it has one) as

@@ -17,6 +17,7 @@ extern char **environ;
 /* ---- disassembler ------------------------------------------------------------ */
 
 static char g_tool[4096];
+static const char *g_origin = "";
 static pthread_once_t g_tool_once = PTHREAD_ONCE_INIT;
 
 static int tool_at(const char *dir, const char *name)
@@ -31,11 +32,65 @@ static int tool_at(const char *dir, const char *name)
     return 0;
 }
 
+/* Where the PyPI package nvidia-cuda-nvdisasm puts its binary under a
+ * `pip install --target DIR`: DIR/nvidia/cuNN/bin. */
+static int pypi_at(const char *target)
+{
+    static const char *const majors[] = {"cu13", "cu12", "cu14", "cu15"};
+    for (size_t i = 0; i < sizeof majors / sizeof majors[0]; i++) {
+        char dir[1200];
+        snprintf(dir, sizeof dir, "%s/nvidia/%s/bin", target, majors[i]);
+        if (tool_at(dir, "nvdisasm"))
+            return 1;
+    }
+    return 0;
+}
+
+/* kvx's own tools folder, where `make` set-up installs the PyPI nvdisasm:
+ * the source tree kvx was built from, then beside the binary (build/kvx ->
+ * .kvx/tools), so a moved checkout still finds it. */
+static int pypi_tools(void)
+{
+#ifdef KVX_TOOLS_DIR
+    if (pypi_at(KVX_TOOLS_DIR "/nvdisasm"))
+        return 1;
+#endif
+    char exe[2048];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    char dir[2200];
+    snprintf(dir, sizeof dir, "%s/../.kvx/tools/nvdisasm", exe);
+    return pypi_at(dir);
+}
+
+static int on_path(const char *name)
+{
+    const char *p = getenv("PATH");
+    while (p && *p) {
+        size_t n = strcspn(p, ":");
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+        if (n && tool_at(dir, name))
+            return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
+}
+
+/* $KVX_NVDISASM; the toolkit's nvdisasm; PATH's; the PyPI package's in kvx's
+ * tools folder; then cuobjdump from the toolkit or PATH. */
 static void find_tool(void)
 {
     const char *env = getenv("KVX_NVDISASM");
     if (env && *env && access(env, X_OK) == 0) {
         snprintf(g_tool, sizeof g_tool, "%s", env);
+        g_origin = "$KVX_NVDISASM";
         return;
     }
     char home[1024] = "", path_cuda[1024] = "", built[1024] = "";
@@ -47,28 +102,100 @@ static void find_tool(void)
     /* the toolkit kvx was built against: <root>/include -> <root>/bin */
     snprintf(built, sizeof built, "%s/../bin", KVX_CUDA_INCLUDE_DIR);
 #endif
+    const char *dirs[] = {home, path_cuda, built, "/usr/local/cuda/bin"};
     static const char *const NAMES[] = {"nvdisasm", "cuobjdump"};
     for (int t = 0; t < 2; t++) {
-        const char *dirs[] = {home, path_cuda, built, "/usr/local/cuda/bin"};
         for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++)
-            if (tool_at(dirs[d], NAMES[t]))
+            if (tool_at(dirs[d], NAMES[t])) {
+                g_origin = "the CUDA toolkit";
                 return;
-        const char *p = getenv("PATH");
-        while (p && *p) {
-            size_t n = strcspn(p, ":");
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-            if (n && tool_at(dir, NAMES[t]))
-                return;
-            p += n + (p[n] == ':');
+            }
+        if (on_path(NAMES[t])) {
+            g_origin = "PATH";
+            return;
+        }
+        if (t == 0 && pypi_tools()) {
+            g_origin = "the PyPI package nvidia-cuda-nvdisasm in kvx's tools folder";
+            return;
         }
     }
+}
+
+const char *inspect_disassembler_origin(void)
+{
+    pthread_once(&g_tool_once, find_tool);
+    return g_tool[0] ? g_origin : "";
 }
 
 const char *inspect_find_disassembler(void)
 {
     pthread_once(&g_tool_once, find_tool);
     return g_tool[0] ? g_tool : NULL;
+}
+
+/* The tool's stdout for `tool --version`, at most n - 1 bytes.  0 or -1. */
+static int version_text(const char *tool, char *text, size_t n)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fcntl(fd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fd[1], F_SETFD, FD_CLOEXEC);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {(char *)tool, (char *)"--version", NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    size_t got = 0;
+    ssize_t r;
+    while (rc == 0 && got + 1 < n && (r = read(fd[0], text + got, n - 1 - got)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        got += (size_t)r;
+    }
+    text[got] = '\0';
+    close(fd[0]);
+    if (rc == 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    return rc == 0 && got > 0 ? 0 : -1;
+}
+
+void inspect_tool_version(const char *tool, char *out, size_t n)
+{
+    char text[2048];
+    snprintf(out, n, "unknown");
+    if (!tool || version_text(tool, text, sizeof text) != 0)
+        return;
+    /* "Cuda compilation tools, release 13.5, V13.5.37": the V number, else the release. */
+    const char *v = strstr(text, ", V");
+    if (v) {
+        size_t k = strcspn(v + 3, " \n\r");
+        snprintf(out, n, "%.*s", (int)k, v + 3);
+    } else if ((v = strstr(text, "release "))) {
+        size_t k = strcspn(v + 8, ", \n\r");
+        snprintf(out, n, "%.*s", (int)k, v + 8);
+    }
+}
+
+static char g_version[64];
+static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
+
+static void fill_version(void)
+{
+    inspect_tool_version(inspect_find_disassembler(), g_version, sizeof g_version);
+}
+
+const char *inspect_disassembler_version(void)
+{
+    pthread_once(&g_version_once, fill_version);
+    return g_version;
 }
 
 char *inspect_disassemble(const void *cubin, size_t len, KvxError *err)
@@ -186,6 +313,8 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err)
     }
     inspect_sass(sass, f);
     free(sass);
+    const char *tool = inspect_find_disassembler(), *base = strrchr(tool, '/');
+    snprintf(f->tool, sizeof f->tool, "%.20s %.40s", base ? base + 1 : tool, inspect_disassembler_version());
     return 0;
 }
 

@@ -135,6 +135,30 @@ static void sass_insn(SassScan *s, int ln, int func, long addr, const char *q, c
     }
 }
 
+/* Does any instruction name label (`(name) in its operands: BRA, BSSY)? */
+static int label_referenced(const SassScan *s, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < s->n; i++)
+        for (const char *t = strstr(s->v[i].args, "`("); t; t = strstr(t + 2, "`("))
+            if (strncmp(t + 2, name, n) == 0 && t[2 + n] == ')')
+                return 1;
+    return 0;
+}
+
+/* A basic block starts at a label something branches to (or reconverges at).
+ * Listings may carry labels nothing names (nvdisasm 13.5 labels several
+ * instructions of an NVRTC cubin that no branch targets): those must not cut
+ * an atomic's window short. */
+static void mark_block_starts(SassScan *s)
+{
+    for (int i = 0; i < s->n; i++)
+        s->v[i].labelled = 0;
+    for (int l = 0; l < s->nlab; l++)
+        if (s->lab[l].insn < s->n && label_referenced(s, s->lab[l].name))
+            s->v[s->lab[l].insn].labelled = 1;
+}
+
 /* Read a listing into instructions, labels and function boundaries.  A new
  * function starts at nvdisasm's "name:" / ".text.name:" lines and at
  * cuobjdump's "Function : name". */
@@ -168,6 +192,7 @@ void sass_scan(const char *text, SassScan *s)
                 func++;
         }
     }
+    mark_block_starts(s);
     for (int i = 0; i < s->n; i++) {
         Insn *in = &s->v[i];
         if (!in->target[0])

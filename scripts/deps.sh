@@ -47,4 +47,28 @@ if [ -z "$cuda" ]; then
     echo "      /opt/cuda; install CUDA 12.8 or newer (NVIDIA's cuda-toolkit packages) and set CUDA_HOME" >&2
     exit 1
 fi
-echo "deps: ok (CUDA toolkit at $cuda)"
+# SASS: the toolkit's nvdisasm, or else NVIDIA's PyPI package of it, installed
+# into kvx's own tools folder (no root needed; kvx looks there by itself).
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools=$root/.kvx/tools/nvdisasm
+sass="no nvdisasm: inspect gives PTX facts only"
+if [ -x "$cuda/bin/nvdisasm" ]; then
+    sass="nvdisasm from the toolkit"
+elif command -v nvdisasm >/dev/null; then
+    sass="nvdisasm on PATH"
+elif ls "$tools"/nvidia/cu*/bin/nvdisasm >/dev/null 2>&1; then
+    sass="nvdisasm from PyPI in .kvx/tools"
+elif command -v python3 >/dev/null; then
+    # The toolkit's major version (NVRTC's), so that ptxas and the disassembler agree.
+    major=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\)[0-9][0-9][0-9]$/\1/p' "$cuda/include/cuda.h" 2>/dev/null | head -n 1)
+    spec="nvidia-cuda-nvdisasm${major:+==$major.*}"
+    echo "deps: the toolkit has no nvdisasm; installing $spec from PyPI into .kvx/tools"
+    if python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$tools" "$spec" \
+        >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+        --target "$tools" nvidia-cuda-nvdisasm >/dev/null 2>&1; then
+        sass="nvdisasm from PyPI in .kvx/tools"
+    else
+        echo "deps: could not install nvidia-cuda-nvdisasm (pip): inspect gives PTX facts only" >&2
+    fi
+fi
+echo "deps: ok (CUDA toolkit at $cuda; $sass)"

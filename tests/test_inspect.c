@@ -53,6 +53,17 @@ static int kind_count(const InspectKind *k, int n, const char *name)
     return 0;
 }
 
+/* inspect_tags of f, malloc'd. */
+static char *tags_of(const InspectFacts *f)
+{
+    StrBuf b;
+    sb_init(&b);
+    inspect_tags(f, &b);
+    char *t = xstrdup(sb_str(&b));
+    sb_free(&b);
+    return t;
+}
+
 static void assert_tags(const InspectFacts *f, const char *want)
 {
     StrBuf b;
@@ -131,8 +142,19 @@ static void sample_window_limits(void **state)
         "        /*0120*/                   UPOPC UR6, UR4 ;\n"
         "        /*0130*/                   UFLO.U32 UR5, UR4 ;\n"
         ".L_x_3:\n"
-        "        /*0150*/               @P0 REDG.E.ADD.STRONG.GPU desc[UR8][R2.64], R5 ;\n");
+        "        /*0150*/               @P0 REDG.E.ADD.STRONG.GPU desc[UR8][R2.64], R5 ;\n"
+        "        /*0160*/              @!P2 BRA `(.L_x_3) ;\n");
     assert_int_equal(f.warp_aggregated, 0);
+
+    /* A label nothing branches to starts no block (nvdisasm 13.5 puts such
+     * labels in NVRTC's cubins). */
+    f = sass_facts(
+        "        /*0110*/                   VOTEU.ANY UR4, UPT, PT ;\n"
+        "        /*0120*/                   UPOPC UR6, UR4 ;\n"
+        "        /*0130*/                   UFLO.U32 UR5, UR4 ;\n"
+        ".L_x_3:\n"
+        "        /*0150*/               @P0 REDG.E.ADD.STRONG.GPU desc[UR8][R2.64], R5 ;\n");
+    assert_int_equal(f.warp_aggregated, 1);
 
     f = sass_facts(
         "        /*0110*/                   VOTEU.ANY UR4, UPT, PT ;\n"
@@ -637,7 +659,7 @@ static void captured_summary_and_json(void **state)
     sb_reset(&b);
     inspect_to_json(&f, &b);
     assert_string_equal(sb_str(&b),
-        "{\"sass_available\":true,\"arch\":\"sm_90\",\"tags\":\"warp-aggregated\","
+        "{\"sass_available\":true,\"arch\":\"sm_90\",\"disassembler\":\"\",\"tags\":\"warp-aggregated\","
         "\"warp_aggregated\":1,\"redux_aggregated\":0,\"shfl_aggregated\":0,\"cas_loop\":0,"
         "\"smem_hw_inc\":0,\"generic_fallback\":0,\"agg_seq\":\"VOTEU.ANY+UFLO.U32+POPC\","
         "\"regs\":12,\"spill_stores\":0,\"spill_loads\":0,\"smem_static\":0,"
@@ -736,6 +758,79 @@ static void captured_table(void **state)
     sb_free(&b);
 }
 
+/* ==== 4. live compiles, classified with every disassembler at hand ========== */
+
+/* The disassemblers a user may have: the toolkit's nvdisasm and the PyPI
+ * package's in kvx's tools folder.  The count found (at most max). */
+static int disassemblers(char tools[][1024], int max)
+{
+    const char *home = getenv("CUDA_HOME");
+    char cand[4][1024];
+    int nc = 0, n = 0;
+    snprintf(cand[nc++], 1024, "%s/bin/nvdisasm", home && *home ? home : "/usr/local/cuda");
+    snprintf(cand[nc++], 1024, "%s/.kvx/tools/nvdisasm/nvidia/cu13/bin/nvdisasm", KVX_SOURCE_DIR);
+    snprintf(cand[nc++], 1024, "%s/.kvx/tools/nvdisasm/nvidia/cu12/bin/nvdisasm", KVX_SOURCE_DIR);
+    for (int i = 0; i < nc && n < max; i++)
+        if (access(cand[i], X_OK) == 0)
+            snprintf(tools[n++], 1024, "%s", cand[i]);
+    return n;
+}
+
+/* Each fixture kernel compiled with NVRTC for sm_80 and sm_90 and
+ * disassembled by each disassembler found must get the classification of its
+ * captured listing (CUDA 13.0's nvdisasm): a newer nvdisasm, such as the PyPI
+ * package's, must not change what kvx says ptxas did. */
+static void live_disassemblers_agree(void **state)
+{
+    (void)state;
+    char tools[3][1024];
+    int nt = disassemblers(tools, 3);
+    if (nt == 0) {
+        print_message("no nvdisasm (toolkit or .kvx/tools): make build installs the PyPI one\n");
+        skip();
+    }
+    static const char *const kernels[] = {"counter_u32", "counter_u64", "ticket_u32", "float_add",
+                                          "redux_sum", "bf16_add", "half_add", "cas16_max",
+                                          "half2_add", "smem_inc", "generic_add", "cas_u32"};
+    static const char *const archs[] = {"sm_80", "sm_90"};
+    int compared = 0;
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/kernels/%s.cu", DATA, kernels[k]);
+        char *src = file_read(path, NULL);
+        assert_non_null(src);
+        for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++) {
+            InspectFacts want;
+            if (!captured(kernels[k], archs[a], &want))
+                continue;
+            JitJob job = {.name = kernels[k], .source = src, .arch = archs[a]};
+            JitOptions jo = {0};
+            KvxError err = {0};
+            if (jit_compile(&job, &jo, &err) != 0 || !job.ok)
+                fail_msg("%s for %s does not compile: %s", kernels[k], archs[a], err.msg);
+            for (int t = 0; t < nt; t++) {
+                char *sass = inspect_disassemble_with(tools[t], job.cubin, job.cubin_len, &err);
+                if (!sass)
+                    fail_msg("%s on %s.%s: %s", tools[t], kernels[k], archs[a], err.msg);
+                InspectFacts got = ptx_facts(job.ptx);
+                assert_true(inspect_sass(sass, &got) > 0);
+                char *g = tags_of(&got), *w = tags_of(&want);
+                if (strcmp(g, w))
+                    fail_msg("%s.%s with %s: '%s' (the captured listing: '%s')", kernels[k], archs[a],
+                             tools[t], g, w);
+                free(g);
+                free(w);
+                free(sass);
+                compared++;
+            }
+            jit_job_release(&job);
+        }
+        free(src);
+    }
+    print_message("%d classifications compared with %d disassembler(s)\n", compared, nt);
+    assert_true(compared > 0);
+}
+
 /* ==== disassembler plumbing (a stand-in tool) ================================ */
 
 static char g_dir[256];
@@ -749,6 +844,7 @@ static void write_tool(const char *name)
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     snprintf(body, sizeof body,
              "#!/bin/sh\n"
+             "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.5, V13.5.37'; exit 0; fi\n"
              "if grep -q '^bad' \"$2\"; then echo 'fatal: not a cubin' >&2; exit 3; fi\n"
              "echo \"// flag $1\"\n"
              "cat '%s/listing.sass'\n", g_dir);
@@ -793,6 +889,8 @@ static void tool_found_and_run(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/nvdisasm", g_dir);
     assert_string_equal(inspect_find_disassembler(), path);
+    assert_string_equal(inspect_disassembler_origin(), "$KVX_NVDISASM");
+    assert_string_equal(inspect_disassembler_version(), "13.5.37");
     KvxError err = {0};
     char *text = inspect_disassemble("\x7f" "ELF", 4, &err);
     assert_non_null(text);
@@ -898,6 +996,7 @@ int main(void)
         cmocka_unit_test(captured_summary_and_json),
         cmocka_unit_test(captured_mark),
         cmocka_unit_test(captured_table),
+        cmocka_unit_test(live_disassemblers_agree),
     };
     const struct CMUnitTest tool[] = {
         cmocka_unit_test(tool_found_and_run),
