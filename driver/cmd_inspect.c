@@ -103,6 +103,14 @@ int cmd_inspect(int argc, char **argv)
                 sb_init(&line);
                 inspect_summary(f, &line);
                 printf("%s [%s]: %s\n", j->name, archs[ai], sb_str(&line));
+                /* Each atomic site: what the source does, what ptxas did. */
+                sb_reset(&line);
+                inspect_sites(f, &line);
+                for (const char *q = sb_str(&line); *q;) {
+                    size_t len = strcspn(q, "\n");
+                    printf("    site: %.*s\n", (int)len, q);
+                    q += len + (q[len] == '\n');
+                }
                 sb_free(&line);
             }
             if (o.show) {

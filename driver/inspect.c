@@ -39,6 +39,36 @@ void kinds_add(InspectKind *kinds, int *nkinds, int *other, const char *name)
 
 /* ---- output ------------------------------------------------------------------ */
 
+/* What the source does at the atomics ptxas left alone: "per-thread", or
+ * "one per warp (source)" when the source aggregated them itself (the first
+ * such global site says; without PTX, per-thread). */
+static const char *plain_label(const InspectFacts *f)
+{
+    for (int k = 0; k < f->nsites; k++) {
+        const InspectSite *st = &f->sites[k];
+        if (strcmp(st->space, "global") || (strcmp(st->ptxas, "none") && strcmp(st->ptxas, "generic-address")))
+            continue;
+        if (!strcmp(st->source, "one per warp"))
+            return "one per warp (source)";
+        if (!strcmp(st->source, "one per block"))
+            return "one per block (source)";
+        return "per-thread";
+    }
+    return "per-thread";
+}
+
+void inspect_sites(const InspectFacts *f, StrBuf *out)
+{
+    for (int k = 0; k < f->nsites; k++) {
+        const InspectSite *st = &f->sites[k];
+        sb_printf(out, "%s %s: source %s; ptxas %s", st->space, st->sass[0] ? st->sass : "(no SASS)",
+                  st->source, st->ptxas[0] ? st->ptxas : "unknown");
+        if (st->ptxas[0] && strcmp(st->space, "global") == 0)
+            sb_printf(out, "; %d global atomic%s per warp", st->per_warp, st->per_warp == 1 ? "" : "s");
+        sb_putc(out, '\n');
+    }
+}
+
 /* The tags in a fixed order; verbose adds what each rests on (summary). */
 static void tags(const InspectFacts *f, StrBuf *out, int verbose)
 {
@@ -76,9 +106,9 @@ static void tags(const InspectFacts *f, StrBuf *out, int verbose)
     int aggregated = f->warp_aggregated || f->redux_aggregated || f->shfl_aggregated ||
                      f->smem_hw_inc || f->cas_loop;
     if (c->plain && !aggregated)
-        TAG("per-thread");
+        TAG("%s", plain_label(f));
     else if (c->plain && verbose)
-        TAG("%d more per-thread", c->plain);
+        TAG("%d more: %s", c->plain, plain_label(f));
     if (c->packed_f16x2)
         TAG("native f16x2");
     if (c->packed_bf16x2)
@@ -186,6 +216,20 @@ void inspect_to_json(const InspectFacts *f, StrBuf *out)
               f->warp_aggregated, f->redux_aggregated, f->shfl_aggregated, f->cas_loop,
               f->smem_hw_inc, f->generic_fallback);
     json_str(out, f->agg_seq);
+    sb_puts(out, ",\"sites\":[");
+    for (int k = 0; k < f->nsites; k++) {
+        const InspectSite *st = &f->sites[k];
+        sb_puts(out, k ? ",{\"space\":" : "{\"space\":");
+        json_str(out, st->space);
+        sb_puts(out, ",\"source\":");
+        json_str(out, st->source);
+        sb_puts(out, ",\"ptxas\":");
+        json_str(out, st->ptxas);
+        sb_puts(out, ",\"sass\":");
+        json_str(out, st->sass);
+        sb_printf(out, ",\"per_warp\":%d}", st->per_warp);
+    }
+    sb_putc(out, ']');
     json_opt(out, "regs", f->regs);
     json_opt(out, "spill_stores", f->spill_stores);
     json_opt(out, "spill_loads", f->spill_loads);
@@ -252,7 +296,7 @@ void inspect_mark(const char *listing, int is_sass, StrBuf *out)
         }
     } else {
         InspectPtx p = {0};
-        ptx_scan(text, &p, &ps);
+        ptx_scan(text, &p, &ps, NULL);
         ptx_notes = xcalloc((size_t)ps.n + 1, sizeof *ptx_notes);
         for (int i = 0; i < ps.n; i++) {
             const PtxLine *l = &ps.v[i];

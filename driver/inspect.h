@@ -84,6 +84,23 @@ typedef struct InspectSass {
     InspectKind kinds[INSPECT_MAX_KINDS];
 } InspectSass;
 
+/* One atomic call site: what the source does there (from the PTX before it
+ * in its function) and what ptxas made of it (from the SASS), apart.
+ * Source: "per-thread", "one per warp" (a ballot and popc, a redux.sync or a
+ * shuffle tree before it), "one per block" (a global atomic after a
+ * bar.sync), heuristics like those of the SASS.  ptxas: "none",
+ * "warp-aggregated", "REDUX", "shuffle tree", "CAS loop", "HW increment",
+ * "generic-address" (a generic atomic with its shared-memory fallback). */
+#define INSPECT_MAX_SITES 16
+typedef struct InspectSite {
+    char space[8];              /* "global" or "shared" (PTX generic counts as global) */
+    char source[16];
+    char ptxas[20];             /* "" until the SASS is read */
+    char sass[48];              /* the SASS kind, "REDG.ADD" */
+    int per_warp;               /* global atomic instructions per warp execution of
+                                   the site: 1 or 32 (a full warp); 0 for shared */
+} InspectSite;
+
 typedef struct InspectFacts {
     int has_ptx, has_sass;
     InspectPtx ptx;
@@ -96,6 +113,8 @@ typedef struct InspectFacts {
     int smem_hw_inc;                      /* ATOMS.POPC.INC */
     int generic_fallback;                 /* QSPC-guarded shared-memory path */
     char tool[64];                        /* the disassembler: "nvdisasm 13.5.37"; "" without SASS */
+    InspectSite sites[INSPECT_MAX_SITES]; /* in PTX order; SASS atomics matched in order by space */
+    int nsites;
     char agg_seq[96];                     /* first aggregated site, e.g.
                                              "VOTEU.ANY+UFLO.U32+POPC" */
     /* compile figures (driver/jit.h JitJob), -1 when unknown */
@@ -159,6 +178,10 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
  * call on several threads (the file is written under a temporary name and
  * renamed).  0, or -1 with err as inspect_job (nothing cached then). */
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err);
+
+/* The sites, one per line: "global REDG.ADD: source one per warp; ptxas none;
+ * 1 global atomic per warp".  Nothing when there are none. */
+void inspect_sites(const InspectFacts *f, StrBuf *out);
 
 /* The classification as a short comma-separated text, the cell of
  * inspect_table: "warp-aggregated", "CAS loop (ptxas)", "native f16x2,

@@ -98,8 +98,9 @@ typedef struct PtxScan {
 
 /* Scan PTX text: count its atom/red into *p (added to what is there) and record
  * atomics, labels and branches in s, with loop_to set on each CAS inside a
- * loop.  s starts zeroed; s->v is malloc'd and the caller frees it. */
-void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s);
+ * loop, and each atomic as a site of f (NULL: none).  s starts zeroed; s->v is
+ * malloc'd and the caller frees it. */
+void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s, InspectFacts *f);
 
 /* ---- SASS scan (inspect_sass.c) -------------------------------------------- */
 

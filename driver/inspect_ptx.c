@@ -86,11 +86,46 @@ static void ptx_atomic(const char *mn, InspectPtx *p, int *is_cas)
     kinds_add(p->kinds, &p->nkinds, &p->kinds_other, name);
 }
 
+/* What a function's code before an atomic says about who executes it. */
+typedef struct SrcSeen {
+    int ballot, popc, redux, shfl, bar;
+} SrcSeen;
+
+static void seen_note(SrcSeen *w, const char *tok)
+{
+    if (strncmp(tok, "vote.", 5) == 0 && strstr(tok, "ballot"))
+        w->ballot = 1;
+    else if (strncmp(tok, "popc.", 5) == 0)
+        w->popc = 1;
+    else if (strncmp(tok, "redux.sync", 10) == 0)
+        w->redux = 1;
+    else if (strncmp(tok, "shfl.", 5) == 0 && (strstr(tok, "bfly") || strstr(tok, "down")))
+        w->shfl++;
+    else if (strncmp(tok, "bar.sync", 8) == 0 || strncmp(tok, "barrier.sync", 12) == 0 ||
+             strncmp(tok, "bar.red", 7) == 0)
+        w->bar = 1;
+}
+
+/* A site for atomic mnemonic mn, executed after what w saw. */
+static void site_add(InspectFacts *f, const char *mn, const SrcSeen *w)
+{
+    if (!f || f->nsites == INSPECT_MAX_SITES)
+        return;
+    InspectSite *st = &f->sites[f->nsites++];
+    memset(st, 0, sizeof *st);
+    int shared = strstr(mn, ".shared") != NULL;
+    snprintf(st->space, sizeof st->space, "%s", shared ? "shared" : "global");
+    int warp = (w->ballot && w->popc) || w->redux || w->shfl >= 5;
+    const char *src = !shared && w->bar ? "one per block" : warp ? "one per warp" : "per-thread";
+    snprintf(st->source, sizeof st->source, "%s", src);
+}
+
 /* Scan PTX: atomics, labels and branches, then CAS loops (a bra after the CAS
  * whose label is at or before it).  Inline asm blocks ("{ atom...; }") are
  * read like any other line. */
-void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s)
+void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s, InspectFacts *f)
 {
+    SrcSeen seen = {0};
     const char *cur = ptx, *line;
     size_t len;
     for (int ln = 0; next_line(&cur, &line, &len); ln++) {
@@ -108,12 +143,17 @@ void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s)
             snprintf(l->name, sizeof l->name, "%.*s", (int)(tl - 1), tok);
             continue;
         }
+        if (strcmp(tok, ".entry") == 0 || strcmp(tok, ".func") == 0 ||
+            strcmp(tok, ".visible") == 0 || strcmp(tok, ".weak") == 0)
+            memset(&seen, 0, sizeof seen);      /* a new function */
         if (tok[0] == '@')
             after = take_token(skip_ws(after, end), end, tok, sizeof tok);
+        seen_note(&seen, tok);
         if (strncmp(tok, "atom.", 5) == 0 || strncmp(tok, "red.", 4) == 0) {
             PtxLine *l = ptx_push(s, ln);
             l->atomic = 1;
             ptx_atomic(tok, p, &l->cas);
+            site_add(f, tok, &seen);
         } else if (strcmp(tok, "bra") == 0 || strncmp(tok, "bra.", 4) == 0) {
             PtxLine *l = ptx_push(s, ln);
             l->bra = 1;
@@ -140,7 +180,8 @@ int inspect_ptx(const char *ptx, InspectFacts *f)
 {
     PtxScan s = {0};
     memset(&f->ptx, 0, sizeof f->ptx);
-    ptx_scan(ptx ? ptx : "", &f->ptx, &s);
+    f->nsites = 0;
+    ptx_scan(ptx ? ptx : "", &f->ptx, &s, f);
     free(s.v);
     f->has_ptx = 1;
     return f->ptx.atom + f->ptx.red;

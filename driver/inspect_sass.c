@@ -309,6 +309,19 @@ static int sass_qspc_before(const SassScan *s, int i)
     return -1;
 }
 
+/* The kind of atomic in: its opcode and the modifiers that say what it does
+ * ("REDG.ADD.64"; .E, .STRONG, .GPU and the like dropped). */
+static void sass_kind(const Insn *in, char *name, size_t n)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", in->op);
+    snprintf(name, n, "%s", in->base);
+    char *save = NULL, *tok = strtok_r(buf, ".", &save);
+    while ((tok = strtok_r(NULL, ".", &save)))
+        if (!in_set(tok, SASS_DROP))
+            append(name, n, ".", tok);
+}
+
 /* Count atomic i into its opcode and modifier counters and its kind. */
 static void sass_count(const Insn *in, InspectSass *c)
 {
@@ -350,6 +363,30 @@ static void sass_count(const Insn *in, InspectSass *c)
     kinds_add(c->kinds, &c->nkinds, &c->kinds_other, name);
 }
 
+/* The next site of f in space (in PTX order) that no SASS atomic has claimed,
+ * from *next on; NULL when the PTX has no more (or was not read). */
+static InspectSite *site_claim(InspectFacts *f, const char *space, int *next)
+{
+    for (; *next < f->nsites; (*next)++)
+        if (strcmp(f->sites[*next].space, space) == 0 && !f->sites[*next].ptxas[0])
+            return &f->sites[(*next)++];
+    return NULL;
+}
+
+/* Record what ptxas did to atomic in at the site it belongs to. */
+static void site_note(InspectFacts *f, const Insn *in, const char *ptxas, int next[2])
+{
+    int shared = strcmp(in->base, "ATOMS") == 0;
+    InspectSite *st = site_claim(f, shared ? "shared" : "global", &next[shared]);
+    if (!st)
+        return;
+    snprintf(st->ptxas, sizeof st->ptxas, "%s", ptxas);
+    sass_kind(in, st->sass, sizeof st->sass);
+    int one = strcmp(st->source, "per-thread") != 0 || strcmp(ptxas, "warp-aggregated") == 0 ||
+              strcmp(ptxas, "REDUX") == 0 || strcmp(ptxas, "shuffle tree") == 0;
+    st->per_warp = shared ? 0 : one ? 1 : 32;
+}
+
 /* Classify every atomic of a scanned listing into f (when f is not NULL) and
  * leave roles and notes on the instructions for inspect_mark. */
 void sass_classify(SassScan *s, InspectFacts *f)
@@ -364,6 +401,9 @@ void sass_classify(SassScan *s, InspectFacts *f)
     f->cas_loop = f->smem_hw_inc = f->generic_fallback = 0;
     f->agg_seq[0] = '\0';
     snprintf(f->sass.arch, sizeof f->sass.arch, "%s", s->arch);
+    int next[2] = {0, 0};       /* the next unclaimed global and shared site */
+    for (int k = 0; k < f->nsites; k++)
+        f->sites[k].ptxas[0] = '\0';
 
     for (int i = 0; i < s->n; i++) {
         Insn *in = &s->v[i];
@@ -382,6 +422,7 @@ void sass_classify(SassScan *s, InspectFacts *f)
         in->role |= ROLE_ATOMIC;
         sass_count(in, &f->sass);
         int recognised = 0;
+        const char *ptxas = "none";
 
         Window w = sass_window(s, i);
         int site = sass_site(s, i, &w);
@@ -397,11 +438,13 @@ void sass_classify(SassScan *s, InspectFacts *f)
             f->warp_aggregated += site == SITE_WARP;
             f->redux_aggregated += site == SITE_REDUX;
             f->shfl_aggregated += site == SITE_SHFL;
+            ptxas = site == SITE_WARP ? "warp-aggregated" : site == SITE_REDUX ? "REDUX" : "shuffle tree";
             recognised = 1;
         }
         if (strcmp(in->base, "ATOMS") == 0 && has_mod(in, "POPC") && has_mod(in, "INC")) {
             append(in->note, sizeof in->note, "; ", "hardware shared-memory increment");
             f->smem_hw_inc++;
+            ptxas = "HW increment";
             recognised = 1;
         }
         int q = sass_qspc_before(s, i);
@@ -420,6 +463,7 @@ void sass_classify(SassScan *s, InspectFacts *f)
                     snprintf(t, sizeof t, "CAS loop (back-branch at /*%04lx*/)", s->v[b].addr);
                     append(in->note, sizeof in->note, "; ", t);
                     f->cas_loop++;
+                    ptxas = "CAS loop";
                     recognised = 1;
                 }
             }
@@ -428,9 +472,15 @@ void sass_classify(SassScan *s, InspectFacts *f)
             f->sass.plain++;
             append(in->note, sizeof in->note, "; ", "one per thread");
         }
+        if (q < 0)      /* a fallback path belongs to its generic site */
+            site_note(f, in, ptxas, next);
         if (has_mod(in, "F16x2") || has_mod(in, "BF16x2"))
             append(in->note, sizeof in->note, "; ", "native packed 16-bit");
     }
+    /* A generic atomic with a shared-memory fallback: its site's path. */
+    for (int k = 0; f->generic_fallback && k < f->nsites; k++)
+        if (strcmp(f->sites[k].space, "global") == 0 && strcmp(f->sites[k].ptxas, "none") == 0)
+            snprintf(f->sites[k].ptxas, sizeof f->sites[k].ptxas, "generic-address");
 }
 
 int inspect_sass(const char *sass, InspectFacts *f)

@@ -173,6 +173,56 @@ static void sample_window_limits(void **state)
     assert_int_equal(f.warp_aggregated, 1);
 }
 
+/* Sites: what the source does (PTX) and what ptxas did (SASS), apart.  A
+ * leader's atomic after a ballot and popc is one per warp by the source, even
+ * when ptxas adds nothing; a global atomic after bar.sync is one per block; a
+ * bare one is per-thread: 32 per warp unless ptxas aggregates it. */
+static void sample_sites(void **state)
+{
+    (void)state;
+    InspectFacts f = ptx_facts(
+        ".visible .entry hand(\n"
+        "    vote.sync.ballot.b32 %r1, %p1, -1;\n"
+        "    popc.b32 %r2, %r1;\n"
+        "    @%p2 atom.global.add.u32 %r3, [%rd1], %r2;\n"
+        "}\n"
+        ".visible .entry blocky(\n"
+        "    atom.shared.add.u32 %r3, [%rd2], 1;\n"
+        "    bar.sync 0;\n"
+        "    @%p2 red.global.add.u32 [%rd1], %r2;\n"
+        "}\n"
+        ".visible .entry bare(\n"
+        "    red.global.add.u32 [%rd1], 1;\n"
+        "}\n");
+    assert_int_equal(f.nsites, 4);
+    assert_string_equal(f.sites[0].source, "one per warp");
+    assert_string_equal(f.sites[1].space, "shared");
+    assert_string_equal(f.sites[1].source, "per-thread");
+    assert_string_equal(f.sites[2].source, "one per block");
+    assert_string_equal(f.sites[3].source, "per-thread");
+    assert_true(inspect_sass(
+        "hand:\n"
+        "        /*0000*/               @P0 REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;\n"
+        "blocky:\n"
+        "        /*0000*/                   ATOMS.ADD RZ, [R0], R1 ;\n"
+        "        /*0010*/               @P0 REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;\n"
+        "bare:\n"
+        "        /*0000*/                   REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;\n", &f) == 4);
+    assert_string_equal(f.sites[0].ptxas, "none");
+    assert_string_equal(f.sites[0].sass, "REDG.ADD");
+    assert_int_equal(f.sites[0].per_warp, 1);
+    assert_int_equal(f.sites[1].per_warp, 0);
+    assert_int_equal(f.sites[2].per_warp, 1);
+    assert_int_equal(f.sites[3].per_warp, 32);
+    assert_tags(&f, "one per warp (source)");
+    StrBuf b;
+    sb_init(&b);
+    inspect_sites(&f, &b);
+    assert_non_null(strstr(sb_str(&b), "global REDG.ADD: source one per warp; ptxas none; 1 global atomic per warp\n"));
+    assert_non_null(strstr(sb_str(&b), "global REDG.ADD: source per-thread; ptxas none; 32 global atomics per warp\n"));
+    sb_free(&b);
+}
+
 /* A sequence at the end of one function does not feed the first atomic of the
  * next (both start at offset 0 in nvdisasm -c output). */
 static void sample_function_boundary(void **state)
@@ -661,7 +711,7 @@ static void captured_summary_and_json(void **state)
     assert_string_equal(sb_str(&b),
         "{\"sass_available\":true,\"arch\":\"sm_90\",\"disassembler\":\"\",\"tags\":\"warp-aggregated\","
         "\"warp_aggregated\":1,\"redux_aggregated\":0,\"shfl_aggregated\":0,\"cas_loop\":0,"
-        "\"smem_hw_inc\":0,\"generic_fallback\":0,\"agg_seq\":\"VOTEU.ANY+UFLO.U32+POPC\","
+        "\"smem_hw_inc\":0,\"generic_fallback\":0,\"agg_seq\":\"VOTEU.ANY+UFLO.U32+POPC\",\"sites\":[{\"space\":\"global\",\"source\":\"per-thread\",\"ptxas\":\"warp-aggregated\",\"sass\":\"REDG.ADD\",\"per_warp\":1}],"
         "\"regs\":12,\"spill_stores\":0,\"spill_loads\":0,\"smem_static\":0,"
         "\"ptx\":{\"atom\":1,\"red\":0,\"global\":1,\"shared\":0,\"cluster\":0,\"generic\":0,"
         "\"cas\":0,\"b16\":0,\"packed\":0,\"vector\":0,\"b64\":0,\"scope_cta\":0,"
@@ -969,6 +1019,7 @@ int main(void)
         cmocka_unit_test(sample_unpredicated_is_not_aggregated),
         cmocka_unit_test(sample_window_limits),
         cmocka_unit_test(sample_function_boundary),
+        cmocka_unit_test(sample_sites),
         cmocka_unit_test(sample_redux),
         cmocka_unit_test(sample_smem_increment),
         cmocka_unit_test(sample_cas_loop),
