@@ -4,7 +4,10 @@
  * kvx run SPEC                        measures on the GPUs (supervised workers)
  * kvx table|report|compare|export|import|merge   read and combine results
  * kvx doctor                          what this machine has
- * kvx __worker N                      internal: the measuring process for GPU N */
+ * kvx __worker N                      internal: the measuring process for GPU N
+ * kvx __counters N FILE               internal: the cases of FILE once each, under ncu */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -30,6 +33,22 @@ static int cmd_worker(int argc, char **argv)
     return worker_main(atoi(argv[1]), STDIN_FILENO, STDOUT_FILENO);
 }
 
+static int cmd_counters(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "kvx __counters: internal verb (expected a GPU ordinal and a case file)\n");
+        return 2;
+    }
+    int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "kvx __counters: %s: %s\n", argv[2], strerror(errno));
+        return 2;
+    }
+    int rc = worker_counters_main(atoi(argv[1]), fd);
+    close(fd);
+    return rc;
+}
+
 static int cmd_probe(int argc, char **argv)
 {
     if (argc != 2) {
@@ -53,6 +72,7 @@ static const Verb verbs[] = {
     {"merge", cmd_merge, "combine result databases (one row per case key)"},
     {"doctor", cmd_doctor, "NVRTC, CUDA headers, driver, GPUs, disassembler"},
     {"__worker", cmd_worker, NULL},
+    {"__counters", cmd_counters, NULL},
     {"__probe", cmd_probe, NULL},
 };
 

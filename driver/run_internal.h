@@ -24,6 +24,7 @@ typedef struct RunOpts {
     int set_warmup_ms, set_batch;
     int rerun;
     int profile;
+    int counters;               /* a counter pass under ncu after the timed run */
 } RunOpts;
 
 typedef struct RunCase {
@@ -120,5 +121,14 @@ void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, 
 /* The reason key failed, or NULL. */
 const char *run_ref_failed(const RefFails *f, const char *key);
 void run_ref_fails_free(RefFails *f);
+
+/* ---- run_counters.c -------------------------------------------------------------------- */
+
+/* The counter pass (counters.h) over the n resolved cases descs[i] (those with
+ * keys[i] non-NULL: the cases that ran), on GPU device, each stored with its
+ * case.  Says what it did, or why there are no counters, on stdout.  0, or 3
+ * after a store error. */
+int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, char *const *keys, int n,
+                 int device);
 
 #endif

@@ -24,6 +24,8 @@ static void usage(void)
             "  --cache DIR        compile cache (default ~/.cache/kvx); --no-cache: recompile\n"
             "  -j N               compile threads (default: cores)\n"
             "  --profile          print where the time went\n"
+            "  --counters         after the timed samples, a pass under Nsight Compute (ncu):\n"
+            "                     L2 atomic/reduction requests and DRAM bytes per case\n"
             "measurement (defaults; a spec's measure: overrides them, these flags override both):\n"
             "  --warmup N         at most N untimed launches after the verified one (%d)\n"
             "  --warmup-ms X      ... or fewer: warm-up stops once X ms of launches ran (%g)\n"
@@ -49,6 +51,7 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
         {"where", required_argument, 0, 'w'},    {"shard", required_argument, 0, 'S'},
         {"rerun", no_argument, 0, 'R'},          {"cache", required_argument, 0, 'c'},
         {"no-cache", no_argument, 0, 'N'},       {"profile", no_argument, 0, 'p'},
+        {"counters", no_argument, 0, 'C'},
         {"warmup", required_argument, 0, 1},     {"min-samples", required_argument, 0, 2},
         {"max-samples", required_argument, 0, 3},{"noise", required_argument, 0, 4},
         {"budget-ms", required_argument, 0, 5},  {"flush-l2", optional_argument, 0, 6},
@@ -80,6 +83,7 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
         case 'c': o->spec.cache_dir = optarg; break;
         case 'N': o->spec.no_cache = 1; break;
         case 'p': o->profile = 1; break;
+        case 'C': o->counters = 1; break;
         case 'j': o->spec.jobs = atoi(optarg); break;
         case 'a': o->spec.archs = optarg; break;
         case 1: o->m.warmup = (int)v; o->set_warmup = 1; break;

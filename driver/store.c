@@ -21,6 +21,15 @@ static const char *const cases_v3_columns[] = {
     "throttled INTEGER",
 };
 
+/* Added by schema version 4: hardware counters (counters.h), NULL when not
+ * collected. */
+#define CASES_V4_COLUMNS                                                        \
+    ", l2_atom_requests REAL, l2_red_requests REAL, dram_read_bytes REAL,"     \
+    " dram_write_bytes REAL"
+static const char *const cases_v4_columns[] = {
+    "l2_atom_requests REAL", "l2_red_requests REAL", "dram_read_bytes REAL", "dram_write_bytes REAL",
+};
+
 /* Columns of runs after id, in the order store_begin_run binds them. */
 #define SCHEMA_SQL                                                              \
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"     \
@@ -59,13 +68,13 @@ static const char *const cases_v3_columns[] = {
     " gbs REAL, pct_peak REAL, elems_per_s REAL, atomics_per_s REAL,"           \
     " t_input_ms REAL, t_verify_ms REAL, t_measure_ms REAL,"                    \
     " stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),"  \
-    CASES_V3_COLUMNS ");"                                                       \
+    CASES_V3_COLUMNS CASES_V4_COLUMNS ");"                                      \
     "CREATE INDEX IF NOT EXISTS cases_spec ON cases(spec_name);"                \
     "CREATE INDEX IF NOT EXISTS cases_run ON cases(run_id);"
 
 enum {
     ST_RUN, ST_END_RUN, ST_VAR_INSERT, ST_VAR_FIND, ST_CASE, ST_HAS, ST_FORGET,
-    ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNT
+    ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNTERS, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -93,6 +102,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
+    [ST_COUNTERS] = "UPDATE cases SET l2_atom_requests = ?, l2_red_requests = ?, dram_read_bytes = ?,"
+                    " dram_write_bytes = ? WHERE run_id = ? AND key = ?",
 };
 
 struct Store {
@@ -133,6 +144,24 @@ static int column_exists(Store *s, const char *table, const char *decl)
     return rc;
 }
 
+/* Add the columns of cases a migration brings that the file lacks (one
+ * ALTER each; a file without a cases table has just had it created whole). */
+static int add_columns(Store *s, const char *const *cols, size_t n, KvxError *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char sql[96];
+        int exists = column_exists(s, "cases", cols[i]);
+        if (exists < 0)
+            return db_fail(s, err, "reading the cases columns");
+        if (exists)
+            continue;
+        snprintf(sql, sizeof sql, "ALTER TABLE cases ADD COLUMN %s", cols[i]);
+        if (exec_sql(s, sql, err))
+            return -1;
+    }
+    return 0;
+}
+
 /* Check or write schema_version.  A database written by a newer kvx is
  * refused rather than silently misread. */
 static int check_version(Store *s, KvxError *err)
@@ -167,18 +196,15 @@ static int check_version(Store *s, KvxError *err)
     if (version < 3) {
         /* Version 2 had no per-case profile or clocks: NULL for the old cases.
          * A file without a cases table has just had it created whole. */
-        for (size_t i = 0; i < sizeof cases_v3_columns / sizeof cases_v3_columns[0]; i++) {
-            char sql[96];
-            int exists = column_exists(s, "cases", cases_v3_columns[i]);
-            if (exists < 0)
-                return db_fail(s, err, "reading the cases columns");
-            if (exists)
-                continue;
-            snprintf(sql, sizeof sql, "ALTER TABLE cases ADD COLUMN %s", cases_v3_columns[i]);
-            if (exec_sql(s, sql, err))
-                return -1;
-        }
+        if (add_columns(s, cases_v3_columns, sizeof cases_v3_columns / sizeof cases_v3_columns[0], err))
+            return -1;
         if (exec_sql(s, "UPDATE schema_version SET version = 3", err))
+            return -1;
+    }
+    if (version < 4) {
+        /* Version 3 had no hardware counters: NULL for the old cases. */
+        if (add_columns(s, cases_v4_columns, sizeof cases_v4_columns / sizeof cases_v4_columns[0], err) ||
+            exec_sql(s, "UPDATE schema_version SET version = 4", err))
             return -1;
     }
     return 0;
@@ -308,6 +334,16 @@ int store_end_run(Store *s, int64_t run_id, double wall_s, const char *profile_j
     bind_text(q, 2, profile_json);
     bind_int(q, 3, run_id);
     return step_done(s, q, err, "closing the run");
+}
+
+int store_put_counters(Store *s, int64_t run_id, const char *key, const double v[4], KvxError *err)
+{
+    sqlite3_stmt *q = s->st[ST_COUNTERS];
+    for (int k = 0; k < 4; k++)
+        bind_real(q, k + 1, v[k]);
+    bind_int(q, 5, run_id);
+    bind_text(q, 6, key);
+    return step_done(s, q, err, "storing a case's counters");
 }
 
 int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *variant_id,

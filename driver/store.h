@@ -106,7 +106,13 @@ void store_case_key(const char *const *parts, char hex[65]);
 struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
-#define STORE_SCHEMA_VERSION 3     /* 2: runs.devices_json; 3: cases.profile_json, clocks */
+#define STORE_SCHEMA_VERSION 4     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
+                                      4: cases' hardware counters */
+
+/* The hardware counters of case key of run run_id (counters.h's order:
+ * L2 atomic and reduction requests, DRAM bytes read and written; NaN stores
+ * NULL).  0 or -1 with err. */
+int store_put_counters(Store *s, int64_t run_id, const char *key, const double v[4], KvxError *err);
 
 /* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
 void store_case_init(CaseRow *c);

@@ -21,6 +21,7 @@
 #include "fake.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -770,5 +771,52 @@ int worker_main(int device, int in_fd, int out_fd)
     free(c);
     worker_close(w);
     free(w);
+    return status;
+}
+
+/* One launch of c for a profiler: buffers laid out as for a timed case,
+ * outputs reset, no flush, no timing, no check.  0, or -1 (reason on stderr). */
+static int counters_case(Worker *w, const CaseDesc *c)
+{
+    Run run;
+    memset(&run, 0, sizeof run);
+    CaseResult res;
+    result_init(c, &res);
+    Module *m = NULL;
+    int rc = function_get(w, c, &m, &res);
+    if (rc == 0 && (rc = limits_check(w, c, m, &res)) == 0) {
+        run.f = m->fn;
+        rc = buffers_prepare(w, c, &run, &res);
+        if (rc == 0)
+            rc = worker_launch_once(w, c, &run, MEASURE_FLUSH_OFF, NULL, &res);
+    }
+    if (rc < 0)
+        fprintf(stderr, "kvx __counters: case %lld: %s: %s\n", (long long)c->id,
+                case_status_names[res.status], res.detail);
+    run_release(w, c, &run);
+    return rc;
+}
+
+int worker_counters_main(int device, int cases_fd)
+{
+    KvxError err = {0};
+    Worker *w = xcalloc(1, sizeof *w);
+    /* Results go nowhere: a fault still ends the process (worker_step). */
+    w->out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int status = 0;
+    if (worker_open(w, device, &err) < 0) {
+        fprintf(stderr, "kvx __counters: %s\n", err.msg);
+        status = 1;
+    }
+    CaseDesc *c = xmalloc(sizeof *c);
+    while (status == 0 && case_read(cases_fd, c) == 0)
+        if (counters_case(w, c) < 0)
+            status = 3;     /* the rows that follow would no longer match their cases */
+    free(c);
+    if (w->out_fd >= 0)
+        close(w->out_fd);
+    worker_close(w);
+    free(w);
+    kvx_error_clear(&err);
     return status;
 }

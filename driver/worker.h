@@ -85,6 +85,13 @@ void device_info_facts(const DeviceInfo *d, DeviceFacts *f);
  * fault. */
 int worker_main(int device, int in_fd, int out_fd);
 
+/* `kvx __counters DEVICE FILE`: run each CaseDesc of cases_fd (case_write
+ * frames) once, untimed and unchecked, for a profiler that wraps the
+ * process (counters.c runs it under Nsight Compute): one kernel launch per
+ * case, in order.  Stops at the first case that cannot run (its reason on
+ * stderr): 0 when every case ran, else non-zero. */
+int worker_counters_main(int device, int cases_fd);
+
 /* Parent side: read a worker's start frame.  0 with d filled, or -1 with err:
  * the worker's own reason (no driver, no such device) or that it died first. */
 int worker_start_read(int fd, DeviceInfo *d, KvxError *err);

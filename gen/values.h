@@ -25,6 +25,10 @@
     X(samples, "timed samples")                                         \
     X(sm_mhz, "SM clock read during the samples (MHz, NVML)")          \
     X(throttled, "1 when the SM clock fell below 90% of its maximum")  \
+    X(l2_atomics, "global atomic and reduction requests that reached L2 (ncu)") \
+    X(l2_atomics_per_1k, "L2 atomic requests per 1,000 of the spec's atomics (ncu)") \
+    X(dram_read_bytes, "bytes read from device memory (ncu)")          \
+    X(dram_write_bytes, "bytes written to device memory (ncu)")        \
     X(regs, "registers per thread")                                     \
     X(spill_stores, "spill stores (bytes)")                             \
     X(spill_loads, "spill loads (bytes)")                               \

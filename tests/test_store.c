@@ -51,7 +51,7 @@ static void test_schema(void **state)
     Store *s = store_open(path, &err);
     assert_non_null(s);
     assert_string_equal(one_text(s, "PRAGMA journal_mode"), "wal");
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "3");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "4");
     assert_string_equal(one_text(s, "SELECT group_concat(name) FROM (SELECT name FROM"
                                     " sqlite_master WHERE type = 'table' ORDER BY name)"),
                         "cases,runs,schema_version,variants");
@@ -69,7 +69,7 @@ static void test_schema(void **state)
     kvx_error_clear(&err);
     unlink(path);
     /* A version 1 database (no runs.devices_json) gains the column, keeps its
-     * rows and is version 3 afterwards. */
+     * rows and is version 4 afterwards. */
     sqlite3 *old = NULL;
     assert_int_equal(sqlite3_open(path, &old), SQLITE_OK);
     assert_int_equal(sqlite3_exec(old,
@@ -89,13 +89,13 @@ static void test_schema(void **state)
     sqlite3_close(old);
     s = store_open(path, &err);
     assert_non_null(s);
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "3");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "4");
     assert_string_equal(one_text(s, "SELECT spec_name || ' ' || coalesce(devices_json, 'none')"
                                     " FROM runs"), "old none");
     store_close(s);
     unlink(path);
-    /* A version 2 database (cases without profile_json and the clocks) gains
-     * them, NULL for its cases, and is version 3 afterwards. */
+    /* A version 2 database (cases without profile_json, the clocks and the
+     * counters) gains them, NULL for its cases, and is version 4 afterwards. */
     s = store_open(path, &err);
     assert_non_null(s);
     assert_int_equal(sqlite3_exec(store_db(s),
@@ -104,6 +104,10 @@ static void test_schema(void **state)
                                   "ALTER TABLE cases DROP COLUMN mem_mhz;"
                                   "ALTER TABLE cases DROP COLUMN sm_max_mhz;"
                                   "ALTER TABLE cases DROP COLUMN throttled;"
+                                  "ALTER TABLE cases DROP COLUMN l2_atom_requests;"
+                                  "ALTER TABLE cases DROP COLUMN l2_red_requests;"
+                                  "ALTER TABLE cases DROP COLUMN dram_read_bytes;"
+                                  "ALTER TABLE cases DROP COLUMN dram_write_bytes;"
                                   "UPDATE schema_version SET version = 2;"
                                   "INSERT INTO runs (spec_name) VALUES ('v2');"
                                   "INSERT INTO cases (run_id, key, axes, status)"
@@ -113,10 +117,17 @@ static void test_schema(void **state)
     store_close(s);
     s = store_open(path, &err);
     assert_non_null(s);
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "3");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "4");
     assert_string_equal(one_text(s, "SELECT key || ' ' || coalesce(profile_json, 'none') || ' ' ||"
-                                    " coalesce(throttled, 'unknown') || ' ' || coalesce(sm_mhz, 0)"
-                                    " FROM cases"), "k2 none unknown 0");
+                                    " coalesce(throttled, 'unknown') || ' ' || coalesce(sm_mhz, 0) ||"
+                                    " ' ' || coalesce(l2_red_requests, 'none') FROM cases"),
+                        "k2 none unknown 0 none");
+    /* Counters are stored on a case that exists. */
+    double v[4] = {1, 2, 3, 4};
+    assert_int_equal(store_put_counters(s, 1, "k2", v, &err), 0);
+    assert_string_equal(one_text(s, "SELECT (l2_atom_requests + l2_red_requests) || ' ' ||"
+                                    " dram_read_bytes || ' ' || dram_write_bytes FROM cases"),
+                        "3.0 3.0 4.0");
     store_close(s);
     unlink(path);
     /* A path that cannot be a database. */

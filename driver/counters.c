@@ -1,0 +1,263 @@
+/* counters: the counter pass (counters.h). */
+#include "counters.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define X(name, metric, doc) #name,
+const char *const counter_names[COUNTER_COUNT] = {COUNTERS(X)};
+#undef X
+#define X(name, metric, doc) metric,
+const char *const counter_metrics[COUNTER_COUNT] = {COUNTERS(X)};
+#undef X
+
+/* ---- finding ncu -------------------------------------------------------------- */
+
+static char g_ncu[2048];
+static pthread_once_t g_ncu_once = PTHREAD_ONCE_INIT;
+
+static int exe_at(const char *dir, const char *name)
+{
+    struct stat st;
+    snprintf(g_ncu, sizeof g_ncu, "%s/%s", dir, name);
+    if (dir[0] && stat(g_ncu, &st) == 0 && S_ISREG(st.st_mode) && access(g_ncu, X_OK) == 0)
+        return 1;
+    g_ncu[0] = '\0';
+    return 0;
+}
+
+static void find_ncu(void)
+{
+    const char *env = getenv("KVX_NCU");
+    if (env && *env && access(env, X_OK) == 0) {
+        snprintf(g_ncu, sizeof g_ncu, "%s", env);
+        return;
+    }
+    const char *home = getenv("CUDA_HOME");
+    char bin[1024];
+    snprintf(bin, sizeof bin, "%s/bin", home && *home ? home : "/usr/local/cuda");
+    if (exe_at(bin, "ncu") || exe_at("/usr/local/cuda/bin", "ncu"))
+        return;
+    for (const char *p = getenv("PATH"); p && *p;) {
+        size_t n = strcspn(p, ":");
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+        if (n && exe_at(dir, "ncu"))
+            return;
+        p += n + (p[n] == ':');
+    }
+}
+
+const char *counters_find_ncu(void)
+{
+    pthread_once(&g_ncu_once, find_ncu);
+    return g_ncu[0] ? g_ncu : NULL;
+}
+
+/* ---- ncu's CSV ---------------------------------------------------------------- */
+
+#define CSV_MAX_FIELDS 256
+
+/* Split one CSV line in place: fields unquoted ("" inside quotes is one ").
+ * The field count. */
+static int csv_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < max) {
+        char *out = p;
+        f[n++] = out;
+        if (*p == '"') {
+            p++;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"')
+                    p++;
+                *out++ = *p++;
+            }
+            if (*p == '"')
+                p++;
+        } else {
+            while (*p && *p != ',' && *p != '\n' && *p != '\r')
+                *out++ = *p++;
+        }
+        char end = *p;
+        *out = '\0';
+        if (end != ',')
+            break;
+        p++;
+    }
+    return n;
+}
+
+/* A number as ncu prints it ("1,024", "n/a"): NaN when it is none. */
+static double csv_number(const char *s)
+{
+    char buf[64];
+    size_t k = 0;
+    for (; *s && k + 1 < sizeof buf; s++)
+        if (*s != ',')
+            buf[k++] = *s;
+    buf[k] = '\0';
+    char *end;
+    double v = strtod(buf, &end);
+    return end == buf || *end ? NAN : v;
+}
+
+typedef struct CsvCols {
+    int kernel, metric[COUNTER_COUNT];
+} CsvCols;
+
+static int header_cols(char **f, int nf, CsvCols *c)
+{
+    c->kernel = -1;
+    for (int k = 0; k < COUNTER_COUNT; k++)
+        c->metric[k] = -1;
+    for (int i = 0; i < nf; i++) {
+        if (!strcmp(f[i], "Kernel Name"))
+            c->kernel = i;
+        for (int k = 0; k < COUNTER_COUNT; k++)
+            if (!strcmp(f[i], counter_metrics[k]))
+                c->metric[k] = i;
+    }
+    return c->kernel >= 0 ? 0 : -1;
+}
+
+int counters_parse(char *text, const CaseDesc *cases, int n, double (*vals)[COUNTER_COUNT],
+                   KvxError *err)
+{
+    CsvCols cols;
+    int have_header = 0, row = 0;
+    char *f[CSV_MAX_FIELDS];
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] != '"')
+            continue;               /* ==PROF== lines and the like */
+        int nf = csv_split(line, f, CSV_MAX_FIELDS);
+        if (!have_header) {
+            have_header = header_cols(f, nf, &cols) == 0;
+            continue;
+        }
+        if (cols.kernel >= nf || isnan(csv_number(f[0])))
+            continue;               /* the units row */
+        if (row >= n || strncmp(f[cols.kernel], cases[row].kernel, strlen(cases[row].kernel)) != 0) {
+            kvx_error_set(err, KVX_EFAIL, NULL, "ncu row %d is kernel '%s' (expected '%s' of case "
+                          "%d of %d): counters not stored", row + 1, f[cols.kernel],
+                          row < n ? cases[row].kernel : "none", row + 1, n);
+            return -1;
+        }
+        for (int k = 0; k < COUNTER_COUNT; k++)
+            vals[row][k] = cols.metric[k] >= 0 && cols.metric[k] < nf ? csv_number(f[cols.metric[k]]) : NAN;
+        row++;
+    }
+    if (!have_header) {
+        kvx_error_set(err, KVX_EFAIL, NULL, "ncu wrote no CSV table");
+        return -1;
+    }
+    return row;
+}
+
+/* ---- the pass ------------------------------------------------------------------ */
+
+static int write_cases(const char *path, const CaseDesc *cases, int n, KvxError *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int rc = fd < 0 ? -1 : 0;
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = case_write(fd, &cases[i]);
+    if (fd >= 0 && close(fd) != 0)
+        rc = -1;
+    if (rc)
+        kvx_error_set(err, KVX_EIO, NULL, "cannot write %s: %s", path, strerror(errno));
+    return rc;
+}
+
+/* Run ncu on `kvx __counters device file`, its CSV into log.  The exit
+ * status, or -1 with err when it could not be started. */
+static int run_ncu(const char *ncu, int device, const char *file, const char *log, const char *errlog,
+                   KvxError *err)
+{
+    char self[2048], dev[16], metrics[1024] = "";
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot find the kvx binary: %s", strerror(errno));
+        return -1;
+    }
+    self[len] = '\0';
+    snprintf(dev, sizeof dev, "%d", device);
+    for (int k = 0; k < COUNTER_COUNT; k++)
+        snprintf(metrics + strlen(metrics), sizeof metrics - strlen(metrics), "%s%s", k ? "," : "",
+                 counter_metrics[k]);
+    /* --clock-control none: the card's clocks stay as they are. */
+    char *argv[] = {(char *)ncu, "--quiet", "--csv", "--page", "raw", "--clock-control", "none",
+                    "--metrics", metrics, "--log-file", (char *)log, self, "__counters", dev,
+                    (char *)file, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, errlog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, ncu, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot run %s: %s", ncu, strerror(rc));
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int counters_collect(const CaseDesc *cases, int n, int device, double (*vals)[COUNTER_COUNT],
+                     KvxError *err)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < COUNTER_COUNT; k++)
+            vals[i][k] = NAN;
+    const char *ncu = counters_find_ncu();
+    if (!ncu) {
+        kvx_error_set(err, KVX_EFAIL, NULL, "no ncu (Nsight Compute) in $KVX_NCU, the toolkit or PATH");
+        return -1;
+    }
+    const char *tmp = getenv("TMPDIR");
+    char dir[1024], file[1100], log[1100], errlog[1100];
+    snprintf(dir, sizeof dir, "%s/kvx-counters-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(file, sizeof file, "%s/cases.bin", dir);
+    snprintf(log, sizeof log, "%s/ncu.csv", dir);
+    snprintf(errlog, sizeof errlog, "%s/ncu.err", dir);
+    int rc = -1, status = -1;
+    char *text = NULL;
+    if (write_cases(file, cases, n, err) || (status = run_ncu(ncu, device, file, log, errlog, err)) < 0)
+        goto done;
+    text = file_read(log, NULL);
+    int rows = text ? counters_parse(text, cases, n, vals, err) : -1;
+    rc = rows < 0 ? -1 : rows;
+    if ((rows < n || status != 0) && !err->code) {
+        size_t elen = 0;
+        char *e = file_read(errlog, &elen);
+        kvx_error_set(err, KVX_EFAIL, NULL, "ncu exited %d with %d of %d rows%s%.300s", status,
+                      rows < 0 ? 0 : rows, n, e && elen ? ": " : "", e ? e : "");
+        free(e);
+    }
+done:
+    free(text);
+    unlink(file);
+    unlink(log);
+    unlink(errlog);
+    rmdir(dir);
+    return rc;
+}
