@@ -15,6 +15,8 @@
 #   test:NAME     kvx run tests/data/specs/NAME.yaml into $OUT/test-NAME.db
 #   bench     bench/explorer.sh (cases/s, GPU share, accounted) into $OUT/bench
 #   kt        Kernel Tuner on the contention subset (wheels in .whl/), cold and warm
+#   counters  the contention spec at hit rate 1, 2^24, one counter, with --counters,
+#             and the table of L2 atomic requests per 1,000 hits
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -107,6 +109,21 @@ for step in "$@"; do
             >>"$B/kt-install.log" 2>&1
         PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL 240 python3 bench/kernel_tuner_contention.py \
             /tmp/gen192 --repeat 2 --csv "$B/kt.csv" 2>&1 | tail -n 8 | tee -a "$B/session.log"
+        ;;
+    counters)
+        say counters
+        ncu --query-metrics --chip gh100 2>/dev/null | grep -E "lts__t_requests_srcunit_tex_op_(atom|red) |dram__bytes_(read|write) " \
+            >"$B/ncu-metrics.txt"
+        ncu --version >>"$B/ncu-metrics.txt" 2>&1
+        "$kvx" run specs/contention.yaml --where 'hit_rate == 1 && n == 2^24 && counters == 1' \
+            --counters --db "$B/counters.db" --rerun >"$B/counters.log" 2>&1
+        tail -n 4 "$B/counters.log" | tee -a "$B/session.log"
+        for v in l2_atomics_per_1k median_ms dram_read_bytes; do
+            "$kvx" table --db "$B/counters.db" --spec contention --rows strategy,address --cols counter \
+                --value "$v" 2>&1 | tee -a "$B/session.log"
+        done
+        "$kvx" inspect specs/contention.yaml --arch sm_90 --where 'counters == 1 && counter == "u32"' \
+            >"$B/counters-inspect.txt" 2>&1
         ;;
     *) echo "unknown step $step" ;;
     esac
