@@ -197,8 +197,9 @@ static int run_ncu(const char *ncu, int device, const char *file, const char *lo
     for (int k = 0; k < COUNTER_COUNT; k++)
         snprintf(metrics + strlen(metrics), sizeof metrics - strlen(metrics), "%s%s", k ? "," : "",
                  counter_metrics[k]);
-    /* --clock-control none: the card's clocks stay as they are. */
-    char *argv[] = {(char *)ncu, "--quiet", "--csv", "--page", "raw", "--clock-control", "none",
+    /* --clock-control none: the card's clocks stay as they are.  No --quiet:
+     * it suppresses the report itself; --log-file takes all ncu prints. */
+    char *argv[] = {(char *)ncu, "--csv", "--page", "raw", "--clock-control", "none",
                     "--metrics", metrics, "--log-file", (char *)log, self, "__counters", dev,
                     (char *)file, NULL};
     posix_spawn_file_actions_t fa;
@@ -244,15 +245,21 @@ int counters_collect(const CaseDesc *cases, int n, int device, double (*vals)[CO
     if (write_cases(file, cases, n, err) || (status = run_ncu(ncu, device, file, log, errlog, err)) < 0)
         goto done;
     text = file_read(log, NULL);
-    int rows = text ? counters_parse(text, cases, n, vals, err) : -1;
+    KvxError perr = {0};
+    int rows = text ? counters_parse(text, cases, n, vals, &perr) : -1;
     rc = rows < 0 ? -1 : rows;
-    if ((rows < n || status != 0) && !err->code) {
+    if (rows < n || status != 0) {
+        /* What ncu said, for the user to act on: its exit, stderr, log head. */
         size_t elen = 0;
         char *e = file_read(errlog, &elen);
-        kvx_error_set(err, KVX_EFAIL, NULL, "ncu exited %d with %d of %d rows%s%.300s", status,
-                      rows < 0 ? 0 : rows, n, e && elen ? ": " : "", e ? e : "");
+        char *l = file_read(log, NULL);
+        kvx_error_set(err, KVX_EFAIL, NULL, "ncu exited %d with %d of %d rows (%s)%s%.300s%s%.300s",
+                      status, rows < 0 ? 0 : rows, n, perr.code ? perr.msg : "no log",
+                      e && elen ? "; stderr: " : "", e ? e : "", l ? "; log: " : "", l ? l : "");
         free(e);
+        free(l);
     }
+    kvx_error_clear(&perr);
 done:
     free(text);
     unlink(file);
