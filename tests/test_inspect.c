@@ -881,6 +881,37 @@ static void live_disassemblers_agree(void **state)
     assert_true(compared > 0);
 }
 
+/* With no nvdisasm in the toolkit or on PATH, kvx finds the PyPI package's
+ * that `make` installs into .kvx/tools, by itself (no PATH change): `kvx
+ * doctor` names it, its version and where it came from. */
+static void pypi_disassembler_found(void **state)
+{
+    (void)state;
+    char tool[1024];
+    snprintf(tool, sizeof tool, "%s/.kvx/tools/nvdisasm/nvidia/cu13/bin/nvdisasm", KVX_SOURCE_DIR);
+    const char *home = getenv("CUDA_HOME");
+    char kit[1024];
+    snprintf(kit, sizeof kit, "%s/bin/nvdisasm", home && *home ? home : "/usr/local/cuda");
+    if (access(tool, X_OK) != 0 || access(kit, X_OK) == 0 ||
+        access("/usr/local/cuda/bin/nvdisasm", X_OK) == 0) {
+        print_message("needs the PyPI nvdisasm in .kvx/tools and none in the toolkit\n");
+        skip();
+    }
+    char cmd[2048], line[4096];
+    snprintf(cmd, sizeof cmd, "env -u KVX_NVDISASM PATH=/usr/bin:/bin '%s' doctor 2>&1", KVX_BINARY);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int found = 0;
+    while (fgets(line, sizeof line, p))
+        if (!strncmp(line, "SASS", 4)) {
+            found = 1;
+            if (!strstr(line, tool) || !strstr(line, "from the PyPI package nvidia-cuda-nvdisasm"))
+                fail_msg("kvx doctor: %s", line);
+        }
+    pclose(p);
+    assert_true(found);
+}
+
 /* ==== disassembler plumbing (a stand-in tool) ================================ */
 
 static char g_dir[256];
@@ -1048,6 +1079,7 @@ int main(void)
         cmocka_unit_test(captured_mark),
         cmocka_unit_test(captured_table),
         cmocka_unit_test(live_disassemblers_agree),
+        cmocka_unit_test(pypi_disassembler_found),
     };
     const struct CMUnitTest tool[] = {
         cmocka_unit_test(tool_found_and_run),
