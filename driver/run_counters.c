@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, char *const *keys, int n,
+int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
                  int device)
 {
     CaseDesc *ran = xmalloc(sizeof *ran * (size_t)(n ? n : 1));

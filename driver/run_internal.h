@@ -128,7 +128,73 @@ void run_ref_fails_free(RefFails *f);
  * keys[i] non-NULL: the cases that ran), on GPU device, each stored with its
  * case.  Says what it did, or why there are no counters, on stdout.  0, or 3
  * after a store error. */
-int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, char *const *keys, int n,
+int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
                  int device);
+
+/* ---- run_profile.c: the tally and where the wall time went ------------------------- */
+
+typedef struct Tally {
+    int counts[CASE_STATUS_COUNT];
+    int done, total, skipped_stored;
+    double t_input, t_verify, t_measure;
+    int refs_run;               /* reference kernel runs (once per reference key and worker) */
+} Tally;
+
+/* Where the run's wall time went.  The stages tile cmd_run from its start to
+ * the run row's end; the loop's parts are the parent's side of the loop; the
+ * workers' steps (CASE_STEPS) are summed over every case measured. */
+#define RUN_STAGES(X)                                                            \
+    X(load, "spec load, plan, selection")                                        \
+    X(probe, "the GPU probe (a child process: cuInit)")                          \
+    X(store, "database open, case keys and lookups, the run row")                \
+    X(workers, "compile thread and worker processes started (cuInit, context)")  \
+    X(loop, "cases handed out, measured and stored")                             \
+    X(finish, "workers ended, compile thread joined")
+#define RUN_PARTS(X)                                                             \
+    X(compile_wait, "waiting for NVRTC (or the compile cache)")                  \
+    X(variants, "variant rows: SASS facts and their store")                      \
+    X(handout, "cases resolved and written to a worker")                         \
+    X(commit, "results stored (one transaction each) and printed")               \
+    X(poll, "waiting for results")
+
+typedef enum {
+#define X(n, d) RUN_STAGE_##n,
+    RUN_STAGES(X)
+#undef X
+    RUN_STAGE_COUNT
+} RunStage;
+typedef enum {
+#define X(n, d) RUN_PART_##n,
+    RUN_PARTS(X)
+#undef X
+    RUN_PART_COUNT
+} RunPart;
+
+typedef struct RunProfile {
+    double t0, lap;                     /* now_ms() at cmd_run's start, at the last stage's end */
+    double stage[RUN_STAGE_COUNT];      /* ms */
+    double part[RUN_PART_COUNT];        /* ms */
+    double step[CASE_STEP_COUNT];       /* ms, summed over cases */
+    double gpu_ms, prep_gpu_ms;         /* kernel time of the samples; their resets and flushes */
+    long launches, samples, measured;   /* measured: cases with samples */
+    int throttled;
+    double lost_ms;                     /* cases that never answered (timeout, death): their wait */
+} RunProfile;
+
+/* Close stage st: the time since the last stage's end goes to it. */
+void stage_end(RunProfile *pr, RunStage st);
+/* The time since *t goes to part; *t moves to now. */
+void part_add(RunProfile *pr, RunPart part, double *t);
+/* A worker's answer into the profile: its steps, GPU times, launches. */
+void profile_add_result(RunProfile *pr, const CaseResult *r);
+/* A case's steps as JSON (cases.profile_json); malloc'd. */
+char *case_profile_json(const CaseResult *r);
+/* runs.profile_json of the run, into b. */
+void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compile_wall_ms, double compile_ms,
+                  int nhit, int nworkers, StrBuf *b);
+/* `kvx run --profile`'s table. */
+void profile_print(const RunProfile *pr, const Tally *t, int nworkers);
+/* The progress line (on a terminal) after each case. */
+void progress(const Tally *t, double t0, int tty);
 
 #endif
