@@ -308,6 +308,8 @@ static void sql_selection(Sql *q, const ResultsSel *sel)
 
 void caseset_free(CaseSet *cs)
 {
+    if (!cs)
+        return;
     for (int i = 0; i < cs->naxes; i++)
         free(cs->axes[i].vals);
     free(cs->recs);

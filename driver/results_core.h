@@ -82,7 +82,7 @@ typedef struct BaseRef {
  * o->ratio is set each one's ratio to its baseline case (o->baseline
  * "axis=value,..."; NULL: the runs' stored baseline, else fb[0..nfb) when
  * nfb > 0).  A ratio's noise combines the case's and its baseline's.  0, or -1
- * with err; cs is to be freed with caseset_free either way. */
+ * with err; cs is to be freed with caseset_free either way (NULL is fine). */
 int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
                  const BaseRef *fb, int nfb, CaseSet *cs, KvxError *err);
 void caseset_free(CaseSet *cs);

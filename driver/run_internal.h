@@ -12,6 +12,10 @@
 #include "shard.h"
 #include "store.h"
 #include "resolve.h"
+#include "worker.h"
+
+#include <pthread.h>
+#include <sys/types.h>
 
 #define RUN_MAX_DEVICES 16
 
@@ -196,5 +200,120 @@ void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compil
 void profile_print(const RunProfile *pr, const Tally *t, int nworkers);
 /* The progress line (on a terminal) after each case. */
 void progress(const Tally *t, double t0, int tty);
+
+/* ---- run.c: the session ------------------------------------------------------------ */
+
+typedef struct Range {
+    int cur, end, group;
+} Range;
+
+typedef struct CaseGeom {
+    uint32_t grid[3], block[3], cluster[3];
+    uint32_t smem;
+} CaseGeom;
+
+/* Cases handed to a worker ahead of their turn: while it runs one, the next
+ * waits in its pipe, so the parent's storing and resolving overlap the GPU's
+ * work instead of adding to it.  Two are enough for that (and a CaseDesc, 18
+ * KB, twice fits a pipe's 64 KB: the write never blocks). */
+#define RUN_PIPELINE 2
+
+typedef struct Worker {
+    int device;                 /* GPU ordinal */
+    pid_t pid;
+    int to, from;               /* pipe ends: parent writes to, reads from */
+    DeviceInfo info;
+    int q[RUN_PIPELINE];        /* indices into cases handed over, oldest (running) first */
+    int nq;
+    int broken;                 /* a write failed: hand nothing more until its results are read */
+    int cur, end;               /* the workload group it works through: cases[cur..end) */
+    int group;
+    double started;             /* ms, when the oldest case in q began (about) */
+    double timeout_ms;
+    double started_at;          /* ms, when the process was started */
+} Worker;
+
+typedef struct Compiler {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    JitJob *jobs;               /* the sources cases need, in first-use order */
+    int *ready;                 /* per job: 0 pending, 1 done */
+    int *job_of;                /* per source: index into jobs, or -1 */
+    int n;
+    JitOptions jo;
+    KvxError err;
+    int failed;
+    int finished;
+    double wall_ms;
+} Compiler;
+
+/* One `kvx run`: what its stages share.  (The parent's; a worker's own state
+ * is worker_internal.h's.)  Everything starts zeroed and session_close frees
+ * whatever exists, so a stage that fails just returns its exit status. */
+typedef struct RunSession {
+    int argc;
+    char **argv;
+    RunOpts o;
+    RunProfile prof;
+    KvxError err;
+    int rc;                     /* 0, or the exit status of the first failure */
+    Spec *s;
+    DeviceInfo infos[RUN_MAX_DEVICES];
+    int devs[RUN_MAX_DEVICES], ndev;
+    DeviceFacts facts;
+    Plan p;
+    PlanRef pref;
+    unsigned char *sel;
+    Shard shard;
+    MeasureSettings m;
+    char *mjson;
+    const char *db_path;
+    Store *st;
+    uint64_t base_mask;         /* a point's partner is itself with these set to the baseline */
+    char opts_text[1024];
+    RunCase *cases;
+    int ncases, nstored, nsel;
+    Compiler comp;
+    int comp_started;
+    char *cache;
+    int64_t run_id;
+    Worker workers[RUN_MAX_DEVICES];
+    int nworkers, nworkers0;
+    int64_t *variant_ids;       /* per source, once its row is stored */
+    Tally tally;
+    int tty;
+    double t0;
+    /* Workload groups (contiguous after the sort) go whole to one worker: it
+     * then generates each input once, keeps the group's host references, and
+     * holds the baseline's output for the differential check. */
+    int *gstart, ngroups, next_group;
+    unsigned char *gbase;       /* the group starts with its baseline */
+    Range orphan[RUN_MAX_DEVICES];  /* groups whose worker could not be restarted */
+    int norphans;
+    int *live;                  /* 1 = handed out */
+    double (*mvals)[3];         /* bytes, atomics, elements per case */
+    CaseGeom *geoms;
+    double *medians;
+    CaseDesc *desc;
+    RefFails refs_failed;
+    char (*refkeys)[65];        /* each case's reference key */
+    CaseDesc *kept;             /* --counters: each case as it was sent */
+    const char **kept_keys;     /* --counters: the keys of those that ran */
+} RunSession;
+
+/* Print r->err and clear it; r->rc = rc.  Returns rc. */
+int run_fail(RunSession *r, int rc);
+/* Start a worker process for GPU device (fork + exec of `kvx __worker`) and
+ * read its start frame.  0, or -1 with err. */
+int run_worker_start(Worker *w, int device, KvxError *err);
+/* End a worker: close its pipe and wait, or kill it first (kill_it). */
+void run_worker_stop(Worker *w, int kill_it);
+
+/* ---- run_loop.c --------------------------------------------------------------------- */
+
+/* Hand out and collect until every case is stored (or r->rc is set, or no
+ * worker is left); closes the loop stage. */
+void run_loop(RunSession *r);
 
 #endif

@@ -67,8 +67,8 @@ typedef struct Plan {
     uint64_t code_axes;         /* union over sources */
 } Plan;
 
-/* Expand, filter and emit.  cmdline is the reproducing command named in each
- * source's header ("kvx gen specs/x.yaml").  0 or -1 with err. */
+/* Expand, filter and emit: each source's header names the spec, the variant
+ * and the command that reproduces it.  0 or -1 with err. */
 int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err);
 void plan_free(Plan *p);        /* accepts a zeroed Plan */
 
