@@ -708,9 +708,95 @@ done:
     return rc;
 }
 
+/* The sources so far and a new source's hash or file name, for the tables
+ * that keep plan_build linear in the number of sources. */
+typedef struct NewSource { const Source *srcs; const char *s; } NewSource;
+
+static int same_hash(int stored, const void *ctx)
+{
+    const NewSource *n = ctx;
+    return strcmp(n->srcs[stored].hash, n->s) == 0;
+}
+
+static int same_file(int stored, const void *ctx)
+{
+    const NewSource *n = ctx;
+    return strcmp(n->srcs[stored].file, n->s) == 0;
+}
+
+/* Points already emitted, by the values of the axes their template read: a
+ * point that agrees with one of them on those axes reads the same axes and
+ * emits the same text, so its source is known without emitting it again
+ * (a million-value workload axis planned in seconds, not half a minute). */
+#define MEMO_MASKS 8
+typedef struct Memo {
+    int n;
+    uint64_t mask[MEMO_MASKS];
+    HashIdx pts[MEMO_MASKS];   /* point index -> its source through p->point_src */
+} Memo;
+
+typedef struct MemoKey { const Plan *p; uint64_t mask; int i; } MemoKey;
+
+static uint64_t memo_hash(const Plan *p, uint64_t mask, int i)
+{
+    const int *v = plan_point(p, i);
+    uint64_t h = mask;
+    for (int a = 0; a < p->spec->naxes; a++)
+        if (mask >> a & 1)
+            h = (h ^ (uint64_t)v[a]) * 1099511628211ull;
+    return h;
+}
+
+static int memo_same(int stored, const void *ctx)
+{
+    const MemoKey *k = ctx;
+    const int *a = plan_point(k->p, stored), *b = plan_point(k->p, k->i);
+    for (int x = 0; x < k->p->spec->naxes; x++)
+        if ((k->mask >> x & 1) && a[x] != b[x])
+            return 0;
+    return 1;
+}
+
+/* The source of a point emitted before that agrees with i, or -1. */
+static int memo_find(Memo *m, const Plan *p, int i)
+{
+    for (int k = 0; k < m->n; k++) {
+        MemoKey key = {p, m->mask[k], i};
+        HashIdx *t = &m->pts[k];
+        uint64_t h = memo_hash(p, m->mask[k], i);
+        /* A lookup without inserting: probe as hidx_add does. */
+        for (size_t j = t->cap ? h & (t->cap - 1) : 0; t->cap && t->idx[j] >= 0;
+             j = (j + 1) & (t->cap - 1))
+            if (t->hash[j] == h && memo_same(t->idx[j], &key))
+                return p->point_src[t->idx[j]];
+    }
+    return -1;
+}
+
+static void memo_add(Memo *m, const Plan *p, int i, uint64_t mask)
+{
+    int k = 0;
+    while (k < m->n && m->mask[k] != mask)
+        k++;
+    if (k == m->n) {
+        if (m->n == MEMO_MASKS)
+            return;   /* more shapes than that: emit the rest, as before */
+        m->mask[m->n++] = mask;
+    }
+    hidx_add(&m->pts[k], memo_hash(p, mask, i), i, memo_same, &(MemoKey){p, mask, i});
+}
+
+static void memo_free(Memo *m)
+{
+    for (int k = 0; k < m->n; k++)
+        hidx_free(&m->pts[k]);
+}
+
 int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
+    HashIdx by_hash = {0}, by_file = {0};
+    Memo memo = {0};
     p->spec = s;
     p->facts = *f;
     Template *t = NULL;
@@ -730,6 +816,12 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
     p->srcs = xcalloc((size_t)cap, sizeof(Source));
     scratch = arena_new();
     for (int i = 0; i < p->npoints; i++) {
+        int known = memo_find(&memo, p, i);
+        if (known >= 0) {
+            p->srcs[known].npoints++;
+            p->point_src[i] = known;
+            continue;
+        }
         PointEnv pe;
         point_env_init(&pe, s, plan_point(p, i), &p->facts, scratch);
         sb_reset(&body);
@@ -756,12 +848,8 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
         sb_put(&text, body.p ? body.p : "", body.len);
         char hash[65];
         sha256_hex(text.p, text.len, hash);
-        int src = -1;
-        for (int k = p->nsrcs - 1; k >= 0; k--)
-            if (strcmp(p->srcs[k].hash, hash) == 0) {
-                src = k;
-                break;
-            }
+        int src = hidx_add(&by_hash, hash_bytes(hash, 64), p->nsrcs, same_hash,
+                           &(NewSource){p->srcs, hash});
         if (src < 0) {
             if (p->nsrcs == cap) {
                 p->srcs = xrealloc(p->srcs, sizeof(Source) * (size_t)(cap *= 2));
@@ -775,23 +863,23 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
             label = NULL;
             so->code_axes = mask;
             so->first_point = i;
-            for (int k = 0; k < src; k++)
-                if (strcmp(p->srcs[k].file, so->file) == 0) {
-                    /* Two values sanitised to one name: keep both files apart. */
-                    char *dot = strrchr(so->file, '.');
-                    *dot = 0;
-                    char *renamed = xmalloc(strlen(so->file) + 16);
-                    sprintf(renamed, "%s__%.8s.cu", so->file, hash);
-                    free(so->file);
-                    so->file = renamed;
-                    break;
-                }
+            if (hidx_add(&by_file, hash_bytes(so->file, strlen(so->file)), src, same_file,
+                         &(NewSource){p->srcs, so->file}) >= 0) {
+                /* Two values sanitised to one name: keep both files apart. */
+                char *dot = strrchr(so->file, '.');
+                *dot = 0;
+                char *renamed = xmalloc(strlen(so->file) + 16);
+                sprintf(renamed, "%s__%.8s.cu", so->file, hash);
+                free(so->file);
+                so->file = renamed;
+            }
         }
         free(label);
         free(filter);
         p->srcs[src].npoints++;
         p->point_src[i] = src;
         p->code_axes |= mask;
+        memo_add(&memo, p, i, mask);
         if ((i & 255) == 255) {
             arena_free(scratch);
             scratch = arena_new();
@@ -801,12 +889,18 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
     template_free(t);
     sb_free(&body);
     sb_free(&text);
+    hidx_free(&by_hash);
+    hidx_free(&by_file);
+    memo_free(&memo);
     return 0;
 fail:
     arena_free(scratch);
     template_free(t);
     sb_free(&body);
     sb_free(&text);
+    hidx_free(&by_hash);
+    hidx_free(&by_file);
+    memo_free(&memo);
     plan_free(p);
     return -1;
 }

@@ -1,0 +1,210 @@
+/* test_hostile: kvx as a careless or hostile user runs it (issue 16).  Every
+ * input here once crashed kvx, hung it, took gigabytes, gave a silently wrong
+ * value or left a half-written file; each test runs the kvx binary on it and
+ * checks for a clear message, the exit status the README states, an answer
+ * within seconds, and nothing written that should not be. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#define KVX_DEADLINE_S 60   /* every command here takes well under a second or a few */
+/* The shard checks of kvx_child.h are not used here. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "kvx_child.h"
+
+/* Write text (len bytes, or strlen when len is 0) to the test directory. */
+static const char *put(const char *name, const char *text, size_t len)
+{
+    const char *p = tmp_path(name);
+    assert_int_equal(file_write_atomic(p, text, len ? len : strlen(text)), 0);
+    return p;
+}
+
+/* The tiny spec with one line replaced (from -> to), written as name. */
+static const char *tiny_with(const char *name, const char *from, const char *to)
+{
+    char *base = file_read(KVX_SOURCE_DIR "/tests/data/specs/tiny.yaml", NULL);
+    assert_non_null(base);
+    char *at = strstr(base, from);
+    assert_non_null(at);
+    StrBuf b;
+    sb_init(&b);
+    sb_put(&b, base, (size_t)(at - base));
+    sb_puts(&b, to);
+    sb_puts(&b, at + strlen(from));
+    const char *p = put(name, sb_str(&b), b.len);
+    sb_free(&b);
+    free(base);
+    return p;
+}
+
+/* kvx ARGS... must exit with rc and say msg (on stdout or stderr). */
+#define EXPECT(rc, msg, ...)                                                     \
+    do {                                                                         \
+        const char *log_ = tmp_path("log");                                      \
+        int got_ = kvx(log_, __VA_ARGS__, NULL);                                 \
+        if (got_ != (rc) || !log_has(log_, (msg))) {                             \
+            dump(log_);                                                          \
+            fail_msg("exit %d (expected %d) or no '%s'", got_, (rc), (msg));     \
+        }                                                                        \
+    } while (0)
+
+/* ---- the spec loader ----------------------------------------------------------- */
+
+static void test_spec_files(void **state)
+{
+    (void)state;
+    EXPECT(2, "/tmp: cannot open spec: it is a directory", "plan", "/tmp");
+    EXPECT(2, "/dev/zero: cannot open spec: it is not a regular file", "plan", "/dev/zero");
+}
+
+static void test_yaml_hostile(void **state)
+{
+    (void)state;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "kvx: 1\nname: x\nbad: ");
+    for (int i = 0; i < 200000; i++)
+        sb_putc(&b, '[');
+    for (int i = 0; i < 200000; i++)
+        sb_putc(&b, ']');
+    sb_putc(&b, '\n');
+    EXPECT(2, "deep.yaml:3:69: nesting deeper than 64 levels", "plan", put("deep.yaml", b.p, b.len));
+    sb_free(&b);
+    EXPECT(2, "two.yaml:3:1: a second YAML document", "plan",
+           put("two.yaml", "kvx: 1\nname: x\n---\nkvx: 1\n", 0));
+    EXPECT(2, "nul.yaml:3:8: bad YAML: control characters are not allowed", "plan",
+           put("nul.yaml", "kvx: 1\nname: x\ndoc: ab\0c\n", 25));
+    EXPECT(2, "utf.yaml:3:8: bad YAML: invalid leading UTF-8 octet", "plan",
+           put("utf.yaml", "kvx: 1\nname: x\ndoc: ab\xff\xfe" "c\n", 0));
+}
+
+static void test_integer_range(void **state)
+{
+    (void)state;
+    /* 18446744073709551716 once wrapped to 100. */
+    EXPECT(2, "big.yaml:9:13: integer literal out of range '18446744073709551716'", "plan",
+           tiny_with("big.yaml", "n: [4K, 16K, 64K, 256K]", "n: [2^16, 18446744073709551716]"));
+}
+
+/* A 10 MB doc: once 7 s in printing it (a strlen per line). */
+static void test_long_doc(void **state)
+{
+    (void)state;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "doc: ");
+    for (int i = 0; i < 2000000; i++)
+        sb_puts(&b, "word ");
+    sb_puts(&b, "40 quick");
+    const char *spec = tiny_with("doc.yaml", "doc: 40 quick", sb_str(&b));
+    sb_free(&b);
+    double t0 = now_ms();
+    EXPECT(0, "word word", "plan", spec);
+    assert_true(now_ms() - t0 < 5000);
+}
+
+/* ---- import ------------------------------------------------------------------------ */
+
+static void test_import_hostile(void **state)
+{
+    (void)state;
+    static const struct { const char *name, *csv; size_t len; const char *msg; } bad[] = {
+        /* These three once crashed (a field read past a short row). */
+        {"short.csv", "strategy,counter,hit_rate,median_ms\nnaive,u64\n", 0,
+         "short.csv:2:1: 2 fields, the header has 4"},
+        {"quote.csv", "strategy,median_ms\n\"naive,1\n", 0,
+         "quote.csv:2:1: a quote is never closed"},
+        {"nul.csv", "strategy,median_ms\nna\0ive,1\n", 27, "nul.csv:2:3: a NUL byte"},
+        /* Once stored as Inf, then exported as invalid JSON. */
+        {"inf.csv", "strategy,median_ms\nnaive,1e400\n", 0,
+         "inf.csv:2:7: median_ms: '1e400' is not a number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *csv = put(bad[i].name, bad[i].csv, bad[i].len);
+        unlink(tmp_path("imp.db"));
+        EXPECT(2, bad[i].msg, "import", csv, "--name", "r", "--db", tmp_path("imp.db"));
+        assert_int_equal(db_int(tmp_path("imp.db"), "SELECT count(*) FROM runs"), 0);
+    }
+    EXPECT(2, "it is not a regular file", "import", "/dev/zero", "--name", "r", "--db",
+           tmp_path("imp.db"));
+}
+
+/* 200,000 rows: once over two minutes (a commit per row, quadratic checks). */
+static void test_import_many(void **state)
+{
+    (void)state;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "a,b,median_ms\n");
+    for (int i = 0; i < 200000; i++)
+        sb_printf(&b, "%d,x%d,%d.5\n", i, i % 7, i % 1000);
+    const char *csv = put("many.csv", b.p, b.len);
+    sb_free(&b);
+    unlink(tmp_path("many.db"));
+    double t0 = now_ms();
+    EXPECT(0, "imported 200000 rows", "import", csv, "--name", "r", "--db", tmp_path("many.db"));
+    printf("  200,000 rows imported in %.1f s\n", (now_ms() - t0) / 1000);
+    assert_true(now_ms() - t0 < 30000);
+    assert_int_equal(db_int(tmp_path("many.db"), "SELECT count(*) FROM cases"), 200000);
+    assert_int_equal(db_int(tmp_path("many.db"), "SELECT json_array_length(axes_json, '$.b')"
+                                                 " FROM runs"), 7);
+}
+
+/* A stored Inf (an older kvx imported 1e400) exports as null, valid JSON. */
+static void test_export_nonfinite(void **state)
+{
+    (void)state;
+    const char *csv = put("fin.csv", "strategy,median_ms\nnaive,1\nwarp,2\n", 0);
+    const char *db = tmp_path("fin.db");
+    unlink(db);
+    EXPECT(0, "imported 2 rows", "import", csv, "--name", "r", "--db", db);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(db, &h), 0);
+    assert_int_equal(sqlite3_exec(h, "UPDATE cases SET median_ms = 9e999 WHERE label ="
+                                     " 'strategy=naive'", NULL, NULL, NULL), 0);
+    sqlite3_close(h);
+    EXPECT(0, "\"median_ms\": null", "export", "--db", db, "--format", "json");
+    char *out = file_read(tmp_path("log"), NULL);
+    assert_null(strstr(out, "inf"));
+    free(out);
+}
+
+int main(void)
+{
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    setenv("KVX_FAKE_GPUS", "1", 1);
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/kvx-hostile-XXXXXX", base);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    /* The tiny spec's template beside the copies made of it. */
+    char *cu = file_read(KVX_SOURCE_DIR "/tests/data/specs/tiny.cu", NULL);
+    put("tiny.cu", cu, 0);
+    free(cu);
+    printf("  working in %s\n", tmp);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spec_files),
+        cmocka_unit_test(test_yaml_hostile),
+        cmocka_unit_test(test_integer_range),
+        cmocka_unit_test(test_long_doc),
+        cmocka_unit_test(test_import_hostile),
+        cmocka_unit_test(test_import_many),
+        cmocka_unit_test(test_export_nonfinite),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (rc == 0) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        if (system(cmd)) {
+        }
+    }
+    return rc;
+}
