@@ -7,6 +7,7 @@
  * source. */
 #include "plan.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,9 @@ typedef struct TList {
 struct Template {
     Arena *arena;
     TList root;
+    int if_depth;            /* #if nesting, across includes, while parsing */
+    size_t bytes;            /* of every file read, includes counted each time */
+    char *roots[2];          /* realpaths of the spec's and the template's folders */
 };
 
 typedef enum { TOK_TEXT, TOK_EXPR, TOK_IF, TOK_ELIF, TOK_ELSE, TOK_ENDIF, TOK_INCLUDE } TokKind;
@@ -151,6 +155,8 @@ typedef struct Lexer {
     const char *src;
     Tok *toks;
     int ntoks, cap;
+    const char *at;     /* pos_at's last pointer and its position: lex asks in order */
+    SrcPos at_pos;
 } Lexer;
 
 static void tl_push(Arena *a, TList *l, TNode n)
@@ -175,10 +181,16 @@ static void tok_push(Lexer *lx, Tok t)
     lx->toks[lx->ntoks++] = t;
 }
 
-static SrcPos pos_at(const Lexer *lx, const char *p)
+/* The position of p, counted on from the last one asked for: from the start
+ * each time, 10^5 placeholders took minutes. */
+static SrcPos pos_at(Lexer *lx, const char *p)
 {
-    SrcPos sp = {lx->file, 1, 1};
-    for (const char *q = lx->src; q < p; q++) {
+    if (!lx->at || p < lx->at) {
+        lx->at = lx->src;
+        lx->at_pos = (SrcPos){lx->file, 1, 1};
+    }
+    SrcPos sp = lx->at_pos;
+    for (const char *q = lx->at; q < p; q++) {
         if (*q == '\n') {
             sp.line++;
             sp.col = 1;
@@ -186,6 +198,8 @@ static SrcPos pos_at(const Lexer *lx, const char *p)
             sp.col++;
         }
     }
+    lx->at = p;
+    lx->at_pos = sp;
     return sp;
 }
 
@@ -348,6 +362,13 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
             TList bodies[64];
             SrcPos if_pos = k->pos;
             TokKind kind = TOK_IF;
+            /* Parsing, checking and emitting recurse once per level: 4,700
+             * nested #if overflowed the stack. */
+            if (++t->if_depth > PLAN_MAX_IF_DEPTH) {
+                kvx_error_set(err, KVX_EINPUT, &k->pos, "#if nests deeper than %d",
+                              PLAN_MAX_IF_DEPTH);
+                return -1;
+            }
             for (;;) {
                 if (n.nbranch == 64) {
                     kvx_error_set(err, KVX_EINPUT, &k->pos, "too many #elif branches (at most 63)");
@@ -386,6 +407,7 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
             memcpy(n.conds, conds, sizeof(Expr *) * (size_t)n.nbranch);
             memcpy(n.bodies, bodies, sizeof(TList) * (size_t)n.nbranch);
             tl_push(t->arena, out, n);
+            t->if_depth--;
             break;
         }
         case TOK_ELIF:
@@ -403,20 +425,61 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
     return 0;
 }
 
+/* An include must resolve, after symbolic links, inside the spec's folder
+ * tree or the top template's (docs/spec.md, Includes): a template is code
+ * pasted into every variant, and /etc/passwd is not. */
+static int include_allowed(const Template *t, const char *real)
+{
+    for (int i = 0; i < 2; i++) {
+        size_t n = t->roots[i] ? strlen(t->roots[i]) : 0;
+        if (n && !strncmp(real, t->roots[i], n) && (real[n] == '/' || real[n] == 0 ||
+                                                   t->roots[i][n - 1] == '/'))
+            return 1;
+    }
+    return 0;
+}
+
 static int load_file(Template *t, const Spec *s, const char *path, int depth, TList *out,
                      const SrcPos *from, KvxError *err)
 {
-    if (depth > 16) {
-        kvx_error_set(err, KVX_EINPUT, from, "includes nest deeper than 16 (an include cycle?)");
+    const SrcPos *at = from ? from : &(SrcPos){s->path, 0, 0};
+    if (depth > PLAN_MAX_INCLUDE_DEPTH) {
+        kvx_error_set(err, KVX_EINPUT, from, "includes nest deeper than %d (an include cycle?)",
+                      PLAN_MAX_INCLUDE_DEPTH);
         return -1;
     }
-    char *text = file_read(path, NULL);
+    if (depth > 0) {
+        char *real = realpath(path, NULL);
+        int ok = real && include_allowed(t, real);
+        if (!real)
+            kvx_error_set(err, KVX_EINPUT, from, "#include '%s' not found", path);
+        else if (!ok)
+            kvx_error_set(err, KVX_EINPUT, from, "#include '%s' is outside the spec's and the"
+                          " template's folders (expected a file under %s or %s)", path,
+                          t->roots[0] ? t->roots[0] : "?", t->roots[1] ? t->roots[1] : "?");
+        free(real);
+        if (!ok)
+            return -1;
+    }
+    size_t len = 0;
+    char *text = file_read_max(path, PLAN_MAX_TEMPLATE_BYTES, &len);
     if (!text) {
-        kvx_error_set(err, KVX_EINPUT, from ? from : &(SrcPos){s->path, 0, 0},
-                      "cannot read template '%s'", path);
+        char why[64];
+        kvx_error_set(err, KVX_EINPUT, at, "cannot read template '%s': %s", path,
+                      file_read_why(errno, PLAN_MAX_TEMPLATE_BYTES, why, sizeof why));
         return -1;
     }
-    Lexer lx = {t->arena, arena_strdup(t->arena, path), arena_strdup(t->arena, text), NULL, 0, 0};
+    /* Each include is read and kept again where it appears: a fan-out of 4
+     * per level over 15 levels reached 3.6 GB before this cap. */
+    t->bytes += len;
+    if (t->bytes > PLAN_MAX_INCLUDED_BYTES) {
+        kvx_error_set(err, KVX_EINPUT, at, "the template and its includes pass %u bytes in all"
+                      " (an include fan-out?)", PLAN_MAX_INCLUDED_BYTES);
+        free(text);
+        return -1;
+    }
+    Lexer lx = {.arena = t->arena, .file = arena_strdup(t->arena, path),
+                .src = arena_strdup(t->arena, text)};
     free(text);
     int i = 0, rc = lex(&lx, err);
     if (rc == 0)
@@ -479,6 +542,11 @@ int template_load(const Spec *s, Template **out, KvxError *err)
 {
     Template *t = xcalloc(1, sizeof *t);
     t->arena = arena_new();
+    char *dirs[2] = {path_dir(s->path), path_dir(s->template_path)};
+    for (int i = 0; i < 2; i++) {
+        t->roots[i] = realpath(dirs[i], NULL);
+        free(dirs[i]);
+    }
     NameCtx nc = {s, err, 0};
     if (load_file(t, s, s->template_path, 0, &t->root, NULL, err) || check_list(&t->root, &nc)) {
         template_free(t);
@@ -493,6 +561,8 @@ void template_free(Template *t)
     if (!t)
         return;
     arena_free(t->arena);
+    free(t->roots[0]);
+    free(t->roots[1]);
     free(t);
 }
 
@@ -827,6 +897,14 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
         sb_reset(&body);
         if (template_emit(t, &pe, &body, err))
             goto fail;
+        if (body.len > PLAN_MAX_SOURCE_BYTES) {
+            char *what = plan_point_label(p, i, ~0ull);
+            kvx_error_set(err, KVX_EINPUT, &(SrcPos){s->template_path, 0, 0},
+                          "the source of %s is %zu bytes (expected at most %u)", what, body.len,
+                          PLAN_MAX_SOURCE_BYTES);
+            free(what);
+            goto fail;
+        }
         uint64_t mask = pe.used;
         sb_reset(&text);
         char *label = plan_point_label(p, i, mask);

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,10 +285,17 @@ char *file_read(const char *path, size_t *len)
 char *file_read_max(const char *path, size_t max, size_t *len)
 {
     /* Checked on the open descriptor, not the name, so that a file swapped
-     * after the check is still the one judged. */
-    FILE *f = fopen(path, "rb");
-    if (!f)
+     * after the check is still the one judged; opened without blocking, as
+     * opening a FIFO with no writer waits forever. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = saved;
         return NULL;
+    }
     struct stat st;
     int bad = fstat(fileno(f), &st) ? errno
               : S_ISDIR(st.st_mode) ? EISDIR

@@ -107,6 +107,73 @@ static void test_long_doc(void **state)
     assert_true(now_ms() - t0 < 5000);
 }
 
+/* ---- the template engine ------------------------------------------------------ */
+
+/* A spec like tiny whose template is name, with the given text. */
+static const char *template_spec(const char *spec, const char *name, const char *text, size_t len)
+{
+    put(name, text, len);
+    char line[128];
+    snprintf(line, sizeof line, "template: %s", name);
+    return tiny_with(spec, "template: tiny.cu", line);
+}
+
+static void test_template_hostile(void **state)
+{
+    (void)state;
+    /* 5,000 nested #if once overflowed the stack. */
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "extern \"C\" __global__ void count(const int *in, long long n, int thresh,"
+                " unsigned int *out) {}\n");
+    for (int i = 0; i < 5000; i++)
+        sb_puts(&b, "{{#if true}}");
+    for (int i = 0; i < 5000; i++)
+        sb_puts(&b, "{{/if}}");
+    EXPECT(2, "deep.cu:2:775: #if nests deeper than 64", "plan",
+           template_spec("ifs.yaml", "deep.cu", b.p, b.len));
+    /* 100,000 placeholders once took a minute (a position counted from the start each time). */
+    sb_reset(&b);
+    sb_puts(&b, "extern \"C\" __global__ void count(const int *in, long long n, int thresh,"
+                " unsigned int *out) {}\n");
+    for (int i = 0; i < 100000; i++)
+        sb_puts(&b, "// {{strategy}}\n");
+    double t0 = now_ms();
+    EXPECT(0, "tiny__strategy-naive.cu", "plan", template_spec("many.yaml", "many.cu", b.p, b.len));
+    assert_true(now_ms() - t0 < 10000);
+    sb_free(&b);
+    EXPECT(2, "#include '/etc/passwd' is outside the spec's and the template's folders", "plan",
+           template_spec("passwd.yaml", "passwd.cu", "{{#include \"/etc/passwd\"}}\n", 0));
+    EXPECT(2, "#include '/dev/zero' is outside", "plan",
+           template_spec("zero.yaml", "zero.cu", "{{#include \"/dev/zero\"}}\n", 0));
+    assert_int_equal(mkfifo(tmp_path("fifo.cuh"), 0600), 0);
+    EXPECT(2, "cannot read template", "plan",
+           template_spec("fifo.yaml", "fifo.cu", "{{#include \"fifo.cuh\"}}\n", 0));
+    assert_true(log_has(tmp_path("log"), "it is not a regular file"));
+}
+
+/* Four includes per level over 15 levels once reached 3.6 GB. */
+static void test_include_fanout(void **state)
+{
+    (void)state;
+    char pad[4097];
+    memset(pad, ' ', 4096);
+    pad[4096] = 0;
+    for (int level = 0; level < 15; level++) {
+        char name[32], text[5000];
+        snprintf(name, sizeof name, "f%d.cuh", level);
+        if (level < 14)
+            snprintf(text, sizeof text, "%s\n{{#include \"f%d.cuh\"}}\n{{#include \"f%d.cuh\"}}\n"
+                     "{{#include \"f%d.cuh\"}}\n{{#include \"f%d.cuh\"}}\n", pad, level + 1,
+                     level + 1, level + 1, level + 1);
+        else
+            snprintf(text, sizeof text, "%s\n", pad);
+        put(name, text, 0);
+    }
+    EXPECT(2, "the template and its includes pass 16777216 bytes in all", "plan",
+           template_spec("fan.yaml", "fan.cu", "{{#include \"f0.cuh\"}}\n", 0));
+}
+
 /* ---- import ------------------------------------------------------------------------ */
 
 static void test_import_hostile(void **state)
@@ -195,6 +262,8 @@ int main(void)
         cmocka_unit_test(test_yaml_hostile),
         cmocka_unit_test(test_integer_range),
         cmocka_unit_test(test_long_doc),
+        cmocka_unit_test(test_template_hostile),
+        cmocka_unit_test(test_include_fanout),
         cmocka_unit_test(test_import_hostile),
         cmocka_unit_test(test_import_many),
         cmocka_unit_test(test_export_nonfinite),
