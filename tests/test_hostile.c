@@ -240,6 +240,61 @@ static void test_export_nonfinite(void **state)
     free(out);
 }
 
+/* ---- outputs and exit statuses ------------------------------------------------------ */
+
+static void test_outputs(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("out.db");
+    unlink(db);
+    EXPECT(0, "imported 2 rows", "import", put("out.csv", "strategy,median_ms\nnaive,1\nwarp,2\n", 0),
+           "--name", "r", "--db", db);
+    /* These once said "cannot write" and exited 0, or replaced the link or device. */
+    const char *dir = tmp_path("adir");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    EXPECT(3, "it is a directory", "export", "--db", db, "--out", dir);
+    EXPECT(3, "it is a directory", "table", "--db", db, "--out", dir);
+    EXPECT(3, "it is a directory", "compare", db, db, "--out", dir);
+    const char *link = tmp_path("link.csv");
+    assert_int_equal(symlink(tmp_path("target.csv"), link), 0);
+    EXPECT(3, "it is a symbolic link", "export", "--db", db, "--out", link);
+    assert_int_equal(access(tmp_path("target.csv"), F_OK), -1);
+    EXPECT(3, "it is not a regular file", "export", "--db", db, "--out", "/dev/null");
+    /* Once an empty CSV and exit 0 where table said no such spec. */
+    EXPECT(2, "no cases of spec 'nosuch'", "export", "--db", db, "--spec", "nosuch");
+    EXPECT(0, "", "export", "--db", db, "--out", tmp_path("ok.csv"));
+    assert_true(log_has(tmp_path("ok.csv"), "strategy=warp"));
+    /* A read verb leaves nothing beside the database. */
+    assert_int_equal(access(tmp_path("out.db-wal"), F_OK), -1);
+    assert_int_equal(access(tmp_path("out.db-shm"), F_OK), -1);
+    /* A missing input once left an empty new.db. */
+    EXPECT(2, "cannot read", "merge", tmp_path("new.db"), tmp_path("missing.db"));
+    assert_int_equal(access(tmp_path("new.db"), F_OK), -1);
+}
+
+/* 200 flipped bytes once read as "no cases stored". */
+static void test_corrupt_db(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("bad.db");
+    unlink(db);
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "a,median_ms\n");
+    for (int i = 0; i < 2000; i++)
+        sb_printf(&b, "%d,%d\n", i, i);
+    EXPECT(0, "imported 2000 rows", "import", put("c.csv", b.p, b.len), "--name", "r", "--db", db);
+    sb_free(&b);
+    size_t len;
+    char *bytes = file_read(db, &len);
+    srand(16);
+    for (int i = 0; i < 200; i++)
+        bytes[4096 + (size_t)rand() % (len - 4096)] ^= 0x5a;
+    assert_int_equal(file_write_atomic(db, bytes, len), 0);
+    free(bytes);
+    EXPECT(2, "the database is corrupt", "table", "--db", db);
+}
+
 int main(void)
 {
     unsetenv("SLURM_ARRAY_TASK_ID");
@@ -267,6 +322,8 @@ int main(void)
         cmocka_unit_test(test_import_hostile),
         cmocka_unit_test(test_import_many),
         cmocka_unit_test(test_export_nonfinite),
+        cmocka_unit_test(test_outputs),
+        cmocka_unit_test(test_corrupt_db),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (rc == 0) {
