@@ -29,6 +29,21 @@ int loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
     return -1;
 }
 
+int loader_unique_keys(Loader *L, const yaml_node_t *map, const char *what)
+{
+    if (map->type != YAML_MAPPING_NODE)
+        return 0;   /* the caller's loader_want says what it is */
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key);
+        if (!is_scalar(k))
+            continue;
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
+            if (is_scalar(node(L, q->key)) && !strcmp(scalar(node(L, q->key)), scalar(k)))
+                return loader_fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
+    }
+    return 0;
+}
+
 int loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what)
 {
     if (n->type == t)
@@ -359,7 +374,7 @@ static int load_where(Loader *L, yaml_node_t *n)
 static int load_set(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (loader_want(L, map, YAML_MAPPING_NODE, "set"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "set") || loader_unique_keys(L, map, "set"))
         return -1;
     /* Grown in the arena (copies are cheap and few), so a failure leaks nothing. */
     int cap = 16;
@@ -759,7 +774,7 @@ static int load_root(Loader *L, yaml_node_t *root)
     for (int t = 0; t < ET_COUNT; t++)
         s->tolerance[t] = -1;
     if ((n = get(L, root, "tolerance"))) {
-        if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance"))
+        if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance") || loader_unique_keys(L, n, "tolerance"))
             return -1;
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *k = node(L, p->key);
