@@ -123,6 +123,39 @@ const char **results_split(Arena *a, const char *s, int *n)
     return out;
 }
 
+/* path as a file: URI with immutable=1, its special characters escaped. */
+static char *immutable_uri(const char *path)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "file:");
+    for (const char *p = path; *p; p++)
+        if (*p == '?' || *p == '#' || *p == '%' || (unsigned char)*p < 0x21)
+            sb_printf(&b, "%%%02X", (unsigned char)*p);
+        else
+            sb_putc(&b, *p);
+    sb_puts(&b, "?immutable=1");
+    return sb_take(&b);
+}
+
+/* A database that fails SQLite's quick check is named corrupt, with what the
+ * check found: flipped bytes once read as "no cases stored". */
+static int check_intact(sqlite3 *db, const char *path, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q);
+    const char *what = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
+    int ok = what && !strcmp(what, "ok");
+    if (!ok)
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: the database is corrupt (%s: %s)", path,
+                      what ? "quick_check" : sqlite3_errstr(sqlite3_extended_errcode(db)),
+                      what ? what : sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return ok ? 0 : -1;
+}
+
 sqlite3 *results_open_existing(const char *path, KvxError *err)
 {
     if (access(path, F_OK) != 0) {
@@ -130,14 +163,27 @@ sqlite3 *results_open_existing(const char *path, KvxError *err)
                       "no results database at '%s' (run `kvx run` first, or pass --db)", path);
         return NULL;
     }
+    /* Read verbs write nothing: read-only, and immutable (no -shm or -wal
+     * created beside the file, and readable where nothing may be written)
+     * unless a write-ahead log is there, which only a locking reader may read:
+     * a run in progress, whose pages are not all in the main file yet. */
+    char wal[4096];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    char *uri = access(wal, F_OK) == 0 ? xstrdup(path) : immutable_uri(path);
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
         kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open: %s", path,
                       db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return NULL;
     }
     sqlite3_busy_timeout(db, 10000);
+    if (check_intact(db, path, err)) {
+        sqlite3_close(db);
+        return NULL;
+    }
     sqlite3_stmt *q = NULL;
     int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM cases LIMIT 0", -1, &q, NULL) == SQLITE_OK;
     sqlite3_finalize(q);

@@ -18,6 +18,9 @@ struct sqlite3;
 
 /* The database the verbs read when --db is not given (and `kvx run` writes). */
 #define RESULTS_DEFAULT_DB "results/kvx.db"
+/* Limits of `kvx import` (docs/spec.md, Limits). */
+#define RESULTS_MAX_IMPORT_ROWS 1000000
+#define RESULTS_MAX_IMPORT_BYTES (256u << 20)
 
 int cmd_table(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -5,7 +5,9 @@
 #include "results.h"
 #include "../gen/spec.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,40 +132,62 @@ static int table_opt(TableArgs *ta, int c, const char *arg, const char *verb, co
     }
 }
 
-/* Write through a temporary file so that a failed table leaves no half file. */
+/* Write through a temporary in the destination's folder, renamed over it
+ * only at the end, so that a failed table leaves no half file.  Only a
+ * regular file is replaced: a device (as root, --out /dev/null would have
+ * become a file), a directory or a symbolic link is an error.  NULL after
+ * saying why. */
 static FILE *out_open(const char *path, char **tmp)
 {
     *tmp = NULL;
     if (!path)
         return stdout;
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "kvx: cannot write '%s': it is %s (expected a regular file)\n", path,
+                S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ? "a symbolic link"
+                                                                            : "not a regular file");
+        return NULL;
+    }
     size_t n = strlen(path) + 16;
     *tmp = xmalloc(n);
-    snprintf(*tmp, n, "%s.tmp", path);
-    FILE *f = fopen(*tmp, "w");
+    snprintf(*tmp, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(*tmp);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
-        fprintf(stderr, "kvx: cannot write '%s'\n", *tmp);
+        fprintf(stderr, "kvx: cannot write '%s': %s\n", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(*tmp);
+        }
         free(*tmp);
         *tmp = NULL;
+        return NULL;
     }
+    /* mkstemp makes it 0600; an output is as readable as any file made here. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     return f;
 }
 
+/* Close f and, when ok, put it in place.  0, or KVX_EIO after saying why. */
 static int out_close(FILE *f, const char *path, char *tmp, int ok)
 {
     int rc = 0;
     if (f && f != stdout) {
         rc = fclose(f);
-        if (ok && !rc && rename(tmp, path)) {
-            fprintf(stderr, "kvx: cannot write '%s'\n", path);
+        if (ok && !rc && rename(tmp, path))
             rc = -1;
-        }
+        if (ok && rc)
+            fprintf(stderr, "kvx: cannot write '%s': %s\n", path, strerror(errno));
         if (!ok || rc)
             remove(tmp);
     } else if (f) {
-        fflush(f);
+        rc = fflush(f);
     }
     free(tmp);
-    return rc;
+    return rc ? KVX_EIO : 0;
 }
 
 static int exit_of(const KvxError *err)
@@ -255,8 +279,8 @@ int cmd_table(int argc, char **argv)
         rc = KVX_EIO;
     } else {
         int fail = results_table(db, &ta.o, f, &err);
-        out_close(f, ta.out, tmp, !fail);
-        rc = exit_of(&err);
+        int wrc = out_close(f, ta.out, tmp, !fail);
+        rc = fail ? exit_of(&err) : wrc;
     }
     sqlite3_close(db);
 done:
@@ -345,8 +369,8 @@ int cmd_compare(int argc, char **argv)
         goto done;
     }
     int fail = results_compare(&sa, &sb, &ta.o, f, &err);
-    out_close(f, ta.out, tmp, !fail);
-    rc = exit_of(&err);
+    int wrc = out_close(f, ta.out, tmp, !fail);
+    rc = fail ? exit_of(&err) : wrc;
 done:
     sqlite3_close(dba);
     sqlite3_close(dbb);
@@ -393,14 +417,22 @@ int cmd_export(int argc, char **argv)
     sqlite3 *db = results_open_existing(dbpath, &err);
     if (!db)
         return exit_of(&err);
-    char *tmp;
-    FILE *out = out_open(outpath, &tmp);
+    /* An unknown --spec is an error, as in kvx table, not an empty file. */
+    Arena *a = arena_new();
+    ResultsSel sel = {.spec = spec};
     int rc = KVX_EIO;
-    if (out) {
-        int fail = results_export(db, spec, f, out, &err);
-        out_close(out, outpath, tmp, !fail);
+    if (spec && results_resolve_spec(db, &sel, a, &err)) {
         rc = exit_of(&err);
+    } else {
+        char *tmp;
+        FILE *out = out_open(outpath, &tmp);
+        if (out) {
+            int fail = results_export(db, spec, f, out, &err);
+            int wrc = out_close(out, outpath, tmp, !fail);
+            rc = fail ? exit_of(&err) : wrc;
+        }
     }
+    arena_free(a);
     sqlite3_close(db);
     kvx_error_clear(&err);
     return rc;
@@ -476,7 +508,16 @@ int cmd_merge(int argc, char **argv)
                         : usage_fail("merge", merge_usage, NULL);
     if (argc - optind < 2)
         return usage_fail("merge", merge_usage, "expected an output and at least one input");
-    Store *out = store_open(argv[optind], &err);
+    /* Every input checked before the output is made: a missing one left an
+     * empty OUT.db behind. */
+    for (int i = optind + 1; i < argc; i++)
+        if (access(argv[i], R_OK) != 0) {
+            fprintf(stderr, "kvx: cannot read '%s': %s\n", argv[i], strerror(errno));
+            return KVX_EINPUT;
+        }
+    const char *outp = argv[optind];
+    int existed = access(outp, F_OK) == 0;
+    Store *out = store_open(outp, &err);
     if (!out)
         return exit_of(&err);
     int rc = 0;
@@ -491,6 +532,15 @@ int cmd_merge(int argc, char **argv)
                s.variants_added, s.cases_added, s.cases_present);
     }
     store_close(out);
+    if (rc && !existed) {
+        /* A new output that got nothing is removed with its journal files. */
+        char side[4096];
+        unlink(outp);
+        snprintf(side, sizeof side, "%s-wal", outp);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", outp);
+        unlink(side);
+    }
     kvx_error_clear(&err);
     return rc;
 }

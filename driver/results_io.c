@@ -10,6 +10,8 @@
 #include "case.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -52,6 +54,13 @@ static void export_cell(sqlite3_stmt *q, int i, ResultsFormat f, FILE *out)
         fprintf(out, "%lld", (long long)sqlite3_column_int64(q, i));
         break;
     case SQLITE_FLOAT:
+        /* JSON has no Inf or NaN (a database written by an older kvx may hold
+         * them): they go out as null, and empty in CSV, like NULL. */
+        if (!isfinite(sqlite3_column_double(q, i))) {
+            if (f == RESULTS_JSON)
+                fputs("null", out);
+            break;
+        }
         results_num_text(buf, sizeof buf, sqlite3_column_double(q, i));
         fputs(buf, out);
         break;
@@ -185,15 +194,27 @@ typedef struct CsvRow {
     int *col;          /* 1-based column of each field, for messages */
 } CsvRow;
 
-/* Split text into rows of fields (RFC 4180 quoting; blank lines and lines
- * starting with '#' are skipped). */
-static CsvRow *csv_parse(Arena *a, const char *text, int *nrows)
+/* Split text (len bytes) into rows of fields (RFC 4180 quoting; blank lines
+ * and lines starting with '#' are skipped).  A NUL byte, a quote never closed
+ * and more than RESULTS_MAX_IMPORT_ROWS rows are errors at their position;
+ * the rows read so far are returned in any case, for the caller to free. */
+static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t len, int *nrows,
+                         KvxError *err)
 {
     int cap = 16;
     CsvRow *rows = xmalloc(sizeof *rows * (size_t)cap);
     *nrows = 0;
     const char *p = text;
     int line = 1;
+    const char *nul = memchr(text, 0, len);
+    if (nul) {
+        /* The text past a NUL would be cut off unseen: name where it is. */
+        SrcPos pos = {path, 1, 1};
+        for (const char *q = text; q < nul; q++)
+            pos.line += *q == '\n', pos.col = *q == '\n' ? 1 : pos.col + 1;
+        kvx_error_set(err, KVX_EINPUT, &pos, "a NUL byte (expected text)");
+        return rows;
+    }
     while (*p) {
         if (*p == '\n' || *p == '#' || (*p == '\r' && p[1] == '\n')) {
             while (*p && *p != '\n')
@@ -214,6 +235,7 @@ static CsvRow *csv_parse(Arena *a, const char *text, int *nrows)
             sb_init(&b);
             int col = (int)(p - ls) + 1;
             if (*p == '"') {
+                SrcPos open = {path, line, col};
                 for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
                     if (*p == '"')
                         p++;
@@ -223,6 +245,8 @@ static CsvRow *csv_parse(Arena *a, const char *text, int *nrows)
                 }
                 if (*p == '"')
                     p++;
+                else
+                    kvx_error_set(err, KVX_EINPUT, &open, "a quote is never closed (expected '\"')");
             }
             while (*p && *p != ',' && *p != '\n' && *p != '\r')
                 sb_putc(&b, *p++);
@@ -247,6 +271,13 @@ static CsvRow *csv_parse(Arena *a, const char *text, int *nrows)
         if (*nrows == cap)
             rows = xrealloc(rows, sizeof *rows * (size_t)(cap *= 2));
         rows[(*nrows)++] = r;
+        if (*nrows > RESULTS_MAX_IMPORT_ROWS) {
+            SrcPos pos = {path, r.line, 1};
+            kvx_error_set(err, KVX_EINPUT, &pos, "more than %d rows (expected at most that many"
+                          " per import)", RESULTS_MAX_IMPORT_ROWS);
+        }
+        if (err->code)
+            break;
     }
     return rows;
 }
@@ -261,14 +292,30 @@ static int is_ident(const char *s)
     return 1;
 }
 
-/* A whole field that is a decimal number (not "inf", "nan" or hex). */
+/* A whole field that is a finite decimal number (not "inf", "nan", hex, or
+ * 1e400, which strtod makes Inf). */
 static int parse_number(const char *s, double *d)
 {
     if (!*s || strpbrk(s, "xXnNiI"))
         return 0;
     char *end;
     *d = strtod(s, &end);
-    return *end == 0;
+    return *end == 0 && isfinite(*d);
+}
+
+/* Rows whose keys (or whose field f) are equal, for the duplicate checks. */
+typedef struct RowKey { const CaseRow *cases; const CsvRow *rows; int f; const char *s; } RowKey;
+
+static int same_key(int stored, const void *ctx)
+{
+    const RowKey *k = ctx;
+    return strcmp(k->cases[stored].key, k->s) == 0;
+}
+
+static int same_field(int stored, const void *ctx)
+{
+    const RowKey *k = ctx;
+    return strcmp(k->rows[stored].f[k->f], k->s) == 0;
 }
 
 static void json_scalar(StrBuf *b, const char *s)
@@ -298,13 +345,16 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
     sqlite3 *db = store_db(st);
     Arena *a = arena_new();
     size_t len;
-    char *text = file_read(csv_path, &len);
+    HashIdx keys = {0};
+    char *text = file_read_max(csv_path, RESULTS_MAX_IMPORT_BYTES, &len);
     CsvRow *rows = NULL;
     int nrows = 0, rc = -1;
     int64_t run_id = 0;
     *nstored = 0;
     if (!text) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s'", csv_path);
+        char why[64];
+        kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s': %s", csv_path,
+                      file_read_why(errno, RESULTS_MAX_IMPORT_BYTES, why, sizeof why));
         goto done;
     }
     if (!o->name || !is_ident(o->name)) {
@@ -314,7 +364,9 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
         goto done;
     }
     const char *spec = o->spec ? o->spec : o->name;
-    rows = csv_parse(a, text, &nrows);
+    rows = csv_parse(a, csv_path, text, len, &nrows, err);
+    if (err->code)
+        goto done;
     if (nrows < 2) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: expected a header and at least one row",
                       csv_path);
@@ -357,6 +409,13 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
         goto done;
     }
     /* Check every row and build its case before storing anything. */
+    /* Every row's field count first: the checks below index any field. */
+    for (int r = 1; r < nrows; r++)
+        if (rows[r].n != h->n) {
+            SrcPos pos = {csv_path, rows[r].line, 1};
+            kvx_error_set(err, KVX_EINPUT, &pos, "%d fields, the header has %d", rows[r].n, h->n);
+            goto done;
+        }
     CaseRow *cases = arena_alloc(a, sizeof *cases * (size_t)nrows);
     StrBuf axes, decl, label;
     sb_init(&axes), sb_init(&decl), sb_init(&label);
@@ -364,11 +423,6 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
         const CsvRow *row = &rows[r];
         CaseRow *c = &cases[r];
         store_case_init(c);
-        if (row->n != h->n) {
-            SrcPos pos = {csv_path, row->line, 1};
-            kvx_error_set(err, KVX_EINPUT, &pos, "%d fields, the header has %d", row->n, h->n);
-            break;
-        }
         sb_reset(&axes), sb_reset(&label);
         sb_putc(&axes, '{');
         for (int i = 0; i < nax; i++) {
@@ -403,27 +457,29 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
         char key[65];
         store_case_key(parts, key);
         c->key = arena_strdup(a, key);
-        for (int j = 1; j < r && !err->code; j++)
-            if (!strcmp(cases[j].key, c->key)) {
-                SrcPos pos = {csv_path, row->line, 1};
-                kvx_error_set(err, KVX_EINPUT, &pos, "repeats the axis values of line %d",
-                              rows[j].line);
-            }
+        int j = hidx_add(&keys, hash_bytes(key, 64), r, same_key,
+                         &(RowKey){cases, rows, 0, c->key});
+        if (j >= 0) {
+            SrcPos pos = {csv_path, row->line, 1};
+            kvx_error_set(err, KVX_EINPUT, &pos, "repeats the axis values of line %d",
+                          rows[j].line);
+        }
     }
     /* The declared order of axis values is the order of the file. */
     sb_putc(&decl, '{');
-    for (int i = 0; i < nax; i++) {
+    for (int i = 0; i < nax && !err->code; i++) {
         sb_printf(&decl, "%s\"%s\":[", i ? "," : "", h->f[i]);
         int nv = 0;
+        HashIdx seen = {0};
         for (int r = 1; r < nrows; r++) {
-            int seen = 0;
-            for (int j = 1; j < r && !seen; j++)
-                seen = !strcmp(rows[j].f[i], rows[r].f[i]);
-            if (!seen) {
+            const char *f = rows[r].f[i];
+            if (hidx_add(&seen, hash_bytes(f, strlen(f)), r, same_field,
+                         &(RowKey){cases, rows, i, f}) < 0) {
                 sb_puts(&decl, nv++ ? "," : "");
-                json_scalar(&decl, rows[r].f[i]);
+                json_scalar(&decl, f);
             }
         }
+        hidx_free(&seen);
         sb_putc(&decl, ']');
     }
     sb_putc(&decl, '}');
@@ -460,11 +516,11 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
     env.peak_gbs = 0;
     if (store_begin_run(st, &env, &run_id, err))
         goto done;
-    for (int r = 1; r < nrows; r++) {
-        if (store_put_case(st, run_id, 0, &cases[r], err))
-            goto done;
-        (*nstored)++;
-    }
+    /* One transaction for all rows: a commit per row made 200,000 rows take
+     * minutes. */
+    if (store_put_cases(st, run_id, 0, cases + 1, nrows - 1, err))
+        goto done;
+    *nstored = nrows - 1;
     rc = 0;
 done:
     if (rc && run_id) {
@@ -479,6 +535,7 @@ done:
             }
         *nstored = 0;
     }
+    hidx_free(&keys);
     free(rows);
     free(text);
     arena_free(a);

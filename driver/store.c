@@ -392,11 +392,10 @@ void store_case_init(CaseRow *c)
     c->throttled = -1;
 }
 
-int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
-                   KvxError *err)
+/* Insert one case inside the caller's transaction.  0 or -1. */
+static int insert_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
+                       KvxError *err)
 {
-    if (step_done(s, s->st[ST_BEGIN], err, "starting a case transaction"))
-        return -1;
     sqlite3_stmt *q = s->st[ST_CASE];
     int i = 1;
     bind_int(q, i++, run_id);
@@ -450,11 +449,26 @@ int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
-    if (rc != SQLITE_DONE) {
-        step_done(s, s->st[ST_ROLLBACK], NULL, "rollback");
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c, int n,
+                    KvxError *err)
+{
+    if (step_done(s, s->st[ST_BEGIN], err, "starting a case transaction"))
         return -1;
-    }
-    return step_done(s, s->st[ST_COMMIT], err, "committing a case");
+    for (int i = 0; i < n; i++)
+        if (insert_case(s, run_id, variant_id, &c[i], err)) {
+            step_done(s, s->st[ST_ROLLBACK], NULL, "rollback");
+            return -1;
+        }
+    return step_done(s, s->st[ST_COMMIT], err, "committing cases");
+}
+
+int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
+                   KvxError *err)
+{
+    return store_put_cases(s, run_id, variant_id, c, 1, err);
 }
 
 int store_has_case(Store *s, const char *key, KvxError *err)

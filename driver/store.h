@@ -94,6 +94,9 @@ typedef struct CaseRow {
  * an error (KVX_EIO); each call is its own transaction. */
 int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
                    KvxError *err);
+/* n cases in one transaction: all stored, or none (a bulk import). */
+int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c, int n,
+                    KvxError *err);
 /* 1 when a case with this key is stored (any run), 0 when not, -1 on error. */
 int store_has_case(Store *s, const char *key, KvxError *err);
 /* Delete stored cases with this key (for --rerun).  0 or -1. */

@@ -82,7 +82,9 @@ int expr_scan_number(const char *s, size_t *len, Value *out, const char **why)
         }
     } else {
         for (; is_digit(*q); q++) {
-            if (u > ((uint64_t)INT64_MAX - 9) / 10 && u * 10 + (uint64_t)(*q - '0') > (uint64_t)INT64_MAX)
+            /* Compared before multiplying: u * 10 itself may pass 2^64 and wrap
+             * (18446744073709551716 would be 100). */
+            if (is_float < 0 || u > ((uint64_t)INT64_MAX - (uint64_t)(*q - '0')) / 10)
                 is_float = -1; /* too large for an int: an error unless it is a float */
             else
                 u = u * 10 + (uint64_t)(*q - '0');

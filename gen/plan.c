@@ -7,6 +7,7 @@
  * source. */
 #include "plan.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,9 @@ typedef struct TList {
 struct Template {
     Arena *arena;
     TList root;
+    int if_depth;            /* #if nesting, across includes, while parsing */
+    size_t bytes;            /* of every file read, includes counted each time */
+    char *roots[2];          /* realpaths of the spec's and the template's folders */
 };
 
 typedef enum { TOK_TEXT, TOK_EXPR, TOK_IF, TOK_ELIF, TOK_ELSE, TOK_ENDIF, TOK_INCLUDE } TokKind;
@@ -151,6 +155,8 @@ typedef struct Lexer {
     const char *src;
     Tok *toks;
     int ntoks, cap;
+    const char *at;     /* pos_at's last pointer and its position: lex asks in order */
+    SrcPos at_pos;
 } Lexer;
 
 static void tl_push(Arena *a, TList *l, TNode n)
@@ -175,10 +181,16 @@ static void tok_push(Lexer *lx, Tok t)
     lx->toks[lx->ntoks++] = t;
 }
 
-static SrcPos pos_at(const Lexer *lx, const char *p)
+/* The position of p, counted on from the last one asked for: from the start
+ * each time, 10^5 placeholders took minutes. */
+static SrcPos pos_at(Lexer *lx, const char *p)
 {
-    SrcPos sp = {lx->file, 1, 1};
-    for (const char *q = lx->src; q < p; q++) {
+    if (!lx->at || p < lx->at) {
+        lx->at = lx->src;
+        lx->at_pos = (SrcPos){lx->file, 1, 1};
+    }
+    SrcPos sp = lx->at_pos;
+    for (const char *q = lx->at; q < p; q++) {
         if (*q == '\n') {
             sp.line++;
             sp.col = 1;
@@ -186,7 +198,19 @@ static SrcPos pos_at(const Lexer *lx, const char *p)
             sp.col++;
         }
     }
+    lx->at = p;
+    lx->at_pos = sp;
     return sp;
+}
+
+/* The next "{{" from p, or NULL.  A loop, not strstr: ASan's strstr measures
+ * the whole rest of the text on each call, quadratic over 10^5 placeholders. */
+static const char *find_open(const char *p)
+{
+    for (; *p; p++)
+        if (p[0] == '{' && p[1] == '{')
+            return p;
+    return NULL;
 }
 
 /* Split a template into text and directive tokens.  A directive (not a value
@@ -194,7 +218,7 @@ static SrcPos pos_at(const Lexer *lx, const char *p)
 static int lex(Lexer *lx, KvxError *err)
 {
     const char *p = lx->src, *text = p;
-    while ((p = strstr(p, "{{")) != NULL) {
+    while ((p = find_open(p)) != NULL) {
         const char *open = p, *q = p + 2;
         while (*q == ' ' || *q == '\t')
             q++;
@@ -348,6 +372,13 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
             TList bodies[64];
             SrcPos if_pos = k->pos;
             TokKind kind = TOK_IF;
+            /* Parsing, checking and emitting recurse once per level: 4,700
+             * nested #if overflowed the stack. */
+            if (++t->if_depth > PLAN_MAX_IF_DEPTH) {
+                kvx_error_set(err, KVX_EINPUT, &k->pos, "#if nests deeper than %d",
+                              PLAN_MAX_IF_DEPTH);
+                return -1;
+            }
             for (;;) {
                 if (n.nbranch == 64) {
                     kvx_error_set(err, KVX_EINPUT, &k->pos, "too many #elif branches (at most 63)");
@@ -386,6 +417,7 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
             memcpy(n.conds, conds, sizeof(Expr *) * (size_t)n.nbranch);
             memcpy(n.bodies, bodies, sizeof(TList) * (size_t)n.nbranch);
             tl_push(t->arena, out, n);
+            t->if_depth--;
             break;
         }
         case TOK_ELIF:
@@ -403,20 +435,61 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
     return 0;
 }
 
+/* An include must resolve, after symbolic links, inside the spec's folder
+ * tree or the top template's (docs/spec.md, Includes): a template is code
+ * pasted into every variant, and /etc/passwd is not. */
+static int include_allowed(const Template *t, const char *real)
+{
+    for (int i = 0; i < 2; i++) {
+        size_t n = t->roots[i] ? strlen(t->roots[i]) : 0;
+        if (n && !strncmp(real, t->roots[i], n) && (real[n] == '/' || real[n] == 0 ||
+                                                   t->roots[i][n - 1] == '/'))
+            return 1;
+    }
+    return 0;
+}
+
 static int load_file(Template *t, const Spec *s, const char *path, int depth, TList *out,
                      const SrcPos *from, KvxError *err)
 {
-    if (depth > 16) {
-        kvx_error_set(err, KVX_EINPUT, from, "includes nest deeper than 16 (an include cycle?)");
+    const SrcPos *at = from ? from : &(SrcPos){s->path, 0, 0};
+    if (depth > PLAN_MAX_INCLUDE_DEPTH) {
+        kvx_error_set(err, KVX_EINPUT, from, "includes nest deeper than %d (an include cycle?)",
+                      PLAN_MAX_INCLUDE_DEPTH);
         return -1;
     }
-    char *text = file_read(path, NULL);
+    if (depth > 0) {
+        char *real = realpath(path, NULL);
+        int ok = real && include_allowed(t, real);
+        if (!real)
+            kvx_error_set(err, KVX_EINPUT, from, "#include '%s' not found", path);
+        else if (!ok)
+            kvx_error_set(err, KVX_EINPUT, from, "#include '%s' is outside the spec's and the"
+                          " template's folders (expected a file under %s or %s)", path,
+                          t->roots[0] ? t->roots[0] : "?", t->roots[1] ? t->roots[1] : "?");
+        free(real);
+        if (!ok)
+            return -1;
+    }
+    size_t len = 0;
+    char *text = file_read_max(path, PLAN_MAX_TEMPLATE_BYTES, &len);
     if (!text) {
-        kvx_error_set(err, KVX_EINPUT, from ? from : &(SrcPos){s->path, 0, 0},
-                      "cannot read template '%s'", path);
+        char why[64];
+        kvx_error_set(err, KVX_EINPUT, at, "cannot read template '%s': %s", path,
+                      file_read_why(errno, PLAN_MAX_TEMPLATE_BYTES, why, sizeof why));
         return -1;
     }
-    Lexer lx = {t->arena, arena_strdup(t->arena, path), arena_strdup(t->arena, text), NULL, 0, 0};
+    /* Each include is read and kept again where it appears: a fan-out of 4
+     * per level over 15 levels reached 3.6 GB before this cap. */
+    t->bytes += len;
+    if (t->bytes > PLAN_MAX_INCLUDED_BYTES) {
+        kvx_error_set(err, KVX_EINPUT, at, "the template and its includes pass %u bytes in all"
+                      " (an include fan-out?)", PLAN_MAX_INCLUDED_BYTES);
+        free(text);
+        return -1;
+    }
+    Lexer lx = {.arena = t->arena, .file = arena_strdup(t->arena, path),
+                .src = arena_strdup(t->arena, text)};
     free(text);
     int i = 0, rc = lex(&lx, err);
     if (rc == 0)
@@ -479,6 +552,11 @@ int template_load(const Spec *s, Template **out, KvxError *err)
 {
     Template *t = xcalloc(1, sizeof *t);
     t->arena = arena_new();
+    char *dirs[2] = {path_dir(s->path), path_dir(s->template_path)};
+    for (int i = 0; i < 2; i++) {
+        t->roots[i] = realpath(dirs[i], NULL);
+        free(dirs[i]);
+    }
     NameCtx nc = {s, err, 0};
     if (load_file(t, s, s->template_path, 0, &t->root, NULL, err) || check_list(&t->root, &nc)) {
         template_free(t);
@@ -493,6 +571,8 @@ void template_free(Template *t)
     if (!t)
         return;
     arena_free(t->arena);
+    free(t->roots[0]);
+    free(t->roots[1]);
     free(t);
 }
 
@@ -708,9 +788,95 @@ done:
     return rc;
 }
 
+/* The sources so far and a new source's hash or file name, for the tables
+ * that keep plan_build linear in the number of sources. */
+typedef struct NewSource { const Source *srcs; const char *s; } NewSource;
+
+static int same_hash(int stored, const void *ctx)
+{
+    const NewSource *n = ctx;
+    return strcmp(n->srcs[stored].hash, n->s) == 0;
+}
+
+static int same_file(int stored, const void *ctx)
+{
+    const NewSource *n = ctx;
+    return strcmp(n->srcs[stored].file, n->s) == 0;
+}
+
+/* Points already emitted, by the values of the axes their template read: a
+ * point that agrees with one of them on those axes reads the same axes and
+ * emits the same text, so its source is known without emitting it again
+ * (a million-value workload axis planned in seconds, not half a minute). */
+#define MEMO_MASKS 8
+typedef struct Memo {
+    int n;
+    uint64_t mask[MEMO_MASKS];
+    HashIdx pts[MEMO_MASKS];   /* point index -> its source through p->point_src */
+} Memo;
+
+typedef struct MemoKey { const Plan *p; uint64_t mask; int i; } MemoKey;
+
+static uint64_t memo_hash(const Plan *p, uint64_t mask, int i)
+{
+    const int *v = plan_point(p, i);
+    uint64_t h = mask;
+    for (int a = 0; a < p->spec->naxes; a++)
+        if (mask >> a & 1)
+            h = (h ^ (uint64_t)v[a]) * 1099511628211ull;
+    return h;
+}
+
+static int memo_same(int stored, const void *ctx)
+{
+    const MemoKey *k = ctx;
+    const int *a = plan_point(k->p, stored), *b = plan_point(k->p, k->i);
+    for (int x = 0; x < k->p->spec->naxes; x++)
+        if ((k->mask >> x & 1) && a[x] != b[x])
+            return 0;
+    return 1;
+}
+
+/* The source of a point emitted before that agrees with i, or -1. */
+static int memo_find(Memo *m, const Plan *p, int i)
+{
+    for (int k = 0; k < m->n; k++) {
+        MemoKey key = {p, m->mask[k], i};
+        HashIdx *t = &m->pts[k];
+        uint64_t h = memo_hash(p, m->mask[k], i);
+        /* A lookup without inserting: probe as hidx_add does. */
+        for (size_t j = t->cap ? h & (t->cap - 1) : 0; t->cap && t->idx[j] >= 0;
+             j = (j + 1) & (t->cap - 1))
+            if (t->hash[j] == h && memo_same(t->idx[j], &key))
+                return p->point_src[t->idx[j]];
+    }
+    return -1;
+}
+
+static void memo_add(Memo *m, const Plan *p, int i, uint64_t mask)
+{
+    int k = 0;
+    while (k < m->n && m->mask[k] != mask)
+        k++;
+    if (k == m->n) {
+        if (m->n == MEMO_MASKS)
+            return;   /* more shapes than that: emit the rest, as before */
+        m->mask[m->n++] = mask;
+    }
+    hidx_add(&m->pts[k], memo_hash(p, mask, i), i, memo_same, &(MemoKey){p, mask, i});
+}
+
+static void memo_free(Memo *m)
+{
+    for (int k = 0; k < m->n; k++)
+        hidx_free(&m->pts[k]);
+}
+
 int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
+    HashIdx by_hash = {0}, by_file = {0};
+    Memo memo = {0};
     p->spec = s;
     p->facts = *f;
     Template *t = NULL;
@@ -730,11 +896,25 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
     p->srcs = xcalloc((size_t)cap, sizeof(Source));
     scratch = arena_new();
     for (int i = 0; i < p->npoints; i++) {
+        int known = memo_find(&memo, p, i);
+        if (known >= 0) {
+            p->srcs[known].npoints++;
+            p->point_src[i] = known;
+            continue;
+        }
         PointEnv pe;
         point_env_init(&pe, s, plan_point(p, i), &p->facts, scratch);
         sb_reset(&body);
         if (template_emit(t, &pe, &body, err))
             goto fail;
+        if (body.len > PLAN_MAX_SOURCE_BYTES) {
+            char *what = plan_point_label(p, i, ~0ull);
+            kvx_error_set(err, KVX_EINPUT, &(SrcPos){s->template_path, 0, 0},
+                          "the source of %s is %zu bytes (expected at most %u)", what, body.len,
+                          PLAN_MAX_SOURCE_BYTES);
+            free(what);
+            goto fail;
+        }
         uint64_t mask = pe.used;
         sb_reset(&text);
         char *label = plan_point_label(p, i, mask);
@@ -756,12 +936,8 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
         sb_put(&text, body.p ? body.p : "", body.len);
         char hash[65];
         sha256_hex(text.p, text.len, hash);
-        int src = -1;
-        for (int k = p->nsrcs - 1; k >= 0; k--)
-            if (strcmp(p->srcs[k].hash, hash) == 0) {
-                src = k;
-                break;
-            }
+        int src = hidx_add(&by_hash, hash_bytes(hash, 64), p->nsrcs, same_hash,
+                           &(NewSource){p->srcs, hash});
         if (src < 0) {
             if (p->nsrcs == cap) {
                 p->srcs = xrealloc(p->srcs, sizeof(Source) * (size_t)(cap *= 2));
@@ -775,23 +951,23 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
             label = NULL;
             so->code_axes = mask;
             so->first_point = i;
-            for (int k = 0; k < src; k++)
-                if (strcmp(p->srcs[k].file, so->file) == 0) {
-                    /* Two values sanitised to one name: keep both files apart. */
-                    char *dot = strrchr(so->file, '.');
-                    *dot = 0;
-                    char *renamed = xmalloc(strlen(so->file) + 16);
-                    sprintf(renamed, "%s__%.8s.cu", so->file, hash);
-                    free(so->file);
-                    so->file = renamed;
-                    break;
-                }
+            if (hidx_add(&by_file, hash_bytes(so->file, strlen(so->file)), src, same_file,
+                         &(NewSource){p->srcs, so->file}) >= 0) {
+                /* Two values sanitised to one name: keep both files apart. */
+                char *dot = strrchr(so->file, '.');
+                *dot = 0;
+                char *renamed = xmalloc(strlen(so->file) + 16);
+                sprintf(renamed, "%s__%.8s.cu", so->file, hash);
+                free(so->file);
+                so->file = renamed;
+            }
         }
         free(label);
         free(filter);
         p->srcs[src].npoints++;
         p->point_src[i] = src;
         p->code_axes |= mask;
+        memo_add(&memo, p, i, mask);
         if ((i & 255) == 255) {
             arena_free(scratch);
             scratch = arena_new();
@@ -801,12 +977,18 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
     template_free(t);
     sb_free(&body);
     sb_free(&text);
+    hidx_free(&by_hash);
+    hidx_free(&by_file);
+    memo_free(&memo);
     return 0;
 fail:
     arena_free(scratch);
     template_free(t);
     sb_free(&body);
     sb_free(&text);
+    hidx_free(&by_hash);
+    hidx_free(&by_file);
+    memo_free(&memo);
     plan_free(p);
     return -1;
 }

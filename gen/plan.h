@@ -11,6 +11,13 @@
 
 #include "spec.h"
 
+/* Limits of the template engine (docs/spec.md, Limits). */
+#define PLAN_MAX_TEMPLATE_BYTES (4u << 20)    /* one template or included file */
+#define PLAN_MAX_INCLUDED_BYTES (16u << 20)   /* all files read, each include counted */
+#define PLAN_MAX_INCLUDE_DEPTH 16
+#define PLAN_MAX_IF_DEPTH 64
+#define PLAN_MAX_SOURCE_BYTES (16u << 20)     /* one generated source */
+
 /* Evaluation environment of one point: axes, set variables, lets, device facts.
  * `used` collects the axes consulted since the last reset (bit i = axes[i]). */
 typedef struct PointEnv {

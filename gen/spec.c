@@ -29,6 +29,21 @@ int loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
     return -1;
 }
 
+int loader_unique_keys(Loader *L, const yaml_node_t *map, const char *what)
+{
+    if (map->type != YAML_MAPPING_NODE)
+        return 0;   /* the caller's loader_want says what it is */
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key);
+        if (!is_scalar(k))
+            continue;
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
+            if (is_scalar(node(L, q->key)) && !strcmp(scalar(node(L, q->key)), scalar(k)))
+                return loader_fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
+    }
+    return 0;
+}
+
 int loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what)
 {
     if (n->type == t)
@@ -105,6 +120,12 @@ static Value scalar_value(Loader *L, const yaml_node_t *n)
             kvx_error_clear(&e);
             return v;
         }
+        /* A number too large is an error, not the string of its digits: the
+         * value would silently stop being a number. */
+        if (!L->err->code && strstr(e.msg, "out of range")) {
+            *L->err = e;
+            return val_str(arena_strdup(L->s->arena, t));
+        }
         kvx_error_clear(&e);
     }
     return val_str(arena_strdup(L->s->arena, t));
@@ -179,9 +200,32 @@ int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***
 
 /* ---- axes, zip, where, set, let ------------------------------------------- */
 
+/* A hash that agrees with val_equal: numbers by their double (an int and a
+ * float that compare equal hash alike), strings by their bytes. */
+static uint64_t value_hash(Value v)
+{
+    if (val_is_num(v)) {
+        double d = val_num(v);
+        d = d == 0 ? 0 : d;   /* -0 == 0 */
+        return hash_bytes(&d, sizeof d);
+    }
+    if (v.kind == VAL_STR)
+        return hash_bytes(v.s, strlen(v.s)) ^ 1;
+    return (uint64_t)v.kind * 31 + (uint64_t)v.i;
+}
+
+typedef struct NewValue { const AxisValue *vals; int i; } NewValue;
+
+static int same_value(int stored, const void *ctx)
+{
+    const NewValue *nv = ctx;
+    return val_equal(nv->vals[stored].v, nv->vals[nv->i].v);
+}
+
 static int load_axes(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
+    HashIdx seen = {0};
     if (loader_want(L, map, YAML_MAPPING_NODE, "axes"))
         return -1;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -201,6 +245,9 @@ static int load_axes(Loader *L, yaml_node_t *map)
         int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
         if (n == 0)
             return loader_fail(L, v, "axis '%s' is empty (expected at least one value)", scalar(k));
+        if (n > SPEC_MAX_AXIS_VALUES)
+            return loader_fail(L, v, "axis '%s' has %d values (expected at most %d)", scalar(k), n,
+                               SPEC_MAX_AXIS_VALUES);
         Axis *a = &s->axes[s->naxes];
         a->name = arena_strdup(s->arena, scalar(k));
         a->pos = node_pos(L, k);
@@ -208,24 +255,34 @@ static int load_axes(Loader *L, yaml_node_t *map)
         a->vals = arena_alloc(s->arena, sizeof(AxisValue) * (size_t)n);
         for (int i = 0; i < n; i++) {
             yaml_node_t *e = node(L, v->data.sequence.items.start[i]);
-            if (!is_scalar(e))
-                return loader_fail(L, e, "a value of axis '%s' is %s (expected a number, string or boolean)",
+            if (!is_scalar(e)) {
+                loader_fail(L, e, "a value of axis '%s' is %s (expected a number, string or boolean)",
                             a->name, kind_name(e));
+                goto fail;
+            }
             AxisValue *av = &a->vals[i];
             av->v = scalar_value(L, e);
+            if (L->err->code)
+                goto fail;
             av->text = val_text(s->arena, av->v);
             av->pos = node_pos(L, e);
-            for (int j = 0; j < i; j++)
-                if (val_equal(a->vals[j].v, av->v))
-                    return loader_fail(L, e, "duplicate value '%s' in axis '%s' (first at line %d)", scalar(e),
-                                a->name, a->vals[j].pos.line);
+            int j = hidx_add(&seen, value_hash(av->v), i, same_value, &(NewValue){a->vals, i});
+            if (j >= 0) {
+                loader_fail(L, e, "duplicate value '%s' in axis '%s' (first at line %d)", scalar(e),
+                            a->name, a->vals[j].pos.line);
+                goto fail;
+            }
         }
+        hidx_free(&seen);
         a->nvals = n;
         s->naxes++;
     }
     if (s->naxes == 0)
         return loader_fail(L, map, "axes is empty (expected at least one axis)");
     return 0;
+fail:
+    hidx_free(&seen);
+    return -1;
 }
 
 static int axis_value_find(const Axis *a, Value v)
@@ -317,7 +374,7 @@ static int load_where(Loader *L, yaml_node_t *n)
 static int load_set(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (loader_want(L, map, YAML_MAPPING_NODE, "set"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "set") || loader_unique_keys(L, map, "set"))
         return -1;
     /* Grown in the arena (copies are cheap and few), so a failure leaks nothing. */
     int cap = 16;
@@ -717,7 +774,7 @@ static int load_root(Loader *L, yaml_node_t *root)
     for (int t = 0; t < ET_COUNT; t++)
         s->tolerance[t] = -1;
     if ((n = get(L, root, "tolerance"))) {
-        if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance"))
+        if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance") || loader_unique_keys(L, n, "tolerance"))
             return -1;
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *k = node(L, p->key);
@@ -761,6 +818,79 @@ static int load_root(Loader *L, yaml_node_t *root)
     return check_all_names(L);
 }
 
+/* The position of byte off of the text: libyaml's reader errors (bad UTF-8,
+ * a NUL or other control character) carry an offset and no mark. */
+static SrcPos offset_pos(const Loader *L, size_t off)
+{
+    SrcPos p = {L->file, 1, 1};
+    for (size_t i = 0; i < off && i < L->len; i++) {
+        unsigned char c = (unsigned char)L->text[i];
+        if (c == '\n')
+            p.line++, p.col = 1;
+        else if ((c & 0xC0) != 0x80)   /* columns count characters, not bytes */
+            p.col++;
+    }
+    return p;
+}
+
+static void yaml_fail(Loader *L, const yaml_parser_t *parser)
+{
+    SrcPos p;
+    if (parser->error == YAML_READER_ERROR) {
+        p = offset_pos(L, parser->problem_offset);
+    } else {
+        const yaml_mark_t *m = parser->problem_mark.line || parser->problem_mark.column
+                                   ? &parser->problem_mark : &parser->context_mark;
+        p = (SrcPos){L->file, (int)m->line + 1, (int)m->column + 1};
+    }
+    kvx_error_set(L->err, KVX_EINPUT, &p, "bad YAML: %s%s%s",
+                  parser->problem ? parser->problem : "syntax error",
+                  parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+/* A pass over the events before the document is built: libyaml's loader
+ * recurses once per level of nesting and took minutes on 200,000 '[', so the
+ * depth is checked here, where the parser's own stack is flat.  A second
+ * document (---) is an error here too: the loader would read the first only. */
+static int yaml_prescan(Loader *L, const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int depth = 0, docs = 0, rc = -1;
+    if (!yaml_parser_initialize(&parser)) {
+        kvx_error_set(L->err, KVX_EINTERNAL, NULL, "libyaml could not initialise a parser");
+        return -1;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    for (;;) {
+        if (!yaml_parser_parse(&parser, &ev)) {
+            yaml_fail(L, &parser);
+            break;
+        }
+        yaml_event_type_t t = ev.type;
+        SrcPos p = {L->file, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1};
+        yaml_event_delete(&ev);
+        if (t == YAML_STREAM_END_EVENT) {
+            rc = 0;
+            break;
+        }
+        if (t == YAML_DOCUMENT_START_EVENT && ++docs > 1) {
+            kvx_error_set(L->err, KVX_EINPUT, &p,
+                          "a second YAML document (expected one spec per file)");
+            break;
+        }
+        depth += t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT;
+        depth -= t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT;
+        if (depth > SPEC_MAX_YAML_DEPTH) {
+            kvx_error_set(L->err, KVX_EINPUT, &p, "nesting deeper than %d levels",
+                          SPEC_MAX_YAML_DEPTH);
+            break;
+        }
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 Spec *spec_load(const char *path, KvxError *err)
 {
     Spec *s = NULL;
@@ -768,9 +898,11 @@ Spec *spec_load(const char *path, KvxError *err)
     int have_parser = 0, have_doc = 0;
     Loader L = {0};
     size_t len = 0;
-    char *text = file_read(path, &len);
+    char *text = file_read_max(path, SPEC_MAX_FILE_BYTES, &len);
     if (!text) {
-        kvx_error_set(err, KVX_EINPUT, &(SrcPos){path, 0, 0}, "cannot open spec: %s", strerror(errno));
+        char why[64];
+        kvx_error_set(err, KVX_EINPUT, &(SrcPos){path, 0, 0}, "cannot open spec: %s",
+                      file_read_why(errno, SPEC_MAX_FILE_BYTES, why, sizeof why));
         return NULL;
     }
     L.text = text;
@@ -790,14 +922,11 @@ Spec *spec_load(const char *path, KvxError *err)
         goto fail;
     }
     have_parser = 1;
+    if (yaml_prescan(&L, text, len))
+        goto fail;
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &L.doc)) {
-        const yaml_mark_t *m = parser.problem_mark.line || parser.problem_mark.column
-                                   ? &parser.problem_mark : &parser.context_mark;
-        SrcPos p = {s->path, (int)m->line + 1, (int)m->column + 1};
-        kvx_error_set(err, KVX_EINPUT, &p, "bad YAML: %s%s%s",
-                      parser.problem ? parser.problem : "syntax error",
-                      parser.context ? " " : "", parser.context ? parser.context : "");
+        yaml_fail(&L, &parser);
         goto fail;
     }
     have_doc = 1;

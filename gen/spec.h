@@ -11,6 +11,11 @@
 #include "types.h"
 
 #define SPEC_MAX_AXES 64   /* axis dependency sets are 64-bit masks */
+/* Limits on input (docs/spec.md, Limits): each keeps a careless or hostile
+ * spec from taking minutes or gigabytes, with a clear error instead. */
+#define SPEC_MAX_FILE_BYTES (16u << 20)      /* a spec file */
+#define SPEC_MAX_AXIS_VALUES 1000000         /* values of one axis */
+#define SPEC_MAX_YAML_DEPTH 64               /* nesting of [ and { and blocks */
 
 typedef struct AxisValue {
     Value v;

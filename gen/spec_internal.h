@@ -117,6 +117,9 @@ int loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char 
  * repeated, and every required key present.  0 or -1; an unknown key's message
  * lists the expected ones. */
 int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what);
+/* A mapping whose keys are names of the user's (set:, buffers:, baseline:,
+ * tolerance:): no key twice, the error at the second.  0 or -1. */
+int loader_unique_keys(Loader *L, const yaml_node_t *map, const char *what);
 
 /* A number written in any form docs/spec.md lists (2^24, 16M, 0x10, 1e-3). */
 int loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out);

@@ -159,7 +159,7 @@ int loader_buffers(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {0}};
-    if (loader_want(L, map, YAML_MAPPING_NODE, "buffers"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "buffers") || loader_unique_keys(L, map, "buffers"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     if (n == 0)
@@ -392,7 +392,7 @@ int loader_metrics(Loader *L, yaml_node_t *map)
 int loader_baseline(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (loader_want(L, map, YAML_MAPPING_NODE, "baseline"))
+    if (loader_want(L, map, YAML_MAPPING_NODE, "baseline") || loader_unique_keys(L, map, "baseline"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     s->baseline = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)(n ? n : 1));

@@ -2,6 +2,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -280,6 +282,59 @@ char *file_read(const char *path, size_t *len)
     return sb_take(&b);
 }
 
+char *file_read_max(const char *path, size_t max, size_t *len)
+{
+    /* Checked on the open descriptor, not the name, so that a file swapped
+     * after the check is still the one judged; opened without blocking, as
+     * opening a FIFO with no writer waits forever. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = saved;
+        return NULL;
+    }
+    struct stat st;
+    int bad = fstat(fileno(f), &st) ? errno
+              : S_ISDIR(st.st_mode) ? EISDIR
+              : !S_ISREG(st.st_mode) ? EINVAL
+              : (uintmax_t)st.st_size > max ? EFBIG : 0;
+    StrBuf b;
+    sb_init(&b);
+    char buf[65536];
+    size_t n;
+    /* Read at most max + 1 bytes: a file that grows while read is still capped. */
+    while (!bad && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        sb_put(&b, buf, n);
+        bad = b.len > max ? EFBIG : 0;
+    }
+    if (!bad && ferror(f))
+        bad = EIO;
+    fclose(f);
+    if (bad) {
+        sb_free(&b);
+        errno = bad;
+        return NULL;
+    }
+    if (len)
+        *len = b.len;
+    if (!b.p)
+        sb_puts(&b, "");
+    return sb_take(&b);
+}
+
+const char *file_read_why(int errnum, size_t max, char *buf, size_t n)
+{
+    switch (errnum) {
+    case EISDIR: return "it is a directory";
+    case EINVAL: return "it is not a regular file";
+    case EFBIG: snprintf(buf, n, "it is larger than %zu bytes", max); return buf;
+    default: return strerror(errnum);
+    }
+}
+
 int file_write_atomic(const char *path, const void *data, size_t len)
 {
     char tmp[4096];
@@ -343,6 +398,55 @@ char *path_join(const char *dir, const char *rel)
     p[a] = '/';
     memcpy(p + a + 1, rel, b + 1);
     return p;
+}
+
+/* ---- hash tables ----------------------------------------------------------- */
+
+uint64_t hash_bytes(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void hidx_grow(HashIdx *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    HashIdx g = {xmalloc(sizeof(uint64_t) * cap), xmalloc(sizeof(int) * cap), cap, t->n};
+    for (size_t i = 0; i < g.cap; i++)
+        g.idx[i] = -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (t->idx[i] < 0)
+            continue;
+        size_t j = t->hash[i] & (g.cap - 1);
+        while (g.idx[j] >= 0)
+            j = (j + 1) & (g.cap - 1);
+        g.hash[j] = t->hash[i], g.idx[j] = t->idx[i];
+    }
+    hidx_free(t);
+    *t = g;
+}
+
+int hidx_add(HashIdx *t, uint64_t h, int idx, int (*same)(int stored, const void *ctx),
+             const void *ctx)
+{
+    if (2 * (t->n + 1) > t->cap)   /* at most half full: short probes */
+        hidx_grow(t);
+    size_t j = h & (t->cap - 1);
+    for (; t->idx[j] >= 0; j = (j + 1) & (t->cap - 1))
+        if (t->hash[j] == h && same(t->idx[j], ctx))
+            return t->idx[j];
+    t->hash[j] = h, t->idx[j] = idx, t->n++;
+    return -1;
+}
+
+void hidx_free(HashIdx *t)
+{
+    free(t->hash);
+    free(t->idx);
+    memset(t, 0, sizeof *t);
 }
 
 /* ---- SHA-256 (FIPS 180-4) ------------------------------------------------- */

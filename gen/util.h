@@ -98,6 +98,14 @@ char *sb_take(StrBuf *b);                        /* caller frees; b is reset */
 /* ---- files ---------------------------------------------------------------- */
 /* Read a whole file; returns malloc'd NUL-terminated text or NULL with errno. */
 char *file_read(const char *path, size_t *len);
+/* Read a whole regular file of at most max bytes, checked before reading (a
+ * device such as /dev/zero never ends).  NULL with errno: EISDIR for a
+ * directory, EINVAL for anything else that is not a regular file, EFBIG when
+ * it is larger than max; file_read_why() words it. */
+char *file_read_max(const char *path, size_t max, size_t *len);
+/* Why file_read_max failed, for "cannot read 'x': WHY": errno's text, or
+ * "it is a directory", "it is not a regular file", "it is larger than N bytes". */
+const char *file_read_why(int errnum, size_t max, char *buf, size_t n);
 /* Write atomically: to path.tmp.PID, then rename.  0 or -1 (errno set). */
 int file_write_atomic(const char *path, const void *data, size_t len);
 /* mkdir -p.  0 or -1. */
@@ -121,6 +129,22 @@ void sha256_final(Sha256 *s, uint8_t out[32]);
 void sha256_hex(const void *data, size_t n, char hex[65]);
 /* Hex digest of the concatenation of NUL-separated parts (NULL-terminated). */
 void sha256_hex_parts(const char *const *parts, char hex[65]);
+
+/* FNV-1a of n bytes: for hash tables, not for identity (that is sha256). */
+uint64_t hash_bytes(const void *data, size_t n);
+
+/* An open-addressing table of indices into the caller's array, so that a
+ * duplicate check over n items is linear, not quadratic.  Zeroed is empty. */
+typedef struct HashIdx {
+    uint64_t *hash;
+    int *idx;        /* -1: empty slot */
+    size_t cap, n;
+} HashIdx;
+/* The stored index whose hash is h and which same(stored, ctx) accepts; else
+ * stores idx under h and returns -1. */
+int hidx_add(HashIdx *t, uint64_t h, int idx, int (*same)(int stored, const void *ctx),
+             const void *ctx);
+void hidx_free(HashIdx *t);
 
 /* Monotonic clock in milliseconds. */
 double now_ms(void);

@@ -30,12 +30,12 @@ static char tmp[512];
 /* A path in the test's directory; the strings live until exit. */
 static const char *tmp_path(const char *name)
 {
-    static char *paths[32];
+    static char *paths[128];
     static int npaths;
     for (int i = 0; i < npaths; i++)
         if (!strcmp(strrchr(paths[i], '/') + 1, name))
             return paths[i];
-    assert_true(npaths < 32);
+    assert_true(npaths < 128);
     size_t len = strlen(tmp) + strlen(name) + 2;
     paths[npaths] = xmalloc(len);
     snprintf(paths[npaths], len, "%s/%s", tmp, name);

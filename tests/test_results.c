@@ -234,11 +234,13 @@ static int run_cmd(int (*cmd)(int, char **), int with_out, char **out, char **er
     return rc;
 }
 
+/* Read-write, for the tests that change a fixture (results_open_existing is
+ * read-only, as the read verbs are). */
 static sqlite3 *open_db(const char *path)
 {
-    KvxError err = {0};
-    sqlite3 *db = results_open_existing(path, &err);
-    assert_non_null(db);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000);
     return db;
 }
 
