@@ -132,15 +132,22 @@ static int send_one(RunSession *r, Worker *wk, int idx, CaseResult *res)
     return 1;
 }
 
+/* A case's row with what names it and its status; no measurement yet. */
+static void row_identity(const RunSession *r, const Worker *wk, int idx, const CaseResult *res, CaseRow *row)
+{
+    const RunCase *rcs = &r->cases[idx];
+    store_case_init(row);
+    row->key = rcs->key, row->spec_name = r->s->name, row->label = rcs->label;
+    row->axes_json = rcs->axes_json, row->workload_json = rcs->workload_json;
+    row->device_uuid = wk->info.uuid, row->status = case_status_names[res->status], row->detail = res->detail;
+}
+
 /* A case decided in the parent (compile error, skipped, a dead worker): its row. */
 static void store_local(RunSession *r, const Worker *wk, int idx, const CaseResult *res)
 {
     const RunCase *rcs = &r->cases[idx];
     CaseRow row;
-    store_case_init(&row);
-    row.key = rcs->key, row.spec_name = r->s->name, row.label = rcs->label;
-    row.axes_json = rcs->axes_json, row.workload_json = rcs->workload_json;
-    row.device_uuid = wk->info.uuid, row.status = case_status_names[res->status], row.detail = res->detail;
+    row_identity(r, wk, idx, res, &row);
     if (store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err) != 0)
         run_fail(r, 3);
     r->tally.counts[res->status]++;
@@ -226,10 +233,7 @@ static void store_result(RunSession *r, const Worker *wk, int idx, const CaseRes
 {
     const RunCase *rcs = &r->cases[idx];
     CaseRow row;
-    store_case_init(&row);
-    row.key = rcs->key, row.spec_name = r->s->name, row.label = rcs->label;
-    row.axes_json = rcs->axes_json, row.workload_json = rcs->workload_json;
-    row.device_uuid = wk->info.uuid, row.status = case_status_names[res->status], row.detail = res->detail;
+    row_identity(r, wk, idx, res, &row);
     const CaseGeom *g = &r->geoms[idx];
     for (int d = 0; d < 3; d++)
         row.grid[d] = g->grid[d], row.block[d] = g->block[d], row.cluster[d] = g->cluster[d];
