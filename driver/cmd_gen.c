@@ -140,7 +140,9 @@ unsigned char *cli_select_points(const Plan *p, const char *where, KvxError *err
     Arena *a = arena_new();
     SrcPos pos = {"--where", 1, 1};
     Expr *e = expr_parse(a, where, &pos, err);
-    int rc = e ? 0 : -1;
+    /* The rule of where: a value an axis does not have is a typo, not an
+     * empty selection. */
+    int rc = e && spec_check_axis_values(p->spec, e, err) == 0 ? 0 : -1;
     for (int i = 0; rc == 0 && i < p->npoints; i++) {
         int m = plan_point_matches(p, i, e, err);
         if (m < 0)

@@ -114,6 +114,24 @@ static void test_cli_exit_status(void **state)
     assert_non_null(strstr(out, "tests/badspec/30_unknown_top_key.yaml:3:1: unknown key 'hitrate' in the spec"));
 }
 
+/* --where follows where:'s rules: a value an axis lacks is an error at its
+ * column, exit 2, not an empty selection. */
+static void test_where_typo(void **state)
+{
+    (void)state;
+    const char *cmd = KVX_BINARY " plan specs/contention.yaml --where 'strategy == \"naiv\"' 2>&1";
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    char out[4096] = "";
+    size_t got = fread(out, 1, sizeof out - 1, f);
+    out[got] = 0;
+    int st = pclose(f);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+    if (!strstr(out, "--where:1:13: axis 'strategy' has no value \"naiv\" (expected one of: naive,"))
+        fail_msg("kvx plan --where with a typo said:\n%s", out);
+}
+
 /* Nothing half-written: kvx gen on a bad spec leaves no output directory. */
 static void test_gen_writes_nothing(void **state)
 {
@@ -135,6 +153,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_cli_exit_status),
+        cmocka_unit_test(test_where_typo),
         cmocka_unit_test(test_gen_writes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
