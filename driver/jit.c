@@ -380,7 +380,31 @@ static int meta_int(const char *meta, const char *key, int *out)
     return 0;
 }
 
-/* Load a complete entry into job.  0 on a hit, -1 when absent or unusable. */
+/* The checksum meta.txt keeps of an entry's outputs: the log, PTX and CUBIN,
+ * each with its length, so that a file changed or cut short is a miss. */
+static void entry_sum(const JitJob *job, char hex[65])
+{
+    /* A failed compile keeps (and loads) its log alone. */
+    int outs = job->ok != 0;
+    const void *parts[3] = {job->log ? job->log : "", job->ptx ? job->ptx : "", job->cubin};
+    size_t lens[3] = {job->log ? strlen(job->log) : 0, outs && job->ptx ? job->ptx_len : 0,
+                      outs ? job->cubin_len : 0};
+    Sha256 h;
+    sha256_init(&h);
+    for (int i = 0; i < 3; i++) {
+        uint64_t n = lens[i];
+        sha256_update(&h, &n, sizeof n);
+        if (n)
+            sha256_update(&h, parts[i], n);
+    }
+    uint8_t d[32];
+    sha256_final(&h, d);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* Load a complete entry into job.  0 on a hit, -1 when absent or unusable
+ * (a checksum that does not match says so on stderr: it is compiled again). */
 static int cache_load(JitJob *job, const char *dir)
 {
     size_t len = 0;
@@ -405,19 +429,34 @@ static int cache_load(JitJob *job, const char *dir)
         for (size_t i = 0; i < sizeof FIGURES / sizeof *FIGURES; i++)
             bad |= meta_int(meta, FIGURES[i].key, (int *)((char *)job + FIGURES[i].off));
     }
-    free(meta);
-    if (bad)
+    char *sum_meta = meta;      /* freed once the sum is checked */
+    if (bad) {
+        free(sum_meta);
         return -1;
-    job->log = read_entry_file(dir, "log.txt", &len);
-    if (!job->log)
-        return -1;
-    if (ok) {
-        job->ptx = read_entry_file(dir, "kernel.ptx", &job->ptx_len);
-        if (!job->ptx)
-            return -1;
-        if (has_cubin && !(job->cubin = read_entry_file(dir, "kernel.cubin", &job->cubin_len)))
-            return -1;
     }
+    job->log = read_entry_file(dir, "log.txt", &len);
+    int missing = !job->log;
+    if (!missing && ok) {
+        job->ptx = read_entry_file(dir, "kernel.ptx", &job->ptx_len);
+        missing = !job->ptx ||
+                  (has_cubin && !(job->cubin = read_entry_file(dir, "kernel.cubin", &job->cubin_len)));
+    }
+    if (missing) {
+        free(sum_meta);
+        return -1;
+    }
+    char want[65] = "", got[65];
+    job->ok = ok;
+    entry_sum(job, got);
+    if (!meta_get(sum_meta, "sum", want, sizeof want) || strcmp(want, got) != 0) {
+        /* An entry of an older kvx has no sum: replaced without a word. */
+        if (want[0])
+            fprintf(stderr, "kvx: cache entry %s is corrupt (its checksum does not match): compiling "
+                    "%s again\n", dir, job_name(job));
+        free(sum_meta);
+        return -1;
+    }
+    free(sum_meta);
     job->ok = ok;
     job->cached = 1;
     job->dir = xstrdup(dir);
@@ -460,6 +499,9 @@ static int cache_store(JitJob *job, const char *const *opts, int nopts, const ch
     if (nopts == 0)
         sb_putc(&meta, '\n');
     sb_printf(&meta, "name=%s\n", job_name(job));
+    char sum[65];
+    entry_sum(job, sum);
+    sb_printf(&meta, "sum=%s\n", sum);
     const char *log = job->log ? job->log : "";
     why = "cannot write the cache entry in";
     if (write_file(tmp, "source.cu", job->source, strlen(job->source))

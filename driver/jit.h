@@ -5,7 +5,8 @@
  * an entry is a directory <cache>/<key[0:2]>/<key>/ holding source.cu, kernel.ptx,
  * kernel.cubin, log.txt and meta.txt (the parsed report and the compile time),
  * written to a temporary directory and renamed, so a killed compile never leaves
- * a half entry.  A failed compile is cached too (status and log), so a second
+ * a half entry.  meta.txt keeps a checksum of the log, PTX and CUBIN: an entry
+ * changed by hand or by a failing disk is compiled again, with a warning.  A failed compile is cached too (status and log), so a second
  * run does not retry what cannot compile unless --no-cache is given. */
 #ifndef KVX_JIT_H
 #define KVX_JIT_H

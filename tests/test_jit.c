@@ -179,10 +179,29 @@ static void test_compile_and_cache_hit(void **state)
         assert_int_equal(g.cached, 1);
         assert_true(g.compile_ms > f.compile_ms - 0.01 && g.compile_ms < f.compile_ms + 0.01);
 
+        /* A byte of the cached CUBIN flipped by hand: a miss, compiled again
+         * and replaced, then a hit with the right bytes. */
+        path = path_join(g.dir, "kernel.cubin");
+        cubin = file_read(path, &len);
+        cubin[len / 2] ^= 0x5a;
+        assert_int_equal(file_write_atomic(path, cubin, len), 0);
+        free(cubin);
+        free(path);
+        JitJob h = make_job("count.cu", ATOMIC_SRC, archs[a]);
+        compile_ok(&h, &o);
+        assert_int_equal(h.cached, 0);
+        assert_memory_equal(h.cubin, j.cubin, j.cubin_len);
+        JitJob i = make_job("count.cu", ATOMIC_SRC, archs[a]);
+        compile_ok(&i, &o);
+        assert_int_equal(i.cached, 1);
+        assert_memory_equal(i.cubin, j.cubin, j.cubin_len);
+
         jit_job_release(&j);
         jit_job_release(&k);
         jit_job_release(&f);
         jit_job_release(&g);
+        jit_job_release(&h);
+        jit_job_release(&i);
     }
     /* The two archs are two entries. */
     JitJob x = make_job("count.cu", ATOMIC_SRC, "sm_80");
