@@ -18,7 +18,9 @@
 # Environment: KVX (the kvx binary; default: kvx on PATH, else ./build/kvx),
 # KVX_CACHE_DIR (the compile cache; set it to a directory on a filesystem every
 # node shares so that each source is compiled once), KVX_RUN_ARGS (extra
-# options for kvx run, e.g. "--where 'n >= 2^20'"; word-split, no --db or --shard).
+# options for kvx run, e.g. "--where 'n >= 2^20'"; word-split, no --db or --shard),
+# KVX_SLURM_GRES (what each task asks for: default gpu:1; empty asks for no
+# generic resource, for a node that lists none, as tests/test_slurm.c's).
 set -uo pipefail
 
 self=$(readlink -f "$0")
@@ -43,7 +45,8 @@ submit)
     mkdir -p results/slurm
     # Every task must name the spec by the same path, from the same directory:
     # the path is part of each source's header, hence of the case keys.
-    array=$(sbatch --parsable --array="1-$n" --job-name="kvx-$name" --gres=gpu:1 \
+    gres=${KVX_SLURM_GRES-gpu:1}
+    array=$(sbatch --parsable --array="1-$n" --job-name="kvx-$name" ${gres:+--gres="$gres"} \
                    --output="results/slurm/$name-%a.out" "$@" "$self" task "$spec") || exit $?
     array=${array%%;*}      # "jobid;cluster" on multi-cluster setups
     merge=$(sbatch --parsable --dependency="afterok:$array" --job-name="kvx-$name-merge" \
