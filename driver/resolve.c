@@ -70,7 +70,7 @@ static int eval_dim(PointEnv *pe, const Expr *e, int64_t max, const SrcPos *at, 
 
 /* ---- buffers ---------------------------------------------------------------------- */
 
-static int resolve_init(PointEnv *pe, const BufferSpec *bs, const MeasureSettings *m, CaseBuf *cb,
+static int resolve_init(PointEnv *pe, const BufferSpec *bs, const MeasureSettings *m, int keys, CaseBuf *cb,
                         KvxError *err)
 {
     const InitSpec *in = spec_init_at(&bs->init, pe->vals);
@@ -93,11 +93,12 @@ static int resolve_init(PointEnv *pe, const BufferSpec *bs, const MeasureSetting
         }
     }
     ip->seed = name_seed(m->seed, bs->name);
-    inputs_key(&elem_types[cb->type], cb->count, ip, cb->input_key);
+    if (keys)   /* a hash of the parameters: most of a plan's time when a million points check */
+        inputs_key(&elem_types[cb->type], cb->count, ip, cb->input_key);
     return 0;
 }
 
-static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, CaseDesc *c, KvxError *err)
+static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, int keys, CaseDesc *c, KvxError *err)
 {
     const Spec *s = pe->spec;
     if (s->nbufs > CASE_MAX_BUFS) {
@@ -136,7 +137,7 @@ static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, CaseDesc *c, 
                           pe->facts->mem_bytes / 1e9, pe->facts->name);
             return -1;
         }
-        if (resolve_init(pe, bs, m, cb, err))
+        if (resolve_init(pe, bs, m, keys, cb, err))
             return -1;
         cb->checked = bs->checked;
     }
@@ -549,7 +550,7 @@ static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc
     point_env_init(&pe, s, plan_point(rv->p, at), &rv->p->facts, a);
     CaseDesc *there = at != rc->point ? xcalloc(1, sizeof *there) : NULL;
     int rcode = -1;
-    if (there && (resolve_buffers(&pe, rv->m, there, err) || same_buffers(c, there, &rs->pos, err)))
+    if (there && (resolve_buffers(&pe, rv->m, 1, there, err) || same_buffers(c, there, &rs->pos, err)))
         goto done;
     for (int b = 0; b < c->nbufs; b++)
         r->offset[b] = there ? there->bufs[b].offset : c->bufs[b].offset;
@@ -593,7 +594,8 @@ int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double 
     ResolveKernel k = {s->kernel, rv->p->srcs[rv->p->point_src[rc->point]].text, rc->ptx};
     LaunchOut o = {c->grid, c->block, c->cluster, &c->smem, c->args, &c->nargs};
     int rcode = -1;
-    if (resolve_buffers(&pe, rv->m, c, err) || resolve_launch(&pe, &s->launch, &k, &o, err) ||
+    int keys = !rv->checks_only || rv->ref->kind != PLAN_REF_NONE;
+    if (resolve_buffers(&pe, rv->m, keys, c, err) || resolve_launch(&pe, &s->launch, &k, &o, err) ||
         resolve_checks(&pe, rc, c, err) || resolve_reference(rv, rc, c, err))
         goto done;
     const Expr *mx[3] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
@@ -634,7 +636,7 @@ int resolve_plan(const Plan *p, const PlanRef *ref, const unsigned char *sel, Kv
 {
     if (baseline_exists(p, err))
         return -1;
-    Resolver rv = {p, ref, &p->spec->measure};
+    Resolver rv = {p, ref, &p->spec->measure, 1};
     CaseDesc *c = xmalloc(sizeof *c);
     int rc = 0;
     for (int i = 0; i < p->npoints && rc == 0; i++) {

@@ -18,6 +18,8 @@ typedef struct Resolver {
     const Plan *p;
     const PlanRef *ref;
     const MeasureSettings *m;
+    int checks_only;            /* validating (resolve_plan): skip the input keys,
+                                   which only a worker and a reference key need */
 } Resolver;
 
 /* What the parent knows of a case beyond its point.  The PTX and cubin are

@@ -80,7 +80,7 @@ static int resolve_one(RunSession *r, const Worker *wk, int idx, const JitJob *j
                        .ref_ptx = rj ? rj->ptx : NULL, .ref_cubin_path = rj ? ref_cubin : NULL,
                        .workload_key = c->workload_key, .is_baseline = c->is_baseline,
                        .have_baseline = r->gbase[wk->group]};
-    Resolver rv = {&r->p, &r->pref, &r->m};
+    Resolver rv = {&r->p, &r->pref, &r->m, 0};
     if (resolve_case(&rv, &rcs, r->desc, r->mvals[idx], &ce) == 0) {
         const char *why = r->desc->ref.present ? run_ref_failed(&r->refs_failed, r->desc->ref.key) : NULL;
         if (!why)

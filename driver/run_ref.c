@@ -57,7 +57,7 @@ void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, 
 {
     if (ref->kind == PLAN_REF_NONE || p->spec->differential)
         return;
-    Resolver rv = {p, ref, m};
+    Resolver rv = {p, ref, m, 0};
     CaseDesc *c = xmalloc(sizeof *c);
     for (int i = 0; i < n; i++) {
         ResolveCase rc = {.point = cases[i].point};

@@ -107,6 +107,28 @@ static void test_long_doc(void **state)
     assert_true(now_ms() - t0 < 5000);
 }
 
+/* An axis of 10^6 values plans (every point resolved) in seconds, not the
+ * hours a quadratic path would take: the bound is loose so that a loaded or
+ * sanitized build passes, and tight enough to catch n^2. */
+static void test_million_values(void **state)
+{
+    (void)state;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "  hit_rate: [0.5]\n  n: [4K]\n  rep: [1");
+    for (int i = 2; i <= 1000000; i++)
+        sb_printf(&b, ", %d", i);
+    sb_puts(&b, "]");
+    const char *spec = tiny_with("million.yaml", "  hit_rate: [0, 0.1, 0.25, 0.5, 0.75]\n  n: [4K, 16K, 64K, 256K]",
+                                 sb_str(&b));
+    sb_free(&b);
+    double t0 = now_ms();
+    EXPECT(0, "points    2000000 in the full grid", "plan", spec);
+    double ms = now_ms() - t0;
+    print_message("planned 2,000,000 points in %.1f s\n", ms / 1000);
+    assert_true(ms < 120000);
+}
+
 /* ---- the template engine ------------------------------------------------------ */
 
 /* A spec like tiny whose template is name, with the given text. */
@@ -318,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_yaml_hostile),
         cmocka_unit_test(test_integer_range),
         cmocka_unit_test(test_long_doc),
+        cmocka_unit_test(test_million_values),
         cmocka_unit_test(test_template_hostile),
         cmocka_unit_test(test_include_fanout),
         cmocka_unit_test(test_import_hostile),
