@@ -11,6 +11,7 @@
 #include "../gen/spec.h"
 #include "case.h"
 
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -601,7 +602,8 @@ int results_report(sqlite3 *db, const char *spec_path, const char *dir, int64_t 
     char *path = xmalloc(strlen(dir) + strlen(spec->name) + 8);
     sprintf(path, "%s/%s.md", dir, spec->name);
     if (file_write_atomic(path, text, len)) {
-        kvx_error_set(err, KVX_EIO, NULL, "cannot write '%s'", path);
+        kvx_error_set(err, KVX_EIO, NULL, "cannot write '%s': %s", path,
+                      errno == EINVAL ? "it is not a regular file (a link or a device)" : strerror(errno));
         free(path);
         goto done;
     }

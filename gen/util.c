@@ -337,6 +337,13 @@ const char *file_read_why(int errnum, size_t max, char *buf, size_t n)
 
 int file_write_atomic(const char *path, const void *data, size_t len)
 {
+    /* Only a regular file is replaced: renaming over a symbolic link or a
+     * device would destroy it (as root, /dev/null). */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return -1;
+    }
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");

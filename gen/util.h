@@ -106,7 +106,9 @@ char *file_read_max(const char *path, size_t max, size_t *len);
 /* Why file_read_max failed, for "cannot read 'x': WHY": errno's text, or
  * "it is a directory", "it is not a regular file", "it is larger than N bytes". */
 const char *file_read_why(int errnum, size_t max, char *buf, size_t n);
-/* Write atomically: to path.tmp.PID, then rename.  0 or -1 (errno set). */
+/* Write atomically: to path.tmp.PID, then rename, and only over a regular
+ * file or nothing (a directory: EISDIR; a link or a device: EINVAL).  0 or -1
+ * (errno set). */
 int file_write_atomic(const char *path, const void *data, size_t len);
 /* mkdir -p.  0 or -1. */
 int mkdir_p(const char *path);

@@ -290,6 +290,12 @@ static void test_outputs(void **state)
     /* A read verb leaves nothing beside the database. */
     assert_int_equal(access(tmp_path("out.db-wal"), F_OK), -1);
     assert_int_equal(access(tmp_path("out.db-shm"), F_OK), -1);
+    /* The writer of report files and caches: never through a link or over a device. */
+    assert_int_equal(file_write_atomic(link, "x", 1), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(access(tmp_path("target.csv"), F_OK), -1);
+    assert_int_equal(file_write_atomic(dir, "x", 1), -1);
+    assert_int_equal(errno, EISDIR);
     /* A missing input once left an empty new.db. */
     EXPECT(2, "cannot read", "merge", tmp_path("new.db"), tmp_path("missing.db"));
     assert_int_equal(access(tmp_path("new.db"), F_OK), -1);
