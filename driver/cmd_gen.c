@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,60 +75,130 @@ void cli_default_arch(char arch[16], int *from_gpu)
     kvx_error_clear(&err);
 }
 
-static void usage_spec(const char *verb)
+/* ---- options of the spec verbs --------------------------------------------------- */
+
+/* Which verbs take an option: bits of SPEC_VERBS' order. */
+enum { V_PLAN = 1, V_GEN = 2, V_COMPILE = 4, V_INSPECT = 8, V_ALL = 15 };
+static const char *const SPEC_VERBS[] = {"plan", "gen", "compile", "inspect"};
+
+/* One table drives the parser and the usage text, so that a verb takes
+ * exactly the options it lists and says so. */
+static const struct SpecOpt {
+    const char *name;
+    int has_arg, code, verbs;
+    const char *arg, *doc;
+} spec_opts[] = {
+    {"arch", required_argument, 'a', V_PLAN | V_GEN, "ARCH", "target arch for device facts (default: the GPU's, else sm_90)"},
+    {"arch", required_argument, 'a', V_COMPILE | V_INSPECT, "LIST", "target archs, comma-separated (sm_80,sm_90)"},
+    {"where", required_argument, 'w', V_ALL, "EXPR", "select points"},
+    {"shard", required_argument, 'S', V_PLAN, "K/N", "the points of shard K of N (kvx run's partition)"},
+    {"points", no_argument, 'P', V_PLAN, NULL, "list every point"},
+    {"out", required_argument, 'o', V_GEN, "DIR", "where the sources go (required)"},
+    {"out", required_argument, 'o', V_COMPILE, "DIR", "where PTX, CUBIN and sources go (default out/SPEC)"},
+    {"show", required_argument, 's', V_INSPECT, "WHAT", "source, ptx or sass of every variant"},
+    {"cache", required_argument, 'c', V_COMPILE | V_INSPECT, "DIR", "the compile cache (default ~/.cache/kvx)"},
+    {"no-cache", no_argument, 'N', V_COMPILE | V_INSPECT, NULL, "compile everything again"},
+    {"jobs", required_argument, 'j', V_COMPILE | V_INSPECT, "N", "compile threads (-j N; default: the cores)"},
+    {"help", no_argument, 'h', V_ALL, NULL, "this text"},
+};
+#define NSPEC_OPTS (int)(sizeof spec_opts / sizeof spec_opts[0])
+
+static int verb_bit(const char *verb)
 {
-    fprintf(stderr,
-            "usage: kvx %s SPEC [--arch sm_80,sm_90] [--where EXPR] [--out DIR]\n"
-            "                 [--cache DIR] [--no-cache] [-j N]%s\n",
-            verb,
-            !strcmp(verb, "plan") ? " [--points] [--shard K/N]" : !strcmp(verb, "inspect") ? " [--show source|ptx|sass]" : "");
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(SPEC_VERBS[i], verb))
+            return 1 << i;
+    return 0;
+}
+
+static void usage_spec(const char *verb, FILE *f)
+{
+    int bit = verb_bit(verb);
+    fprintf(f, "usage: kvx %s SPEC [options]\n", verb);
+    for (int i = 0; i < NSPEC_OPTS; i++) {
+        const struct SpecOpt *o = &spec_opts[i];
+        if (!(o->verbs & bit))
+            continue;
+        char head[48];
+        snprintf(head, sizeof head, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(f, "  %-18s %s\n", head, o->doc);
+    }
+}
+
+/* A whole number >= 1 for -j, or -1. */
+static int parse_jobs(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *s && !*end && v >= 1 && v <= 4096 ? (int)v : -1;
+}
+
+static int spec_opt_fail(const char *verb, const char *fmt, ...) KVX_PRINTF(2, 3);
+static int spec_opt_fail(const char *verb, const char *fmt, ...)
+{
+    fprintf(stderr, "kvx %s: ", verb);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    usage_spec(verb, stderr);
+    return 2;
+}
+
+/* One option's value into o.  0 or 2. */
+static int spec_opt_set(const char *verb, int c, CliSpecOpts *o)
+{
+    switch (c) {
+    case 'a': o->archs = optarg; break;
+    case 'w': o->where = optarg; break;
+    case 'o': o->out = optarg; break;
+    case 'c': o->cache_dir = optarg; break;
+    case 'N': o->no_cache = 1; break;
+    case 'P': o->points = 1; break;
+    case 's': o->show = optarg; break;
+    case 'S': o->shard = optarg; break;
+    case 'j':
+        if ((o->jobs = parse_jobs(optarg)) < 0)
+            return spec_opt_fail(verb, "-j is '%s' (expected a whole number of threads >= 1)", optarg);
+        break;
+    }
+    return 0;
 }
 
 int cli_parse_spec_opts(const char *verb, int argc, char **argv, CliSpecOpts *o)
 {
-    static const struct option opts[] = {
-        {"arch", required_argument, 0, 'a'},   {"where", required_argument, 0, 'w'},
-        {"out", required_argument, 0, 'o'},    {"cache", required_argument, 0, 'c'},
-        {"no-cache", no_argument, 0, 'N'},     {"jobs", required_argument, 0, 'j'},
-        {"points", no_argument, 0, 'P'},       {"show", required_argument, 0, 's'},
-        {"shard", required_argument, 0, 'S'},  {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    int bit = verb_bit(verb), n = 0;
+    struct option opts[NSPEC_OPTS + 1];
+    for (int i = 0; i < NSPEC_OPTS; i++)
+        if (spec_opts[i].verbs & bit)
+            opts[n++] = (struct option){spec_opts[i].name, spec_opts[i].has_arg, 0, spec_opts[i].code};
+    opts[n] = (struct option){0, 0, 0, 0};
+    const char *shorts = bit & (V_COMPILE | V_INSPECT) ? ":j:h" : ":h";
     memset(o, 0, sizeof *o);
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a': o->archs = optarg; break;
-        case 'w': o->where = optarg; break;
-        case 'o': o->out = optarg; break;
-        case 'c': o->cache_dir = optarg; break;
-        case 'N': o->no_cache = 1; break;
-        case 'j': o->jobs = atoi(optarg); break;
-        case 'P': o->points = 1; break;
-        case 's': o->show = optarg; break;
-        case 'S': o->shard = optarg; break;
-        case 'h': usage_spec(verb); exit(0);
-        case ':':
-            fprintf(stderr, "kvx %s: option '%s' needs a value\n", verb, argv[optind - 1]);
-            usage_spec(verb);
-            return 2;
-        default:
-            fprintf(stderr, "kvx %s: unknown option '%s'\n", verb, argv[optind - 1]);
-            usage_spec(verb);
-            return 2;
+    while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage_spec(verb, stdout);
+            exit(0);
         }
+        if (c == ':')
+            return spec_opt_fail(verb, "option '%s' needs a value", argv[optind - 1]);
+        if (c == '?')
+            return spec_opt_fail(verb, "option '%s' is not one of this verb's", argv[optind - 1]);
+        if (spec_opt_set(verb, c, o))
+            return 2;
     }
     if (optind != argc - 1) {
         fprintf(stderr, "kvx %s: expected one SPEC file, got %d arguments\n", verb, argc - optind);
-        usage_spec(verb);
+        usage_spec(verb, stderr);
         return 2;
     }
     o->spec_path = argv[optind];
-    if (o->show && strcmp(o->show, "source") && strcmp(o->show, "ptx") && strcmp(o->show, "sass")) {
-        fprintf(stderr, "kvx %s: --show is '%s' (expected source, ptx or sass)\n", verb, o->show);
-        return 2;
-    }
+    if (o->show && strcmp(o->show, "source") && strcmp(o->show, "ptx") && strcmp(o->show, "sass"))
+        return spec_opt_fail(verb, "--show is '%s' (expected source, ptx or sass)", o->show);
     return 0;
 }
 
