@@ -131,6 +131,18 @@ static void test_where_typo(void **state)
                    "--where:1:13: axis 'strategy' has no value \"naiv\" (expected one of: naive,");
 }
 
+/* A verb takes its own options only, and -j a number. */
+static void test_verb_options(void **state)
+{
+    (void)state;
+    exits_2_saying(KVX_BINARY " gen specs/contention.yaml --shard 1/2 --out /tmp/kvx-never 2>&1",
+                   "kvx gen: option '--shard' is not one of this verb's");
+    exits_2_saying(KVX_BINARY " plan specs/contention.yaml -j 4 2>&1", "kvx plan: option '-j' is not one of");
+    exits_2_saying(KVX_BINARY " compile specs/contention.yaml -j abc 2>&1",
+                   "kvx compile: -j is 'abc' (expected a whole number of threads >= 1)");
+    assert_int_equal(access("/tmp/kvx-never", F_OK), -1);
+}
+
 /* Nothing half-written: kvx gen on a bad spec leaves no output directory. */
 static void test_gen_writes_nothing(void **state)
 {
@@ -153,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_cli_exit_status),
         cmocka_unit_test(test_where_typo),
+        cmocka_unit_test(test_verb_options),
         cmocka_unit_test(test_gen_writes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
