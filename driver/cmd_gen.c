@@ -631,9 +631,12 @@ static int on_path(const char *tool, char *out, size_t n)
 
 int cmd_doctor(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--help") != 0) {
-        fprintf(stderr, "usage: kvx doctor\n");
-        return 2;
+    if (argc > 1) {
+        /* --help says what doctor does rather than doing it. */
+        int help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+        fprintf(help ? stdout : stderr, "usage: kvx doctor\n  what this machine has: NVRTC and its archs, "
+                "the CUDA headers, the compile cache, the disassembler, the driver and the GPUs\n");
+        return help ? 0 : 2;
     }
     int major = 0, minor = 0, problems = 0;
     printf("kvx %s\n", KVX_VERSION);
