@@ -4,6 +4,7 @@
 #include "run_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,26 @@ static void usage(void)
             spec_flush_name(d.flush_l2), d.timeout_s, (unsigned long long)d.seed);
 }
 
+/* A seed: decimal digits only, below 2^64.  0 or -1. */
+static int parse_seed(const char *s, uint64_t *out)
+{
+    if (!*s || strspn(s, "0123456789") != strlen(s))
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, NULL, 10);
+    if (errno)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_jobs(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *s && !*end && v >= 1 && v <= 4096 ? (int)v : -1;
+}
+
 int run_parse_opts(int argc, char **argv, RunOpts *o)
 {
     static const struct option opts[] = {
@@ -64,15 +85,36 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
     opterr = 0;
     int c;
     char *end;
-    while ((c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
+    int li = -1;
+    while ((c = getopt_long(argc, argv, ":j:h", opts, &li)) != -1) {
+        /* The option's own name for messages: argv[optind - 1] is its value
+         * when it was given apart ("--warmup 3"). */
+        char name[40];
+        snprintf(name, sizeof name, "--%s", li >= 0 ? opts[li].name : "?");
+        li = -1;
         double v = 0;
         if (c >= 1 && c <= 11 && c != 6 && c != 7) {
             errno = 0;
             v = strtod(optarg, &end);
             if (errno || *end || v < 0) {
-                fprintf(stderr, "kvx run: %s is '%s' (expected a number >= 0)\n", argv[optind - 1], optarg);
+                fprintf(stderr, "kvx run: %s is '%s' (expected a number >= 0)\n", name, optarg);
                 return 2;
             }
+            /* Counts are whole and fit an int; the seed is read exactly (a
+             * double rounds above 2^53). */
+            int whole = c == 1 || c == 2 || c == 3 || c == 11;
+            if (whole && (v != floor(v) || v > 1e9)) {
+                fprintf(stderr, "kvx run: %s is '%s' (expected a whole number up to 10^9)\n", name, optarg);
+                return 2;
+            }
+            if (c == 9 && parse_seed(optarg, &o->m.seed) < 0) {
+                fprintf(stderr, "kvx run: --seed is '%s' (expected a whole number below 2^64)\n", optarg);
+                return 2;
+            }
+        }
+        if (c == 'j' && (o->spec.jobs = parse_jobs(optarg)) < 0) {
+            fprintf(stderr, "kvx run: -j is '%s' (expected a whole number of threads >= 1)\n", optarg);
+            return 2;
         }
         switch (c) {
         case 'd': o->db = optarg; break;
@@ -84,7 +126,7 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
         case 'N': o->spec.no_cache = 1; break;
         case 'p': o->profile = 1; break;
         case 'C': o->counters = 1; break;
-        case 'j': o->spec.jobs = atoi(optarg); break;
+        case 'j': break;
         case 'a': o->spec.archs = optarg; break;
         case 1: o->m.warmup = (int)v; o->set_warmup = 1; break;
         case 2: o->m.min_samples = (int)v; o->set_min = 1; break;
@@ -104,7 +146,7 @@ int run_parse_opts(int argc, char **argv, RunOpts *o)
             break;
         case 7: o->m.flush_l2 = MEASURE_FLUSH_OFF; o->set_flush = 1; break;
         case 8: o->m.timeout_s = v; o->set_timeout = 1; break;
-        case 9: o->m.seed = (uint64_t)v; o->set_seed = 1; break;
+        case 9: o->set_seed = 1; break;
         case 10: o->m.warmup_ms = v; o->set_warmup_ms = 1; break;
         case 11: o->m.sample_batch = v < 1 ? 1 : (int)v; o->set_batch = 1; break;
         case 'h': usage(); exit(0);

@@ -141,6 +141,12 @@ static void test_verb_options(void **state)
     exits_2_saying(KVX_BINARY " compile specs/contention.yaml -j abc 2>&1",
                    "kvx compile: -j is 'abc' (expected a whole number of threads >= 1)");
     assert_int_equal(access("/tmp/kvx-never", F_OK), -1);
+    /* kvx run reads its numbers exactly, before it looks for a GPU. */
+    exits_2_saying(KVX_BINARY " run specs/contention.yaml --seed 18446744073709551616 2>&1",
+                   "kvx run: --seed is '18446744073709551616' (expected a whole number below 2^64)");
+    exits_2_saying(KVX_BINARY " run specs/contention.yaml --warmup 2.5 2>&1",
+                   "kvx run: --warmup is '2.5' (expected a whole number up to 10^9)");
+    exits_2_saying(KVX_BINARY " run specs/contention.yaml -j 0 2>&1", "kvx run: -j is '0'");
 }
 
 /* Nothing half-written: kvx gen on a bad spec leaves no output directory. */
