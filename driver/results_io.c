@@ -339,16 +339,208 @@ static void json_scalar(StrBuf *b, const char *s)
     sb_putc(b, '"');
 }
 
+/* What the stages of an import share. */
+typedef struct Import {
+    Arena *a;
+    const char *csv_path;
+    const ImportOpts *o;
+    const char *spec;
+    CsvRow *rows;
+    int nrows;
+    int *which;                 /* per header column: import_cols index, NIMPORT (status), -1 (axis) */
+    int nax;                    /* axis columns, before the value columns */
+    CaseRow *cases;             /* by row (row 0, the header, unused) */
+    HashIdx keys;
+} Import;
+
+/* Header: axis columns up to the first value column, value columns after.
+ * 0 or -1 with err. */
+static int import_header(Import *im, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0];
+    im->nax = -1;
+    im->which = arena_alloc(im->a, sizeof *im->which * (size_t)h->n);
+    for (int i = 0; i < h->n; i++) {
+        SrcPos pos = {im->csv_path, h->line, h->col[i]};
+        int w = -1;
+        for (int k = 0; k < NIMPORT; k++)
+            if (!strcmp(h->f[i], import_cols[k].name))
+                w = k;
+        if (!strcmp(h->f[i], "status"))
+            w = NIMPORT;
+        im->which[i] = w;
+        if (w < 0 && im->nax >= 0) {
+            kvx_error_set(err, KVX_EINPUT, &pos,
+                          "'%s' follows the value columns: axis columns come first, then"
+                          " values (median_ms, min_ms, mean_ms, noise, gbs, ..., status)", h->f[i]);
+            return -1;
+        }
+        if (w >= 0 && im->nax < 0)
+            im->nax = i;
+        if (w < 0 && !is_ident(h->f[i])) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier", h->f[i]);
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(h->f[i], h->f[j])) {
+                kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
+                return -1;
+            }
+    }
+    if (im->nax <= 0) {
+        SrcPos pos = {im->csv_path, h->line, 1};
+        kvx_error_set(err, KVX_EINPUT, &pos, im->nax < 0 ? "no value column (median_ms, ...)"
+                                                         : "no axis column before the values");
+        return -1;
+    }
+    /* Every row's field count first: the checks below index any field. */
+    for (int r = 1; r < im->nrows; r++)
+        if (im->rows[r].n != h->n) {
+            SrcPos pos = {im->csv_path, im->rows[r].line, 1};
+            kvx_error_set(err, KVX_EINPUT, &pos, "%d fields, the header has %d", im->rows[r].n, h->n);
+            return -1;
+        }
+    return 0;
+}
+
+/* The values of row r into its case.  0 or -1 with err at the field. */
+static int import_values(Import *im, int r, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0], *row = &im->rows[r];
+    CaseRow *c = &im->cases[r];
+    for (int i = im->nax; i < h->n; i++) {
+        SrcPos pos = {im->csv_path, row->line, row->col[i]};
+        double d;
+        if (im->which[i] == NIMPORT) {
+            if (results_status_rank(row->f[i]) >= CASE_STATUS_COUNT) {
+                kvx_error_set(err, KVX_EINPUT, &pos, "unknown status '%s'", row->f[i]);
+                return -1;
+            }
+            c->status = row->f[i];
+        } else if (*row->f[i] && !parse_number(row->f[i], &d)) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "%s: '%s' is not a number", h->f[i], row->f[i]);
+            return -1;
+        } else if (*row->f[i]) {
+            *(double *)((char *)c + import_cols[im->which[i]].off) = d;
+        }
+    }
+    return 0;
+}
+
+/* Row r as a case: its axes, label, values and key (a repeated key is an
+ * error).  0 or -1 with err. */
+static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0], *row = &im->rows[r];
+    CaseRow *c = &im->cases[r];
+    store_case_init(c);
+    sb_reset(axes), sb_reset(label);
+    sb_putc(axes, '{');
+    for (int i = 0; i < im->nax; i++) {
+        sb_printf(axes, "%s\"%s\":", i ? "," : "", h->f[i]);
+        json_scalar(axes, row->f[i]);
+        sb_printf(label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
+    }
+    sb_putc(axes, '}');
+    c->axes_json = arena_strdup(im->a, sb_str(axes));
+    c->label = arena_strdup(im->a, sb_str(label));
+    c->spec_name = im->spec;
+    c->status = "ok";
+    c->device_uuid = arena_printf(im->a, "ref:%s", im->o->name);
+    if (import_values(im, r, err))
+        return -1;
+    const char *parts[] = {"reference", im->o->name, im->spec, c->axes_json, NULL};
+    char key[65];
+    store_case_key(parts, key);
+    c->key = arena_strdup(im->a, key);
+    int j = hidx_add(&im->keys, hash_bytes(key, 64), r, same_key, &(RowKey){im->cases, im->rows, 0, c->key});
+    if (j < 0)
+        return 0;
+    SrcPos pos = {im->csv_path, row->line, 1};
+    kvx_error_set(err, KVX_EINPUT, &pos, "repeats the axis values of line %d", im->rows[j].line);
+    return -1;
+}
+
+/* The declared order of axis values: the order of the file. */
+static const char *import_decl(Import *im)
+{
+    StrBuf decl;
+    sb_init(&decl);
+    sb_putc(&decl, '{');
+    for (int i = 0; i < im->nax; i++) {
+        sb_printf(&decl, "%s\"%s\":[", i ? "," : "", im->rows[0].f[i]);
+        int nv = 0;
+        HashIdx seen = {0};
+        for (int r = 1; r < im->nrows; r++) {
+            const char *f = im->rows[r].f[i];
+            if (hidx_add(&seen, hash_bytes(f, strlen(f)), r, same_field,
+                         &(RowKey){im->cases, im->rows, i, f}) < 0) {
+                sb_puts(&decl, nv++ ? "," : "");
+                json_scalar(&decl, f);
+            }
+        }
+        hidx_free(&seen);
+        sb_putc(&decl, ']');
+    }
+    sb_putc(&decl, '}');
+    const char *out = arena_strdup(im->a, sb_str(&decl));
+    sb_free(&decl);
+    return out;
+}
+
+/* A reference of this name must not exist yet.  0 or -1 with err. */
+static int import_name_free(sqlite3 *db, const char *name, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE kind = 'reference' AND name = ?", -1, &q, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "a reference named '%s' is already imported (run %lld); choose"
+                          " another --name", name, (long long)sqlite3_column_int64(q, 0));
+    }
+    sqlite3_finalize(q);
+    return err->code ? -1 : 0;
+}
+
+/* The reference run and all its cases, in one transaction.  0 or -1. */
+static int import_store(Store *st, Import *im, int64_t *run_id, KvxError *err)
+{
+    char when[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    RunEnv env = {.kind = "reference", .ref_name = im->o->name, .spec_name = im->spec,
+                  .spec_path = im->csv_path, .gpu_name = im->o->gpu,
+                  .gpu_uuid = arena_printf(im->a, "ref:%s", im->o->name), .kvx_version = KVX_VERSION,
+                  .command = im->o->source, .axes_json = import_decl(im), .started_at = when, .peak_gbs = 0};
+    /* One transaction for all rows: a commit per row made 200,000 rows take
+     * minutes. */
+    return store_begin_run(st, &env, run_id, err) ||
+           store_put_cases(st, *run_id, 0, im->cases + 1, im->nrows - 1, err) ? -1 : 0;
+}
+
+/* Leave nothing half-imported. */
+static void import_undo(sqlite3 *db, int64_t run_id)
+{
+    const char *sql[] = {"DELETE FROM cases WHERE run_id = ?", "DELETE FROM runs WHERE id = ?"};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *d = NULL;
+        if (sqlite3_prepare_v2(db, sql[i], -1, &d, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(d, 1, run_id);
+            sqlite3_step(d);
+            sqlite3_finalize(d);
+        }
+    }
+}
+
 int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *nstored,
                    KvxError *err)
 {
-    sqlite3 *db = store_db(st);
-    Arena *a = arena_new();
+    Import im = {.a = arena_new(), .csv_path = csv_path, .o = o, .spec = o->spec ? o->spec : o->name};
     size_t len;
-    HashIdx keys = {0};
     char *text = file_read_max(csv_path, RESULTS_MAX_IMPORT_BYTES, &len);
-    CsvRow *rows = NULL;
-    int nrows = 0, rc = -1;
+    int rc = -1;
     int64_t run_id = 0;
     *nstored = 0;
     if (!text) {
@@ -358,187 +550,39 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
         goto done;
     }
     if (!o->name || !is_ident(o->name)) {
-        kvx_error_set(err, KVX_EINPUT, NULL,
-                      "import needs --name NAME ([A-Za-z_][A-Za-z0-9_]*), got '%s'",
+        kvx_error_set(err, KVX_EINPUT, NULL, "import needs --name NAME ([A-Za-z_][A-Za-z0-9_]*), got '%s'",
                       o->name ? o->name : "");
         goto done;
     }
-    const char *spec = o->spec ? o->spec : o->name;
-    rows = csv_parse(a, csv_path, text, len, &nrows, err);
+    im.rows = csv_parse(im.a, csv_path, text, len, &im.nrows, err);
     if (err->code)
         goto done;
-    if (nrows < 2) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: expected a header and at least one row",
-                      csv_path);
+    if (im.nrows < 2) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: expected a header and at least one row", csv_path);
         goto done;
     }
-    /* Header: axis columns up to the first value column, value columns after. */
-    const CsvRow *h = &rows[0];
-    int nax = -1, *which = arena_alloc(a, sizeof *which * (size_t)h->n);
-    for (int i = 0; i < h->n; i++) {
-        SrcPos pos = {csv_path, h->line, h->col[i]};
-        which[i] = -1;
-        for (int k = 0; k < NIMPORT; k++)
-            if (!strcmp(h->f[i], import_cols[k].name))
-                which[i] = k;
-        if (!strcmp(h->f[i], "status"))
-            which[i] = NIMPORT;
-        if (which[i] < 0 && nax >= 0) {
-            kvx_error_set(err, KVX_EINPUT, &pos,
-                          "'%s' follows the value columns: axis columns come first, then"
-                          " values (median_ms, min_ms, mean_ms, noise, gbs, ..., status)", h->f[i]);
-            goto done;
-        }
-        if (which[i] >= 0 && nax < 0)
-            nax = i;
-        if (which[i] < 0 && !is_ident(h->f[i])) {
-            kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier",
-                          h->f[i]);
-            goto done;
-        }
-        for (int j = 0; j < i; j++)
-            if (!strcmp(h->f[i], h->f[j])) {
-                kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
-                goto done;
-            }
-    }
-    if (nax <= 0) {
-        SrcPos pos = {csv_path, h->line, 1};
-        kvx_error_set(err, KVX_EINPUT, &pos, nax < 0 ? "no value column (median_ms, ...)"
-                                                     : "no axis column before the values");
+    if (import_header(&im, err))
         goto done;
-    }
     /* Check every row and build its case before storing anything. */
-    /* Every row's field count first: the checks below index any field. */
-    for (int r = 1; r < nrows; r++)
-        if (rows[r].n != h->n) {
-            SrcPos pos = {csv_path, rows[r].line, 1};
-            kvx_error_set(err, KVX_EINPUT, &pos, "%d fields, the header has %d", rows[r].n, h->n);
-            goto done;
-        }
-    CaseRow *cases = arena_alloc(a, sizeof *cases * (size_t)nrows);
-    StrBuf axes, decl, label;
-    sb_init(&axes), sb_init(&decl), sb_init(&label);
-    for (int r = 1; r < nrows && !err->code; r++) {
-        const CsvRow *row = &rows[r];
-        CaseRow *c = &cases[r];
-        store_case_init(c);
-        sb_reset(&axes), sb_reset(&label);
-        sb_putc(&axes, '{');
-        for (int i = 0; i < nax; i++) {
-            sb_printf(&axes, "%s\"%s\":", i ? "," : "", h->f[i]);
-            json_scalar(&axes, row->f[i]);
-            sb_printf(&label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
-        }
-        sb_putc(&axes, '}');
-        c->axes_json = arena_strdup(a, sb_str(&axes));
-        c->label = arena_strdup(a, sb_str(&label));
-        c->spec_name = spec;
-        c->status = "ok";
-        c->device_uuid = arena_printf(a, "ref:%s", o->name);
-        for (int i = nax; i < h->n; i++) {
-            SrcPos pos = {csv_path, row->line, row->col[i]};
-            double d;
-            if (which[i] == NIMPORT) {
-                if (results_status_rank(row->f[i]) >= CASE_STATUS_COUNT) {
-                    kvx_error_set(err, KVX_EINPUT, &pos, "unknown status '%s'", row->f[i]);
-                    break;
-                }
-                c->status = row->f[i];
-            } else if (*row->f[i] && !parse_number(row->f[i], &d)) {
-                kvx_error_set(err, KVX_EINPUT, &pos, "%s: '%s' is not a number",
-                              h->f[i], row->f[i]);
-                break;
-            } else if (*row->f[i]) {
-                *(double *)((char *)c + import_cols[which[i]].off) = d;
-            }
-        }
-        const char *parts[] = {"reference", o->name, spec, c->axes_json, NULL};
-        char key[65];
-        store_case_key(parts, key);
-        c->key = arena_strdup(a, key);
-        int j = hidx_add(&keys, hash_bytes(key, 64), r, same_key,
-                         &(RowKey){cases, rows, 0, c->key});
-        if (j >= 0) {
-            SrcPos pos = {csv_path, row->line, 1};
-            kvx_error_set(err, KVX_EINPUT, &pos, "repeats the axis values of line %d",
-                          rows[j].line);
-        }
-    }
-    /* The declared order of axis values is the order of the file. */
-    sb_putc(&decl, '{');
-    for (int i = 0; i < nax && !err->code; i++) {
-        sb_printf(&decl, "%s\"%s\":[", i ? "," : "", h->f[i]);
-        int nv = 0;
-        HashIdx seen = {0};
-        for (int r = 1; r < nrows; r++) {
-            const char *f = rows[r].f[i];
-            if (hidx_add(&seen, hash_bytes(f, strlen(f)), r, same_field,
-                         &(RowKey){cases, rows, i, f}) < 0) {
-                sb_puts(&decl, nv++ ? "," : "");
-                json_scalar(&decl, f);
-            }
-        }
-        hidx_free(&seen);
-        sb_putc(&decl, ']');
-    }
-    sb_putc(&decl, '}');
-    const char *decl_json = arena_strdup(a, sb_str(&decl));
-    sb_free(&axes), sb_free(&decl), sb_free(&label);
-    if (err->code)
+    im.cases = arena_alloc(im.a, sizeof *im.cases * (size_t)im.nrows);
+    StrBuf axes, label;
+    sb_init(&axes), sb_init(&label);
+    for (int r = 1; r < im.nrows && !err->code; r++)
+        import_row(&im, r, &axes, &label, err);
+    sb_free(&axes), sb_free(&label);
+    if (err->code || import_name_free(store_db(st), o->name, err) || import_store(st, &im, &run_id, err))
         goto done;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE kind = 'reference' AND name = ?", -1,
-                           &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(q, 1, o->name, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(q) == SQLITE_ROW)
-            kvx_error_set(err, KVX_EINPUT, NULL,
-                          "a reference named '%s' is already imported (run %lld); choose"
-                          " another --name", o->name, (long long)sqlite3_column_int64(q, 0));
-    }
-    sqlite3_finalize(q);
-    if (err->code)
-        goto done;
-    char when[32];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    RunEnv env = {0};
-    env.kind = "reference";
-    env.ref_name = o->name;
-    env.spec_name = spec;
-    env.spec_path = csv_path;
-    env.gpu_name = o->gpu;
-    env.gpu_uuid = arena_printf(a, "ref:%s", o->name);
-    env.kvx_version = KVX_VERSION;
-    env.command = o->source;
-    env.axes_json = decl_json;
-    env.started_at = when;
-    env.peak_gbs = 0;
-    if (store_begin_run(st, &env, &run_id, err))
-        goto done;
-    /* One transaction for all rows: a commit per row made 200,000 rows take
-     * minutes. */
-    if (store_put_cases(st, run_id, 0, cases + 1, nrows - 1, err))
-        goto done;
-    *nstored = nrows - 1;
+    *nstored = im.nrows - 1;
     rc = 0;
 done:
     if (rc && run_id) {
-        /* Leave nothing half-imported. */
-        sqlite3_stmt *d = NULL;
-        const char *sql[] = {"DELETE FROM cases WHERE run_id = ?", "DELETE FROM runs WHERE id = ?"};
-        for (int i = 0; i < 2; i++)
-            if (sqlite3_prepare_v2(db, sql[i], -1, &d, NULL) == SQLITE_OK) {
-                sqlite3_bind_int64(d, 1, run_id);
-                sqlite3_step(d);
-                sqlite3_finalize(d);
-            }
+        import_undo(store_db(st), run_id);
         *nstored = 0;
     }
-    hidx_free(&keys);
-    free(rows);
+    hidx_free(&im.keys);
+    free(im.rows);
     free(text);
-    arena_free(a);
+    arena_free(im.a);
     return rc;
 }
 
