@@ -60,7 +60,7 @@ static const ValueCol value_cols[SPEC_VALUE_COUNT] = {
 #undef COL
 
 /* The column of a value name, or NULL when name is not one. */
-static const ValueCol *value_col(const char *name)
+const ValueCol *results_value_col(const char *name)
 {
     int i = spec_value_find(name);
     if (i < 0)
@@ -299,13 +299,8 @@ double results_median(double *v, int n)
 
 /* ---- bound-parameter SQL builder ------------------------------------------ */
 
-typedef struct Sql {
-    StrBuf text;
-    Value params[64];
-    int nparams;
-} Sql;
 
-static void sql_param(Sql *q, Value v)
+void results_sql_param(Sql *q, Value v)
 {
     KVX_ASSERT(q->nparams < 64);
     q->params[q->nparams++] = v;
@@ -335,14 +330,14 @@ static sqlite3_stmt *sql_prepare(sqlite3 *db, Sql *q, KvxError *err)
 static void sql_selection(Sql *q, const ResultsSel *sel)
 {
     sb_puts(&q->text, " c.spec_name = ");
-    sql_param(q, val_str(sel->spec));
+    results_sql_param(q, val_str(sel->spec));
     if (sel->run_id) {
         sb_puts(&q->text, " AND c.run_id = ");
-        sql_param(q, val_int(sel->run_id));
+        results_sql_param(q, val_int(sel->run_id));
     }
     if (sel->ref_name) {
         sb_puts(&q->text, " AND r.kind = 'reference' AND r.name = ");
-        sql_param(q, val_str(sel->ref_name));
+        results_sql_param(q, val_str(sel->ref_name));
     }
 }
 
@@ -515,208 +510,6 @@ static int load_axes(sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxEr
     return err->code ? -1 : 0;
 }
 
-/* ---- --where: expression -> SQL with bound parameters ---------------------- */
-
-typedef struct WhereCtx {
-    CaseSet *cs;
-    Sql *q;
-    KvxError *err;
-    const Spec *spec;   /* lends its let: names; NULL for kvx table */
-    int depth;          /* let inside let: a cycle guard */
-} WhereCtx;
-
-/* Kind of an operand for type checks: 'n' number, 's' string, '?' unknown. */
-static int where_emit(WhereCtx *w, const Expr *e, int *kind);
-
-static int where_fail(WhereCtx *w, const Expr *e, const char *what)
-{
-    SrcPos pos = e->pos;
-    kvx_error_set(w->err, KVX_EINPUT, &pos,
-                  "%s is not allowed in --where (only comparisons, &&, ||, !, axis names,"
-                  " status, value names, numbers and strings)", what);
-    return -1;
-}
-
-static int where_ident(WhereCtx *w, const Expr *e, int *kind)
-{
-    CaseSet *cs = w->cs;
-    int a = caseset_axis(cs, e->name);
-    if (a >= 0) {
-        sb_puts(&w->q->text, "json_extract(c.axes, ");
-        sql_param(w->q, val_str(arena_printf(cs->arena, "$.\"%s\"", e->name)));
-        sb_puts(&w->q->text, ")");
-        *kind = cs->axes[a].nvals == 0 ? '?' : cs->axes[a].all_num ? 'n' : 's';
-        return 0;
-    }
-    if (!strcmp(e->name, "status")) {
-        sb_puts(&w->q->text, "c.status");
-        *kind = 'S';
-        return 0;
-    }
-    const ValueCol *vc = value_col(e->name);
-    if (vc) {
-        sb_puts(&w->q->text, vc->sql);
-        *kind = 'n';
-        return 0;
-    }
-    int l = w->spec ? spec_let_find(w->spec, e->name) : -1;
-    if (l >= 0 && w->depth < 16) {
-        /* A spec's named condition (`persistent`): translated in place, under
-         * the same rules as the text around it. */
-        w->depth++;
-        sb_puts(&w->q->text, "(");
-        int rc = where_emit(w, w->spec->lets[l].e, kind);
-        sb_puts(&w->q->text, ")");
-        w->depth--;
-        return rc;
-    }
-    SrcPos pos = e->pos;
-    kvx_error_set(w->err, KVX_EINPUT, &pos,
-                  "unknown name '%s' in --where (axes: %s; also status and the value names%s)",
-                  e->name, caseset_axis_list(cs),
-                  w->spec ? ", and the spec's let: names" : "; a spec's let: names need --spec-file");
-    return -1;
-}
-
-static int where_cmp(WhereCtx *w, const Expr *e, const char *op)
-{
-    int ka, kb;
-    sb_puts(&w->q->text, "(");
-    if (where_emit(w, e->a, &ka))
-        return -1;
-    sb_printf(&w->q->text, " %s ", op);
-    if (where_emit(w, e->b, &kb))
-        return -1;
-    sb_puts(&w->q->text, ")");
-    /* The language makes number-vs-string a type error, never false. */
-    int na = ka == 'n', nb = kb == 'n';
-    int sa = ka == 's' || ka == 'S', sb = kb == 's' || kb == 'S';
-    if ((na && sb) || (sa && nb)) {
-        SrcPos pos = e->pos;
-        kvx_error_set(w->err, KVX_EINPUT, &pos,
-                      "--where compares a number with a string");
-        return -1;
-    }
-    /* status is compared with a status name: catch typos. */
-    const Expr *lit = ka == 'S' ? e->b : kb == 'S' ? e->a : NULL;
-    if (lit && lit->kind == EX_LIT && lit->lit.kind == VAL_STR) {
-        int known = 0;
-        for (int i = 0; i < NSTATUS; i++)
-            known |= !strcmp(results_status_names[i], lit->lit.s);
-        if (!known) {
-            SrcPos pos = lit->pos;
-            kvx_error_set(w->err, KVX_EINPUT, &pos,
-                          "unknown status \"%s\" (expected one of: ok, mismatch, compile_error,"
-                          " load_error, launch_error, fault, timeout, skipped)", lit->lit.s);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void count_ident(void *ctx, const Expr *ident)
-{
-    (void)ident;
-    ++*(int *)ctx;
-}
-
-static int no_names(void *ctx, const char *name, Value *out, KvxError *err)
-{
-    return 0;
-}
-
-static int where_emit(WhereCtx *w, const Expr *e, int *kind)
-{
-    *kind = '?';
-    int nidents = 0;
-    expr_visit_idents(e, count_ident, &nidents);
-    if (!nidents && e->kind != EX_LIT && e->kind != EX_CALL) {
-        /* A constant (2^24, 16M, 1e6/4) is a number: evaluate it here and
-         * bind the result.  Function calls stay refused. */
-        ExprEnv env = {no_names, NULL, w->cs->arena};
-        Value v;
-        if (expr_eval(e, &env, &v, w->err))
-            return -1;
-        *kind = v.kind == VAL_STR ? 's' : 'n';
-        sql_param(w->q, v.kind == VAL_BOOL ? val_int(v.i) : v);
-        return 0;
-    }
-    switch (e->kind) {
-    case EX_LIT:
-        if (e->lit.kind == VAL_STR)
-            *kind = 's';
-        else if (e->lit.kind == VAL_INT || e->lit.kind == VAL_FLOAT || e->lit.kind == VAL_BOOL)
-            *kind = 'n';
-        else
-            return where_fail(w, e, "this literal");
-        sql_param(w->q, e->lit.kind == VAL_BOOL ? val_int(e->lit.i) : e->lit);
-        return 0;
-    case EX_IDENT:
-        return where_ident(w, e, kind);
-    case EX_UNARY:
-        if (e->op == '!') {
-            sb_puts(&w->q->text, "(NOT ");
-            int k;
-            if (where_emit(w, e->a, &k))
-                return -1;
-            sb_puts(&w->q->text, ")");
-            *kind = 'n';
-            return 0;
-        }
-        /* A negative number is a number, not arithmetic. */
-        if ((e->op == '-' || e->op == '+') && e->a->kind == EX_LIT &&
-            (e->a->lit.kind == VAL_INT || e->a->lit.kind == VAL_FLOAT)) {
-            Value v = e->a->lit;
-            if (e->op == '-') {
-                if (v.kind == VAL_INT)
-                    v.i = -v.i;
-                else
-                    v.d = -v.d;
-            }
-            sql_param(w->q, v);
-            *kind = 'n';
-            return 0;
-        }
-        return where_fail(w, e, "arithmetic");
-    case EX_BINARY: {
-        static const struct { int op; const char *sql; } cmps[] = {
-            {OP_EQ, "IS"}, {OP_NE, "IS NOT"}, {'<', "<"}, {OP_LE, "<="}, {'>', ">"}, {OP_GE, ">="},
-        };
-        for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
-            if (e->op == cmps[i].op) {
-                *kind = 'n';
-                return where_cmp(w, e, cmps[i].sql);
-            }
-        if (e->op == OP_AND || e->op == OP_OR) {
-            int k;
-            sb_puts(&w->q->text, "(");
-            if (where_emit(w, e->a, &k))
-                return -1;
-            sb_puts(&w->q->text, e->op == OP_AND ? " AND " : " OR ");
-            if (where_emit(w, e->b, &k))
-                return -1;
-            sb_puts(&w->q->text, ")");
-            *kind = 'n';
-            return 0;
-        }
-        char what[48];
-        if (e->op < 256)
-            snprintf(what, sizeof what, "the operator '%c'", e->op);
-        else
-            snprintf(what, sizeof what, "the operator '//'");
-        return where_fail(w, e, what);
-    }
-    case EX_COND:
-        return where_fail(w, e, "'?:'");
-    case EX_CALL: {
-        char what[160];
-        snprintf(what, sizeof what, "a function call (%s)", e->name);
-        return where_fail(w, e, what);
-    }
-    }
-    return where_fail(w, e, "this expression");
-}
-
 /* ---- loading --------------------------------------------------------------- */
 
 static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
@@ -734,13 +527,13 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
             return -1;
         }
         sb_puts(&q->text, "json_extract(v.inspect_json, ");
-        sql_param(q, val_str(arena_printf(cs->arena, "$.%s", key)));
+        results_sql_param(q, val_str(arena_printf(cs->arena, "$.%s", key)));
         sb_puts(&q->text, ")");
         cs->unit = U_RAW;
         cs->measured = 0;
         return 0;
     }
-    const ValueCol *vc = value_col(name);
+    const ValueCol *vc = results_value_col(name);
     if (vc) {
         cs->vcol = vc;
         cs->unit = vc->unit;
@@ -772,9 +565,7 @@ static int load_cases(sqlite3 *db, CaseSet *cs, const char *value, const char *w
         Expr *e = expr_parse(cs->arena, where, &pos, err);
         if (!e)
             goto fail;
-        WhereCtx w = {cs, &q, err, spec, 0};
-        int kind;
-        if (where_emit(&w, e, &kind))
+        if (results_where_sql(cs, &q, spec, e, err))
             goto fail;
     } else {
         sb_puts(&q.text, "1");

@@ -5,6 +5,7 @@
 #ifndef KVX_RESULTS_CORE_H
 #define KVX_RESULTS_CORE_H
 
+#include "../gen/spec.h"
 #include "results.h"
 
 #define RESULTS_MAX_AXES 64
@@ -20,6 +21,9 @@ typedef struct ValueCol {
     Unit unit;
     int measured;        /* 1: a failed case has no meaningful value */
 } ValueCol;
+
+/* The column of a value name, or NULL when name is not one. */
+const ValueCol *results_value_col(const char *name);
 
 /* What a value column means (gen/values.h). */
 const char *results_value_doc(const ValueCol *c);
@@ -97,5 +101,19 @@ int results_status_rank(const char *s);
 void results_num_text(char *buf, size_t n, double d);
 /* Median of v[0..n), n > 0 (v is sorted in place). */
 double results_median(double *v, int n);
+
+/* SQL text with its bound parameters (results.c's builder). */
+typedef struct Sql {
+    StrBuf text;
+    Value params[64];
+    int nparams;
+} Sql;
+
+/* A "?" into q's text and v as its parameter. */
+void results_sql_param(Sql *q, Value v);
+
+/* Append where e as SQL to q (results_where.c).  0, or -1 with err at the
+ * offending node. */
+int results_where_sql(CaseSet *cs, Sql *q, const Spec *spec, const Expr *e, KvxError *err);
 
 #endif
