@@ -1,18 +1,21 @@
 {{! histogram.cu: a histogram of bins counters over n input values (specs/histogram.yaml).  }}
 {{! Placeholders:                                                                           }}
 {{!   strategy    global smem coarse_contig coarse_interleaved vec16 vec16_runs vec16_warp  }}
-{{!               vec16_lanes vec16_reg cub_atomic cub_sort                                 }}
+{{!               vec16_lanes vec16_reg vec16_reg_rle vec16_values vec16_thread vec16_private }}
+{{!               cub_atomic cub_sort                                                       }}
 {{!   E           input element type (u8, u16), spelled ctype(E)                            }}
 {{!   bins, LO, HI, width, full_range    the binning, through pieces/hist_bin.cuh            }}
 {{!   block       threads per block                                                         }}
 {{!   coarsen     elements per thread (coarse_contig)                                       }}
-{{!   copies      private histograms per block (vec16_warp: one per warp, as smem allows)   }}
+{{!   copies      private histograms per block (vec16_warp, vec16_values: one per warp)     }}
 {{!   vec         elements per 16-byte load (vec16*)                                        }}
 {{!   spill       loads between spills of vec16_reg's packed 8-bit counters                  }}
 {{!   cc          target compute capability (__reduce_add_sync from 80)                      }}
 {{!   swar        vec16_reg bins four bytes at once (u8 values below 128, width 4, 8, 16)    }}
 {{!   swar_shift  log2(width) - 2, for swar                                                  }}
 {{!   items       samples per thread per tile (cub_*)                                        }}
+{{!   rows        vec16_thread: 128-byte rows of a warp's counters, four bins a row per lane  }}
+{{!   private_drain  vec16_private: loads between emptyings of the 16-bit counters          }}
 {{!   resident    blocks per SM a persistent grid keeps resident                            }}
 {{! The strategies are a ladder: each adds one idea to one before it (see doc: in the spec).   }}
 {{#if strategy == "cub_atomic" || strategy == "cub_sort"}}
@@ -22,7 +25,8 @@
 typedef {{ctype(E)}} Value;
 
 {{#include "pieces/hist_bin.cuh"}}
-{{#if strategy == "vec16_reg" || strategy == "vec16_lanes"}}
+{{#if strategy == "vec16_reg" || strategy == "vec16_reg_rle" || strategy == "vec16_lanes" || strategy == "vec16_thread" ||
+      strategy == "vec16_private"}}
 
 /* Sum of v over the warp, in every lane: a bin's count over the warp's values. */
 {{#include "pieces/warp_sum.cuh"}}
@@ -38,6 +42,22 @@ struct Tally {
         const int b = bin_of(v);
         if (b >= 0)
             atomicAdd(&hist_s[b], 1u);
+    }
+    __device__ void finish() {}
+};
+
+{{#elif strategy == "vec16_values"}}
+/* Counts byte values, not bins, into the warp's copy of a 256-counter shared
+ * histogram, one atomic each; the values are binned once per block at the end.
+ * Why: no binning arithmetic per value, and a warp's 32 values spread over as
+ * many counters as there are distinct values (31 here), not {{bins + 1}}, so fewer
+ * lanes of a warp, and fewer warps, queue on one word. */
+struct Tally {
+    unsigned *hist_s;
+
+    __device__ void add(unsigned v)
+    {
+        atomicAdd(&hist_s[v], 1u);
     }
     __device__ void finish() {}
 };
@@ -86,7 +106,7 @@ struct Tally {
     }
 };
 
-{{#elif strategy == "vec16_reg"}}
+{{#elif strategy == "vec16_reg" || strategy == "vec16_reg_rle"}}
 /* Counts in registers, no atomics while counting.  A load's values go into two
  * 32-bit words of eight 4-bit counters (field b for bin b, field {{bins}} for
  * values not counted, so the add needs no branch), half the values each, so a
@@ -94,7 +114,11 @@ struct Tally {
  * 8-bit counters (even: bins 0, 2, 4, 6; odd: bins 1, 3, 5, 7), and every
  * {{spill}} loads ({{spill * vec}} values, so no field passes 255) those are emptied
  * into 32-bit counts.  At the end each warp sums its counts, one reduction per
- * bin, and one lane adds the sums to the block's shared histogram. */
+ * bin, and one lane adds the sums to the block's shared histogram.{{#if strategy == "vec16_reg_rle"}}
+ *
+ * vec16_reg_rle: a load whose 16 bytes are one value (inside a run, or a
+ * single-valued input) is counted with one add per half, 8 in its field,
+ * instead of sixteen: low-entropy input costs a compare per load.{{/if}} */
 struct Tally {
     unsigned *hist_s;
     unsigned even = 0, odd = 0;
@@ -128,6 +152,16 @@ struct Tally {
     }
     __device__ void add_load(uint4 chunk)
     {
+{{#if strategy == "vec16_reg_rle"}}
+        if (chunk.x == chunk.y && chunk.z == chunk.w && chunk.x == chunk.z &&
+            chunk.x == __byte_perm(chunk.x, 0, 0)) {    /* 16 copies of byte 0 */
+            const unsigned eight = one(chunk.x & 0xffu) * 8;
+            widen(eight);
+            widen(eight);
+            count_load();
+            return;
+        }
+{{/if}}
         const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
         unsigned fields4[2] = {0, 0};
 #pragma unroll
@@ -140,6 +174,16 @@ struct Tally {
 {{#else}}
     __device__ void add_load(uint4 chunk)
     {
+{{#if strategy == "vec16_reg_rle"}}
+        if (chunk.x == chunk.y && chunk.z == chunk.w && chunk.x == chunk.z &&
+            chunk.x == __byte_perm(chunk.x, 0, 0)) {    /* 16 copies of byte 0 */
+            const unsigned eight = one(chunk.x & 0xffu) * 8;
+            widen(eight);
+            widen(eight);
+            count_load();
+            return;
+        }
+{{/if}}
         const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
         unsigned fields4[2] = {0, 0};
 #pragma unroll
@@ -150,6 +194,12 @@ struct Tally {
 {{/if}}
         widen(fields4[0]);
         widen(fields4[1]);
+{{#if strategy == "vec16_reg_rle"}}
+        count_load();
+    }
+    __device__ void count_load()     /* after each load's widen: spill before a field passes 255 */
+    {
+{{/if}}
         if (++loads == {{spill}}) {
             spill();
             loads = 0;
@@ -176,6 +226,142 @@ struct Tally {
                 atomicAdd(&hist_s[b], sum);
         }
     }
+};
+
+{{#elif strategy == "vec16_thread"}}
+/* Counts into the thread's own 8-bit counters in shared memory, with plain
+ * loads and stores: no atomics while counting, and no two threads ever on one
+ * counter.  The counter of byte value v is byte (v / 4) * 128 + v % 4 of the
+ * lane's column, so the 32 lanes of a warp always hit 32 different banks,
+ * whatever values they count.  Why: a shared atomic on 32 different words
+ * costs a warp several times a load and a store (vec16 at 256 bins uniform).
+ *
+ * The counter addresses are computed two at a time, in the 16-bit halves of a
+ * word (the counters lie below 64 KB), and counters are emptied before they
+ * can wrap, checked once per load, not once per value: the new counts are
+ * ORed together and only when one reached 128 does drain() add the counters
+ * at 128 or more to the block's wrap_s (rare for spread-out values: every 128
+ * values of one value in one thread). */
+struct Tally {
+    unsigned col2;              /* the lane's column (a shared address), in both halves */
+    unsigned *wrap_s;
+
+    /* The shared addresses of the counters of the values in the two halves of
+     * h: 32 v - 31 (v % 4) + column = (v / 4) * 128 + v % 4 + column. */
+    __device__ unsigned addr2(unsigned h) const
+    {
+        return h * 32u + col2 - (h & 0x00030003u) * 31u;
+    }
+    /* Add 1 to the counters at shared addresses a and b (the same counter
+     * twice when a == b): both loads first, so that a thread has two counts in
+     * flight, not one.  The new counts ORed, 1..144.  Inline PTX: 32-bit
+     * shared addresses, no generic-to-shared conversion per value; volatile
+     * keeps each pair's stores before the next pair's loads. */
+    __device__ static unsigned bump2(unsigned a, unsigned b)
+    {
+        unsigned x, y;
+        asm volatile("ld.shared.u8 %0, [%1];" : "=r"(x) : "r"(a));
+        asm volatile("ld.shared.u8 %0, [%1];" : "=r"(y) : "r"(b));
+        x += 1u;
+        y += a == b ? 2u : 1u;
+        asm volatile("st.shared.u8 [%0], %1;" ::"r"(a), "r"(x) : "memory");
+        asm volatile("st.shared.u8 [%0], %1;" ::"r"(b), "r"(y) : "memory");
+        return x | y;
+    }
+    __device__ static unsigned count(unsigned a)
+    {
+        unsigned x;
+        asm volatile("ld.shared.u8 %0, [%1];" : "=r"(x) : "r"(a));
+        return x;
+    }
+    __device__ static void clear(unsigned a)
+    {
+        asm volatile("st.shared.u8 [%0], %1;" ::"r"(a), "r"(0u) : "memory");
+    }
+    __device__ void add_load(uint4 chunk)
+    {
+        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+        unsigned seen = 0;
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+            const unsigned even = addr2(words[w] & 0x00ff00ffu), odd = addr2(words[w] >> 8 & 0x00ff00ffu);
+            seen |= bump2(even & 0xffffu, odd & 0xffffu);
+            seen |= bump2(even >> 16, odd >> 16);
+        }
+        if (seen & 0x80u)
+            drain(chunk);
+    }
+    /* Empty every counter of the load's values that reached 128 into wrap_s:
+     * a counter starts a load below 128 and a load adds at most 16, so none
+     * passes 255.  A value seen twice is emptied at its first. */
+    __device__ void drain(uint4 chunk)
+    {
+        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll 1
+        for (int j = 0; j < 16; j++) {
+            const unsigned v = words[j / 4] >> 8 * (j % 4) & 0xffu, a = addr2(v) & 0xffffu;
+            const unsigned c = count(a);
+            if (c >= 128u) {
+                atomicAdd(&wrap_s[v], c);
+                clear(a);
+            }
+        }
+    }
+    __device__ void add(unsigned v)     /* one value past the last full load */
+    {
+        const unsigned a = addr2(v) & 0xffffu, c = count(a) + 1u;
+        clear(a);
+        atomicAdd(&wrap_s[v], c);
+    }
+    __device__ void finish() {}
+};
+
+{{#elif strategy == "vec16_private"}}
+/* Counts into the thread's own 16-bit counters in shared memory with shared
+ * atomics that return nothing: unlike vec16_thread's load and store, an atomic
+ * leaves no dependence for the next value to wait on, and unlike vec16_warp's
+ * no two lanes of a warp, nor two warps, ever touch one word, so no bank
+ * conflicts and no queueing on a hot word.  Value v counts in the low (v < 128)
+ * or high half of word (v % 128) * 32 of the lane's column; 256 counters of 2
+ * bytes make 512 bytes a thread.  Every {{private_drain}} loads (at most 65520 values,
+ * so no half passes 65535) the thread empties its counters into wrap_s. */
+struct Tally {
+    unsigned *col;              /* the lane's column: word v % 128 at col[(v % 128) * 32] */
+    unsigned *wrap_s;
+    int loads = 0;
+
+    __device__ void add(unsigned v)
+    {
+        atomicAdd(&col[(v & 127u) * 32], v < 128u ? 1u : 0x10000u);
+    }
+    __device__ void add_load(uint4 chunk)
+    {
+        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll
+        for (int w = 0; w < 4; w++)
+#pragma unroll
+            for (int k = 0; k < 4; k++)     /* little-endian: memory order */
+                add(words[w] >> 8 * k & 0xffu);
+        if (++loads == {{private_drain}}) {
+            drain();
+            loads = 0;
+        }
+    }
+    __device__ void drain()
+    {
+#pragma unroll 1
+        for (int r = 0; r < 128; r++) {
+            const unsigned x = col[r * 32];
+            if (x) {
+                col[r * 32] = 0;
+                if (x & 0xffffu)
+                    atomicAdd(&wrap_s[r], x & 0xffffu);
+                if (x >> 16)
+                    atomicAdd(&wrap_s[r + 128], x >> 16);
+            }
+        }
+    }
+    __device__ void finish() {}
 };
 
 {{#elif strategy == "cub_atomic" || strategy == "cub_sort"}}
@@ -209,10 +395,22 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
 {{#elif strategy == "vec16_runs"}}
 /* As vec16, with per-thread run aggregation (Tally): a run of values in one
  * bin is added with one shared atomic. */
-{{#elif strategy == "vec16_reg"}}
+{{#elif strategy == "vec16_reg" || strategy == "vec16_reg_rle"}}
 /* As vec16, counting in registers (Tally): {{bins}} shared atomics per warp in
  * all, instead of one per value; and two loads in flight per thread, since
  * counting a load takes long enough to leave the memory idle otherwise. */
+{{#elif strategy == "vec16_private"}}
+/* As vec16_thread, with 16-bit counters added by shared atomics (Tally), 16 KB a
+ * warp, {{resident * block // 32}} warps an SM. */
+{{#elif strategy == "vec16_values"}}
+/* As vec16_warp, counting byte values rather than bins (Tally), {{copies}} copies of
+ * 256 counters, binned at the end. */
+{{#elif strategy == "vec16_thread"}}
+/* As vec16, each thread counting into its own 8-bit counters (Tally), {{rows * 128 // 1024}}
+ * KB a warp; two loads in flight while two are counted, since {{resident * block // 32}}
+ * warps per SM, each waiting on its own loads and stores, cannot keep enough
+ * bytes in flight with one.  At the end each warp adds rows of all warps'
+ * counters. */
 {{#elif strategy == "vec16_lanes"}}
 /* As vec16, each lane counting into its own copy of the histogram (Tally), 32
  * copies in {{bins * 128 // 1024}} KB; a warp per bin adds the copies at the end. */
@@ -264,7 +462,28 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     }
 {{#include "pieces/hist_flush.cuh"}}
 {{#else}}
-{{#if strategy == "vec16_lanes"}}
+{{#if strategy == "vec16_thread"}}
+    __shared__ unsigned cnt_s[{{block // 32}}][{{rows}}][32];     /* warp, row, lane: four 8-bit counters */
+    __shared__ unsigned hist_s[{{bins + 1}}];                     /* the counters' wraps */
+    for (int k = threadIdx.x; k < {{block * rows}}; k += blockDim.x)
+        (&cnt_s[0][0][0])[k] = 0;
+    for (int b = threadIdx.x; b <= {{bins}}; b += blockDim.x)
+        hist_s[b] = 0;
+{{#elif strategy == "vec16_private"}}
+    __shared__ unsigned cnt_s[{{block // 32}}][128][32];      /* warp, row, lane: two 16-bit counters */
+    __shared__ unsigned hist_s[256];                          /* the drained counts */
+    for (int k = threadIdx.x; k < {{block * 128}}; k += blockDim.x)
+        (&cnt_s[0][0][0])[k] = 0;
+    for (int b = threadIdx.x; b < 256; b += blockDim.x)
+        hist_s[b] = 0;
+{{#elif strategy == "vec16_values"}}
+    __shared__ unsigned hist_s[{{copies}}][256];   /* a copy of the value counts per warp */
+    __shared__ unsigned bin_s[{{bins}}];
+    for (int v = threadIdx.x; v < {{copies * 256}}; v += blockDim.x)
+        hist_s[v / 256][v % 256] = 0;
+    for (int b = threadIdx.x; b < {{bins}}; b += blockDim.x)
+        bin_s[b] = 0;
+{{#elif strategy == "vec16_lanes"}}
     __shared__ unsigned hist_s[{{bins * 32}}];     /* bin b of lane l's copy: b * 32 + l */
     for (int b = threadIdx.x; b < {{bins * 32}}; b += blockDim.x)
         hist_s[b] = 0;
@@ -300,8 +519,17 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
             atomicAdd(&hist_s[b], 1u);
     }
 {{#else}}
-{{#if strategy == "vec16_lanes"}}
+{{#if strategy == "vec16_thread"}}
+    const unsigned col = (unsigned)__cvta_generic_to_shared(&cnt_s[threadIdx.x / 32][0][threadIdx.x % 32]);
+    if ((unsigned)__cvta_generic_to_shared(cnt_s) + {{block * rows * 4}}u > 0x10000u)
+        __trap();   /* the 16-bit halves of addr2 would overflow: never with this layout */
+    Tally tally{col | col << 16, hist_s};
+{{#elif strategy == "vec16_lanes"}}
     Tally tally{hist_s + threadIdx.x % 32};
+{{#elif strategy == "vec16_values"}}
+    Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
+{{#elif strategy == "vec16_private"}}
+    Tally tally{&cnt_s[threadIdx.x / 32][0][threadIdx.x % 32], hist_s};
 {{#elif copies > 1}}
     Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
 {{#else}}
@@ -310,7 +538,25 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     const uint4 *in16 = reinterpret_cast<const uint4 *>(in);     /* in is 256-byte aligned */
     const int n16 = n / {{vec}};
     const int first = blockIdx.x * blockDim.x + threadIdx.x;
-{{#if strategy == "vec16_reg"}}
+{{#if strategy == "vec16_thread" || strategy == "vec16_private"}}
+    const int stride = gridDim.x * blockDim.x;
+    int i = first;
+    if (i + stride < n16) {     /* the next two loads in flight while two are counted */
+        uint4 a = in16[i], b = in16[i + stride];
+        for (; i + 3 * stride < n16; i += 2 * stride) {
+            const uint4 na = in16[i + 2 * stride], nb = in16[i + 3 * stride];
+            tally.add_load(a);
+            tally.add_load(b);
+            a = na;
+            b = nb;
+        }
+        tally.add_load(a);
+        tally.add_load(b);
+        i += 2 * stride;
+    }
+    for (; i < n16; i += stride)
+        tally.add_load(in16[i]);
+{{#elif strategy == "vec16_reg" || strategy == "vec16_reg_rle"}}
     const int stride = gridDim.x * blockDim.x;
     int i = first;
     for (; i + stride < n16; i += 2 * stride) {    /* two loads in flight, then count both */
@@ -335,7 +581,70 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
         tally.add(in[n16 * {{vec}} + first]);
     tally.finish();
 {{/if}}
-{{#if strategy == "vec16_lanes"}}
+{{#if strategy == "vec16_thread"}}
+    __syncthreads();
+    /* Warp w adds rows w, w + {{block // 32}}, ...: lane l reads its word of the row in
+     * every warp's counters (one word per bank), even and odd bytes widened into
+     * 16-bit halves (at most {{block // 32}} x 255 each), and the warp sums them: bins
+     * 4r and 4r + 2 in lo, 4r + 1 and 4r + 3 in hi.  Lanes 0..3 add a bin each. */
+    for (int r = threadIdx.x / 32; r < {{rows}}; r += {{block // 32}}) {
+        unsigned lo = 0, hi = 0;
+#pragma unroll
+        for (int q = 0; q < {{block // 32}}; q++) {
+            const unsigned x = cnt_s[q][r][threadIdx.x % 32];
+            lo += x & 0x00ff00ffu;
+            hi += x >> 8 & 0x00ff00ffu;
+        }
+        lo = warp_sum(lo);
+        hi = warp_sum(hi);
+        const int j = threadIdx.x % 32, b = 4 * r + j;
+        if (j < 4 && b < {{bins}}) {
+            const unsigned total = ((j % 2 ? hi : lo) >> 16 * (j / 2) & 0xffffu) + hist_s[b];
+            if (total)
+                atomicAdd(&hist[b], total);
+        }
+    }
+{{#elif strategy == "vec16_private"}}
+    __syncthreads();
+    /* Warp w adds rows w, w + {{block // 32}}, ...: lane l reads its word of the row in
+     * every warp's counters, the warp sums the halves (at most 32 x {{block // 32}} x 65535
+     * each, in 32 bits): value r in lo, value r + 128 in hi. */
+    for (int r = threadIdx.x / 32; r < 128; r += {{block // 32}}) {
+        unsigned lo = 0, hi = 0;
+#pragma unroll
+        for (int q = 0; q < {{block // 32}}; q++) {
+            const unsigned x = cnt_s[q][r][threadIdx.x % 32];
+            lo += x & 0xffffu;
+            hi += x >> 16;
+        }
+        lo = warp_sum(lo);
+        hi = warp_sum(hi);
+        const int j = threadIdx.x % 32;
+        if (j < 2) {
+            const int b = r + 128 * j;
+            const unsigned total = (j ? hi : lo) + hist_s[b];
+            if (total)
+                atomicAdd(&hist[b], total);
+        }
+    }
+{{#elif strategy == "vec16_values"}}
+    __syncthreads();
+    /* Bin the value counts: the block's {{bins}} sums in shared memory first, so
+     * that the grid's global atomics are {{bins}} a block, not one per value seen. */
+    for (int v = threadIdx.x; v < 256; v += blockDim.x) {
+        unsigned total = 0;
+#pragma unroll
+        for (int c = 0; c < {{copies}}; c++)
+            total += hist_s[c][v];
+        const int b = bin_of(v);
+        if (b >= 0 && total)
+            atomicAdd(&bin_s[b], total);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < {{bins}}; b += blockDim.x)
+        if (bin_s[b])
+            atomicAdd(&hist[b], bin_s[b]);
+{{#elif strategy == "vec16_lanes"}}
     __syncthreads();
     /* A warp per bin: lane l reads copy l (one word per bank), the warp sums. */
     for (int b = threadIdx.x / 32; b < {{bins}}; b += blockDim.x / 32) {
