@@ -10,62 +10,16 @@
  * at a time (measure_stop_at), so a batch changes how many launches run, not
  * the statistics. */
 #include "worker_internal.h"
+#include "flush_ptx.h"     /* the read flush kernel, shared with bench/peers.cu */
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The read flush: every thread of a grid-stride loop loads 16-byte words of
- * the buffer into L2 (ld.global.cg: L2 only, not L1) and folds them into a
- * register, stored only when it equals a constant, so the loads cannot be
- * removed.  PTX for sm_50 and later, compiled by the driver for the device:
- * no NVRTC in the worker. */
-static const char flush_ptx[] =
-    ".version 7.0\n"
-    ".target sm_50\n"
-    ".address_size 64\n"
-    ".visible .entry kvx_l2_flush(.param .u64 buf, .param .u64 n16, .param .u64 out)\n"
-    "{\n"
-    "    .reg .pred %p<3>;\n"
-    "    .reg .b32 %r<12>;\n"
-    "    .reg .b64 %rd<8>;\n"
-    "    ld.param.u64 %rd1, [buf];\n"
-    "    ld.param.u64 %rd2, [n16];\n"
-    "    ld.param.u64 %rd3, [out];\n"
-    "    mov.u32 %r1, %ctaid.x;\n"
-    "    mov.u32 %r2, %ntid.x;\n"
-    "    mov.u32 %r3, %tid.x;\n"
-    "    mad.lo.u32 %r4, %r1, %r2, %r3;\n"
-    "    cvt.u64.u32 %rd4, %r4;\n"
-    "    mov.u32 %r5, %nctaid.x;\n"
-    "    mul.lo.u32 %r6, %r5, %r2;\n"
-    "    cvt.u64.u32 %rd5, %r6;\n"
-    "    mov.u32 %r7, 0;\n"
-    "    setp.ge.u64 %p1, %rd4, %rd2;\n"
-    "    @%p1 bra DONE;\n"
-    "LOOP:\n"
-    "    shl.b64 %rd6, %rd4, 4;\n"
-    "    add.s64 %rd7, %rd1, %rd6;\n"
-    "    ld.global.cg.v4.u32 {%r8, %r9, %r10, %r11}, [%rd7];\n"
-    "    xor.b32 %r7, %r7, %r8;\n"
-    "    xor.b32 %r7, %r7, %r9;\n"
-    "    xor.b32 %r7, %r7, %r10;\n"
-    "    xor.b32 %r7, %r7, %r11;\n"
-    "    add.s64 %rd4, %rd4, %rd5;\n"
-    "    setp.lt.u64 %p2, %rd4, %rd2;\n"
-    "    @%p2 bra LOOP;\n"
-    "DONE:\n"
-    "    setp.ne.u32 %p1, %r7, 0x9e3779b9;\n"
-    "    @%p1 bra END;\n"
-    "    st.global.u32 [%rd3], %r7;\n"
-    "END:\n"
-    "    ret;\n"
-    "}\n";
-
 int worker_flush_prepare(Worker *w, int mode, CaseResult *res)
 {
     if (!w->scratch) {
-        size_t bytes = (size_t)(w->dev.l2_bytes > 0 ? 2 * w->dev.l2_bytes : 64 << 20);
+        size_t bytes = (size_t)(w->dev.l2_bytes > 0 ? FLUSH_L2_FACTOR * w->dev.l2_bytes : FLUSH_BYTES_DEFAULT);
         CUresult r = cu.cuMemAlloc(&w->scratch, bytes);
         if (r != CUDA_SUCCESS)
             return worker_fail(res, CASE_skipped, "L2 flush buffer of %zu bytes: %s", bytes,
@@ -80,7 +34,7 @@ int worker_flush_prepare(Worker *w, int mode, CaseResult *res)
     if (mode == MEASURE_FLUSH_READ && !w->flush_fn) {
         CUresult r = cu.cuModuleLoadData(&w->flush_mod, flush_ptx);
         if (r == CUDA_SUCCESS)
-            r = cu.cuModuleGetFunction(&w->flush_fn, w->flush_mod, "kvx_l2_flush");
+            r = cu.cuModuleGetFunction(&w->flush_fn, w->flush_mod, FLUSH_KERNEL);
         if (r != CUDA_SUCCESS)
             return worker_fail(res, CASE_skipped, "the L2 flush kernel (PTX JIT): %s",
                                cudadl_error_name(r));

@@ -17,6 +17,10 @@
 #   kt        Kernel Tuner on the contention subset (wheels in .whl/), cold and warm
 #   counters  the contention spec at hit rate 1, 2^24, one counter, with --counters,
 #             and the table of L2 atomic requests per 1,000 hits
+#   peers:NAME    the library calls beside specs/NAME.yaml (build-dev/bench/kvx-peers:
+#             CUB, Thrust; docs/peers.md) into $OUT/bundle/peers-NAME.csv, imported into
+#             $OUT/bundle/kvx.db as reference cub_NAME (refused if that name is there
+#             already, e.g. from a carried-in results/kvx.db); KVX_PEERS_FLAGS adds options
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -30,6 +34,8 @@ kvx=$root/build-dev/kvx
 say() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$B/session.log"; }
 
 say build
+# nvcc for kvx-peers (bench/), where PATH lacks it; without nvcc it is skipped.
+[ -n "${CUDACXX:-}" ] || command -v nvcc >/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && export CUDACXX=/usr/local/cuda/bin/nvcc; }
 { cmake -S . -B build-dev -DCMAKE_PREFIX_PATH="$root/.devdeps" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
   cmake --build build-dev -j "$(nproc)" 2>&1 | grep -E 'error|warning' ; } >"$B/build.log" 2>&1
 [ -x "$kvx" ] || { echo "build failed"; cat "$B/build.log"; tar czf "$OUT/bundle.tgz" -C "$OUT" bundle; exit 1; }
@@ -124,6 +130,27 @@ for step in "$@"; do
         done
         "$kvx" inspect specs/contention.yaml --arch sm_90 --where 'counters == 1 && counter == "u32"' \
             >"$B/counters-inspect.txt" 2>&1
+        ;;
+    peers:*)
+        name=${step#peers:}
+        say "peers $name"
+        peers=$root/build-dev/bench/kvx-peers
+        csv=$B/peers-$name.csv
+        if [ ! -x "$peers" ]; then
+            echo "kvx-peers was not built (no CUDA compiler at configure time: $B/build.log)" | tee -a "$B/session.log"
+        else
+            t0=$SECONDS
+            timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$peers" "specs/$name.yaml" --out "$csv" \
+                ${KVX_PEERS_FLAGS:-} >"$B/peers-$name.log" 2>&1
+            echo "exit $? after $((SECONDS - t0)) s" >>"$B/peers-$name.log"
+            tail -n 30 "$B/peers-$name.log" | tee -a "$B/session.log"
+            if [ -f "$csv" ]; then
+                # The GPU as the CSV's first line names it.
+                gpu=$(sed -n '1s/^# kvx-peers: GPU \(.*\) (sm_[0-9]*, .*/\1/p' "$csv")
+                "$kvx" import "$csv" --name "cub_$name" --spec "$name" --gpu "${gpu:-unknown}" \
+                    --db "$B/kvx.db" 2>&1 | tee -a "$B/session.log"
+            fi
+        fi
         ;;
     *) echo "unknown step $step" ;;
     esac
