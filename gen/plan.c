@@ -24,6 +24,37 @@ const SetEntry *point_set_var(const PointEnv *pe, const char *var)
     return NULL;
 }
 
+/* The value of let l at this point, evaluated once: the axes it read are
+ * cached with it and added to pe->used on every use.  0 or -1 with err (its
+ * expression fails, or it depends on itself). */
+static int let_value(PointEnv *pe, int l, Value *out, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    if (pe->let_state[l] == 1) {
+        kvx_error_set(err, KVX_EINPUT, &s->lets[l].pos, "let '%s' depends on itself",
+                      s->lets[l].name);
+        return -1;
+    }
+    if (pe->let_state[l] == 0) {
+        uint64_t saved = pe->used;
+        pe->used = 0;
+        pe->let_state[l] = 1;
+        if (expr_eval(s->lets[l].e, &pe->env, &pe->let_val[l], err) != 0) {
+            pe->let_state[l] = 0;
+            pe->used = saved;
+            return -1;
+        }
+        pe->let_state[l] = 2;
+        pe->let_used[l] = pe->used;
+        pe->used = saved;
+    }
+    pe->used |= pe->let_used[l];
+    *out = pe->let_val[l];
+    return 0;
+}
+
+/* ExprEnv lookup: axes, then set: variables, lets, device facts and the
+ * extra names.  1 found, 0 unknown, -1 with err. */
 static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
 {
     PointEnv *pe = ctx;
@@ -41,28 +72,8 @@ static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
         return 1;
     }
     int l = spec_let_find(s, name);
-    if (l >= 0) {
-        if (pe->let_state[l] == 1) {
-            kvx_error_set(err, KVX_EINPUT, &s->lets[l].pos, "let '%s' depends on itself", name);
-            return -1;
-        }
-        if (pe->let_state[l] == 0) {
-            uint64_t saved = pe->used;
-            pe->used = 0;
-            pe->let_state[l] = 1;
-            if (expr_eval(s->lets[l].e, &pe->env, &pe->let_val[l], err) != 0) {
-                pe->let_state[l] = 0;
-                pe->used = saved;
-                return -1;
-            }
-            pe->let_state[l] = 2;
-            pe->let_used[l] = pe->used;
-            pe->used = saved;
-        }
-        pe->used |= pe->let_used[l];
-        *out = pe->let_val[l];
-        return 1;
-    }
+    if (l >= 0)
+        return let_value(pe, l, out, err) ? -1 : 1;
     if (pe->facts && facts_lookup(pe->facts, name, out)) {
         pe->used_facts = 1;
         return 1;
