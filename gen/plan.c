@@ -53,8 +53,8 @@ static int let_value(PointEnv *pe, int l, Value *out, KvxError *err)
     return 0;
 }
 
-/* ExprEnv lookup: axes, then set: variables, lets, device facts and the
- * extra names.  1 found, 0 unknown, -1 with err. */
+/* ExprEnv lookup: axes, then set: variables, lets and device facts.  1 found,
+ * 0 unknown, -1 with err. */
 static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
 {
     PointEnv *pe = ctx;
@@ -78,8 +78,6 @@ static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
         pe->used_facts = 1;
         return 1;
     }
-    if (pe->extra && pe->extra(pe->extra_ctx, name, out))
-        return 1;
     return 0;
 }
 
