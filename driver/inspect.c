@@ -22,7 +22,7 @@ void inspect_set_compile(InspectFacts *f, const JitJob *job)
     f->smem_static = job->smem_static;
 }
 
-void kinds_add(InspectKind *kinds, int *nkinds, int *other, const char *name)
+void inspect_kinds_add(InspectKind *kinds, int *nkinds, int *other, const char *name)
 {
     for (int i = 0; i < *nkinds; i++)
         if (strcmp(kinds[i].name, name) == 0) {

@@ -360,7 +360,7 @@ static void sass_count(const Insn *in, InspectSass *c)
     c->vector += vec;
     c->cas += is_cas(in);
     c->smem_inc += strcmp(in->base, "ATOMS") == 0 && has_mod(in, "POPC") && has_mod(in, "INC");
-    kinds_add(c->kinds, &c->nkinds, &c->kinds_other, name);
+    inspect_kinds_add(c->kinds, &c->nkinds, &c->kinds_other, name);
 }
 
 /* The next site of f in space (in PTX order) that no SASS atomic has claimed,

@@ -38,14 +38,14 @@ static int at_op(const Parser *p, int op) { return p->tok.kind == T_OP && p->tok
 static Expr *node(Parser *p, ExprKind kind, int op, size_t off, int h)
 {
     if (h > EXPR_MAX_HEIGHT) {
-        expr_fail_at(p, off, "expression too long or nested too deeply (more than %d levels)",
+        expr_lex_fail_at(p, off, "expression too long or nested too deeply (more than %d levels)",
                      EXPR_MAX_HEIGHT);
         return NULL;
     }
     Expr *e = arena_alloc(p->arena, sizeof *e);
     e->kind = kind;
     e->op = op;
-    e->pos = expr_pos_at(p, off);
+    e->pos = expr_lex_pos_at(p, off);
     return e;
 }
 
@@ -72,7 +72,7 @@ static Expr *parse_call(Parser *p, const Token *name, int *h)
         StrBuf sb;
         sb_init(&sb);
         expr_fn_list(&sb);
-        expr_fail_at(p, name->off, "unknown function '%s' (expected one of: %s)", fname,
+        expr_lex_fail_at(p, name->off, "unknown function '%s' (expected one of: %s)", fname,
                      sb_str(&sb));
         sb_free(&sb);
         return NULL;
@@ -84,7 +84,7 @@ static Expr *parse_call(Parser *p, const Token *name, int *h)
     while (!at_op(p, ')')) {
         if (n > 0) {
             if (!at_op(p, ',')) {
-                expr_unexpected(p, "',' or ')'");
+                expr_lex_unexpected(p, "',' or ')'");
                 goto fail;
             }
             if (expr_lex(p) < 0)
@@ -103,10 +103,10 @@ static Expr *parse_call(Parser *p, const Token *name, int *h)
     }
     if (n < f->min_args || (f->max_args >= 0 && n > f->max_args)) {
         if (f->min_args == f->max_args)
-            expr_fail_at(p, name->off, "'%s' takes %d argument%s, got %d", fname, f->min_args,
+            expr_lex_fail_at(p, name->off, "'%s' takes %d argument%s, got %d", fname, f->min_args,
                          f->min_args == 1 ? "" : "s", n);
         else
-            expr_fail_at(p, name->off, "'%s' takes at least %d arguments, got %d", fname, f->min_args, n);
+            expr_lex_fail_at(p, name->off, "'%s' takes at least %d arguments, got %d", fname, f->min_args, n);
         goto fail;
     }
     *h = 1 + hmax;
@@ -156,10 +156,10 @@ static Expr *parse_primary(Parser *p, int *h)
             if (expr_lex(p) < 0 || !(e = parse_expr(p, h)))
                 return NULL;
             if (!at_op(p, ')')) {
-                SrcPos open = expr_pos_at(p, t.off);
+                SrcPos open = expr_lex_pos_at(p, t.off);
                 char what[64];
                 snprintf(what, sizeof what, "')' to close the '(' at %d:%d", open.line, open.col);
-                expr_unexpected(p, what);
+                expr_lex_unexpected(p, what);
                 return NULL;
             }
             return expr_lex(p) < 0 ? NULL : e;
@@ -168,14 +168,14 @@ static Expr *parse_primary(Parser *p, int *h)
     default:
         break;
     }
-    expr_unexpected(p, "an operand");
+    expr_lex_unexpected(p, "an operand");
     return NULL;
 }
 
 static Expr *parse_unary(Parser *p, int *h)
 {
     if (++p->nest > EXPR_MAX_NEST) {
-        expr_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
+        expr_lex_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
                      EXPR_MAX_NEST);
         return NULL;
     }
@@ -255,7 +255,7 @@ static Expr *parse_cmp(Parser *p, int *h)
     if (expr_lex(p) < 0 || !(b = parse_add(p, &hb)))
         return NULL;
     if (at_any(p, cmp_ops)) {
-        expr_unexpected(p, "an operator other than a comparison: comparisons do not chain; "
+        expr_lex_unexpected(p, "an operator other than a comparison: comparisons do not chain; "
                            "use && or parentheses");
         return NULL;
     }
@@ -268,7 +268,7 @@ static Expr *parse_or(Parser *p, int *h) { return parse_left(p, h, parse_and, or
 static Expr *parse_expr(Parser *p, int *h)
 {
     if (++p->nest > EXPR_MAX_NEST) {
-        expr_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
+        expr_lex_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
                      EXPR_MAX_NEST);
         return NULL;
     }
@@ -280,7 +280,7 @@ static Expr *parse_expr(Parser *p, int *h)
         if (expr_lex(p) < 0 || !(a = parse_expr(p, &ha)))
             goto out;
         if (!at_op(p, ':')) {
-            expr_unexpected(p, "':' of the conditional");
+            expr_lex_unexpected(p, "':' of the conditional");
             goto out;
         }
         if (expr_lex(p) < 0 || !(b = parse_expr(p, &hb)))
@@ -314,7 +314,7 @@ Expr *expr_parse(Arena *arena, const char *text, const SrcPos *pos, KvxError *er
         return NULL;
     Expr *e = parse_expr(&p, &h);
     if (e && p.tok.kind != T_END) {
-        expr_unexpected(&p, "an operator or the end of the expression");
+        expr_lex_unexpected(&p, "an operator or the end of the expression");
         return NULL;
     }
     return e;

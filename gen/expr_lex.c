@@ -25,7 +25,7 @@ static int hex_value(int c)
  * from 1 after a newline.  Offsets mostly increase (a binary node is made
  * after its right operand, but on the same line as a rule), so the scan
  * resumes where it stopped and long expressions stay linear. */
-SrcPos expr_pos_at(Parser *p, size_t off)
+SrcPos expr_lex_pos_at(Parser *p, size_t off)
 {
     if (off < (size_t)p->line_start) { /* back across a newline: rescan */
         p->line_off = 0;
@@ -51,9 +51,9 @@ SrcPos expr_pos_at(Parser *p, size_t off)
     return pos;
 }
 
-int expr_fail_at(Parser *p, size_t off, const char *fmt, ...)
+int expr_lex_fail_at(Parser *p, size_t off, const char *fmt, ...)
 {
-    SrcPos pos = expr_pos_at(p, off);
+    SrcPos pos = expr_lex_pos_at(p, off);
     va_list ap;
     va_start(ap, fmt);
     kvx_error_vset(p->err, KVX_EINPUT, &pos, fmt, ap);
@@ -61,7 +61,7 @@ int expr_fail_at(Parser *p, size_t off, const char *fmt, ...)
     return -1;
 }
 
-int expr_scan_number(const char *s, size_t *len, Value *out, const char **why)
+int expr_lex_number(const char *s, size_t *len, Value *out, const char **why)
 {
     const char *q = s;
     int is_float = 0;
@@ -157,8 +157,8 @@ int expr_lex(Parser *p)
     if (is_digit(c) || (c == '.' && is_digit(t[i + 1]))) { /* .5 as YAML allows */
         const char *why = NULL;
         k->kind = T_NUM;
-        if (expr_scan_number(t + i, &k->len, &k->v, &why) < 0)
-            return expr_fail_at(p, i, "%s '%.*s'", why, (int)(k->len > 40 ? 40 : k->len), t + i);
+        if (expr_lex_number(t + i, &k->len, &k->v, &why) < 0)
+            return expr_lex_fail_at(p, i, "%s '%.*s'", why, (int)(k->len > 40 ? 40 : k->len), t + i);
         return 0;
     }
     if (is_ident_start(c)) {
@@ -183,14 +183,14 @@ int expr_lex(Parser *p)
             case '\'': s[n++] = '\''; break;
             case 'n': s[n++] = '\n'; break;
             case 't': s[n++] = '\t'; break;
-            case 0: return expr_fail_at(p, i, "unterminated string");
+            case 0: return expr_lex_fail_at(p, i, "unterminated string");
             default:
-                return expr_fail_at(p, j - 1, "unknown escape '\\%c' in string (expected one of: \\\\ \\\" \\' \\n \\t)",
+                return expr_lex_fail_at(p, j - 1, "unknown escape '\\%c' in string (expected one of: \\\\ \\\" \\' \\n \\t)",
                                     t[j]);
             }
         }
         if (!t[j])
-            return expr_fail_at(p, i, "unterminated string");
+            return expr_lex_fail_at(p, i, "unterminated string");
         s[n] = 0;
         k->kind = T_STR;
         k->len = j + 1 - i;
@@ -215,10 +215,10 @@ int expr_lex(Parser *p)
     }
     k->len = 1;
     if (c == '=' || c == '&' || c == '|')
-        return expr_fail_at(p, i, "unexpected '%c' (did you mean '%c%c'?)", c, c, c);
+        return expr_lex_fail_at(p, i, "unexpected '%c' (did you mean '%c%c'?)", c, c, c);
     if (c >= 0x20 && c < 0x7f)
-        return expr_fail_at(p, i, "unexpected character '%c'", c);
-    return expr_fail_at(p, i, "unexpected byte 0x%02x", (unsigned)c);
+        return expr_lex_fail_at(p, i, "unexpected character '%c'", c);
+    return expr_lex_fail_at(p, i, "unexpected byte 0x%02x", (unsigned)c);
 }
 
 /* "'text'" of the current token, or "end of expression". */
@@ -231,8 +231,8 @@ static const char *tok_desc(Parser *p, char *buf, size_t n)
     return buf;
 }
 
-int expr_unexpected(Parser *p, const char *expected)
+int expr_lex_unexpected(Parser *p, const char *expected)
 {
     char buf[64];
-    return expr_fail_at(p, p->tok.off, "unexpected %s (expected %s)", tok_desc(p, buf, sizeof buf), expected);
+    return expr_lex_fail_at(p, p->tok.off, "unexpected %s (expected %s)", tok_desc(p, buf, sizeof buf), expected);
 }

@@ -763,13 +763,13 @@ static int load_root(Loader *L, yaml_node_t *root)
         return -1;
     if ((n = get(L, root, "where")) && load_where(L, n))
         return -1;
-    if (loader_buffers(L, get(L, root, "buffers")))
+    if (spec_sections_buffers(L, get(L, root, "buffers")))
         return -1;
-    if (loader_launch(L, get(L, root, "launch")))
+    if (spec_sections_launch(L, get(L, root, "launch")))
         return -1;
-    if ((n = get(L, root, "reference")) && loader_reference(L, n))
+    if ((n = get(L, root, "reference")) && spec_sections_reference(L, n))
         return -1;
-    if ((n = get(L, root, "check")) && loader_check(L, n))
+    if ((n = get(L, root, "check")) && spec_sections_check(L, n))
         return -1;
     for (int t = 0; t < ET_COUNT; t++)
         s->tolerance[t] = -1;
@@ -788,14 +788,14 @@ static int load_root(Loader *L, yaml_node_t *root)
     }
     if ((n = get(L, root, "differential")) && loader_bool(L, n, "differential", &s->differential))
         return -1;
-    if ((n = get(L, root, "metrics")) && loader_metrics(L, n))
+    if ((n = get(L, root, "metrics")) && spec_sections_metrics(L, n))
         return -1;
-    if ((n = get(L, root, "baseline")) && loader_baseline(L, n))
+    if ((n = get(L, root, "baseline")) && spec_sections_baseline(L, n))
         return -1;
     if (s->differential && s->nbaseline == 0)
         return loader_fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
     spec_measure_defaults(&s->measure);
-    if ((n = get(L, root, "measure")) && loader_measure(L, n))
+    if ((n = get(L, root, "measure")) && spec_sections_measure(L, n))
         return -1;
     if ((n = get(L, root, "options")) && loader_strings(L, n, "options", &s->options, &s->noptions))
         return -1;
@@ -811,7 +811,7 @@ static int load_root(Loader *L, yaml_node_t *root)
             s->use_cccl = 1;
         }
     }
-    if ((n = get(L, root, "report")) && loader_report(L, n))
+    if ((n = get(L, root, "report")) && spec_sections_report(L, n))
         return -1;
     if (s->nchecks == 0 && !s->differential)
         return loader_fail(L, root, "the spec checks nothing (expected check: or differential: true)");

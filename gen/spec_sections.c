@@ -155,7 +155,7 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
     return 0;
 }
 
-int loader_buffers(Loader *L, yaml_node_t *map)
+int spec_sections_buffers(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {0}};
@@ -240,14 +240,14 @@ static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *w
     return 0;
 }
 
-int loader_launch(Loader *L, yaml_node_t *map)
+int spec_sections_launch(Loader *L, yaml_node_t *map)
 {
     return load_launch(L, map, &L->s->launch, "launch");
 }
 
 /* reference: {AXIS: VALUE, ...} (a point of the code axes), or {kernel: NAME,
  * template: PATH, launch: {...}} (a kernel of its own). */
-int loader_reference(Loader *L, yaml_node_t *map)
+int spec_sections_reference(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     ReferenceSpec *r = &s->reference;
@@ -326,7 +326,7 @@ static int check_kind(Loader *L, yaml_node_t *v, CheckSpec *c)
     return 0;
 }
 
-int loader_check(Loader *L, yaml_node_t *map)
+int spec_sections_check(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"ref", 1}, {"rtol", 0}, {0}};
@@ -373,7 +373,7 @@ int loader_check(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int loader_metrics(Loader *L, yaml_node_t *map)
+int spec_sections_metrics(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"bytes", 0}, {"atomics", 0}, {"elements", 0}, {0}};
     if (loader_check_keys(L, map, keys, "metrics"))
@@ -389,7 +389,7 @@ int loader_metrics(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int loader_baseline(Loader *L, yaml_node_t *map)
+int spec_sections_baseline(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     if (loader_want(L, map, YAML_MAPPING_NODE, "baseline") || loader_unique_keys(L, map, "baseline"))
@@ -427,7 +427,7 @@ void spec_measure_defaults(MeasureSettings *m)
     m->sample_batch = 8;
 }
 
-int loader_measure(Loader *L, yaml_node_t *map)
+int spec_sections_measure(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"warmup", 0}, {"min_samples", 0}, {"max_samples", 0}, {"noise", 0},
                                   {"budget_ms", 0}, {"flush_l2", 0}, {"timeout_s", 0}, {"seed", 0},
@@ -546,7 +546,7 @@ static int check_report_where(Loader *L, yaml_node_t *n)
     return wn.failed || spec_check_axis_values(L->s, e, L->err) ? -1 : 0;
 }
 
-int loader_report(Loader *L, yaml_node_t *seq)
+int spec_sections_report(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
