@@ -546,69 +546,87 @@ static int check_report_where(Loader *L, yaml_node_t *n)
     return wn.failed || spec_check_axis_values(L->s, e, L->err) ? -1 : 0;
 }
 
-int spec_sections_report(Loader *L, yaml_node_t *seq)
+/* A report table's rows: or cols: (name is which), one axis or a list of
+ * axes, each one the spec has. */
+static int report_axes(Loader *L, yaml_node_t *n, const char *name, const char ***list, int *count)
 {
     Spec *s = L->s;
+    if (is_scalar(n)) {
+        *list = arena_alloc(s->arena, sizeof(char *));
+        (*list)[0] = arena_strdup(s->arena, scalar(n));
+        *count = 1;
+    } else if (loader_strings(L, n, name, list, count)) {
+        return -1;
+    }
+    yaml_node_t *items = n->type == YAML_SEQUENCE_NODE ? n : NULL;
+    for (int m = 0; m < *count; m++)
+        if (spec_axis_find(s, (*list)[m]) < 0)
+            return loader_fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
+                        "unknown axis '%s' in report %s", (*list)[m], name);
+    return 0;
+}
+
+/* A report table's scalar keys: title, value, where, ratio or speedup, best,
+ * failed_values. */
+static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
+{
+    yaml_node_t *n;
+    if ((n = get(L, t, "title")) && loader_string(L, n, "title", &r->title))
+        return -1;
+    if ((n = get(L, t, "value")) &&
+        (loader_string(L, n, "value", &r->value) || check_report_value(L, n, r->value)))
+        return -1;
+    if ((n = get(L, t, "where")) &&
+        (loader_string(L, n, "where", &r->where) || (*r->where && check_report_where(L, n))))
+        return -1;
+    if ((n = get(L, t, "ratio")) && loader_bool(L, n, "ratio", &r->ratio))
+        return -1;
+    int speedup = 0;
+    if ((n = get(L, t, "speedup")) && loader_bool(L, n, "speedup", &speedup))
+        return -1;
+    if (speedup)
+        r->ratio = 2;
+    if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
+        return -1;
+    if ((n = get(L, t, "failed_values")) && loader_bool(L, n, "failed_values", &r->failed_values))
+        return -1;
+    return 0;
+}
+
+/* One table of report: into the next of s->tables. */
+static int report_table(Loader *L, yaml_node_t *t)
+{
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
                                   {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"failed_values", 0},
                                   {"where", 0}, {0}};
+    if (loader_check_keys(L, t, keys, "a report table"))
+        return -1;
+    ReportTable *r = &L->s->tables[L->s->ntables++];
+    r->pos = node_pos(L, t);
+    r->value = "median_ms";
+    if (report_options(L, t, r))
+        return -1;
+    /* A pivot needs columns; a best-per-row table has none. */
+    yaml_node_t *cols = get(L, t, "cols");
+    if (r->best && cols)
+        return loader_fail(L, cols, "a best: table has rows only (drop cols)");
+    if (!r->best && !cols)
+        return loader_fail(L, t, "missing key 'cols' in a report table (or best: true for a"
+                           " best-per-row table)");
+    if (report_axes(L, get(L, t, "rows"), "rows", &r->rows, &r->nrows))
+        return -1;
+    return cols ? report_axes(L, cols, "cols", &r->cols, &r->ncols) : 0;
+}
+
+int spec_sections_report(Loader *L, yaml_node_t *seq)
+{
+    Spec *s = L->s;
     if (loader_want(L, seq, YAML_SEQUENCE_NODE, "report"))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     s->tables = arena_alloc(s->arena, sizeof(ReportTable) * (size_t)(k ? k : 1));
-    for (int i = 0; i < k; i++) {
-        yaml_node_t *t = node(L, seq->data.sequence.items.start[i]);
-        if (loader_check_keys(L, t, keys, "a report table"))
+    for (int i = 0; i < k; i++)
+        if (report_table(L, node(L, seq->data.sequence.items.start[i])))
             return -1;
-        ReportTable *r = &s->tables[s->ntables++];
-        r->pos = node_pos(L, t);
-        r->value = "median_ms";
-        yaml_node_t *n;
-        if ((n = get(L, t, "title")) && loader_string(L, n, "title", &r->title))
-            return -1;
-        if ((n = get(L, t, "value")) &&
-            (loader_string(L, n, "value", &r->value) || check_report_value(L, n, r->value)))
-            return -1;
-        if ((n = get(L, t, "where")) &&
-            (loader_string(L, n, "where", &r->where) || (*r->where && check_report_where(L, n))))
-            return -1;
-        if ((n = get(L, t, "ratio")) && loader_bool(L, n, "ratio", &r->ratio))
-            return -1;
-        int speedup = 0;
-        if ((n = get(L, t, "speedup")) && loader_bool(L, n, "speedup", &speedup))
-            return -1;
-        if (speedup)
-            r->ratio = 2;
-        if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
-            return -1;
-        if ((n = get(L, t, "failed_values")) && loader_bool(L, n, "failed_values", &r->failed_values))
-            return -1;
-        /* A pivot needs columns; a best-per-row table has none. */
-        if (r->best && get(L, t, "cols"))
-            return loader_fail(L, get(L, t, "cols"), "a best: table has rows only (drop cols)");
-        if (!r->best && !get(L, t, "cols"))
-            return loader_fail(L, t, "missing key 'cols' in a report table (or best: true for a"
-                               " best-per-row table)");
-        const char ***lists[2] = {&r->rows, &r->cols};
-        int *counts[2] = {&r->nrows, &r->ncols};
-        const char *names[2] = {"rows", "cols"};
-        for (int j = 0; j < 2; j++) {
-            n = get(L, t, names[j]);
-            if (!n)
-                continue;       /* cols of a best table */
-            if (is_scalar(n)) {
-                *lists[j] = arena_alloc(s->arena, sizeof(char *));
-                (*lists[j])[0] = arena_strdup(s->arena, scalar(n));
-                *counts[j] = 1;
-            } else if (loader_strings(L, n, names[j], lists[j], counts[j])) {
-                return -1;
-            }
-            yaml_node_t *items = n->type == YAML_SEQUENCE_NODE ? n : NULL;
-            for (int m = 0; m < *counts[j]; m++)
-                if (spec_axis_find(s, (*lists[j])[m]) < 0)
-                    return loader_fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
-                                "unknown axis '%s' in report %s", (*lists[j])[m], names[j]);
-        }
-    }
     return 0;
 }
