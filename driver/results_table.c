@@ -770,7 +770,8 @@ static void best_row(Best *x, int r)
     }
     if (x->csv)
         fprintf(x->out, "%s%s%s,%s,%d,%s,%s,%s\n", sb_str(&x->k), p->nra ? "," : "",
-                best >= 0 ? sb_str(&x->a) : "", v1, n, sb_str(&x->b), v2, margin);
+                best >= 0 ? sb_str(&x->a) : "", v1, n, second >= 0 ? sb_str(&x->b) : "", v2,
+                margin);
     else
         fprintf(x->out, "| %s%s%s | %s | %d | %s | %s | %s |\n", sb_str(&x->k),
                 p->nra ? " | " : "", best >= 0 ? sb_str(&x->a) : "(none passed)", v1, n,
