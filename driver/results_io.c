@@ -284,6 +284,7 @@ static void csv_field(Csv *c, int col, StrBuf *b)
         sb_putc(b, *c->p++);
 }
 
+/* Field text, at 1-based column col, onto r (grown in a; *fcap its room). */
 static void row_add(Arena *a, CsvRow *r, int *fcap, int col, const char *text)
 {
     if (r->n == *fcap) {
