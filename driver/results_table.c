@@ -1,11 +1,11 @@
-/* results_table: pivoting a case set into a table (`kvx table`), and two
- * tables side by side (`kvx compare`).
+/* results_table: pivoting a case set into a table (`kvx table`); the pivot
+ * is results_table.h's, which `kvx compare` (results_compare.c) shares.
  *
  * Rows and columns are the distinct value tuples of the chosen axes among the
  * cases that match --where, in axis value order (numbers numerically, other
  * values in the order the spec declared them).  A cell is the median of its
  * cases' values; a failed case counts as its status, never as a number. */
-#include "results_core.h"
+#include "results_table.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -14,28 +14,7 @@
 
 /* ---- pivot ----------------------------------------------------------------- */
 
-typedef struct Cell {
-    int n;              /* cases whose value went into v */
-    int nfail;          /* cases shown by their status */
-    int ncases;
-    double v;           /* median; NaN when n == 0 */
-    double noise;       /* median of the cases' noise; NaN when unknown */
-    const char *text;   /* when n == 0: a status, "n/a", or a text fact */
-    const char *vstatus; /* --failed-values: no case passed and v is over failed
-                            cases' stored values; their status */
-} Cell;
-
-typedef struct Pivot {
-    int nra, nca;
-    int ra[RESULTS_MAX_AXES], ca[RESULTS_MAX_AXES];
-    int nr, nc;
-    int *rkeys, *ckeys;  /* nr*nra and nc*nca value indices */
-    Cell *cells;         /* nr*nc */
-    int multi, mixed, any_fail;
-    int any_fvalue;      /* some cell has a vstatus */
-} Pivot;
-
-static void pivot_free(Pivot *p)
+void results_table_pivot_free(Pivot *p)
 {
     free(p->rkeys);
     free(p->ckeys);
@@ -238,7 +217,7 @@ static void fmt_rate(char *buf, size_t n, double v)
 }
 
 /* A value with its unit, scaled for reading (Markdown). */
-static void fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
+void results_table_fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
 {
     char num[48];
     if (ratio) {
@@ -284,8 +263,8 @@ static const char *unit_name(Unit u, int ratio)
     return ratio ? "x" : names[u];
 }
 
-static const char *key_text(const CaseSet *cs, const int *axes, int n, const int *key,
-                            const char *sep, StrBuf *b)
+const char *results_table_key_text(const CaseSet *cs, const int *axes, int n, const int *key,
+                                   const char *sep, StrBuf *b)
 {
     sb_reset(b);
     for (int j = 0; j < n; j++)
@@ -293,14 +272,14 @@ static const char *key_text(const CaseSet *cs, const int *axes, int n, const int
     return sb_str(b);
 }
 
-static void md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
+void results_table_md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
 {
     char buf[64];
     sb_reset(b);
     if (!c->ncases) {
         sb_puts(b, "-");
     } else if (c->n) {
-        fmt_value(buf, sizeof buf, c->v, cs->unit, ratio);
+        results_table_fmt_value(buf, sizeof buf, c->v, cs->unit, ratio);
         sb_puts(b, buf);
         if (c->n > 1)
             sb_printf(b, " (%d)", c->n);
@@ -328,15 +307,15 @@ static const char *cell_status(const Cell *c)
 /* A cell's number for CSV and JSON: 15 significant digits, enough for any
  * measurement and free of binary noise in medians and ratios (0.91, not
  * 0.90999999999999992). */
-static void raw_num(FILE *out, double v)
+void results_table_num(FILE *out, double v)
 {
     fprintf(out, "%.15g", v);
 }
 
-static void json_axis_value(FILE *out, const RVal *v)
+void results_table_json_axis_value(FILE *out, const RVal *v)
 {
     if (v->is_num && strcmp(v->text, "true") && strcmp(v->text, "false"))
-        raw_num(out, v->num);
+        results_table_num(out, v->num);
     else if (v->is_num)
         fputs(v->text, out);
     else
@@ -378,7 +357,7 @@ static void md_head(const CaseSet *cs, const Pivot *p, FILE *out, StrBuf *b)
         fputs("  |", out);
     for (int c = 0; c < p->nc; c++)
         fprintf(out, " %s |",
-                p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", b)
+                p->nca ? results_table_key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", b)
                        : cs->value_name);
     fputs("\n|", out);
     for (int j = 0; j < (p->nra ? p->nra : 1); j++)
@@ -419,7 +398,7 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
         if (!p->nra)
             fputs(" (all) |", out);
         for (int c = 0; c < p->nc; c++) {
-            md_cell(cs, &p->cells[r * p->nc + c], o->ratio, &b);
+            results_table_md_cell(cs, &p->cells[r * p->nc + c], o->ratio, &b);
             fprintf(out, " %s |", sb_str(&b));
         }
         fputc('\n', out);
@@ -442,8 +421,9 @@ static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
     if (!p->nra)
         fputs("rows", out);
     for (int c = 0; c < p->nc; c++) {
-        const char *name = p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", &b)
-                                  : cs->value_name;
+        const char *name =
+            p->nca ? results_table_key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", &b)
+                   : cs->value_name;
         fputc(',', out);
         results_csv_field(out, name);
         if (o->failed_values) {
@@ -464,7 +444,7 @@ static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
             const Cell *cell = &p->cells[r * p->nc + c];
             fputc(',', out);
             if (cell->n)
-                raw_num(out, cell->v);
+                results_table_num(out, cell->v);
             else if (cell->text)
                 results_csv_field(out, cell->text);
             if (o->failed_values) {
@@ -493,7 +473,7 @@ static void json_head(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
         fputs(k ? ", " : "", out);
         results_json_string(out, cs->axes[cs->base_axis[k]].name);
         fputs(": ", out);
-        json_axis_value(out, &cs->axes[cs->base_axis[k]].vals[cs->base_val[k]]);
+        results_table_json_axis_value(out, &cs->axes[cs->base_axis[k]].vals[cs->base_val[k]]);
     }
     fputs("}, \"where\": ", out);
     if (o->where && *o->where)
@@ -520,18 +500,18 @@ static void json_cell(const CaseSet *cs, const Pivot *p, int r, int c, FILE *out
     for (int j = 0; j < p->nra; j++) {
         results_json_string(out, cs->axes[p->ra[j]].name);
         fputs(": ", out);
-        json_axis_value(out, &cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]]);
+        results_table_json_axis_value(out, &cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]]);
         fputs(", ", out);
     }
     for (int j = 0; j < p->nca; j++) {
         results_json_string(out, cs->axes[p->ca[j]].name);
         fputs(": ", out);
-        json_axis_value(out, &cs->axes[p->ca[j]].vals[p->ckeys[c * p->nca + j]]);
+        results_table_json_axis_value(out, &cs->axes[p->ca[j]].vals[p->ckeys[c * p->nca + j]]);
         fputs(", ", out);
     }
     fputs("\"value\": ", out);
     if (cell->n)
-        raw_num(out, cell->v);
+        results_table_num(out, cell->v);
     else if (cell->text && !cell->nfail && strcmp(cell->text, "n/a"))
         results_json_string(out, cell->text);
     else
@@ -576,8 +556,8 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
  * stored axis goes across and the second down.  fb: a baseline to borrow
  * when none is given or stored (caseset_load). */
-static int table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
-                       int nfb, CaseSet *cs, Pivot *p, KvxError *err)
+int results_table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+                        const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
     if (caseset_load(db, sel, o, fb, nfb, cs, err))
@@ -668,7 +648,7 @@ static void best_describe(const CaseSet *cs, const Rec *r, const int *ch, int nc
     if (csv)
         results_num_text(val, n, r->v);
     else
-        fmt_value(val, n, r->v, cs->unit, o->ratio);
+        results_table_fmt_value(val, n, r->v, cs->unit, o->ratio);
 }
 
 /* --best over one table: the choice axes that name a candidate, which way is
@@ -760,7 +740,7 @@ static void best_row(Best *x, int r)
     const int *key = &p->rkeys[r * (p->nra ? p->nra : 1)];
     int best, second;
     int n = best_pick(x, key, &best, &second);
-    key_text(cs, p->ra, p->nra, key, x->csv ? "," : " | ", &x->k);
+    results_table_key_text(cs, p->ra, p->nra, key, x->csv ? "," : " | ", &x->k);
     char v1[64] = "", v2[64] = "", margin[32] = "";
     if (best >= 0)
         best_describe(cs, &cs->recs[best], x->ch, x->nch, x->o, x->csv, &x->a, v1, sizeof v1);
@@ -798,7 +778,7 @@ int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
         kvx_error_set(err, KVX_EINPUT, NULL, "--best takes --rows only, and md or csv output");
         return -1;
     }
-    int rc = table_build(db, &o->sel, o, NULL, 0, &cs, &p, err);
+    int rc = results_table_build(db, &o->sel, o, NULL, 0, &cs, &p, err);
     if (!rc && o->best) {
         write_best(&cs, &p, o, out);
     } else if (!rc) {
@@ -809,365 +789,7 @@ int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
         else
             write_md(&cs, &p, o, out);
     }
-    pivot_free(&p);
+    results_table_pivot_free(&p);
     caseset_free(&cs);
-    return rc;
-}
-
-/* ---- compare --------------------------------------------------------------- */
-
-typedef struct CmpLine {
-    const char *key;            /* row and column value texts, \x1f-separated */
-    const Cell *a, *b;
-    const Pivot *pa;            /* the side whose key texts name the line */
-    const CaseSet *csa;
-    int r, c;
-} CmpLine;
-
-static const char *cell_key(const CaseSet *cs, const Pivot *p, int r, int c, Arena *a)
-{
-    StrBuf b, t;
-    sb_init(&b);
-    sb_init(&t);
-    sb_puts(&b, p->nra ? key_text(cs, p->ra, p->nra, &p->rkeys[r * p->nra], "\x1f", &t) : "");
-    sb_putc(&b, '\x1e');
-    sb_puts(&b, p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "\x1f", &t) : "");
-    const char *s = arena_strdup(a, sb_str(&b));
-    sb_free(&b);
-    sb_free(&t);
-    return s;
-}
-
-/* '*' when the difference exceeds what either side's own noise explains and
- * min_diff of A; '?' when the noise is not known: neither side measured it
- * (imported references), or, for ratios, either side lacks it (a ratio's noise
- * is its case's and its baseline's, and a one-sided noise says nothing about
- * the other side's ratio). */
-static const char *cmp_mark(const Cell *a, const Cell *b, int ratio, double min_diff)
-{
-    if (!a || !b || !a->n || !b->n)
-        return "";
-    double na = isnan(a->noise) ? NAN : a->noise * fabs(a->v);
-    double nb = isnan(b->noise) ? NAN : b->noise * fabs(b->v);
-    if (ratio ? isnan(na) || isnan(nb) : isnan(na) && isnan(nb))
-        return "?";
-    double lim = isnan(na) ? nb : isnan(nb) ? na : fmax(na, nb);
-    lim = fmax(lim, min_diff * fabs(a->v));
-    return fabs(b->v - a->v) > lim ? "*" : "";
-}
-
-static void cmp_cell_md(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
-{
-    static const Cell none = {0};
-    md_cell(cs, c ? c : &none, ratio, b);
-}
-
-/* o's where and-ed with a side's own. */
-static const char *side_where(const char *both, const char *own, Arena *a)
-{
-    if (!own || !*own)
-        return both;
-    if (!both || !*both)
-        return own;
-    return arena_printf(a, "(%s) && (%s)", both, own);
-}
-
-/* One `kvx compare`: both sides' tables, the lines that pair their cells, and
- * what the footnotes must explain.  Zeroed, so that compare_close frees
- * whatever a failed stage left. */
-typedef struct Compare {
-    const CompareSide *A, *B;
-    const TableOpts *o;
-    FILE *out;
-    Arena *arena;
-    CaseSet ca, cb;
-    Pivot pa, pb;
-    BaseRef fb[RESULTS_MAX_AXES];   /* the baseline B borrows from A */
-    int nfb;
-    CmpLine *lines;                 /* A's cells in A's order, then B's alone */
-    int nlines;
-    int any_star, any_q;            /* some line is marked '*', '?' */
-    StrBuf b;                       /* scratch for a cell's text */
-} Compare;
-
-/* A side's error names the side: "... [in results/h200.db]". */
-static void side_error(KvxError *err, const char *name)
-{
-    if (err->code)
-        snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg), " [in %s]",
-                 name);
-}
-
-static int compare_load_a(Compare *c, KvxError *err)
-{
-    TableOpts oa = *c->o;
-    oa.where = side_where(c->o->where, c->A->where, c->arena);
-    if (table_build(c->A->db, &c->A->sel, &oa, NULL, 0, &c->ca, &c->pa, err)) {
-        side_error(err, c->A->name);
-        return -1;
-    }
-    return 0;
-}
-
-/* B is laid out on A's axes, by name: its own axis numbering may differ.  A
- * reference stores no baseline: with --ratio and no --baseline it takes A's
- * (the same axis values, looked up among B's). */
-static int compare_load_b(Compare *c, KvxError *err)
-{
-    const CaseSet *ca = &c->ca;
-    const Pivot *pa = &c->pa;
-    TableOpts ob = *c->o;
-    const char **rows = arena_alloc(c->arena, sizeof *rows * (RESULTS_MAX_AXES + 1));
-    const char **cols = arena_alloc(c->arena, sizeof *cols * (RESULTS_MAX_AXES + 1));
-    for (int j = 0; j < pa->nra; j++)
-        rows[j] = ca->axes[pa->ra[j]].name;
-    for (int j = 0; j < pa->nca; j++)
-        cols[j] = ca->axes[pa->ca[j]].name;
-    ob.rows = rows, ob.nrows = pa->nra, ob.cols = cols, ob.ncols = pa->nca;
-    ob.where = side_where(c->o->where, c->B->where, c->arena);
-    for (int k = 0; c->o->ratio && !c->o->baseline && k < ca->nbase; k++) {
-        const RVal *v = &ca->axes[ca->base_axis[k]].vals[ca->base_val[k]];
-        c->fb[c->nfb++] = (BaseRef){ca->axes[ca->base_axis[k]].name, v->text, v->is_num, v->num};
-    }
-    if (table_build(c->B->db, &c->B->sel, &ob, c->fb, c->nfb, &c->cb, &c->pb, err)) {
-        side_error(err, c->B->name);
-        return -1;
-    }
-    return 0;
-}
-
-/* Pair the cells of both sides by their key texts: A's cells in A's order
- * (with B's cell where B has one), then the cells only B has. */
-static void compare_pair(Compare *c)
-{
-    const Pivot *pa = &c->pa, *pb = &c->pb;
-    int cap = pa->nr * pa->nc + pb->nr * pb->nc + 1, n = 0;
-    c->lines = xcalloc((size_t)cap, sizeof *c->lines);
-    for (int r = 0; r < pa->nr; r++)
-        for (int k = 0; k < pa->nc; k++)
-            if (pa->cells[r * pa->nc + k].ncases)
-                c->lines[n++] = (CmpLine){cell_key(&c->ca, pa, r, k, c->arena),
-                                          &pa->cells[r * pa->nc + k], NULL, pa, &c->ca, r, k};
-    int na = n;
-    for (int r = 0; r < pb->nr; r++)
-        for (int k = 0; k < pb->nc; k++) {
-            const Cell *cell = &pb->cells[r * pb->nc + k];
-            if (!cell->ncases)
-                continue;
-            const char *key = cell_key(&c->cb, pb, r, k, c->arena);
-            int i = 0;
-            while (i < na && strcmp(c->lines[i].key, key))
-                i++;
-            if (i < na)
-                c->lines[i].b = cell;
-            else
-                c->lines[n++] = (CmpLine){key, NULL, cell, pb, &c->cb, r, k};
-        }
-    c->nlines = n;
-}
-
-static void compare_head_md(const Compare *c)
-{
-    const TableOpts *o = c->o;
-    const CaseSet *ca = &c->ca;
-    const Pivot *pa = &c->pa;
-    FILE *out = c->out;
-    fprintf(out, "%s%s; A = %s, B = %s", ca->value_name,
-            o->ratio == 2 ? " (speed-up over the baseline)" : o->ratio ? " (ratio to the baseline)" : "",
-            c->A->name, c->B->name);
-    if (c->cb.base_borrowed) {
-        fputs("; B stores no baseline and takes A's, ", out);
-        for (int k = 0; k < c->nfb; k++)
-            fprintf(out, "%s%s=%s", k ? " " : "", c->fb[k].axis, c->fb[k].text);
-    }
-    if (o->min_diff > 0)
-        fprintf(out, "; marked from a %.3g%% difference", 100 * o->min_diff);
-    fputs("\n\n|", out);
-    for (int j = 0; j < pa->nra; j++)
-        fprintf(out, " %s |", ca->axes[pa->ra[j]].name);
-    for (int j = 0; j < pa->nca; j++)
-        fprintf(out, " %s |", ca->axes[pa->ca[j]].name);
-    fputs(" A | B | B/A | |\n|", out);
-    for (int j = 0; j < pa->nra + pa->nca; j++)
-        fputs(" --- |", out);
-    fputs(" ---: | ---: | ---: | --- |\n", out);
-}
-
-static void compare_head(const Compare *c)
-{
-    const CaseSet *ca = &c->ca;
-    const Pivot *pa = &c->pa;
-    FILE *out = c->out;
-    if (c->o->format == RESULTS_MD) {
-        compare_head_md(c);
-    } else if (c->o->format == RESULTS_CSV) {
-        for (int j = 0; j < pa->nra + pa->nca; j++) {
-            results_csv_field(out, ca->axes[j < pa->nra ? pa->ra[j] : pa->ca[j - pa->nra]].name);
-            fputc(',', out);
-        }
-        fputs("A,B,B_over_A,mark\n", out);
-    } else {
-        fputs("{\"value\": ", out);
-        results_json_string(out, ca->value_name);
-        fputs(", \"A\": ", out);
-        results_json_string(out, c->A->name);
-        fputs(", \"B\": ", out);
-        results_json_string(out, c->B->name);
-        fprintf(out, ", \"b_baseline_from_a\": %s, \"min_diff\": ",
-                c->cb.base_borrowed ? "true" : "false");
-        raw_num(out, c->o->min_diff);
-        fputs(",\n \"cells\": [", out);
-    }
-}
-
-/* A line's row and column values, named by the side that has the line. */
-static void compare_line_keys(const Compare *c, const CmpLine *l)
-{
-    const CaseSet *cs = l->csa;
-    const Pivot *p = l->pa;
-    FILE *out = c->out;
-    for (int j = 0; j < p->nra + p->nca; j++) {
-        int ax = j < p->nra ? p->ra[j] : p->ca[j - p->nra];
-        int vi = j < p->nra ? p->rkeys[l->r * p->nra + j] : p->ckeys[l->c * p->nca + j - p->nra];
-        const RVal *v = &cs->axes[ax].vals[vi];
-        if (c->o->format == RESULTS_MD) {
-            fprintf(out, " %s |", v->text);
-        } else if (c->o->format == RESULTS_CSV) {
-            results_csv_field(out, v->text);
-            fputc(',', out);
-        } else {
-            results_json_string(out, cs->axes[ax].name);
-            fputs(": ", out);
-            json_axis_value(out, v);
-            fputs(", ", out);
-        }
-    }
-}
-
-/* A line's A and B cells; a side without the cell is empty ("-", "", null). */
-static void compare_line_sides(Compare *c, const CmpLine *l)
-{
-    static const char *const name[] = {"A", "B"};
-    const Cell *sides[2] = {l->a, l->b};
-    FILE *out = c->out;
-    for (int s = 0; s < 2; s++) {
-        const Cell *cell = sides[s];
-        if (c->o->format == RESULTS_MD) {
-            cmp_cell_md(s ? &c->cb : &c->ca, cell, c->o->ratio, &c->b);
-            fprintf(out, " %s |", sb_str(&c->b));
-        } else if (c->o->format == RESULTS_CSV) {
-            if (cell && cell->n)
-                raw_num(out, cell->v);
-            else if (cell && cell->text)
-                results_csv_field(out, cell->text);
-            fputc(',', out);
-        } else {
-            fprintf(out, "\"%s\": ", name[s]);
-            if (cell && cell->n)
-                raw_num(out, cell->v);
-            else if (cell && cell->text)
-                results_json_string(out, cell->text);
-            else
-                fputs("null", out);
-            fputs(", ", out);
-        }
-    }
-}
-
-/* B/A (NaN unless both sides have a value and A's is not 0) and the mark. */
-static void compare_line_ratio(Compare *c, const CmpLine *l)
-{
-    FILE *out = c->out;
-    double ratio = l->a && l->b && l->a->n && l->b->n && l->a->v != 0 ? l->b->v / l->a->v : NAN;
-    const char *mark = cmp_mark(l->a, l->b, c->o->ratio, c->o->min_diff);
-    c->any_star |= mark[0] == '*';
-    c->any_q |= mark[0] == '?';
-    if (c->o->format == RESULTS_MD) {
-        char buf[64] = "-";
-        if (!isnan(ratio))
-            fmt_value(buf, sizeof buf, ratio, U_RAW, 1);
-        fprintf(out, " %s | %s |\n", buf, mark);
-    } else if (c->o->format == RESULTS_CSV) {
-        if (!isnan(ratio))
-            raw_num(out, ratio);
-        fprintf(out, ",%s\n", mark);
-    } else {
-        fputs("\"B_over_A\": ", out);
-        if (isnan(ratio))
-            fputs("null", out);
-        else
-            raw_num(out, ratio);
-        fprintf(out, ", \"mark\": \"%s\"}", mark);
-    }
-}
-
-static void compare_lines(Compare *c)
-{
-    for (int i = 0; i < c->nlines; i++) {
-        if (c->o->format == RESULTS_JSON)
-            fputs(i ? ",\n  {" : "\n  {", c->out);
-        else if (c->o->format == RESULTS_MD)
-            fputc('|', c->out);
-        compare_line_keys(c, &c->lines[i]);
-        compare_line_sides(c, &c->lines[i]);
-        compare_line_ratio(c, &c->lines[i]);
-    }
-}
-
-/* JSON's closing brackets; Markdown's footnotes for the marks in use. */
-static void compare_foot(const Compare *c)
-{
-    const TableOpts *o = c->o;
-    FILE *out = c->out;
-    if (o->format == RESULTS_JSON)
-        fputs("\n]}\n", out);
-    if (o->format != RESULTS_MD)
-        return;
-    if (c->any_star) {
-        fputs("\n*: |B - A| exceeds the larger of the two cells' measured noise"
-              " (noise x value", out);
-        if (o->ratio)
-            fputs("; a ratio's noise is its case's and its baseline's combined", out);
-        fputs(")", out);
-        if (o->min_diff > 0)
-            fprintf(out, " and %.3g%% of A", 100 * o->min_diff);
-        fputs(".\n", out);
-    }
-    if (c->any_q)
-        fputs(o->ratio ? "\n?: a side did not record the noise of its ratio (its case's or"
-                         " its baseline's; imported figures record none), so no difference"
-                         " can be called significant.\n"
-                       : "\n?: neither side recorded its noise (imported figures), so no"
-                         " difference can be called significant.\n", out);
-    if (c->pa.multi || c->pb.multi)
-        fputs("\n(n): the median of n cases at this cell.\n", out);
-}
-
-static void compare_close(Compare *c)
-{
-    free(c->lines);
-    pivot_free(&c->pa);
-    pivot_free(&c->pb);
-    caseset_free(&c->ca);
-    caseset_free(&c->cb);
-    sb_free(&c->b);
-    arena_free(c->arena);
-}
-
-int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts *o, FILE *out,
-                    KvxError *err)
-{
-    Compare c = {.A = A, .B = B, .o = o, .out = out, .arena = arena_new()};
-    sb_init(&c.b);
-    int rc = -1;
-    if (compare_load_a(&c, err) || compare_load_b(&c, err))
-        goto fail;
-    compare_pair(&c);
-    compare_head(&c);
-    compare_lines(&c);
-    compare_foot(&c);
-    rc = 0;
-fail:
-    compare_close(&c);
     return rc;
 }
