@@ -40,6 +40,68 @@ static const char *query_result_text(CUdriverProcAddressQueryResult q)
     }
 }
 
+/* dlopen the driver.  The handle stays open for the life of the process:
+ * the pointers in cu point into it.  NULL with err. */
+static void *driver_open(KvxError *err)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+        return lib;
+    const char *why = dlerror();
+    if (!why || strstr(why, "No such file"))
+        kvx_error_set(err, KVX_EFAIL, NULL,
+                      "no CUDA driver (libcuda.so.1 not found): measuring needs a GPU");
+    else
+        kvx_error_set(err, KVX_EFAIL, NULL,
+                      "cannot load the CUDA driver libcuda.so.1: %s: measuring needs a GPU", why);
+    return NULL;
+}
+
+/* The driver version first, at the oldest ABI (it exists in every driver),
+ * so that entry points newer than the driver are reported by name. */
+static int driver_version(PFN_cuGetProcAddress_v12000 get_proc, CudaApi *api, KvxError *err)
+{
+    CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SUCCESS;
+    CUresult r = get_proc("cuDriverGetVersion", (void **)&api->cuDriverGetVersion, 2020,
+                          CU_GET_PROC_ADDRESS_DEFAULT, &q);
+    if (r != CUDA_SUCCESS || !api->cuDriverGetVersion ||
+        api->cuDriverGetVersion(&api->driver_version) != CUDA_SUCCESS) {
+        kvx_error_set(err, KVX_EFAIL, NULL,
+                      "the CUDA driver does not answer cuDriverGetVersion (CUresult %d, %s)",
+                      (int)r, query_result_text(q));
+        return -1;
+    }
+    return 0;
+}
+
+/* One entry point at its ABI version (or an identical older one the driver
+ * has, fallback_version) into its slot.  0 or -1 with err naming it. */
+static int entry_fetch(PFN_cuGetProcAddress_v12000 get_proc, int driver, const EntryPoint *e,
+                       KvxError *err)
+{
+    int ver = e->version;
+    if (ver > driver && fallback_version(e->name))
+        ver = fallback_version(e->name);
+    if (ver > driver) {
+        kvx_error_set(err, KVX_EFAIL, NULL,
+                      "the CUDA driver supports CUDA %d.%d; kvx needs %d.%d or later (for %s)",
+                      driver / 1000, driver % 1000 / 10, ver / 1000, ver % 1000 / 10, e->name);
+        return -1;
+    }
+    CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SUCCESS;
+    *e->slot = NULL;
+    CUresult r = get_proc(e->name, e->slot, ver, CU_GET_PROC_ADDRESS_DEFAULT, &q);
+    if (r != CUDA_SUCCESS || !*e->slot) {
+        kvx_error_set(err, KVX_EFAIL, NULL,
+                      "the CUDA driver (CUDA %d.%d) lacks %s at ABI version %d "
+                      "(cuGetProcAddress: CUresult %d, %s)",
+                      driver / 1000, driver % 1000 / 10, e->name, ver, (int)r,
+                      query_result_text(q));
+        return -1;
+    }
+    return 0;
+}
+
 int cudadl_load(KvxError *err)
 {
     if (cu.loaded)
@@ -51,20 +113,9 @@ int cudadl_load(KvxError *err)
         CUDADL_FUNCS(X)
 #undef X
     };
-
-    /* The handle stays open for the life of the process: the pointers in cu
-     * point into it. */
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        if (!why || strstr(why, "No such file"))
-            kvx_error_set(err, KVX_EFAIL, NULL,
-                          "no CUDA driver (libcuda.so.1 not found): measuring needs a GPU");
-        else
-            kvx_error_set(err, KVX_EFAIL, NULL,
-                          "cannot load the CUDA driver libcuda.so.1: %s: measuring needs a GPU", why);
+    void *lib = driver_open(err);
+    if (!lib)
         return -1;
-    }
     PFN_cuGetProcAddress_v12000 get_proc =
         (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
     if (!get_proc) {
@@ -73,46 +124,14 @@ int cudadl_load(KvxError *err)
                       "kvx needs a driver for CUDA 12.0 or later");
         goto fail;
     }
-
-    /* The driver version first, at the oldest ABI (it exists in every driver),
-     * so that entry points newer than the driver are reported by name. */
-    CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SUCCESS;
-    CUresult r = get_proc("cuDriverGetVersion", (void **)&api.cuDriverGetVersion, 2020,
-                          CU_GET_PROC_ADDRESS_DEFAULT, &q);
-    if (r != CUDA_SUCCESS || !api.cuDriverGetVersion ||
-        api.cuDriverGetVersion(&api.driver_version) != CUDA_SUCCESS) {
-        kvx_error_set(err, KVX_EFAIL, NULL,
-                      "the CUDA driver does not answer cuDriverGetVersion (CUresult %d, %s)",
-                      (int)r, query_result_text(q));
+    if (driver_version(get_proc, &api, err))
         goto fail;
-    }
-
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        int ver = table[i].version;
-        if (ver > api.driver_version && fallback_version(table[i].name))
-            ver = fallback_version(table[i].name);
-        if (ver > api.driver_version) {
-            kvx_error_set(err, KVX_EFAIL, NULL,
-                          "the CUDA driver supports CUDA %d.%d; kvx needs %d.%d or later (for %s)",
-                          api.driver_version / 1000, api.driver_version % 1000 / 10,
-                          ver / 1000, ver % 1000 / 10, table[i].name);
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (entry_fetch(get_proc, api.driver_version, &table[i], err))
             goto fail;
-        }
-        *table[i].slot = NULL;
-        r = get_proc(table[i].name, table[i].slot, ver, CU_GET_PROC_ADDRESS_DEFAULT, &q);
-        if (r != CUDA_SUCCESS || !*table[i].slot) {
-            kvx_error_set(err, KVX_EFAIL, NULL,
-                          "the CUDA driver (CUDA %d.%d) lacks %s at ABI version %d "
-                          "(cuGetProcAddress: CUresult %d, %s)",
-                          api.driver_version / 1000, api.driver_version % 1000 / 10,
-                          table[i].name, ver, (int)r, query_result_text(q));
-            goto fail;
-        }
-    }
     api.loaded = 1;
     cu = api;
     return 0;
-
 fail:
     dlclose(lib);
     return -1;

@@ -22,7 +22,7 @@ void inspect_set_compile(InspectFacts *f, const JitJob *job)
     f->smem_static = job->smem_static;
 }
 
-void kinds_add(InspectKind *kinds, int *nkinds, int *other, const char *name)
+void inspect_kinds_add(InspectKind *kinds, int *nkinds, int *other, const char *name)
 {
     for (int i = 0; i < *nkinds; i++)
         if (strcmp(kinds[i].name, name) == 0) {
@@ -200,6 +200,63 @@ static void json_opt(StrBuf *out, const char *key, int v)
         sb_printf(out, ",\"%s\":%d", key, v);
 }
 
+/* "sites": [...]: each atomic site's space, source line, path and SASS. */
+static void json_sites(const InspectFacts *f, StrBuf *out)
+{
+    sb_puts(out, ",\"sites\":[");
+    for (int k = 0; k < f->nsites; k++) {
+        const InspectSite *st = &f->sites[k];
+        sb_puts(out, k ? ",{\"space\":" : "{\"space\":");
+        json_str(out, st->space);
+        sb_puts(out, ",\"source\":");
+        json_str(out, st->source);
+        sb_puts(out, ",\"ptxas\":");
+        json_str(out, st->ptxas);
+        sb_puts(out, ",\"sass\":");
+        json_str(out, st->sass);
+        sb_printf(out, ",\"per_warp\":%d}", st->per_warp);
+    }
+    sb_putc(out, ']');
+}
+
+/* "ptx": the PTX counts, or null without PTX facts. */
+static void json_ptx(const InspectFacts *f, StrBuf *out)
+{
+    const InspectPtx *p = &f->ptx;
+    if (!f->has_ptx) {
+        sb_puts(out, ",\"ptx\":null");
+        return;
+    }
+    sb_printf(out, ",\"ptx\":{\"atom\":%d,\"red\":%d,\"global\":%d,\"shared\":%d,"
+                   "\"cluster\":%d,\"generic\":%d,\"cas\":%d,\"b16\":%d,\"packed\":%d,"
+                   "\"vector\":%d,\"b64\":%d,\"scope_cta\":%d,\"scope_cluster\":%d,"
+                   "\"scope_sys\":%d,\"cas_loop\":%d,",
+              p->atom, p->red, p->global, p->shared, p->cluster, p->generic, p->cas,
+              p->b16, p->packed, p->vector, p->b64, p->scope_cta, p->scope_cluster,
+              p->scope_sys, p->cas_loop);
+    json_kinds(out, p->kinds, p->nkinds);
+    sb_printf(out, ",\"kinds_other\":%d}", p->kinds_other);
+}
+
+/* "sass": the SASS counts, or null without a disassembly. */
+static void json_sass(const InspectFacts *f, StrBuf *out)
+{
+    const InspectSass *c = &f->sass;
+    if (!f->has_sass) {
+        sb_puts(out, ",\"sass\":null");
+        return;
+    }
+    sb_printf(out, ",\"sass\":{\"total\":%d,\"ATOM\":%d,\"ATOMG\":%d,\"ATOMS\":%d,"
+                   "\"RED\":%d,\"REDG\":%d,\"REDAS\":%d,\"smem_inc\":%d,\"cas\":%d,"
+                   "\"b16\":%d,\"packed_f16x2\":%d,\"packed_bf16x2\":%d,\"vector\":%d,"
+                   "\"b64\":%d,\"scope_sys\":%d,\"scope_cta\":%d,\"plain\":%d,",
+              c->total, c->atom, c->atomg, c->atoms, c->red, c->redg, c->redas,
+              c->smem_inc, c->cas, c->b16, c->packed_f16x2, c->packed_bf16x2, c->vector,
+              c->b64, c->scope_sys, c->scope_cta, c->plain);
+    json_kinds(out, c->kinds, c->nkinds);
+    sb_printf(out, ",\"kinds_other\":%d}", c->kinds_other);
+}
+
 void inspect_to_json(const InspectFacts *f, StrBuf *out)
 {
     StrBuf t;
@@ -216,52 +273,13 @@ void inspect_to_json(const InspectFacts *f, StrBuf *out)
               f->warp_aggregated, f->redux_aggregated, f->shfl_aggregated, f->cas_loop,
               f->smem_hw_inc, f->generic_fallback);
     json_str(out, f->agg_seq);
-    sb_puts(out, ",\"sites\":[");
-    for (int k = 0; k < f->nsites; k++) {
-        const InspectSite *st = &f->sites[k];
-        sb_puts(out, k ? ",{\"space\":" : "{\"space\":");
-        json_str(out, st->space);
-        sb_puts(out, ",\"source\":");
-        json_str(out, st->source);
-        sb_puts(out, ",\"ptxas\":");
-        json_str(out, st->ptxas);
-        sb_puts(out, ",\"sass\":");
-        json_str(out, st->sass);
-        sb_printf(out, ",\"per_warp\":%d}", st->per_warp);
-    }
-    sb_putc(out, ']');
+    json_sites(f, out);
     json_opt(out, "regs", f->regs);
     json_opt(out, "spill_stores", f->spill_stores);
     json_opt(out, "spill_loads", f->spill_loads);
     json_opt(out, "smem_static", f->smem_static);
-    const InspectPtx *p = &f->ptx;
-    if (f->has_ptx) {
-        sb_printf(out, ",\"ptx\":{\"atom\":%d,\"red\":%d,\"global\":%d,\"shared\":%d,"
-                       "\"cluster\":%d,\"generic\":%d,\"cas\":%d,\"b16\":%d,\"packed\":%d,"
-                       "\"vector\":%d,\"b64\":%d,\"scope_cta\":%d,\"scope_cluster\":%d,"
-                       "\"scope_sys\":%d,\"cas_loop\":%d,",
-                  p->atom, p->red, p->global, p->shared, p->cluster, p->generic, p->cas,
-                  p->b16, p->packed, p->vector, p->b64, p->scope_cta, p->scope_cluster,
-                  p->scope_sys, p->cas_loop);
-        json_kinds(out, p->kinds, p->nkinds);
-        sb_printf(out, ",\"kinds_other\":%d}", p->kinds_other);
-    } else {
-        sb_puts(out, ",\"ptx\":null");
-    }
-    const InspectSass *c = &f->sass;
-    if (f->has_sass) {
-        sb_printf(out, ",\"sass\":{\"total\":%d,\"ATOM\":%d,\"ATOMG\":%d,\"ATOMS\":%d,"
-                       "\"RED\":%d,\"REDG\":%d,\"REDAS\":%d,\"smem_inc\":%d,\"cas\":%d,"
-                       "\"b16\":%d,\"packed_f16x2\":%d,\"packed_bf16x2\":%d,\"vector\":%d,"
-                       "\"b64\":%d,\"scope_sys\":%d,\"scope_cta\":%d,\"plain\":%d,",
-                  c->total, c->atom, c->atomg, c->atoms, c->red, c->redg, c->redas,
-                  c->smem_inc, c->cas, c->b16, c->packed_f16x2, c->packed_bf16x2, c->vector,
-                  c->b64, c->scope_sys, c->scope_cta, c->plain);
-        json_kinds(out, c->kinds, c->nkinds);
-        sb_printf(out, ",\"kinds_other\":%d}", c->kinds_other);
-    } else {
-        sb_puts(out, ",\"sass\":null");
-    }
+    json_ptx(f, out);
+    json_sass(f, out);
     sb_putc(out, '}');
     sb_free(&t);
 }

@@ -204,91 +204,128 @@ char *inspect_disassemble(const void *cubin, size_t len, KvxError *err)
     return tool ? inspect_disassemble_with(tool, cubin, len, err) : NULL;
 }
 
-char *inspect_disassemble_with(const char *tool, const void *cubin, size_t len, KvxError *err)
+/* One run of a disassembler: a temporary folder with the CUBIN and the
+ * tool's stderr, the pipe its stdout comes through, and the child.  Zeroed
+ * with the pipe at -1, so that disasm_close undoes whatever was done. */
+typedef struct Disasm {
+    char dir[1024], bin[1100], errf[1100];
+    int made;                   /* dir exists */
+    int pipefd[2];
+    pid_t pid;
+    int spawned;                /* pid not yet waited for */
+    StrBuf out;
+} Disasm;
+
+static int disasm_files(Disasm *d, const void *cubin, size_t len, KvxError *err)
 {
     const char *tmp = getenv("TMPDIR");
-    char dir[1024], bin[1100], errf[1100];
-    char *out = NULL, *msg = NULL;
-    int pipefd[2] = {-1, -1}, spawned = 0;
-    StrBuf sb;
-    sb_init(&sb);
-    snprintf(dir, sizeof dir, "%s/kvx-inspect-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        kvx_error_set(err, KVX_EIO, NULL, "cannot create a temporary directory %s: %s", dir,
+    snprintf(d->dir, sizeof d->dir, "%s/kvx-inspect-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(d->dir)) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot create a temporary directory %s: %s", d->dir,
                       strerror(errno));
-        return NULL;
+        return -1;
     }
-    snprintf(bin, sizeof bin, "%s/kernel.cubin", dir);
-    snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
-    if (file_write_atomic(bin, cubin, len) != 0) {
-        kvx_error_set(err, KVX_EIO, NULL, "cannot write %s: %s", bin, strerror(errno));
-        goto fail;
+    d->made = 1;
+    snprintf(d->bin, sizeof d->bin, "%s/kernel.cubin", d->dir);
+    snprintf(d->errf, sizeof d->errf, "%s/stderr.txt", d->dir);
+    if (file_write_atomic(d->bin, cubin, len) != 0) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot write %s: %s", d->bin, strerror(errno));
+        return -1;
     }
+    return 0;
+}
+
+/* Start tool on the CUBIN (cuobjdump -sass, else nvdisasm -c), stdout to the
+ * pipe, stderr to errf. */
+static int disasm_spawn(Disasm *d, const char *tool, KvxError *err)
+{
     const char *slash = strrchr(tool, '/');
     int cuobjdump = strstr(slash ? slash + 1 : tool, "cuobjdump") != NULL;
-    char *argv[] = {(char *)tool, (char *)(cuobjdump ? "-sass" : "-c"), bin, NULL};
-
-    posix_spawn_file_actions_t fa;
-    pid_t pid;
-    if (pipe(pipefd) != 0) {
+    char *argv[] = {(char *)tool, (char *)(cuobjdump ? "-sass" : "-c"), d->bin, NULL};
+    if (pipe(d->pipefd) != 0) {
         kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
-        goto fail;
+        return -1;
     }
     /* other threads may spawn too: keep our pipe out of their children */
-    fcntl(pipefd[0], F_SETFD, FD_CLOEXEC);
-    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC);
+    fcntl(d->pipefd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(d->pipefd[1], F_SETFD, FD_CLOEXEC);
+    posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int rc = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_adddup2(&fa, d->pipefd[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, d->errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int rc = posix_spawn(&d->pid, tool, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    pipefd[1] = -1;
+    close(d->pipefd[1]);
+    d->pipefd[1] = -1;
     if (rc != 0) {
         kvx_error_set(err, KVX_EIO, NULL, "cannot run %s: %s", tool, strerror(rc));
-        goto fail;
+        return -1;
     }
-    spawned = 1;
+    d->spawned = 1;
+    return 0;
+}
+
+/* The tool's stdout into d->out until it closes, then its exit; 0 when it
+ * exited 0, else -1 with err naming the status and its stderr attached. */
+static int disasm_collect(Disasm *d, const char *tool, KvxError *err)
+{
     char buf[65536];
     ssize_t n;
-    while ((n = read(pipefd[0], buf, sizeof buf)) != 0) {
+    while ((n = read(d->pipefd[0], buf, sizeof buf)) != 0) {
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
-        sb_put(&sb, buf, (size_t)n);
+        sb_put(&d->out, buf, (size_t)n);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    while (waitpid(d->pid, &status, 0) < 0 && errno == EINTR)
         ;
-    spawned = 0;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        size_t mlen = 0;
-        msg = file_read(errf, &mlen);
-        if (WIFEXITED(status))
-            kvx_error_set(err, KVX_EIO, NULL, "%s failed on the CUBIN (exit status %d)", tool,
-                          WEXITSTATUS(status));
-        else
-            kvx_error_set(err, KVX_EIO, NULL, "%s failed on the CUBIN (signal %d)", tool,
-                          WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-        if (msg && mlen)
-            kvx_error_attach_log(err, msg, mlen);
-        goto fail;
+    d->spawned = 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    size_t mlen = 0;
+    char *msg = file_read(d->errf, &mlen);
+    if (WIFEXITED(status))
+        kvx_error_set(err, KVX_EIO, NULL, "%s failed on the CUBIN (exit status %d)", tool,
+                      WEXITSTATUS(status));
+    else
+        kvx_error_set(err, KVX_EIO, NULL, "%s failed on the CUBIN (signal %d)", tool,
+                      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (msg && mlen)
+        kvx_error_attach_log(err, msg, mlen);
+    free(msg);
+    return -1;
+}
+
+static void disasm_close(Disasm *d)
+{
+    if (d->spawned)
+        waitpid(d->pid, NULL, 0);
+    if (d->pipefd[0] >= 0)
+        close(d->pipefd[0]);
+    sb_free(&d->out);
+    if (d->made) {
+        unlink(d->bin);
+        unlink(d->errf);
+        rmdir(d->dir);
     }
-    out = sb_take(&sb);
+}
+
+char *inspect_disassemble_with(const char *tool, const void *cubin, size_t len, KvxError *err)
+{
+    Disasm d = {.pipefd = {-1, -1}};
+    sb_init(&d.out);
+    char *out = NULL;
+    if (disasm_files(&d, cubin, len, err) || disasm_spawn(&d, tool, err) ||
+        disasm_collect(&d, tool, err))
+        goto fail;
+    out = sb_take(&d.out);
     if (!out)
         out = xstrdup("");
 fail:
-    if (spawned)
-        waitpid(pid, NULL, 0);
-    if (pipefd[0] >= 0)
-        close(pipefd[0]);
-    free(msg);
-    sb_free(&sb);
-    unlink(bin);
-    unlink(errf);
-    rmdir(dir);
+    disasm_close(&d);
     return out;
 }
 

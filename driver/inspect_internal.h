@@ -71,7 +71,7 @@ static inline int in_set(const char *tok, const char *const *set)
  * *other once INSPECT_MAX_KINDS distinct kinds are held.  Names are cut to
  * fit InspectKind.name.  Out of line in inspect.c: inlined into a single
  * caller, GCC's -Wformat-truncation flags that intended cut. */
-void kinds_add(InspectKind *kinds, int *nkinds, int *other, const char *name);
+void inspect_kinds_add(InspectKind *kinds, int *nkinds, int *other, const char *name);
 
 /* Append s to the string dst[cap], after sep unless dst is empty; truncates. */
 static inline void append(char *dst, size_t cap, const char *sep, const char *s)

@@ -83,7 +83,7 @@ static void ptx_atomic(const char *mn, InspectPtx *p, int *is_cas)
         append(name, sizeof name, ".", vec);
     if (type[0])
         append(name, sizeof name, ".", type);
-    kinds_add(p->kinds, &p->nkinds, &p->kinds_other, name);
+    inspect_kinds_add(p->kinds, &p->nkinds, &p->kinds_other, name);
 }
 
 /* What a function's code before an atomic says about who executes it. */

@@ -360,7 +360,7 @@ static void sass_count(const Insn *in, InspectSass *c)
     c->vector += vec;
     c->cas += is_cas(in);
     c->smem_inc += strcmp(in->base, "ATOMS") == 0 && has_mod(in, "POPC") && has_mod(in, "INC");
-    kinds_add(c->kinds, &c->nkinds, &c->kinds_other, name);
+    inspect_kinds_add(c->kinds, &c->nkinds, &c->kinds_other, name);
 }
 
 /* The next site of f in space (in PTX order) that no SASS atomic has claimed,
@@ -389,6 +389,108 @@ static void site_note(InspectFacts *f, const Insn *in, const char *ptxas, int ne
 
 /* Classify every atomic of a scanned listing into f (when f is not NULL) and
  * leave roles and notes on the instructions for inspect_mark. */
+/* f's SASS facts and classification counts zeroed, its sites' ptxas paths
+ * cleared, for a fresh classification of s. */
+static void classify_reset(const SassScan *s, InspectFacts *f)
+{
+    memset(&f->sass, 0, sizeof f->sass);
+    f->warp_aggregated = f->redux_aggregated = f->shfl_aggregated = 0;
+    f->cas_loop = f->smem_hw_inc = f->generic_fallback = 0;
+    f->agg_seq[0] = '\0';
+    snprintf(f->sass.arch, sizeof f->sass.arch, "%s", s->arch);
+    for (int k = 0; k < f->nsites; k++)
+        f->sites[k].ptxas[0] = '\0';
+}
+
+/* A state-space query (QSPC) followed by a shared-memory atomic in the same
+ * function: the fallback path of a generic atomic. */
+static void classify_qspc(SassScan *s, int i, InspectFacts *f)
+{
+    Insn *in = &s->v[i];
+    for (int k = i + 1; k < s->n && s->v[k].func == in->func; k++)
+        if (strcmp(s->v[k].base, "ATOMS") == 0) {
+            in->role |= ROLE_FALLBACK;
+            f->generic_fallback++;
+            break;
+        }
+}
+
+/* Atomic i as one of a warp-aggregation site (sass_site); 1 when it is, with
+ * the site's sequence in its note and *ptxas naming the path. */
+static int classify_aggregated(SassScan *s, int i, InspectFacts *f, const char **ptxas)
+{
+    static const char *const WHAT[] = {"", "ptxas warp aggregation", "REDUX warp aggregation",
+                                       "shuffle-tree aggregation (full warps)"};
+    Insn *in = &s->v[i];
+    Window w = sass_window(s, i);
+    int site = sass_site(s, i, &w);
+    if (site == SITE_NONE)
+        return 0;
+    char seq[96];
+    site_seq(s, &w, site, seq, sizeof seq);
+    snprintf(in->note, sizeof in->note, "%s: %s", WHAT[site], seq);
+    if (!f->agg_seq[0])
+        snprintf(f->agg_seq, sizeof f->agg_seq, "%s", seq);
+    f->warp_aggregated += site == SITE_WARP;
+    f->redux_aggregated += site == SITE_REDUX;
+    f->shfl_aggregated += site == SITE_SHFL;
+    *ptxas = site == SITE_WARP ? "warp-aggregated" : site == SITE_REDUX ? "REDUX" : "shuffle tree";
+    return 1;
+}
+
+/* A CAS with a back-branch after it: the branch is marked as the loop's; 1
+ * when the CAS is a CAS loop of its own (not a generic atomic's fallback,
+ * q < 0). */
+static int classify_cas_loop(SassScan *s, int i, int q, InspectFacts *f, const char **ptxas)
+{
+    Insn *in = &s->v[i];
+    int b = is_cas(in) ? sass_back_branch(s, i) : -1;
+    if (b < 0)
+        return 0;
+    s->v[b].role |= ROLE_LOOP;
+    if (q >= 0)
+        return 0;
+    char t[64];
+    snprintf(t, sizeof t, "CAS loop (back-branch at /*%04lx*/)", s->v[b].addr);
+    append(in->note, sizeof in->note, "; ", t);
+    f->cas_loop++;
+    *ptxas = "CAS loop";
+    return 1;
+}
+
+/* Atomic i: counted, classified, its note written and its site's path
+ * claimed (next: the next unclaimed global and shared site). */
+static void classify_atomic(SassScan *s, int i, InspectFacts *f, int next[2])
+{
+    Insn *in = &s->v[i];
+    in->role |= ROLE_ATOMIC;
+    sass_count(in, &f->sass);
+    const char *ptxas = "none";
+    int recognised = classify_aggregated(s, i, f, &ptxas);
+    if (strcmp(in->base, "ATOMS") == 0 && has_mod(in, "POPC") && has_mod(in, "INC")) {
+        append(in->note, sizeof in->note, "; ", "hardware shared-memory increment");
+        f->smem_hw_inc++;
+        ptxas = "HW increment";
+        recognised = 1;
+    }
+    int q = sass_qspc_before(s, i);
+    if (q >= 0) {
+        in->role |= ROLE_FALLBACK;
+        append(in->note, sizeof in->note, "; ",
+               "shared-memory fallback of a generic atomic (after QSPC)");
+        recognised = 1;
+    }
+    recognised |= classify_cas_loop(s, i, q, f, &ptxas);
+    if (!recognised) {
+        f->sass.plain++;
+        append(in->note, sizeof in->note, "; ", "one per thread");
+    }
+    if (q < 0)      /* a fallback path belongs to its generic site */
+        site_note(f, in, ptxas, next);
+    if (has_mod(in, "F16x2") || has_mod(in, "BF16x2"))
+        append(in->note, sizeof in->note, "; ", "native packed 16-bit");
+}
+
 void sass_classify(SassScan *s, InspectFacts *f)
 {
     InspectFacts tmp;
@@ -396,86 +498,13 @@ void sass_classify(SassScan *s, InspectFacts *f)
         inspect_facts_init(&tmp);
         f = &tmp;
     }
-    memset(&f->sass, 0, sizeof f->sass);
-    f->warp_aggregated = f->redux_aggregated = f->shfl_aggregated = 0;
-    f->cas_loop = f->smem_hw_inc = f->generic_fallback = 0;
-    f->agg_seq[0] = '\0';
-    snprintf(f->sass.arch, sizeof f->sass.arch, "%s", s->arch);
+    classify_reset(s, f);
     int next[2] = {0, 0};       /* the next unclaimed global and shared site */
-    for (int k = 0; k < f->nsites; k++)
-        f->sites[k].ptxas[0] = '\0';
-
     for (int i = 0; i < s->n; i++) {
-        Insn *in = &s->v[i];
-        if (strcmp(in->base, "QSPC") == 0) {
-            /* a state-space query followed by a shared-memory atomic: the
-             * fallback path of a generic atomic */
-            for (int k = i + 1; k < s->n && s->v[k].func == in->func; k++)
-                if (strcmp(s->v[k].base, "ATOMS") == 0) {
-                    in->role |= ROLE_FALLBACK;
-                    f->generic_fallback++;
-                    break;
-                }
-        }
-        if (!is_atomic(in))
-            continue;
-        in->role |= ROLE_ATOMIC;
-        sass_count(in, &f->sass);
-        int recognised = 0;
-        const char *ptxas = "none";
-
-        Window w = sass_window(s, i);
-        int site = sass_site(s, i, &w);
-        if (site != SITE_NONE) {
-            static const char *const WHAT[] = {"", "ptxas warp aggregation",
-                                               "REDUX warp aggregation",
-                                               "shuffle-tree aggregation (full warps)"};
-            char seq[96];
-            site_seq(s, &w, site, seq, sizeof seq);
-            snprintf(in->note, sizeof in->note, "%s: %s", WHAT[site], seq);
-            if (!f->agg_seq[0])
-                snprintf(f->agg_seq, sizeof f->agg_seq, "%s", seq);
-            f->warp_aggregated += site == SITE_WARP;
-            f->redux_aggregated += site == SITE_REDUX;
-            f->shfl_aggregated += site == SITE_SHFL;
-            ptxas = site == SITE_WARP ? "warp-aggregated" : site == SITE_REDUX ? "REDUX" : "shuffle tree";
-            recognised = 1;
-        }
-        if (strcmp(in->base, "ATOMS") == 0 && has_mod(in, "POPC") && has_mod(in, "INC")) {
-            append(in->note, sizeof in->note, "; ", "hardware shared-memory increment");
-            f->smem_hw_inc++;
-            ptxas = "HW increment";
-            recognised = 1;
-        }
-        int q = sass_qspc_before(s, i);
-        if (q >= 0) {
-            in->role |= ROLE_FALLBACK;
-            append(in->note, sizeof in->note, "; ",
-                   "shared-memory fallback of a generic atomic (after QSPC)");
-            recognised = 1;
-        }
-        if (is_cas(in)) {
-            int b = sass_back_branch(s, i);
-            if (b >= 0) {
-                s->v[b].role |= ROLE_LOOP;
-                if (q < 0) {
-                    char t[64];
-                    snprintf(t, sizeof t, "CAS loop (back-branch at /*%04lx*/)", s->v[b].addr);
-                    append(in->note, sizeof in->note, "; ", t);
-                    f->cas_loop++;
-                    ptxas = "CAS loop";
-                    recognised = 1;
-                }
-            }
-        }
-        if (!recognised) {
-            f->sass.plain++;
-            append(in->note, sizeof in->note, "; ", "one per thread");
-        }
-        if (q < 0)      /* a fallback path belongs to its generic site */
-            site_note(f, in, ptxas, next);
-        if (has_mod(in, "F16x2") || has_mod(in, "BF16x2"))
-            append(in->note, sizeof in->note, "; ", "native packed 16-bit");
+        if (strcmp(s->v[i].base, "QSPC") == 0)
+            classify_qspc(s, i, f);
+        if (is_atomic(&s->v[i]))
+            classify_atomic(s, i, f, next);
     }
     /* A generic atomic with a shared-memory fallback: its site's path. */
     for (int k = 0; f->generic_fallback && k < f->nsites; k++)

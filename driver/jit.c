@@ -466,6 +466,74 @@ static int cache_load(JitJob *job, const char *dir)
 /* Write job's outputs as the entry `dir`.  overwrite: replace an existing entry
  * (a --no-cache run, or an unusable entry); otherwise an entry published first
  * by another process wins, being the same compile.  0 or -1 with err. */
+/* meta.txt of a cache entry: the compile's facts, the toolchain, the options
+ * (one line), the job's name and the checksum of its files. */
+static void entry_meta(const JitJob *job, const char *const *opts, int nopts, StrBuf *meta)
+{
+    int ma = 0, mi = 0;
+    jit_nvrtc_version(&ma, &mi);
+    sb_printf(meta, "ok=%d\ncompile_ms=%.3f\nregs=%d\nspill_stores=%d\nspill_loads=%d\n"
+              "smem=%d\nstack=%d\ncmem=%d\ncubin=%d\nnvrtc=%d.%d\nkvx=%s\narch=%s\nuse_cccl=%d\n",
+              job->ok, job->compile_ms, job->regs, job->spill_stores, job->spill_loads,
+              job->smem_static, job->stack, job->cmem, job->cubin_len > 0, ma, mi,
+              KVX_VERSION, job->arch, job->use_cccl ? 1 : 0);
+    sb_puts(meta, "options=");
+    for (int i = 0; i < nopts; i++) {
+        for (const char *c = opts[i]; *c; c++)
+            sb_putc(meta, *c == '\n' ? ' ' : *c);
+        sb_putc(meta, i + 1 < nopts ? ' ' : '\n');
+    }
+    if (nopts == 0)
+        sb_putc(meta, '\n');
+    sb_printf(meta, "name=%s\n", job_name(job));
+    char sum[65];
+    entry_sum(job, sum);
+    sb_printf(meta, "sum=%s\n", sum);
+}
+
+static int entry_write(const JitJob *job, const char *tmp, const StrBuf *meta)
+{
+    const char *log = job->log ? job->log : "";
+    return write_file(tmp, "source.cu", job->source, strlen(job->source))
+        || write_file(tmp, "log.txt", log, strlen(log))
+        || (job->ptx && write_file(tmp, "kernel.ptx", job->ptx, job->ptx_len))
+        || (job->cubin_len && write_file(tmp, "kernel.cubin", job->cubin, job->cubin_len))
+        || write_file(tmp, "meta.txt", meta->p, meta->len);
+}
+
+/* Publish the written entry tmp as dir by rename.  An entry already there
+ * (another publisher won) stays, unless overwrite: then the old one is moved
+ * aside to *old first (rename onto an empty directory replaces it), so that
+ * the entry path is never missing a file.  0, or -1 with errno and *why. */
+static int entry_publish(const char *parent, const char *tmp, const char *dir, int overwrite,
+                         char **old, const char **why)
+{
+    if (rename(tmp, dir) == 0)
+        return 0;
+    if (errno != EEXIST && errno != ENOTEMPTY) {
+        *why = "cannot publish the cache entry in";
+        return -1;
+    }
+    if (overwrite) {
+        *old = path_join(parent, ".old-XXXXXX");
+        if (!mkdtemp(*old)) {
+            *why = "cannot create a temporary directory in";
+            return -1;
+        }
+        if (rename(dir, *old) != 0 && errno != ENOENT) {
+            *why = "cannot replace the cache entry in";
+            return -1;
+        }
+        remove_dir(*old);
+        if (rename(tmp, dir) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
+            *why = "cannot publish the cache entry in";
+            return -1;
+        }
+    }
+    remove_dir(tmp);    /* no-op once renamed; else another publisher won */
+    return 0;
+}
+
 static int cache_store(JitJob *job, const char *const *opts, int nopts, const char *dir,
                        int overwrite, KvxError *err)
 {
@@ -474,86 +542,36 @@ static int cache_store(JitJob *job, const char *const *opts, int nopts, const ch
     StrBuf meta;
     sb_init(&meta);
     const char *why = "";
+    int rc = -1;
     if (mkdir_p(parent) != 0) {
         why = "cannot create";
-        goto fail_errno;
+        goto fail;
     }
     tmp = path_join(parent, ".tmp-XXXXXX");
     if (!mkdtemp(tmp)) {
         why = "cannot create a temporary directory in";
-        goto fail_errno;
+        goto fail;
     }
-    int ma = 0, mi = 0;
-    jit_nvrtc_version(&ma, &mi);
-    sb_printf(&meta, "ok=%d\ncompile_ms=%.3f\nregs=%d\nspill_stores=%d\nspill_loads=%d\n"
-              "smem=%d\nstack=%d\ncmem=%d\ncubin=%d\nnvrtc=%d.%d\nkvx=%s\narch=%s\nuse_cccl=%d\n",
-              job->ok, job->compile_ms, job->regs, job->spill_stores, job->spill_loads,
-              job->smem_static, job->stack, job->cmem, job->cubin_len > 0, ma, mi,
-              KVX_VERSION, job->arch, job->use_cccl ? 1 : 0);
-    sb_puts(&meta, "options=");
-    for (int i = 0; i < nopts; i++) {
-        for (const char *c = opts[i]; *c; c++)
-            sb_putc(&meta, *c == '\n' ? ' ' : *c);
-        sb_putc(&meta, i + 1 < nopts ? ' ' : '\n');
-    }
-    if (nopts == 0)
-        sb_putc(&meta, '\n');
-    sb_printf(&meta, "name=%s\n", job_name(job));
-    char sum[65];
-    entry_sum(job, sum);
-    sb_printf(&meta, "sum=%s\n", sum);
-    const char *log = job->log ? job->log : "";
+    entry_meta(job, opts, nopts, &meta);
     why = "cannot write the cache entry in";
-    if (write_file(tmp, "source.cu", job->source, strlen(job->source))
-        || write_file(tmp, "log.txt", log, strlen(log))
-        || (job->ptx && write_file(tmp, "kernel.ptx", job->ptx, job->ptx_len))
-        || (job->cubin_len && write_file(tmp, "kernel.cubin", job->cubin, job->cubin_len))
-        || write_file(tmp, "meta.txt", meta.p, meta.len))
-        goto fail_errno;
-    if (rename(tmp, dir) != 0) {
-        if (errno != EEXIST && errno != ENOTEMPTY) {
-            why = "cannot publish the cache entry in";
-            goto fail_errno;
-        }
-        if (overwrite) {
-            /* Move the old entry aside (rename onto an empty directory replaces
-             * it) so that the entry path is never missing a file. */
-            old = path_join(parent, ".old-XXXXXX");
-            if (!mkdtemp(old)) {
-                why = "cannot create a temporary directory in";
-                goto fail_errno;
-            }
-            if (rename(dir, old) != 0 && errno != ENOENT) {
-                why = "cannot replace the cache entry in";
-                goto fail_errno;
-            }
-            remove_dir(old);
-            if (rename(tmp, dir) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
-                why = "cannot publish the cache entry in";
-                goto fail_errno;
-            }
-        }
-        remove_dir(tmp);    /* no-op once renamed; else another publisher won */
-    }
+    if (entry_write(job, tmp, &meta) || entry_publish(parent, tmp, dir, overwrite, &old, &why))
+        goto fail;
     job->dir = xstrdup(dir);
+    rc = 0;
+fail:
+    if (rc) {
+        kvx_error_set(err, KVX_EIO, &(SrcPos){ job_name(job), 0, 0 }, "%s %s: %s", why, parent,
+                      strerror(errno));
+        if (tmp)
+            remove_dir(tmp);
+        if (old)
+            remove_dir(old);
+    }
     sb_free(&meta);
     free(old);
     free(tmp);
     free(parent);
-    return 0;
-
-fail_errno:
-    kvx_error_set(err, KVX_EIO, &(SrcPos){ job_name(job), 0, 0 }, "%s %s: %s", why, parent,
-                  strerror(errno));
-    if (tmp)
-        remove_dir(tmp);
-    if (old)
-        remove_dir(old);
-    sb_free(&meta);
-    free(old);
-    free(tmp);
-    free(parent);
-    return -1;
+    return rc;
 }
 
 /* ---- compile ------------------------------------------------------------------ */
@@ -642,20 +660,11 @@ fail:
     return -1;
 }
 
-int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
+/* NVRTC's options for job, in a: the arch, C++17, ptxas's report, line info,
+ * the CUDA (and CCCL) includes, then the job's own.  *n gets the count. */
+static const char **nvrtc_options(const JitJob *job, const JitOptions *opt, const char *inc,
+                                  Arena *a, int *n)
 {
-    jit_job_release(job);
-    if (!job->source || !job->arch || !job->arch[0] || job->noptions < 0) {
-        kvx_error_set(err, KVX_EINTERNAL, &(SrcPos){ job_name(job), 0, 0 },
-                      "jit_compile: job without source or arch");
-        return -1;
-    }
-    static const JitOptions defaults = { 0 };
-    if (!opt)
-        opt = &defaults;
-    char *found = opt->cuda_include ? NULL : jit_find_cuda_include();
-    const char *inc = opt->cuda_include ? opt->cuda_include : found;
-    Arena *a = arena_new();
     const char **opts = arena_alloc(a, sizeof *opts * (size_t)(job->noptions + 8));
     int nopts = 0;
     opts[nopts++] = arena_printf(a, "--gpu-architecture=%s", job->arch);
@@ -676,42 +685,65 @@ int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
     }
     for (int i = 0; i < job->noptions; i++)
         opts[nopts++] = job->options[i];
+    *n = nopts;
+    return opts;
+}
 
-    job_key(job, opts, nopts, job->key);
-    char *dir = NULL;
-    int overwrite = !opt->use_cache;
-    if (opt->cache_dir) {
-        char sub[3] = { job->key[0], job->key[1], 0 };
-        char *shard = path_join(opt->cache_dir, sub);
-        dir = path_join(shard, job->key);
-        free(shard);
-        if (opt->use_cache) {
-            if (cache_load(job, dir) == 0)
-                goto done;
-            /* Absent, or unusable (edited by hand): compile and replace it. */
-            char key[65];
-            memcpy(key, job->key, sizeof key);
-            jit_job_release(job);
-            memcpy(job->key, key, sizeof key);
-            struct stat st;
-            overwrite = stat(dir, &st) == 0;
-        }
-    }
-    if (compile_nvrtc(job, opts, nopts, err) != 0)
-        goto fail;
-    if (dir && cache_store(job, opts, nopts, dir, overwrite, err) != 0)
-        goto fail;
-done:
-    free(dir);
-    arena_free(a);
-    free(found);
+/* The job's cache entry, CACHE/KE/KEY, into *dir (malloc'd; NULL without a
+ * cache).  1 when the entry was loaded into job; else 0, with *overwrite
+ * saying whether a compile must replace what is there (an entry edited by
+ * hand, or a forced compile). */
+static int cache_lookup(JitJob *job, const JitOptions *opt, char **dir, int *overwrite)
+{
+    *dir = NULL;
+    *overwrite = !opt->use_cache;
+    if (!opt->cache_dir)
+        return 0;
+    char sub[3] = { job->key[0], job->key[1], 0 };
+    char *shard = path_join(opt->cache_dir, sub);
+    *dir = path_join(shard, job->key);
+    free(shard);
+    if (!opt->use_cache)
+        return 0;
+    if (cache_load(job, *dir) == 0)
+        return 1;
+    /* Absent, or unusable (edited by hand): compile and replace it. */
+    char key[65];
+    memcpy(key, job->key, sizeof key);
+    jit_job_release(job);
+    memcpy(job->key, key, sizeof key);
+    struct stat st;
+    *overwrite = stat(*dir, &st) == 0;
     return 0;
+}
 
-fail:
+int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
+{
+    jit_job_release(job);
+    if (!job->source || !job->arch || !job->arch[0] || job->noptions < 0) {
+        kvx_error_set(err, KVX_EINTERNAL, &(SrcPos){ job_name(job), 0, 0 },
+                      "jit_compile: job without source or arch");
+        return -1;
+    }
+    static const JitOptions defaults = { 0 };
+    if (!opt)
+        opt = &defaults;
+    char *found = opt->cuda_include ? NULL : jit_find_cuda_include();
+    Arena *a = arena_new();
+    int nopts;
+    const char **opts = nvrtc_options(job, opt, opt->cuda_include ? opt->cuda_include : found,
+                                      a, &nopts);
+    job_key(job, opts, nopts, job->key);
+    char *dir;
+    int overwrite, rc = 0;
+    if (!cache_lookup(job, opt, &dir, &overwrite) &&
+        (compile_nvrtc(job, opts, nopts, err) != 0 ||
+         (dir && cache_store(job, opts, nopts, dir, overwrite, err) != 0)))
+        rc = -1;
     free(dir);
     arena_free(a);
     free(found);
-    return -1;
+    return rc;
 }
 
 /* ---- many jobs ----------------------------------------------------------------- */

@@ -546,6 +546,59 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
     return -1;
 }
 
+/* One case of load_cases' query into a new Rec; hits (sorted by case id)
+ * from *h on give its axis values. */
+static void rec_read(CaseSet *cs, sqlite3_stmt *st, const AxisHit *hits, int nhits, int *h,
+                     int *cap)
+{
+    if (cs->nrecs == *cap) {
+        *cap = *cap ? 2 * *cap : 256;
+        cs->recs = xrealloc(cs->recs, sizeof *cs->recs * (size_t)*cap);
+    }
+    Rec *r = &cs->recs[cs->nrecs++];
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->run_id = sqlite3_column_int64(st, 1);
+    const char *status = (const char *)sqlite3_column_text(st, 2);
+    r->status = arena_strdup(cs->arena, status ? status : "ok");
+    int t = sqlite3_column_type(st, 3);
+    r->raw = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, 3) : NAN;
+    if (t == SQLITE_TEXT)
+        r->rawtext = arena_strdup(cs->arena, (const char *)sqlite3_column_text(st, 3));
+    r->noise = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+    r->match = sqlite3_column_int(st, 5);
+    for (int a = 0; a < RESULTS_MAX_AXES; a++)
+        r->ax[a] = -1;
+    while (*h < nhits && hits[*h].id < r->id)
+        (*h)++;
+    for (; *h < nhits && hits[*h].id == r->id; (*h)++)
+        r->ax[hits[*h].axis] = hits[*h].val;
+}
+
+/* The query of the selected cases: id, run, status, the value, the noise and
+ * whether the case matches where (1 without one). */
+static int cases_query(CaseSet *cs, Sql *q, const char *value, const char *where,
+                       const Spec *spec, KvxError *err)
+{
+    sb_puts(&q->text, "SELECT c.id, c.run_id, c.status, ");
+    if (value_resolve(cs, value, q, err))
+        return -1;
+    sb_puts(&q->text, ", c.noise, ");
+    if (where && *where) {
+        SrcPos pos = {"--where", 1, 1};
+        Expr *e = expr_parse(cs->arena, where, &pos, err);
+        if (!e || results_where_sql(cs, q, spec, e, err))
+            return -1;
+    } else {
+        sb_puts(&q->text, "1");
+    }
+    sb_puts(&q->text, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
+                      " v.id = c.variant_id WHERE");
+    sql_selection(q, &cs->sel);
+    sb_puts(&q->text, " ORDER BY c.id");
+    return 0;
+}
+
 static int load_cases(sqlite3 *db, CaseSet *cs, const char *value, const char *where,
                       const Spec *spec, KvxError *err)
 {
@@ -556,51 +609,11 @@ static int load_cases(sqlite3 *db, CaseSet *cs, const char *value, const char *w
     if (load_axes(db, cs, &hits, &nhits, err) || rank_values(db, cs, err))
         goto fail;
     cs->value_name = value;
-    sb_puts(&q.text, "SELECT c.id, c.run_id, c.status, ");
-    if (value_resolve(cs, value, &q, err))
-        goto fail;
-    sb_puts(&q.text, ", c.noise, ");
-    if (where && *where) {
-        SrcPos pos = {"--where", 1, 1};
-        Expr *e = expr_parse(cs->arena, where, &pos, err);
-        if (!e)
-            goto fail;
-        if (results_where_sql(cs, &q, spec, e, err))
-            goto fail;
-    } else {
-        sb_puts(&q.text, "1");
-    }
-    sb_puts(&q.text, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
-                     " v.id = c.variant_id WHERE");
-    sql_selection(&q, &cs->sel);
-    sb_puts(&q.text, " ORDER BY c.id");
-    if (!(st = sql_prepare(db, &q, err)))
+    if (cases_query(cs, &q, value, where, spec, err) || !(st = sql_prepare(db, &q, err)))
         goto fail;
     int cap = 0, h = 0, step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (cs->nrecs == cap) {
-            cap = cap ? 2 * cap : 256;
-            cs->recs = xrealloc(cs->recs, sizeof *cs->recs * (size_t)cap);
-        }
-        Rec *r = &cs->recs[cs->nrecs++];
-        memset(r, 0, sizeof *r);
-        r->id = sqlite3_column_int64(st, 0);
-        r->run_id = sqlite3_column_int64(st, 1);
-        const char *status = (const char *)sqlite3_column_text(st, 2);
-        r->status = arena_strdup(cs->arena, status ? status : "ok");
-        int t = sqlite3_column_type(st, 3);
-        r->raw = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, 3) : NAN;
-        if (t == SQLITE_TEXT)
-            r->rawtext = arena_strdup(cs->arena, (const char *)sqlite3_column_text(st, 3));
-        r->noise = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
-        r->match = sqlite3_column_int(st, 5);
-        for (int a = 0; a < RESULTS_MAX_AXES; a++)
-            r->ax[a] = -1;
-        while (h < nhits && hits[h].id < r->id)
-            h++;
-        for (; h < nhits && hits[h].id == r->id; h++)
-            r->ax[hits[h].axis] = hits[h].val;
-    }
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        rec_read(cs, st, hits, nhits, &h, &cap);
     if (step != SQLITE_DONE) {
         kvx_error_set(err, KVX_EIO, NULL, "reading cases: %s", sqlite3_errmsg(db));
         goto fail;
@@ -642,27 +655,28 @@ static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num,
     return -1;
 }
 
-/* The baseline: given ("axis=value,..."), else the first selected run's stored
- * one, else the borrowed fb[0..nfb). */
-static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, const BaseRef *fb,
-                            int nfb, KvxError *err)
+/* --baseline 'axis=value[,axis=value...]'. */
+static int baseline_given(CaseSet *cs, const char *given, KvxError *err)
 {
-    if (given) {
-        int n;
-        const char **parts = results_split(cs->arena, given, &n);
-        for (int i = 0; i < n; i++) {
-            const char *eq = strchr(parts[i], '=');
-            if (!eq || eq == parts[i] || cs->nbase == RESULTS_MAX_AXES) {
-                kvx_error_set(err, KVX_EINPUT, NULL,
-                              "--baseline '%s': expected axis=value[,axis=value...]", given);
-                return -1;
-            }
-            const char *axis = arena_strndup(cs->arena, parts[i], (size_t)(eq - parts[i]));
-            if (base_add(cs, axis, eq + 1, 0, 0, err))
-                return -1;
+    int n;
+    const char **parts = results_split(cs->arena, given, &n);
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(parts[i], '=');
+        if (!eq || eq == parts[i] || cs->nbase == RESULTS_MAX_AXES) {
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "--baseline '%s': expected axis=value[,axis=value...]", given);
+            return -1;
         }
-        return 0;
+        const char *axis = arena_strndup(cs->arena, parts[i], (size_t)(eq - parts[i]));
+        if (base_add(cs, axis, eq + 1, 0, 0, err))
+            return -1;
     }
+    return 0;
+}
+
+/* The baseline the first selected run stored (runs.baseline_json), if any. */
+static int baseline_stored(sqlite3 *db, CaseSet *cs, KvxError *err)
+{
     Sql q = {0};
     sb_puts(&q.text, "SELECT j.key, j.type, j.atom, r.id FROM runs r, json_each(r.baseline_json)"
                      " j WHERE json_valid(r.baseline_json) AND EXISTS (SELECT 1 FROM cases c"
@@ -687,6 +701,17 @@ static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, const B
                       sqlite3_column_double(st, 2), err);
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* The baseline: given ("axis=value,..."), else the first selected run's stored
+ * one, else the borrowed fb[0..nfb). */
+static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, const BaseRef *fb,
+                            int nfb, KvxError *err)
+{
+    if (given)
+        return baseline_given(cs, given, err);
+    int rc = baseline_stored(db, cs, err);
     if (!rc && cs->nbase == 0 && nfb > 0) {
         cs->base_borrowed = 1;
         for (int i = 0; !rc && i < nfb; i++)
@@ -715,13 +740,9 @@ static int cmp_keyidx(const void *a, const void *b)
     return strcmp(((const KeyIdx *)a)->key, ((const KeyIdx *)b)->key);
 }
 
-/* Fill rec->v and rec->fail: the value itself, or its ratio to the baseline
- * case at the same point of the other axes in the same run.  A ratio's noise
- * is its case's and its baseline's combined (relative spreads add in
- * quadrature), unknown when either is; the baseline point's own ratio is
- * exact.  With failed_values a failed case that has a measured value keeps it
- * (vstatus says why it is not a plain value); its baseline must have passed. */
-static void compute_values(CaseSet *cs, int ratio)
+/* rec->v is the value itself; a failed case's is NaN with rec->fail its
+ * status, unless failed_values keeps a measured one (rec->vstatus). */
+static void values_plain(CaseSet *cs)
 {
     for (int i = 0; i < cs->nrecs; i++) {
         Rec *r = &cs->recs[i];
@@ -735,78 +756,113 @@ static void compute_values(CaseSet *cs, int ratio)
                 r->fail = r->status, r->v = NAN;
         }
     }
-    if (!ratio)
-        return;
-    KeyIdx *idx = xmalloc(sizeof *idx * (size_t)(cs->nrecs + 1));
-    StrBuf b;
-    sb_init(&b);
-    for (int i = 0; i < cs->nrecs; i++) {
-        rec_key(cs, &cs->recs[i], NULL, &b);
-        idx[i].key = arena_strdup(cs->arena, sb_str(&b));
-        idx[i].rec = i;
-    }
-    qsort(idx, (size_t)cs->nrecs, sizeof *idx, cmp_keyidx);
-    int subst[RESULTS_MAX_AXES];
-    for (int a = 0; a < RESULTS_MAX_AXES; a++)
-        subst[a] = -1;
-    for (int k = 0; k < cs->nbase; k++)
-        subst[cs->base_axis[k]] = cs->base_val[k];
-    double *vals = xmalloc(sizeof *vals * (size_t)(cs->nrecs + 1));
-    double *bnoise = xmalloc(sizeof *bnoise * (size_t)(cs->nrecs + 1));
-    /* Ratio noises go here first: the loop reads the cases' own noise. */
-    double *rnoise = xmalloc(sizeof *rnoise * (size_t)(cs->nrecs + 1));
-    for (int i = 0; i < cs->nrecs; i++) {
-        Rec *r = &cs->recs[i];
-        rnoise[i] = r->noise;
-        if (!r->match || r->fail || isnan(r->v))
-            continue;
-        rec_key(cs, r, subst, &b);
-        KeyIdx probe = {sb_str(&b), 0};
-        KeyIdx *hit = bsearch(&probe, idx, (size_t)cs->nrecs, sizeof *idx, cmp_keyidx);
-        if (!hit) {
-            r->v = NAN, r->fail = "no baseline";
-            continue;
-        }
-        /* Several stored cases at the baseline point (re-runs): their median. */
-        while (hit > idx && !strcmp(hit[-1].key, probe.key))
-            hit--;
-        int n = 0, nn = 0, self = 0;
-        const char *bfail = NULL;
-        for (KeyIdx *p = hit; p < idx + cs->nrecs && !strcmp(p->key, probe.key); p++) {
-            const Rec *base = &cs->recs[p->rec];
-            double bv = strcmp(base->status, "ok") && cs->measured ? NAN : base->raw;
-            if (isnan(bv) || bv == 0) {
-                bfail = base->status;
-            } else {
-                vals[n++] = bv;
-                self |= base == r;
-                if (!isnan(base->noise))
-                    bnoise[nn++] = base->noise;
-            }
-        }
-        if (n == 0) {
-            r->v = NAN;
-            r->fail = arena_printf(cs->arena, "baseline %s", bfail ? bfail : "n/a");
-        } else {
-            /* ratio 2 is a speed-up: the baseline's time over this one's. */
-            double bm = results_median(vals, n);
-            r->v = ratio == 2 ? bm / r->raw : r->raw / bm;
-            if (self && n == 1)
-                rnoise[i] = 0;
-            else
-                rnoise[i] = nn < n || isnan(r->noise)
-                                ? NAN : hypot(r->noise, results_median(bnoise, nn));
-        }
-    }
-    for (int i = 0; i < cs->nrecs; i++)
-        cs->recs[i].noise = rnoise[i];
-    free(rnoise);
-    free(bnoise);
-    free(vals);
-    sb_free(&b);
-    free(idx);
 }
 
+/* The cases by key (run and axis values, rec_key) for finding each case's
+ * baseline, and scratch of nrecs entries for the baseline cases' values and
+ * noise and the ratios' noise. */
+typedef struct Ratios {
+    KeyIdx *idx;                /* sorted by key */
+    int subst[RESULTS_MAX_AXES]; /* the baseline's value per axis, -1 elsewhere */
+    double *vals, *bnoise;
+    double *rnoise;             /* written back after the loop reads the cases' own */
+    StrBuf b;
+} Ratios;
+
+static void ratios_init(CaseSet *cs, Ratios *R)
+{
+    size_t n = (size_t)(cs->nrecs + 1);
+    R->idx = xmalloc(sizeof *R->idx * n);
+    sb_init(&R->b);
+    for (int i = 0; i < cs->nrecs; i++) {
+        rec_key(cs, &cs->recs[i], NULL, &R->b);
+        R->idx[i].key = arena_strdup(cs->arena, sb_str(&R->b));
+        R->idx[i].rec = i;
+    }
+    qsort(R->idx, (size_t)cs->nrecs, sizeof *R->idx, cmp_keyidx);
+    for (int a = 0; a < RESULTS_MAX_AXES; a++)
+        R->subst[a] = -1;
+    for (int k = 0; k < cs->nbase; k++)
+        R->subst[cs->base_axis[k]] = cs->base_val[k];
+    R->vals = xmalloc(sizeof *R->vals * n);
+    R->bnoise = xmalloc(sizeof *R->bnoise * n);
+    R->rnoise = xmalloc(sizeof *R->rnoise * n);
+}
+
+static void ratios_free(Ratios *R)
+{
+    free(R->rnoise);
+    free(R->bnoise);
+    free(R->vals);
+    sb_free(&R->b);
+    free(R->idx);
+}
+
+/* Case i's ratio to its baseline case(s) (several stored cases at the
+ * baseline point, re-runs: their median), or NaN with the reason in fail. */
+static void ratio_one(CaseSet *cs, Ratios *R, int i, int ratio)
+{
+    Rec *r = &cs->recs[i];
+    R->rnoise[i] = r->noise;
+    if (!r->match || r->fail || isnan(r->v))
+        return;
+    rec_key(cs, r, R->subst, &R->b);
+    KeyIdx probe = {sb_str(&R->b), 0};
+    KeyIdx *idx = R->idx;
+    KeyIdx *hit = bsearch(&probe, idx, (size_t)cs->nrecs, sizeof *idx, cmp_keyidx);
+    if (!hit) {
+        r->v = NAN, r->fail = "no baseline";
+        return;
+    }
+    while (hit > idx && !strcmp(hit[-1].key, probe.key))
+        hit--;
+    int n = 0, nn = 0, self = 0;
+    const char *bfail = NULL;
+    for (KeyIdx *p = hit; p < idx + cs->nrecs && !strcmp(p->key, probe.key); p++) {
+        const Rec *base = &cs->recs[p->rec];
+        double bv = strcmp(base->status, "ok") && cs->measured ? NAN : base->raw;
+        if (isnan(bv) || bv == 0) {
+            bfail = base->status;
+        } else {
+            R->vals[n++] = bv;
+            self |= base == r;
+            if (!isnan(base->noise))
+                R->bnoise[nn++] = base->noise;
+        }
+    }
+    if (n == 0) {
+        r->v = NAN;
+        r->fail = arena_printf(cs->arena, "baseline %s", bfail ? bfail : "n/a");
+        return;
+    }
+    /* ratio 2 is a speed-up: the baseline's time over this one's. */
+    double bm = results_median(R->vals, n);
+    r->v = ratio == 2 ? bm / r->raw : r->raw / bm;
+    if (self && n == 1)
+        R->rnoise[i] = 0;
+    else
+        R->rnoise[i] = nn < n || isnan(r->noise) ? NAN : hypot(r->noise, results_median(R->bnoise, nn));
+}
+
+/* Fill rec->v and rec->fail: the value itself, or its ratio to the baseline
+ * case at the same point of the other axes in the same run.  A ratio's noise
+ * is its case's and its baseline's combined (relative spreads add in
+ * quadrature), unknown when either is; the baseline point's own ratio is
+ * exact.  With failed_values a failed case that has a measured value keeps it
+ * (vstatus says why it is not a plain value); its baseline must have passed. */
+static void compute_values(CaseSet *cs, int ratio)
+{
+    values_plain(cs);
+    if (!ratio)
+        return;
+    Ratios R;
+    ratios_init(cs, &R);
+    for (int i = 0; i < cs->nrecs; i++)
+        ratio_one(cs, &R, i, ratio);
+    for (int i = 0; i < cs->nrecs; i++)
+        cs->recs[i].noise = R.rnoise[i];
+    ratios_free(&R);
+}
 
 int caseset_load(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
                  int nfb, CaseSet *cs, KvxError *err)

@@ -76,99 +76,143 @@ static void export_cell(sqlite3_stmt *q, int i, ResultsFormat f, FILE *out)
     }
 }
 
-int results_export(sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+/* One `kvx export`: the stored axes (in order of first appearance), the
+ * query over the fixed columns with each axis between head and tail, and
+ * the output names of its columns. */
+typedef struct Export {
+    sqlite3 *db;
+    const char *spec;           /* NULL: every spec */
+    ResultsFormat f;
+    FILE *out;
+    Arena *a;
+    sqlite3_stmt *q;
+    const char **axes;          /* malloc'd; the strings in a */
+    int naxes, cap;
+    const char **names;         /* ncols, in a */
+    int ncols;
+} Export;
+
+static int export_axes(Export *x)
 {
-    Arena *a = arena_new();
-    sqlite3_stmt *q = NULL;
-    StrBuf sql;
-    sb_init(&sql);
-    int rc = -1, naxes = 0, cap = 16;
-    const char **axes = xmalloc(sizeof *axes * (size_t)cap);
-    /* The axes, in order of first appearance. */
     const char *ax_sql = "SELECT j.key FROM cases c, json_each(c.axes) j"
                          " WHERE ?1 IS NULL OR c.spec_name = ?1"
                          " GROUP BY j.key ORDER BY min(c.id), min(j.id)";
-    if (sqlite3_prepare_v2(db, ax_sql, -1, &q, NULL))
-        goto dberr;
-    if (spec)
-        sqlite3_bind_text(q, 1, spec, -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        if (naxes == cap)
-            axes = xrealloc(axes, sizeof *axes * (size_t)(cap *= 2));
-        axes[naxes++] = arena_strdup(a, (const char *)sqlite3_column_text(q, 0));
+    if (sqlite3_prepare_v2(x->db, ax_sql, -1, &x->q, NULL))
+        return -1;
+    if (x->spec)
+        sqlite3_bind_text(x->q, 1, x->spec, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(x->q) == SQLITE_ROW) {
+        if (x->naxes == x->cap)
+            x->axes = xrealloc(x->axes, sizeof *x->axes * (size_t)(x->cap *= 2));
+        x->axes[x->naxes++] = arena_strdup(x->a, (const char *)sqlite3_column_text(x->q, 0));
     }
-    sqlite3_finalize(q);
-    q = NULL;
+    sqlite3_finalize(x->q);
+    x->q = NULL;
+    return 0;
+}
+
+static int export_query(Export *x)
+{
+    StrBuf sql;
+    sb_init(&sql);
     sb_puts(&sql, "SELECT ");
     for (int i = 0; i < NHEAD; i++)
         sb_printf(&sql, "%s, ", export_head[i]);
-    for (int i = 0; i < naxes; i++)
+    for (int i = 0; i < x->naxes; i++)
         sb_puts(&sql, "json_extract(c.axes, ?), ");
     for (int i = 0; i < NTAIL; i++)
         sb_printf(&sql, "%s%s", i ? ", " : "", export_tail[i]);
     sb_puts(&sql, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
                   " v.id = c.variant_id WHERE ? IS NULL OR c.spec_name = ? ORDER BY c.id");
-    if (sqlite3_prepare_v2(db, sb_str(&sql), -1, &q, NULL))
-        goto dberr;
-    for (int i = 0; i < naxes; i++)
-        sqlite3_bind_text(q, i + 1, arena_printf(a, "$.\"%s\"", axes[i]), -1, SQLITE_TRANSIENT);
-    if (spec) {
-        sqlite3_bind_text(q, naxes + 1, spec, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(q, naxes + 2, spec, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_prepare_v2(x->db, sb_str(&sql), -1, &x->q, NULL);
+    sb_free(&sql);
+    if (rc)
+        return -1;
+    for (int i = 0; i < x->naxes; i++)
+        sqlite3_bind_text(x->q, i + 1, arena_printf(x->a, "$.\"%s\"", x->axes[i]), -1,
+                          SQLITE_TRANSIENT);
+    if (x->spec) {
+        sqlite3_bind_text(x->q, x->naxes + 1, x->spec, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(x->q, x->naxes + 2, x->spec, -1, SQLITE_TRANSIENT);
     }
-    /* Column names: an axis that collides with a fixed column becomes axis.NAME. */
-    int ncols = NHEAD + naxes + NTAIL;
-    const char **names = arena_alloc(a, sizeof *names * (size_t)ncols);
+    return 0;
+}
+
+/* Column names: an axis that collides with a fixed column becomes axis.NAME. */
+static void export_names(Export *x)
+{
+    int naxes = x->naxes;
+    x->ncols = NHEAD + naxes + NTAIL;
+    x->names = arena_alloc(x->a, sizeof *x->names * (size_t)x->ncols);
     for (int i = 0; i < NHEAD; i++)
-        names[i] = col_name(export_head[i]);
+        x->names[i] = col_name(export_head[i]);
     for (int i = 0; i < NTAIL; i++)
-        names[NHEAD + naxes + i] = col_name(export_tail[i]);
+        x->names[NHEAD + naxes + i] = col_name(export_tail[i]);
     for (int i = 0; i < naxes; i++) {
         int clash = 0;
-        for (int j = 0; j < ncols; j++)
-            clash |= (j < NHEAD || j >= NHEAD + naxes) && !strcmp(names[j], axes[i]);
-        names[NHEAD + i] = clash ? arena_printf(a, "axis.%s", axes[i]) : axes[i];
+        for (int j = 0; j < x->ncols; j++)
+            clash |= (j < NHEAD || j >= NHEAD + naxes) && !strcmp(x->names[j], x->axes[i]);
+        x->names[NHEAD + i] = clash ? arena_printf(x->a, "axis.%s", x->axes[i]) : x->axes[i];
     }
-    if (f != RESULTS_JSON) {
-        for (int i = 0; i < ncols; i++) {
+}
+
+/* The CSV header or JSON's '[', every row, and JSON's ']'.  0, or -1 when a
+ * step fails. */
+static int export_rows(Export *x)
+{
+    FILE *out = x->out;
+    int json = x->f == RESULTS_JSON;
+    if (!json) {
+        for (int i = 0; i < x->ncols; i++) {
             if (i)
                 fputc(',', out);
-            results_csv_field(out, names[i]);
+            results_csv_field(out, x->names[i]);
         }
         fputc('\n', out);
     } else {
         fputs("[", out);
     }
     int step, row = 0;
-    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-        if (f == RESULTS_JSON)
+    while ((step = sqlite3_step(x->q)) == SQLITE_ROW) {
+        if (json)
             fputs(row ? ",\n{" : "\n{", out);
-        for (int i = 0; i < ncols; i++) {
-            if (f == RESULTS_JSON) {
+        for (int i = 0; i < x->ncols; i++) {
+            if (json) {
                 fputs(i ? ", " : "", out);
-                results_json_string(out, names[i]);
+                results_json_string(out, x->names[i]);
                 fputs(": ", out);
             } else if (i) {
                 fputc(',', out);
             }
-            export_cell(q, i, f, out);
+            export_cell(x->q, i, x->f, out);
         }
-        fputs(f == RESULTS_JSON ? "}" : "\n", out);
+        fputs(json ? "}" : "\n", out);
         row++;
     }
     if (step != SQLITE_DONE)
-        goto dberr;
-    if (f == RESULTS_JSON)
+        return -1;
+    if (json)
         fputs("\n]\n", out);
+    return 0;
+}
+
+int results_export(sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+{
+    Export x = {.db = db, .spec = spec, .f = f, .out = out, .a = arena_new(), .cap = 16};
+    x.axes = xmalloc(sizeof *x.axes * (size_t)x.cap);
+    int rc = -1;
+    if (export_axes(&x) || export_query(&x))
+        goto fail;
+    export_names(&x);
+    if (export_rows(&x))
+        goto fail;
     rc = 0;
-    goto done;
-dberr:
-    kvx_error_set(err, KVX_EIO, NULL, "export: %s", sqlite3_errmsg(db));
-done:
-    sqlite3_finalize(q);
-    sb_free(&sql);
-    free(axes);
-    arena_free(a);
+fail:
+    if (rc)
+        kvx_error_set(err, KVX_EIO, NULL, "export: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(x.q);
+    free(x.axes);
+    arena_free(x.a);
     return rc;
 }
 
@@ -194,6 +238,93 @@ typedef struct CsvRow {
     int *col;          /* 1-based column of each field, for messages */
 } CsvRow;
 
+/* The text past a NUL would be cut off unseen: an error naming where it is.
+ * 0 when text (len bytes) holds none, else -1. */
+static int csv_no_nul(const char *path, const char *text, size_t len, KvxError *err)
+{
+    const char *nul = memchr(text, 0, len);
+    if (!nul)
+        return 0;
+    SrcPos pos = {path, 1, 1};
+    for (const char *q = text; q < nul; q++)
+        pos.line += *q == '\n', pos.col = *q == '\n' ? 1 : pos.col + 1;
+    kvx_error_set(err, KVX_EINPUT, &pos, "a NUL byte (expected text)");
+    return -1;
+}
+
+/* The reader of one CSV text: where it is, and its current line. */
+typedef struct Csv {
+    Arena *a;
+    const char *path;
+    const char *p;
+    int line;
+    KvxError *err;
+} Csv;
+
+/* One field at c->p into b, quoted ("" for a quote, newlines inside) or not;
+ * c->p is left at the ',' or end of line after it.  A quote never closed is
+ * an error at the quote; the field keeps what was read. */
+static void csv_field(Csv *c, int col, StrBuf *b)
+{
+    if (*c->p == '"') {
+        SrcPos open = {c->path, c->line, col};
+        for (c->p++; *c->p && !(*c->p == '"' && c->p[1] != '"'); c->p++) {
+            if (*c->p == '"')
+                c->p++;
+            if (*c->p == '\n')
+                c->line++;
+            sb_putc(b, *c->p);
+        }
+        if (*c->p == '"')
+            c->p++;
+        else
+            kvx_error_set(c->err, KVX_EINPUT, &open, "a quote is never closed (expected '\"')");
+    }
+    while (*c->p && *c->p != ',' && *c->p != '\n' && *c->p != '\r')
+        sb_putc(b, *c->p++);
+}
+
+/* Field text, at 1-based column col, onto r (grown in a; *fcap its room). */
+static void row_add(Arena *a, CsvRow *r, int *fcap, int col, const char *text)
+{
+    if (r->n == *fcap) {
+        char **nf = arena_alloc(a, sizeof *nf * (size_t)*fcap * 2);
+        int *nc = arena_alloc(a, sizeof *nc * (size_t)*fcap * 2);
+        memcpy(nf, r->f, sizeof *nf * (size_t)*fcap);
+        memcpy(nc, r->col, sizeof *nc * (size_t)*fcap);
+        r->f = nf, r->col = nc, *fcap *= 2;
+    }
+    r->col[r->n] = col;
+    r->f[r->n++] = arena_strdup(a, text);
+}
+
+/* The row that starts at c->p, through its line end. */
+static CsvRow csv_row(Csv *c)
+{
+    CsvRow r = {0};
+    int fcap = 8;
+    r.f = arena_alloc(c->a, sizeof *r.f * (size_t)fcap);
+    r.col = arena_alloc(c->a, sizeof *r.col * (size_t)fcap);
+    r.line = c->line;
+    const char *ls = c->p;
+    for (;;) {
+        StrBuf b;
+        sb_init(&b);
+        int col = (int)(c->p - ls) + 1;
+        csv_field(c, col, &b);
+        row_add(c->a, &r, &fcap, col, sb_str(&b));
+        sb_free(&b);
+        if (*c->p != ',')
+            break;
+        c->p++;
+    }
+    while (*c->p == '\r')
+        c->p++;
+    if (*c->p == '\n')
+        c->p++, c->line++;
+    return r;
+}
+
 /* Split text (len bytes) into rows of fields (RFC 4180 quoting; blank lines
  * and lines starting with '#' are skipped).  A NUL byte, a quote never closed
  * and more than RESULTS_MAX_IMPORT_ROWS rows are errors at their position;
@@ -204,70 +335,19 @@ static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t le
     int cap = 16;
     CsvRow *rows = xmalloc(sizeof *rows * (size_t)cap);
     *nrows = 0;
-    const char *p = text;
-    int line = 1;
-    const char *nul = memchr(text, 0, len);
-    if (nul) {
-        /* The text past a NUL would be cut off unseen: name where it is. */
-        SrcPos pos = {path, 1, 1};
-        for (const char *q = text; q < nul; q++)
-            pos.line += *q == '\n', pos.col = *q == '\n' ? 1 : pos.col + 1;
-        kvx_error_set(err, KVX_EINPUT, &pos, "a NUL byte (expected text)");
+    if (csv_no_nul(path, text, len, err))
         return rows;
-    }
-    while (*p) {
-        if (*p == '\n' || *p == '#' || (*p == '\r' && p[1] == '\n')) {
-            while (*p && *p != '\n')
-                p++;
-            if (*p)
-                p++;
-            line++;
+    Csv c = {a, path, text, 1, err};
+    while (*c.p) {
+        if (*c.p == '\n' || *c.p == '#' || (*c.p == '\r' && c.p[1] == '\n')) {
+            while (*c.p && *c.p != '\n')
+                c.p++;
+            if (*c.p)
+                c.p++;
+            c.line++;
             continue;
         }
-        CsvRow r = {0};
-        int fcap = 8;
-        r.f = arena_alloc(a, sizeof *r.f * (size_t)fcap);
-        r.col = arena_alloc(a, sizeof *r.col * (size_t)fcap);
-        r.line = line;
-        const char *ls = p;
-        for (;;) {
-            StrBuf b;
-            sb_init(&b);
-            int col = (int)(p - ls) + 1;
-            if (*p == '"') {
-                SrcPos open = {path, line, col};
-                for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
-                    if (*p == '"')
-                        p++;
-                    if (*p == '\n')
-                        line++;
-                    sb_putc(&b, *p);
-                }
-                if (*p == '"')
-                    p++;
-                else
-                    kvx_error_set(err, KVX_EINPUT, &open, "a quote is never closed (expected '\"')");
-            }
-            while (*p && *p != ',' && *p != '\n' && *p != '\r')
-                sb_putc(&b, *p++);
-            if (r.n == fcap) {
-                char **nf = arena_alloc(a, sizeof *nf * (size_t)fcap * 2);
-                int *nc = arena_alloc(a, sizeof *nc * (size_t)fcap * 2);
-                memcpy(nf, r.f, sizeof *nf * (size_t)fcap);
-                memcpy(nc, r.col, sizeof *nc * (size_t)fcap);
-                r.f = nf, r.col = nc, fcap *= 2;
-            }
-            r.col[r.n] = col;
-            r.f[r.n++] = arena_strdup(a, sb_str(&b));
-            sb_free(&b);
-            if (*p != ',')
-                break;
-            p++;
-        }
-        while (*p == '\r')
-            p++;
-        if (*p == '\n')
-            p++, line++;
+        CsvRow r = csv_row(&c);
         if (*nrows == cap)
             rows = xrealloc(rows, sizeof *rows * (size_t)(cap *= 2));
         rows[(*nrows)++] = r;
@@ -643,10 +723,10 @@ static int count_rows(sqlite3 *db, const char *sql)
     return n;
 }
 
-int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err)
+/* Attach in_path as schema src.  0 or -1 with err (unreadable, or SQLite
+ * will not attach it). */
+static int merge_attach(sqlite3 *db, const char *in_path, KvxError *err)
 {
-    sqlite3 *db = store_db(out);
-    memset(st, 0, sizeof *st);
     if (access(in_path, R_OK) != 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s'", in_path);
         return -1;
@@ -663,78 +743,131 @@ int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err
         kvx_error_set(err, KVX_EIO, NULL, "%s: cannot attach: %s", in_path, sqlite3_errmsg(db));
         return -1;
     }
-    int rc = -1;
+    return 0;
+}
+
+/* src is a kvx results database of a schema this kvx reads. */
+static int merge_check_schema(sqlite3 *db, const char *in_path, KvxError *err)
+{
     int version = count_rows(db, "SELECT max(version) FROM src.schema_version");
     if (version < 1 || count_rows(db, "SELECT count(*) FROM src.cases") < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database", in_path);
-        goto detach;
+        return -1;
     }
     if (version > STORE_SCHEMA_VERSION) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: results schema %d is newer than this kvx (%d)",
                       in_path, version, STORE_SCHEMA_VERSION);
-        goto detach;
+        return -1;
     }
+    return 0;
+}
+
+/* The column lists of the copy (columns()): each table's own and src's
+ * ("s."), and the equality that finds a run already present.  malloc'd. */
+typedef struct MergeCols {
+    char *run_cols, *run_src, *run_eq;
+    char *var_cols, *var_src;
+    char *case_cols, *case_src;
+} MergeCols;
+
+static void merge_cols_find(sqlite3 *db, MergeCols *c)
+{
     /* A run is the same run when its whole environment is; wall_s and
      * profile_json are written at its end and may differ between copies. */
     static const char *const run_skip[] = {"id", NULL};
     static const char *const run_eq_skip[] = {"id", "wall_s", "profile_json", NULL};
     static const char *const var_skip[] = {"id", "run_id", NULL};
     static const char *const case_skip[] = {"id", "run_id", "variant_id", NULL};
-    char *run_cols = columns(db, "runs", "", run_skip, NULL);
-    char *run_src = columns(db, "runs", "s.", run_skip, NULL);
-    char *run_eq = columns(db, "runs", "", run_eq_skip, " AND ");
-    char *var_cols = columns(db, "variants", "", var_skip, NULL);
-    char *var_src = columns(db, "variants", "s.", var_skip, NULL);
-    char *case_cols = columns(db, "cases", "", case_skip, NULL);
-    char *case_src = columns(db, "cases", "s.", case_skip, NULL);
-    StrBuf sql;
-    sb_init(&sql);
-    int total_runs = count_rows(db, "SELECT count(*) FROM src.runs");
-    int total_cases = count_rows(db, "SELECT count(*) FROM src.cases");
-    if (exec_count(db, "BEGIN IMMEDIATE", NULL, err))
-        goto free_sql;
-    sb_printf(&sql,
+    c->run_cols = columns(db, "runs", "", run_skip, NULL);
+    c->run_src = columns(db, "runs", "s.", run_skip, NULL);
+    c->run_eq = columns(db, "runs", "", run_eq_skip, " AND ");
+    c->var_cols = columns(db, "variants", "", var_skip, NULL);
+    c->var_src = columns(db, "variants", "s.", var_skip, NULL);
+    c->case_cols = columns(db, "cases", "", case_skip, NULL);
+    c->case_src = columns(db, "cases", "s.", case_skip, NULL);
+}
+
+static void merge_cols_free(MergeCols *c)
+{
+    free(c->run_cols), free(c->run_src), free(c->run_eq);
+    free(c->var_cols), free(c->var_src), free(c->case_cols), free(c->case_src);
+}
+
+/* The runs src has that main lacks, then src's variants under their runs'
+ * ids in main (run_map: src id -> main id). */
+static int merge_runs_variants(sqlite3 *db, const MergeCols *c, StrBuf *sql, MergeStats *st,
+                               KvxError *err)
+{
+    sb_reset(sql);
+    sb_printf(sql,
               "CREATE TEMP TABLE IF NOT EXISTS run_map (src INTEGER PRIMARY KEY, dst INTEGER);"
               "CREATE TEMP TABLE IF NOT EXISTS var_map (src INTEGER PRIMARY KEY, dst INTEGER);"
               "DELETE FROM temp.run_map; DELETE FROM temp.var_map;"
               "INSERT INTO main.runs (%s) SELECT %s FROM src.runs s WHERE NOT EXISTS"
               " (SELECT 1 FROM main.runs m WHERE %s) ORDER BY s.id;",
-              run_cols, run_src, run_eq);
-    if (exec_count(db, sb_str(&sql), &st->runs_added, err))
-        goto rollback;
-    st->runs_found = total_runs - st->runs_added;
-    sb_reset(&sql);
-    sb_printf(&sql,
+              c->run_cols, c->run_src, c->run_eq);
+    if (exec_count(db, sb_str(sql), &st->runs_added, err))
+        return -1;
+    sb_reset(sql);
+    sb_printf(sql,
               "INSERT INTO temp.run_map SELECT s.id, (SELECT min(m.id) FROM main.runs m WHERE %s)"
               " FROM src.runs s;"
               "INSERT OR IGNORE INTO main.variants (run_id, %s) SELECT rm.dst, %s FROM"
               " src.variants s JOIN temp.run_map rm ON rm.src = s.run_id ORDER BY s.id;",
-              run_eq, var_cols, var_src);
-    if (exec_count(db, sb_str(&sql), &st->variants_added, err))
-        goto rollback;
-    sb_reset(&sql);
-    sb_printf(&sql,
+              c->run_eq, c->var_cols, c->var_src);
+    return exec_count(db, sb_str(sql), &st->variants_added, err);
+}
+
+/* src's cases under their runs' and variants' ids in main; a case whose key
+ * main holds already is skipped (INSERT OR IGNORE on the unique key). */
+static int merge_cases(sqlite3 *db, const MergeCols *c, StrBuf *sql, MergeStats *st,
+                       KvxError *err)
+{
+    sb_reset(sql);
+    sb_printf(sql,
               "INSERT INTO temp.var_map SELECT s.id, m.id FROM src.variants s JOIN temp.run_map"
               " rm ON rm.src = s.run_id JOIN main.variants m ON m.run_id = rm.dst AND"
               " m.source_hash = s.source_hash;"
               "INSERT OR IGNORE INTO main.cases (run_id, variant_id, %s) SELECT rm.dst, vm.dst, %s"
               " FROM src.cases s JOIN temp.run_map rm ON rm.src = s.run_id LEFT JOIN"
               " temp.var_map vm ON vm.src = s.variant_id ORDER BY s.id;",
-              case_cols, case_src);
-    if (exec_count(db, sb_str(&sql), &st->cases_added, err))
-        goto rollback;
+              c->case_cols, c->case_src);
+    return exec_count(db, sb_str(sql), &st->cases_added, err);
+}
+
+/* The copy of the attached src into main, in one transaction. */
+static int merge_copy(sqlite3 *db, MergeStats *st, KvxError *err)
+{
+    MergeCols c;
+    merge_cols_find(db, &c);
+    StrBuf sql;
+    sb_init(&sql);
+    int total_runs = count_rows(db, "SELECT count(*) FROM src.runs");
+    int total_cases = count_rows(db, "SELECT count(*) FROM src.cases");
+    int rc = -1;
+    if (exec_count(db, "BEGIN IMMEDIATE", NULL, err))
+        goto fail;
+    if (merge_runs_variants(db, &c, &sql, st, err) || merge_cases(db, &c, &sql, st, err) ||
+        exec_count(db, "COMMIT", NULL, err)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
+    st->runs_found = total_runs - st->runs_added;
     st->cases_present = total_cases - st->cases_added;
-    if (exec_count(db, "COMMIT", NULL, err))
-        goto rollback;
     rc = 0;
-    goto free_sql;
-rollback:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-free_sql:
+fail:
     sb_free(&sql);
-    free(run_cols), free(run_src), free(run_eq);
-    free(var_cols), free(var_src), free(case_cols), free(case_src);
-detach:
+    merge_cols_free(&c);
+    return rc;
+}
+
+int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err)
+{
+    sqlite3 *db = store_db(out);
+    memset(st, 0, sizeof *st);
+    if (merge_attach(db, in_path, err))
+        return -1;
+    int rc = merge_check_schema(db, in_path, err) || merge_copy(db, st, err) ? -1 : 0;
     sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
     return rc;
 }

@@ -25,10 +25,38 @@ typedef struct RunInfo {
     int reference;
 } RunInfo;
 
-/* The runs holding cases of this spec: measured ones (only run only_run when
- * it is not 0) and imported ones. */
-static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, RunInfo **runs,
-                      int *nruns, KvxError *err)
+/* One row of the environment table from a row of env_runs' query; the run's
+ * stored measurement settings (or an import's command) go to settings. */
+static void env_row(sqlite3_stmt *q, FILE *md, const RunInfo *r, StrBuf *settings)
+{
+#define TXT(i) ((const char *)sqlite3_column_text(q, i))
+    char wall[32] = "", peak[32] = "", drv[32] = "";
+    if (sqlite3_column_type(q, 15) != SQLITE_NULL)
+        snprintf(wall, sizeof wall, "%.1f s", sqlite3_column_double(q, 15));
+    if (sqlite3_column_double(q, 8) > 0)
+        snprintf(peak, sizeof peak, "%.0f", sqlite3_column_double(q, 8));
+    int dv = sqlite3_column_int(q, 9);
+    if (dv > 0)
+        snprintf(drv, sizeof drv, "%d.%d", dv / 1000, dv % 1000 / 10);
+    fprintf(md, "| %lld | %s%s%s | %s | %s | %s | ", (long long)r->id, TXT(1),
+            r->reference ? " " : "", TXT(2), TXT(3), sqlite3_column_int(q, 4) ? TXT(4) : "",
+            sqlite3_column_int(q, 5) ? TXT(5) : "");
+    if (sqlite3_column_int(q, 6))
+        fprintf(md, "%d / %d", sqlite3_column_int(q, 6), sqlite3_column_int(q, 7));
+    fprintf(md, " | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", peak, drv, TXT(10),
+            TXT(11), TXT(12), TXT(13), TXT(14), wall, sqlite3_column_int(q, 16));
+    if (*TXT(17))
+        sb_printf(settings, "- run %lld: `%s`\n", (long long)r->id, TXT(17));
+    if (r->reference && *TXT(18))
+        sb_printf(settings, "- run %lld (imported): `%s`\n", (long long)r->id, TXT(18));
+#undef TXT
+}
+
+/* The environment table, one row per run holding cases of this spec:
+ * measured ones (only run only_run when it is not 0) and imported ones, into
+ * *runs (malloc'd).  0 or -1 with err. */
+static int env_runs(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, RunInfo **runs,
+                    int *nruns, StrBuf *settings, KvxError *err)
 {
     static const char *const sql =
         "SELECT r.id, r.kind, coalesce(r.name, ''), coalesce(r.gpu_name, '?'), r.cc,"
@@ -54,56 +82,54 @@ static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md,
           " NVRTC | kvx | arch | host | started | wall | cases |\n"
           "| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- | --- | --- |"
           " ---: | ---: |\n", md);
-    StrBuf settings;
-    sb_init(&settings);
     while (sqlite3_step(q) == SQLITE_ROW) {
-#define TXT(i) ((const char *)sqlite3_column_text(q, i))
         if (*nruns == cap)
             *runs = xrealloc(*runs, sizeof **runs * (size_t)(cap *= 2));
         RunInfo *r = &(*runs)[(*nruns)++];
         r->id = sqlite3_column_int64(q, 0);
-        r->reference = !strcmp(TXT(1), "reference");
-        char wall[32] = "", peak[32] = "", drv[32] = "";
-        if (sqlite3_column_type(q, 15) != SQLITE_NULL)
-            snprintf(wall, sizeof wall, "%.1f s", sqlite3_column_double(q, 15));
-        if (sqlite3_column_double(q, 8) > 0)
-            snprintf(peak, sizeof peak, "%.0f", sqlite3_column_double(q, 8));
-        int dv = sqlite3_column_int(q, 9);
-        if (dv > 0)
-            snprintf(drv, sizeof drv, "%d.%d", dv / 1000, dv % 1000 / 10);
-        fprintf(md, "| %lld | %s%s%s | %s | %s | %s | ", (long long)r->id, TXT(1),
-                r->reference ? " " : "", TXT(2), TXT(3), sqlite3_column_int(q, 4) ? TXT(4) : "",
-                sqlite3_column_int(q, 5) ? TXT(5) : "");
-        if (sqlite3_column_int(q, 6))
-            fprintf(md, "%d / %d", sqlite3_column_int(q, 6), sqlite3_column_int(q, 7));
-        fprintf(md, " | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", peak, drv, TXT(10),
-                TXT(11), TXT(12), TXT(13), TXT(14), wall, sqlite3_column_int(q, 16));
-        if (*TXT(17))
-            sb_printf(&settings, "- run %lld: `%s`\n", (long long)r->id, TXT(17));
-        if (r->reference && *TXT(18))
-            sb_printf(&settings, "- run %lld (imported): `%s`\n", (long long)r->id, TXT(18));
-#undef TXT
+        r->reference = !strcmp((const char *)sqlite3_column_text(q, 1), "reference");
+        env_row(q, md, r, settings);
     }
     sqlite3_finalize(q);
-    /* A run over several GPUs stores one runs row (the first GPU's identity);
-     * its cases name the GPU each ran on. */
+    return 0;
+}
+
+/* A run over several GPUs stores one runs row (the first GPU's identity);
+ * its cases name the GPU each ran on: one line per such run. */
+static void env_multi_gpu(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+{
+    sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, "SELECT c.run_id, count(DISTINCT c.device_uuid),"
                            " group_concat(DISTINCT c.device_uuid) FROM cases c JOIN runs r ON"
                            " r.id = c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
                            " (?2 = 0 OR r.id = ?2) GROUP BY c.run_id"
                            " HAVING count(DISTINCT c.device_uuid) > 1 ORDER BY c.run_id",
-                           -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(q, 2, only_run);
-        int first = 1;
-        while (sqlite3_step(q) == SQLITE_ROW) {
-            fprintf(md, "%sRun %lld ran on %d GPUs (%s); the row above shows the first.\n",
-                    first ? "\n" : "", (long long)sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
-                    (const char *)sqlite3_column_text(q, 2));
-            first = 0;
-        }
-        sqlite3_finalize(q);
+                           -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 2, only_run);
+    int first = 1;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        fprintf(md, "%sRun %lld ran on %d GPUs (%s); the row above shows the first.\n",
+                first ? "\n" : "", (long long)sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
+                (const char *)sqlite3_column_text(q, 2));
+        first = 0;
     }
+    sqlite3_finalize(q);
+}
+
+/* The environment of the runs (env_runs, env_multi_gpu), then the spec's
+ * measurement settings and each run's as stored.  0 or -1 with err. */
+static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, RunInfo **runs,
+                      int *nruns, KvxError *err)
+{
+    StrBuf settings;
+    sb_init(&settings);
+    if (env_runs(db, spec, only_run, md, runs, nruns, &settings, err)) {
+        sb_free(&settings);
+        return -1;
+    }
+    env_multi_gpu(db, spec, only_run, md);
     const MeasureSettings *m = &spec->measure;
     fprintf(md, "\n## Measurement\n\nThe spec asks for: warm-up %d, %d to %d samples, noise"
                 " target %.3g, budget %.0f ms, L2 flush %s, timeout %.0f s, seed %llu.  As"
@@ -114,7 +140,6 @@ static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md,
     sb_free(&settings);
     return 0;
 }
-
 
 /* Cases whose SM clock fell below CASE_THROTTLE_SHARE of its maximum while
  * they were sampled (NVML): their times are not the card's best. */
@@ -321,48 +346,42 @@ static int pooled_axes(sqlite3 *db, const Spec *spec, int64_t run, const PlotAxe
     return rc ? -1 : n;
 }
 
-/* One plot of run's cases.  name_run: put the run id in the file names (the
- * report covers several measured runs); with one run the names stay the same
- * from one run to the next, so a re-made report replaces its plots. */
-static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, int name_run, const char *dir,
-                        const char *gnuplot, const PlotAxes *pa, int ratio,
-                        const char *baseline, FILE *md)
-{
-    const Axis *xa = &spec->axes[pa->x], *sa = &spec->axes[pa->series];
-    const char *rows[] = {xa->name}, *cols[] = {sa->name};
-    TableOpts o = {0};
-    o.sel.spec = spec->name, o.sel.run_id = run;
-    o.rows = rows, o.nrows = 1, o.cols = cols, o.ncols = 1;
-    o.value = "median_ms", o.ratio = ratio, o.baseline = baseline;
-    o.format = RESULTS_CSV;
-    char *csv = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&csv, &len);
-    KvxError err = {0};
-    int fail = results_table(db, &o, mem, &err);
-    fclose(mem);
+/* One plot: its axes, whether it shows ratios, the stem of its file names
+ * and the other axes each point pools (pooled_axes). */
+typedef struct Plot {
+    const Spec *spec;
+    const PlotAxes *pa;
+    const Axis *xa, *sa;
+    int ratio;
     char stem[512];
-    if (name_run)
-        snprintf(stem, sizeof stem, "%s_%lld_%s_%s", spec->name, (long long)run, xa->name,
-                 ratio ? "ratio" : "median_ms");
-    else
-        snprintf(stem, sizeof stem, "%s_%s_%s", spec->name, xa->name, ratio ? "ratio" : "median_ms");
-    if (fail) {
-        fprintf(md, "- %s: not plotted: %s\n", stem, err.msg);
-        kvx_error_clear(&err);
-        free(csv);
-        return;
-    }
     StrBuf pooled;
-    sb_init(&pooled);
-    int npooled = pooled_axes(db, spec, run, pa, &pooled);
-    double lo, hi;
-    int ncols;
-    char *data = plot_data(csv, &lo, &hi, &ncols);
-    free(csv);
-    StrBuf gp, path;
-    sb_init(&gp), sb_init(&path);
-    sb_printf(&gp,
+    int npooled;
+} Plot;
+
+/* The plot's data: run's median times (or ratios) as a CSV table, x down and
+ * one column per series, into *csv (malloc'd).  0 or -1 with err. */
+static int plot_table(sqlite3 *db, const Plot *pl, int64_t run, const char *baseline, char **csv,
+                      KvxError *err)
+{
+    const char *rows[] = {pl->xa->name}, *cols[] = {pl->sa->name};
+    TableOpts o = {0};
+    o.sel.spec = pl->spec->name, o.sel.run_id = run;
+    o.rows = rows, o.nrows = 1, o.cols = cols, o.ncols = 1;
+    o.value = "median_ms", o.ratio = pl->ratio, o.baseline = baseline;
+    o.format = RESULTS_CSV;
+    size_t len = 0;
+    FILE *mem = open_memstream(csv, &len);
+    int fail = results_table(db, &o, mem, err);
+    fclose(mem);
+    return fail;
+}
+
+/* The gnuplot script: an SVG, then a PNG (pngcairo where there is one). */
+static void plot_script(const Plot *pl, double lo, double hi, int ncols, StrBuf *gp)
+{
+    const PlotAxes *pa = pl->pa;
+    int ratio = pl->ratio;
+    sb_printf(gp,
               "# written by kvx report: %s against %s, one series per %s; each point the"
               " median over %s\n"
               "set datafile separator ','\n"
@@ -375,46 +394,98 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, int name_run
               "  set terminal pngcairo size 900,540 noenhanced\n} else {\n"
               "  set terminal png size 900,540\n}\n"
               "set output '%s.png'\nreplot\n",
-              ratio ? "ratio" : "median_ms", xa->name, sa->name,
-              npooled > 0 ? sb_str(&pooled) : "nothing (one case)", spec->name,
-              ratio ? "time relative to the baseline" : "median time", xa->name,
+              ratio ? "ratio" : "median_ms", pl->xa->name, pl->sa->name,
+              pl->npooled > 0 ? sb_str(&pl->pooled) : "nothing (one case)", pl->spec->name,
+              ratio ? "time relative to the baseline" : "median time", pl->xa->name,
               pa->logx ? " (log2 scale)" : "", ratio ? "ratio (x)" : "median time (ms)",
               pa->logx ? "set logscale x 2\n" : "", hi > 20 * lo ? "set logscale y\n" : "",
-              stem, ncols, stem, stem);
-    sb_printf(&path, "%s/%s.csv", dir, stem);
+              pl->stem, ncols, pl->stem, pl->stem);
+}
+
+/* Write STEM.csv and STEM.gp into dir and run gnuplot there; an empty
+ * STEM.log is removed.  0, or -1 when a file or gnuplot failed. */
+static int plot_draw(const Plot *pl, const char *dir, const char *gnuplot, const char *data,
+                     const StrBuf *gp)
+{
+    StrBuf path;
+    sb_init(&path);
+    sb_printf(&path, "%s/%s.csv", dir, pl->stem);
     int ok = file_write_atomic(sb_str(&path), data, strlen(data)) == 0;
     sb_reset(&path);
-    sb_printf(&path, "%s/%s.gp", dir, stem);
-    ok = ok && file_write_atomic(sb_str(&path), gp.p, gp.len) == 0;
+    sb_printf(&path, "%s/%s.gp", dir, pl->stem);
+    ok = ok && file_write_atomic(sb_str(&path), gp->p, gp->len) == 0;
     char script[600], log[600];
-    snprintf(script, sizeof script, "%s.gp", stem);
-    snprintf(log, sizeof log, "%s.log", stem);
-    if (ok && run_gnuplot(gnuplot, dir, script, log) == 0) {
+    snprintf(script, sizeof script, "%s.gp", pl->stem);
+    snprintf(log, sizeof log, "%s.log", pl->stem);
+    ok = ok && run_gnuplot(gnuplot, dir, script, log) == 0;
+    if (ok) {
         sb_reset(&path);
         sb_printf(&path, "%s/%s", dir, log);
         struct stat st;
         if (stat(sb_str(&path), &st) == 0 && st.st_size == 0)
             unlink(sb_str(&path));      /* gnuplot said nothing */
-        const char *sub = spec->name;   /* dir is <out>/<spec>; links are relative to <out> */
-        fprintf(md, "\n![%s against %s](%s/%s.svg)\n\n[PNG](%s/%s.png), data [%s.csv](%s/%s.csv)\n",
-                ratio ? "Ratio to the baseline" : "Median time", xa->name, sub, stem, sub, stem,
-                stem, sub, stem);
-        /* Say what a point is: a median that pools other axes' values is not
-         * the time of any one case. */
-        fprintf(md, "\n%s against %s, one series per %s.  ",
-                ratio ? "Ratio to the baseline" : "Median time", xa->name, sa->name);
-        if (npooled > 0)
-            fprintf(md, "Each point is the median over %s: it pools cases at different values"
-                        " of %s.\n", sb_str(&pooled), npooled > 1 ? "these axes" : "that axis");
-        else if (npooled == 0)
-            fputs("Each point is one case: no other axis varies in this run.\n", md);
-        else
-            fputs("Each point is the median of the cases at that point.\n", md);
-    } else {
-        fprintf(md, "- %s: gnuplot failed (see %s/%s)\n", stem, dir, log);
     }
+    sb_free(&path);
+    return ok ? 0 : -1;
+}
+
+/* The plot's links, and what a point is: a median that pools other axes'
+ * values is not the time of any one case. */
+static void plot_caption(const Plot *pl, FILE *md)
+{
+    const char *what = pl->ratio ? "Ratio to the baseline" : "Median time";
+    const char *sub = pl->spec->name;   /* dir is <out>/<spec>; links are relative to <out> */
+    const char *stem = pl->stem;
+    fprintf(md, "\n![%s against %s](%s/%s.svg)\n\n[PNG](%s/%s.png), data [%s.csv](%s/%s.csv)\n",
+            what, pl->xa->name, sub, stem, sub, stem, stem, sub, stem);
+    fprintf(md, "\n%s against %s, one series per %s.  ", what, pl->xa->name, pl->sa->name);
+    if (pl->npooled > 0)
+        fprintf(md, "Each point is the median over %s: it pools cases at different values"
+                    " of %s.\n", sb_str(&pl->pooled), pl->npooled > 1 ? "these axes" : "that axis");
+    else if (pl->npooled == 0)
+        fputs("Each point is one case: no other axis varies in this run.\n", md);
+    else
+        fputs("Each point is the median of the cases at that point.\n", md);
+}
+
+/* One plot of run's cases.  name_run: put the run id in the file names (the
+ * report covers several measured runs); with one run the names stay the same
+ * from one run to the next, so a re-made report replaces its plots. */
+static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, int name_run, const char *dir,
+                        const char *gnuplot, const PlotAxes *pa, int ratio,
+                        const char *baseline, FILE *md)
+{
+    Plot pl = {.spec = spec, .pa = pa, .xa = &spec->axes[pa->x], .sa = &spec->axes[pa->series],
+               .ratio = ratio};
+    if (name_run)
+        snprintf(pl.stem, sizeof pl.stem, "%s_%lld_%s_%s", spec->name, (long long)run,
+                 pl.xa->name, ratio ? "ratio" : "median_ms");
+    else
+        snprintf(pl.stem, sizeof pl.stem, "%s_%s_%s", spec->name, pl.xa->name,
+                 ratio ? "ratio" : "median_ms");
+    char *csv = NULL;
+    KvxError err = {0};
+    if (plot_table(db, &pl, run, baseline, &csv, &err)) {
+        fprintf(md, "- %s: not plotted: %s\n", pl.stem, err.msg);
+        kvx_error_clear(&err);
+        free(csv);
+        return;
+    }
+    sb_init(&pl.pooled);
+    pl.npooled = pooled_axes(db, spec, run, pa, &pl.pooled);
+    double lo, hi;
+    int ncols;
+    char *data = plot_data(csv, &lo, &hi, &ncols);
+    free(csv);
+    StrBuf gp;
+    sb_init(&gp);
+    plot_script(&pl, lo, hi, ncols, &gp);
+    if (plot_draw(&pl, dir, gnuplot, data, &gp) == 0)
+        plot_caption(&pl, md);
+    else
+        fprintf(md, "- %s: gnuplot failed (see %s/%s.log)\n", pl.stem, dir, pl.stem);
     free(data);
-    sb_free(&gp), sb_free(&path), sb_free(&pooled);
+    sb_free(&gp), sb_free(&pl.pooled);
 }
 
 /* Which spec axes the measured runs stored as workload axes (cases.workload:
@@ -532,88 +603,133 @@ static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int
     free(gnuplot);
 }
 
-int results_report(sqlite3 *db, const char *spec_path, const char *dir, int64_t only_run,
-                   int failed_values, char **written, KvxError *err)
-{
-    *written = NULL;
-    Spec *spec = spec_load(spec_path, err);
-    if (!spec)
-        return -1;
-    Arena *a = arena_new();
-    RunInfo *runs = NULL;
-    int nruns = 0, nmeasured = 0, rc = -1;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *md = open_memstream(&text, &len);
-    if (mkdir_p(dir)) {
-        kvx_error_set(err, KVX_EIO, NULL, "cannot create '%s'", dir);
-        goto done;
-    }
-    fprintf(md, "# %s\n\n", spec->name);
-    if (spec->doc)
-        fprintf(md, "%s\n\n", spec->doc);
-    fprintf(md, "Spec `%s`, written by `kvx report`.\n\n", spec->path);
-    if (report_env(db, spec, only_run, md, &runs, &nruns, err))
-        goto done;
-    for (int r = 0; r < nruns; r++)
-        nmeasured += !runs[r].reference;
-    if (!nmeasured && only_run) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "run %lld of spec '%s' is not in the database",
-                      (long long)only_run, spec->name);
-        goto done;
-    }
-    if (!nmeasured) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "no measured run of spec '%s' in the database",
-                      spec->name);
-        goto done;
-    }
-    const char *baseline = spec_baseline(spec, a);
+/* One `kvx report`: the spec, its runs (measured and imported) and the tables
+ * to write for each measured run; the Markdown goes to a memory stream. */
+typedef struct Report {
+    sqlite3 *db;
+    Spec *spec;
+    const char *dir;
+    int64_t only_run;
+    Arena *a;
+    RunInfo *runs;
+    int nruns, nmeasured;
+    const char *baseline;       /* spec_baseline: NULL without one */
     /* Without a report: section, the ratio table over the first two axes and
      * the median-time table. */
-    ReportTable defaults[2] = {0};
+    ReportTable defaults[2];
     const char *dcols[1], *drows[1];
+    const ReportTable *tables;
+    int ntables;
+    char *text;
+    size_t len;
+    FILE *md;
+} Report;
+
+/* At least one measured run (run only_run, when given).  0 or -1 with err. */
+static int report_runs(Report *R, KvxError *err)
+{
+    if (report_env(R->db, R->spec, R->only_run, R->md, &R->runs, &R->nruns, err))
+        return -1;
+    for (int r = 0; r < R->nruns; r++)
+        R->nmeasured += !R->runs[r].reference;
+    if (!R->nmeasured && R->only_run) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "run %lld of spec '%s' is not in the database",
+                      (long long)R->only_run, R->spec->name);
+        return -1;
+    }
+    if (!R->nmeasured) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "no measured run of spec '%s' in the database",
+                      R->spec->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The spec's report: tables, or the default pair (the ratio table only with a
+ * baseline). */
+static void report_pick_tables(Report *R)
+{
+    const Spec *spec = R->spec;
     int ndef = 0;
     if (!spec->ntables && spec->naxes > 0) {
-        dcols[0] = spec->axes[0].name;
-        drows[0] = spec->naxes > 1 ? spec->axes[1].name : NULL;
-        for (int i = baseline ? 0 : 1; i < 2; i++) {
-            ReportTable *t = &defaults[ndef++];
-            t->cols = dcols, t->ncols = 1;
-            t->rows = drows, t->nrows = drows[0] ? 1 : 0;
+        R->dcols[0] = spec->axes[0].name;
+        R->drows[0] = spec->naxes > 1 ? spec->axes[1].name : NULL;
+        for (int i = R->baseline ? 0 : 1; i < 2; i++) {
+            ReportTable *t = &R->defaults[ndef++];
+            t->cols = R->dcols, t->ncols = 1;
+            t->rows = R->drows, t->nrows = R->drows[0] ? 1 : 0;
             t->value = "median_ms";
             t->ratio = i == 0;
             t->title = i == 0 ? "Time relative to the baseline" : "Median time";
         }
     }
-    const ReportTable *tables = spec->ntables ? spec->tables : defaults;
-    int ntables = spec->ntables ? spec->ntables : ndef;
-    fputs("\n## Tables\n", md);
-    for (int r = 0; r < nruns; r++) {
-        if (runs[r].reference)
+    R->tables = spec->ntables ? spec->tables : R->defaults;
+    R->ntables = spec->ntables ? spec->ntables : ndef;
+}
+
+static void report_tables(const Report *R, int failed_values)
+{
+    fputs("\n## Tables\n", R->md);
+    for (int r = 0; r < R->nruns; r++) {
+        if (R->runs[r].reference)
             continue;
-        if (nmeasured > 1)
-            fprintf(md, "\n## Run %lld\n", (long long)runs[r].id);
-        for (int t = 0; t < ntables; t++)
-            report_table(db, spec, runs[r].id, &tables[t], baseline, failed_values, md);
+        if (R->nmeasured > 1)
+            fprintf(R->md, "\n## Run %lld\n", (long long)R->runs[r].id);
+        for (int t = 0; t < R->ntables; t++)
+            report_table(R->db, R->spec, R->runs[r].id, &R->tables[t], R->baseline, failed_values,
+                         R->md);
     }
-    report_statuses(db, spec, only_run, md);
-    report_plots(db, spec, runs, nruns, dir, baseline, md);
-    fflush(md);
-    char *path = xmalloc(strlen(dir) + strlen(spec->name) + 8);
-    sprintf(path, "%s/%s.md", dir, spec->name);
-    if (file_write_atomic(path, text, len)) {
+}
+
+/* DIR/<spec>.md, replaced atomically; its path into *written (malloc'd). */
+static int report_write(Report *R, char **written, KvxError *err)
+{
+    fflush(R->md);
+    char *path = xmalloc(strlen(R->dir) + strlen(R->spec->name) + 8);
+    sprintf(path, "%s/%s.md", R->dir, R->spec->name);
+    if (file_write_atomic(path, R->text, R->len)) {
         kvx_error_set(err, KVX_EIO, NULL, "cannot write '%s': %s", path,
                       errno == EINVAL ? "it is not a regular file (a link or a device)" : strerror(errno));
         free(path);
-        goto done;
+        return -1;
     }
     *written = path;
+    return 0;
+}
+
+int results_report(sqlite3 *db, const char *spec_path, const char *dir, int64_t only_run,
+                   int failed_values, char **written, KvxError *err)
+{
+    *written = NULL;
+    Report R = {.db = db, .dir = dir, .only_run = only_run};
+    if (!(R.spec = spec_load(spec_path, err)))
+        return -1;
+    R.a = arena_new();
+    R.md = open_memstream(&R.text, &R.len);
+    int rc = -1;
+    if (mkdir_p(dir)) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot create '%s'", dir);
+        goto fail;
+    }
+    fprintf(R.md, "# %s\n\n", R.spec->name);
+    if (R.spec->doc)
+        fprintf(R.md, "%s\n\n", R.spec->doc);
+    fprintf(R.md, "Spec `%s`, written by `kvx report`.\n\n", R.spec->path);
+    if (report_runs(&R, err))
+        goto fail;
+    R.baseline = spec_baseline(R.spec, R.a);
+    report_pick_tables(&R);
+    report_tables(&R, failed_values);
+    report_statuses(db, R.spec, only_run, R.md);
+    report_plots(db, R.spec, R.runs, R.nruns, dir, R.baseline, R.md);
+    if (report_write(&R, written, err))
+        goto fail;
     rc = 0;
-done:
-    fclose(md);
-    free(text);
-    free(runs);
-    arena_free(a);
-    spec_free(spec);
+fail:
+    fclose(R.md);
+    free(R.text);
+    free(R.runs);
+    arena_free(R.a);
+    spec_free(R.spec);
     return rc;
 }

@@ -1,11 +1,11 @@
-/* results_table: pivoting a case set into a table (`kvx table`), and two
- * tables side by side (`kvx compare`).
+/* results_table: pivoting a case set into a table (`kvx table`); the pivot
+ * is results_table.h's, which `kvx compare` (results_compare.c) shares.
  *
  * Rows and columns are the distinct value tuples of the chosen axes among the
  * cases that match --where, in axis value order (numbers numerically, other
  * values in the order the spec declared them).  A cell is the median of its
  * cases' values; a failed case counts as its status, never as a number. */
-#include "results_core.h"
+#include "results_table.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -14,28 +14,7 @@
 
 /* ---- pivot ----------------------------------------------------------------- */
 
-typedef struct Cell {
-    int n;              /* cases whose value went into v */
-    int nfail;          /* cases shown by their status */
-    int ncases;
-    double v;           /* median; NaN when n == 0 */
-    double noise;       /* median of the cases' noise; NaN when unknown */
-    const char *text;   /* when n == 0: a status, "n/a", or a text fact */
-    const char *vstatus; /* --failed-values: no case passed and v is over failed
-                            cases' stored values; their status */
-} Cell;
-
-typedef struct Pivot {
-    int nra, nca;
-    int ra[RESULTS_MAX_AXES], ca[RESULTS_MAX_AXES];
-    int nr, nc;
-    int *rkeys, *ckeys;  /* nr*nra and nc*nca value indices */
-    Cell *cells;         /* nr*nc */
-    int multi, mixed, any_fail;
-    int any_fvalue;      /* some cell has a vstatus */
-} Pivot;
-
-static void pivot_free(Pivot *p)
+void results_table_pivot_free(Pivot *p)
 {
     free(p->rkeys);
     free(p->ckeys);
@@ -95,13 +74,11 @@ static int key_find(const int *keys, int count, int w, const int *k)
     return -1;
 }
 
-static void pivot_build(const CaseSet *cs, Pivot *p)
+/* The cell of each case, row * nc + column; -1 for a case that does not match
+ * or lacks a row or column axis.  malloc'd, nrecs entries (at least one). */
+static int *pivot_place(const CaseSet *cs, const Pivot *p)
 {
-    p->nr = collect_keys(cs, p->ra, p->nra, &p->rkeys);
-    p->nc = collect_keys(cs, p->ca, p->nca, &p->ckeys);
     int wr = p->nra ? p->nra : 1, wc = p->nca ? p->nca : 1;
-    size_t ncells = (size_t)p->nr * (size_t)p->nc;
-    p->cells = xcalloc(ncells + 1, sizeof *p->cells);
     int *cell_of = xmalloc(sizeof *cell_of * (size_t)(cs->nrecs + 1));
     for (int i = 0; i < cs->nrecs; i++) {
         const Rec *r = &cs->recs[i];
@@ -114,64 +91,91 @@ static void pivot_build(const CaseSet *cs, Pivot *p)
                               key_find(p->ckeys, p->nc, wc, kc)
                         : -1;
     }
-    double *vals = xmalloc(sizeof *vals * (size_t)(cs->nrecs + 1));
-    double *noise = xmalloc(sizeof *noise * (size_t)(cs->nrecs + 1));
-    double *fvals = xmalloc(sizeof *fvals * (size_t)(cs->nrecs + 1));
-    double *fnoise = xmalloc(sizeof *fnoise * (size_t)(cs->nrecs + 1));
-    for (size_t c = 0; c < ncells; c++) {
-        Cell *cell = &p->cells[c];
-        int n = 0, nn = 0, nf = 0, nfn = 0, nfv = 0;
-        const char *text = NULL, *fail = NULL, *vstatus = NULL;
-        int mixed_text = 0;
-        for (int i = 0; i < cs->nrecs; i++) {
-            if (cell_of[i] != (int)c)
-                continue;
-            const Rec *r = &cs->recs[i];
-            cell->ncases++;
-            if (!isnan(r->v) && r->vstatus) {
-                /* A failed case's value: used only where no case passed. */
-                fvals[nf++] = r->v;
-                if (!isnan(r->noise))
-                    fnoise[nfn++] = r->noise;
-                if (!vstatus || results_status_rank(r->vstatus) < results_status_rank(vstatus))
-                    vstatus = r->vstatus;
-            } else if (!isnan(r->v)) {
-                vals[n++] = r->v;
-                if (!isnan(r->noise))
-                    noise[nn++] = r->noise;
-            } else if (r->fail) {
-                cell->nfail++;
-                if (!fail || results_status_rank(r->fail) < results_status_rank(fail))
-                    fail = r->fail;
-            } else if (r->rawtext) {
-                mixed_text |= text && strcmp(text, r->rawtext);
-                text = r->rawtext;
-            }
+    return cell_of;
+}
+
+/* What one cell's cases hold: passing values and their noise, failed cases'
+ * stored values (used only where no case passed), the worst failure status
+ * and a text fact.  The arrays are scratch of nrecs entries, reused per cell. */
+typedef struct CellCases {
+    double *vals, *noise, *fvals, *fnoise;
+    int n, nn, nf, nfn;
+    const char *text, *fail, *vstatus;
+    int mixed_text;             /* two cases hold different texts */
+} CellCases;
+
+static void cell_gather(const CaseSet *cs, const int *cell_of, int c, Cell *cell, CellCases *x)
+{
+    x->n = x->nn = x->nf = x->nfn = x->mixed_text = 0;
+    x->text = x->fail = x->vstatus = NULL;
+    for (int i = 0; i < cs->nrecs; i++) {
+        if (cell_of[i] != c)
+            continue;
+        const Rec *r = &cs->recs[i];
+        cell->ncases++;
+        if (!isnan(r->v) && r->vstatus) {
+            x->fvals[x->nf++] = r->v;
+            if (!isnan(r->noise))
+                x->fnoise[x->nfn++] = r->noise;
+            if (!x->vstatus || results_status_rank(r->vstatus) < results_status_rank(x->vstatus))
+                x->vstatus = r->vstatus;
+        } else if (!isnan(r->v)) {
+            x->vals[x->n++] = r->v;
+            if (!isnan(r->noise))
+                x->noise[x->nn++] = r->noise;
+        } else if (r->fail) {
+            cell->nfail++;
+            if (!x->fail || results_status_rank(r->fail) < results_status_rank(x->fail))
+                x->fail = r->fail;
+        } else if (r->rawtext) {
+            x->mixed_text |= x->text && strcmp(x->text, r->rawtext);
+            x->text = r->rawtext;
         }
-        if (n == 0 && nf > 0) {
-            cell->vstatus = vstatus;
-            n = nf, nn = nfn;
-            memcpy(vals, fvals, sizeof *vals * (size_t)nf);
-            memcpy(noise, fnoise, sizeof *noise * (size_t)nfn);
-            p->any_fvalue = 1;
-        } else {
-            nfv = nf;   /* failed, though measured: they count as failures */
-        }
-        cell->nfail += nfv;
-        cell->n = n;
-        cell->v = n ? results_median(vals, n) : NAN;
-        cell->noise = nn ? results_median(noise, nn) : NAN;
-        if (!n)
-            cell->text = fail ? fail : mixed_text ? "(mixed)" : text ? text
-                         : cell->ncases ? "n/a" : NULL;
-        p->multi |= n > 1;
-        p->mixed |= n > 0 && cell->nfail > 0 && !cell->vstatus;
-        p->any_fail |= cell->nfail > 0;
     }
-    free(vals);
-    free(noise);
-    free(fvals);
-    free(fnoise);
+}
+
+/* The cell's median and noise, or its text; the pivot's footnote flags. */
+static void cell_settle(Cell *cell, CellCases *x, Pivot *p)
+{
+    if (x->n == 0 && x->nf > 0) {
+        cell->vstatus = x->vstatus;
+        x->n = x->nf, x->nn = x->nfn;
+        memcpy(x->vals, x->fvals, sizeof *x->vals * (size_t)x->nf);
+        memcpy(x->noise, x->fnoise, sizeof *x->noise * (size_t)x->nfn);
+        p->any_fvalue = 1;
+    } else {
+        cell->nfail += x->nf;   /* failed, though measured: they count as failures */
+    }
+    int n = x->n;
+    cell->n = n;
+    cell->v = n ? results_median(x->vals, n) : NAN;
+    cell->noise = x->nn ? results_median(x->noise, x->nn) : NAN;
+    if (!n)
+        cell->text = x->fail ? x->fail : x->mixed_text ? "(mixed)" : x->text ? x->text
+                     : cell->ncases ? "n/a" : NULL;
+    p->multi |= n > 1;
+    p->mixed |= n > 0 && cell->nfail > 0 && !cell->vstatus;
+    p->any_fail |= cell->nfail > 0;
+}
+
+static void pivot_build(const CaseSet *cs, Pivot *p)
+{
+    p->nr = collect_keys(cs, p->ra, p->nra, &p->rkeys);
+    p->nc = collect_keys(cs, p->ca, p->nca, &p->ckeys);
+    size_t ncells = (size_t)p->nr * (size_t)p->nc;
+    p->cells = xcalloc(ncells + 1, sizeof *p->cells);
+    int *cell_of = pivot_place(cs, p);
+    size_t room = sizeof(double) * (size_t)(cs->nrecs + 1);
+    CellCases x = {.vals = xmalloc(room), .noise = xmalloc(room), .fvals = xmalloc(room),
+                   .fnoise = xmalloc(room)};
+    for (size_t c = 0; c < ncells; c++) {
+        cell_gather(cs, cell_of, (int)c, &p->cells[c], &x);
+        cell_settle(&p->cells[c], &x, p);
+    }
+    free(x.vals);
+    free(x.noise);
+    free(x.fvals);
+    free(x.fnoise);
     free(cell_of);
 }
 
@@ -185,8 +189,35 @@ static void sig3(char *buf, size_t n, double x)
         snprintf(buf, n, "%.3g", x);
 }
 
+/* A time in ms, in the unit that reads best: "812 ns", "3.41 ms", "1.2 s". */
+static void fmt_time(char *buf, size_t n, double v)
+{
+    static const struct { double lim, mul; const char *unit; } scale[] = {
+        {1e-3, 1e6, "ns"}, {1, 1e3, "us"}, {1e3, 1, "ms"}, {INFINITY, 1e-3, "s"}};
+    char num[48];
+    int i = 0;
+    while (fabs(v) >= scale[i].lim && i < 3)
+        i++;
+    if (v == 0)
+        i = 2;
+    sig3(num, sizeof num, v * scale[i].mul);
+    snprintf(buf, n, "%s %s", num, scale[i].unit);
+}
+
+/* A rate per second with an SI prefix: "4.1 G/s". */
+static void fmt_rate(char *buf, size_t n, double v)
+{
+    static const char *const pre[] = {"", "k", "M", "G", "T", "P"};
+    char num[48];
+    int i = 0;
+    while (fabs(v) >= 1000 && i < 5)
+        v /= 1000, i++;
+    sig3(num, sizeof num, v);
+    snprintf(buf, n, "%s %s/s", num, pre[i]);
+}
+
 /* A value with its unit, scaled for reading (Markdown). */
-static void fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
+void results_table_fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
 {
     char num[48];
     if (ratio) {
@@ -195,18 +226,9 @@ static void fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
         return;
     }
     switch (u) {
-    case U_TIME: {
-        static const struct { double lim, mul; const char *unit; } scale[] = {
-            {1e-3, 1e6, "ns"}, {1, 1e3, "us"}, {1e3, 1, "ms"}, {INFINITY, 1e-3, "s"}};
-        int i = 0;
-        while (fabs(v) >= scale[i].lim && i < 3)
-            i++;
-        if (v == 0)
-            i = 2;
-        sig3(num, sizeof num, v * scale[i].mul);
-        snprintf(buf, n, "%s %s", num, scale[i].unit);
+    case U_TIME:
+        fmt_time(buf, n, v);
         return;
-    }
     case U_GBS:
         sig3(num, sizeof num, v);
         snprintf(buf, n, "%s GB/s", num);
@@ -219,15 +241,9 @@ static void fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
         sig3(num, sizeof num, v * 100);
         snprintf(buf, n, "%s%%", num);
         return;
-    case U_RATE: {
-        static const char *const pre[] = {"", "k", "M", "G", "T", "P"};
-        int i = 0;
-        while (fabs(v) >= 1000 && i < 5)
-            v /= 1000, i++;
-        sig3(num, sizeof num, v);
-        snprintf(buf, n, "%s %s/s", num, pre[i]);
+    case U_RATE:
+        fmt_rate(buf, n, v);
         return;
-    }
     case U_SCI:
         snprintf(buf, n, "%.2e", v);
         return;
@@ -247,8 +263,8 @@ static const char *unit_name(Unit u, int ratio)
     return ratio ? "x" : names[u];
 }
 
-static const char *key_text(const CaseSet *cs, const int *axes, int n, const int *key,
-                            const char *sep, StrBuf *b)
+const char *results_table_key_text(const CaseSet *cs, const int *axes, int n, const int *key,
+                                   const char *sep, StrBuf *b)
 {
     sb_reset(b);
     for (int j = 0; j < n; j++)
@@ -256,14 +272,14 @@ static const char *key_text(const CaseSet *cs, const int *axes, int n, const int
     return sb_str(b);
 }
 
-static void md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
+void results_table_md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
 {
     char buf[64];
     sb_reset(b);
     if (!c->ncases) {
         sb_puts(b, "-");
     } else if (c->n) {
-        fmt_value(buf, sizeof buf, c->v, cs->unit, ratio);
+        results_table_fmt_value(buf, sizeof buf, c->v, cs->unit, ratio);
         sb_puts(b, buf);
         if (c->n > 1)
             sb_printf(b, " (%d)", c->n);
@@ -291,27 +307,24 @@ static const char *cell_status(const Cell *c)
 /* A cell's number for CSV and JSON: 15 significant digits, enough for any
  * measurement and free of binary noise in medians and ratios (0.91, not
  * 0.90999999999999992). */
-static void raw_num(FILE *out, double v)
+void results_table_num(FILE *out, double v)
 {
     fprintf(out, "%.15g", v);
 }
 
-static void json_axis_value(FILE *out, const RVal *v)
+void results_table_json_axis_value(FILE *out, const RVal *v)
 {
     if (v->is_num && strcmp(v->text, "true") && strcmp(v->text, "false"))
-        raw_num(out, v->num);
+        results_table_num(out, v->num);
     else if (v->is_num)
         fputs(v->text, out);
     else
         results_json_string(out, v->text);
 }
 
-static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+/* "median_ms (...), as a ratio to strategy=naive; rows: ...; columns: ...". */
+static void md_caption(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
 {
-    StrBuf b, t;
-    sb_init(&b);
-    sb_init(&t);
-    /* Caption: what the numbers are, and over which axes. */
     fprintf(out, "%s", cs->value_name);
     if (cs->vcol)
         fprintf(out, " (%s)", results_value_doc(cs->vcol));
@@ -333,6 +346,10 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
         fputs("(all)", out);
     if (o->where && *o->where)
         fprintf(out, "; where %s", o->where);
+}
+
+static void md_head(const CaseSet *cs, const Pivot *p, FILE *out, StrBuf *b)
+{
     fputs("\n\n|", out);
     for (int j = 0; j < p->nra; j++)
         fprintf(out, " %s |", cs->axes[p->ra[j]].name);
@@ -340,7 +357,7 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
         fputs("  |", out);
     for (int c = 0; c < p->nc; c++)
         fprintf(out, " %s |",
-                p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", &b)
+                p->nca ? results_table_key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", b)
                        : cs->value_name);
     fputs("\n|", out);
     for (int j = 0; j < (p->nra ? p->nra : 1); j++)
@@ -348,18 +365,11 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
     for (int c = 0; c < p->nc; c++)
         fputs(" ---: |", out);
     fputc('\n', out);
-    for (int r = 0; r < p->nr; r++) {
-        fputc('|', out);
-        for (int j = 0; j < p->nra; j++)
-            fprintf(out, " %s |", cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]].text);
-        if (!p->nra)
-            fputs(" (all) |", out);
-        for (int c = 0; c < p->nc; c++) {
-            md_cell(cs, &p->cells[r * p->nc + c], o->ratio, &t);
-            fprintf(out, " %s |", sb_str(&t));
-        }
-        fputc('\n', out);
-    }
+}
+
+/* The footnotes for what the cells show: medians, failures, failed values. */
+static void md_notes(const Pivot *p, const TableOpts *o, FILE *out)
+{
     if (p->multi)
         fputs("\n(n): the median of n cases (other axes, or several runs, at this cell).\n", out);
     if (p->mixed)
@@ -373,8 +383,28 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
     else if (o->ratio)
         fputs("\nRatios divide each case by the baseline case at the same point of the other"
               " axes, in the same run.\n", out);
+}
+
+static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+{
+    StrBuf b;
+    sb_init(&b);
+    md_caption(cs, p, o, out);
+    md_head(cs, p, out, &b);
+    for (int r = 0; r < p->nr; r++) {
+        fputc('|', out);
+        for (int j = 0; j < p->nra; j++)
+            fprintf(out, " %s |", cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]].text);
+        if (!p->nra)
+            fputs(" (all) |", out);
+        for (int c = 0; c < p->nc; c++) {
+            results_table_md_cell(cs, &p->cells[r * p->nc + c], o->ratio, &b);
+            fprintf(out, " %s |", sb_str(&b));
+        }
+        fputc('\n', out);
+    }
+    md_notes(p, o, out);
     sb_free(&b);
-    sb_free(&t);
 }
 
 /* With --failed-values each value column is followed by NAME.status
@@ -391,8 +421,9 @@ static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
     if (!p->nra)
         fputs("rows", out);
     for (int c = 0; c < p->nc; c++) {
-        const char *name = p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", &b)
-                                  : cs->value_name;
+        const char *name =
+            p->nca ? results_table_key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", &b)
+                   : cs->value_name;
         fputc(',', out);
         results_csv_field(out, name);
         if (o->failed_values) {
@@ -413,7 +444,7 @@ static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
             const Cell *cell = &p->cells[r * p->nc + c];
             fputc(',', out);
             if (cell->n)
-                raw_num(out, cell->v);
+                results_table_num(out, cell->v);
             else if (cell->text)
                 results_csv_field(out, cell->text);
             if (o->failed_values) {
@@ -426,7 +457,9 @@ static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
     sb_free(&b);
 }
 
-static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+/* {"spec": ..., "value": ..., "unit": ..., "ratio": ..., "baseline": {...},
+ * "where": ..., "rows": [...], "cols": [...], and the opening of "cells". */
+static void json_head(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
 {
     fputs("{\"spec\": ", out);
     results_json_string(out, cs->sel.spec);
@@ -440,7 +473,7 @@ static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FI
         fputs(k ? ", " : "", out);
         results_json_string(out, cs->axes[cs->base_axis[k]].name);
         fputs(": ", out);
-        json_axis_value(out, &cs->axes[cs->base_axis[k]].vals[cs->base_val[k]]);
+        results_table_json_axis_value(out, &cs->axes[cs->base_axis[k]].vals[cs->base_val[k]]);
     }
     fputs("}, \"where\": ", out);
     if (o->where && *o->where)
@@ -458,35 +491,46 @@ static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FI
         fputs("]", out);
     }
     fputs(",\n \"cells\": [", out);
+}
+
+/* One cell: its row and column axis values, value, counts and status. */
+static void json_cell(const CaseSet *cs, const Pivot *p, int r, int c, FILE *out)
+{
+    const Cell *cell = &p->cells[r * p->nc + c];
+    for (int j = 0; j < p->nra; j++) {
+        results_json_string(out, cs->axes[p->ra[j]].name);
+        fputs(": ", out);
+        results_table_json_axis_value(out, &cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]]);
+        fputs(", ", out);
+    }
+    for (int j = 0; j < p->nca; j++) {
+        results_json_string(out, cs->axes[p->ca[j]].name);
+        fputs(": ", out);
+        results_table_json_axis_value(out, &cs->axes[p->ca[j]].vals[p->ckeys[c * p->nca + j]]);
+        fputs(", ", out);
+    }
+    fputs("\"value\": ", out);
+    if (cell->n)
+        results_table_num(out, cell->v);
+    else if (cell->text && !cell->nfail && strcmp(cell->text, "n/a"))
+        results_json_string(out, cell->text);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"n\": %d, \"failed\": %d, \"status\": ", cell->n, cell->nfail);
+    results_json_string(out, cell_status(cell));
+}
+
+static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+{
+    json_head(cs, p, o, out);
     int first = 1;
     for (int r = 0; r < p->nr; r++)
         for (int c = 0; c < p->nc; c++) {
-            const Cell *cell = &p->cells[r * p->nc + c];
-            if (!cell->ncases)
+            if (!p->cells[r * p->nc + c].ncases)
                 continue;
             fputs(first ? "\n  {" : ",\n  {", out);
             first = 0;
-            for (int j = 0; j < p->nra; j++) {
-                results_json_string(out, cs->axes[p->ra[j]].name);
-                fputs(": ", out);
-                json_axis_value(out, &cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]]);
-                fputs(", ", out);
-            }
-            for (int j = 0; j < p->nca; j++) {
-                results_json_string(out, cs->axes[p->ca[j]].name);
-                fputs(": ", out);
-                json_axis_value(out, &cs->axes[p->ca[j]].vals[p->ckeys[c * p->nca + j]]);
-                fputs(", ", out);
-            }
-            fputs("\"value\": ", out);
-            if (cell->n)
-                raw_num(out, cell->v);
-            else if (cell->text && !cell->nfail && strcmp(cell->text, "n/a"))
-                results_json_string(out, cell->text);
-            else
-                fputs("null", out);
-            fprintf(out, ", \"n\": %d, \"failed\": %d, \"status\": ", cell->n, cell->nfail);
-            results_json_string(out, cell_status(cell));
+            json_cell(cs, p, r, c, out);
             fputs("}", out);
         }
     fputs("\n]}\n", out);
@@ -512,8 +556,8 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
  * stored axis goes across and the second down.  fb: a baseline to borrow
  * when none is given or stored (caseset_load). */
-static int table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
-                       int nfb, CaseSet *cs, Pivot *p, KvxError *err)
+int results_table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+                        const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
     if (caseset_load(db, sel, o, fb, nfb, cs, err))
@@ -604,86 +648,126 @@ static void best_describe(const CaseSet *cs, const Rec *r, const int *ch, int nc
     if (csv)
         results_num_text(val, n, r->v);
     else
-        fmt_value(val, n, r->v, cs->unit, o->ratio);
+        results_table_fmt_value(val, n, r->v, cs->unit, o->ratio);
 }
 
-static void write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
-{
-    int ch[RESULTS_MAX_AXES];
-    const int nch = choice_axes(cs, p, ch);
-    const int lower = lower_better(cs->unit, o->ratio);
-    const int wr = p->nra ? p->nra : 1;
-    const int csv = o->format == RESULTS_CSV;
+/* --best over one table: the choice axes that name a candidate, which way is
+ * better, and scratch for a row's key and its two candidates' labels. */
+typedef struct Best {
+    const CaseSet *cs;
+    const Pivot *p;
+    const TableOpts *o;
+    FILE *out;
+    int ch[RESULTS_MAX_AXES], nch;
+    int lower, csv;
     StrBuf k, a, b;
-    sb_init(&k), sb_init(&a), sb_init(&b);
-    if (csv) {
+} Best;
+
+static void best_head(Best *x)
+{
+    const CaseSet *cs = x->cs;
+    const Pivot *p = x->p;
+    const TableOpts *o = x->o;
+    FILE *out = x->out;
+    if (x->csv) {
         for (int j = 0; j < p->nra; j++)
             fprintf(out, "%s,", cs->axes[p->ra[j]].name);
         fprintf(out, "best,%s,candidates,runner_up,runner_up_%s,margin\n", cs->value_name,
                 cs->value_name);
-    } else {
-        sb_reset(&a);
-        for (int j = 0; j < nch; j++)
-            sb_printf(&a, "%s%s", j ? ", " : "", cs->axes[ch[j]].name);
-        fprintf(out, "best %s%s (%s) per %s, over %s%s%s; margin: how far ahead of the runner-up, (noise) where within either case's spread\n\n",
-                cs->value_name, o->ratio == 2 ? " as a speed-up" : o->ratio ? " as a ratio" : "",
-                lower ? "lowest" : "highest", p->nra ? "row" : "selection",
-                nch ? sb_str(&a) : "one case", o->where && *o->where ? "; where " : "",
-                o->where && *o->where ? o->where : "");
-        fputs("|", out);
-        for (int j = 0; j < p->nra; j++)
-            fprintf(out, " %s |", cs->axes[p->ra[j]].name);
-        fprintf(out, " best | %s | of | runner-up | its %s | margin |\n|", cs->value_name,
-                cs->value_name);
-        for (int j = 0; j < p->nra + 6; j++)
-            fputs(j < p->nra || j == p->nra || j == p->nra + 3 ? " --- |" : " ---: |", out);
-        fputs("\n", out);
+        return;
     }
-    for (int r = 0; r < p->nr; r++) {
-        const int *key = &p->rkeys[r * wr];
-        int best = -1, second = -1, n = 0;
-        for (int i = 0; i < cs->nrecs; i++) {
-            const Rec *rec = &cs->recs[i];
-            int in = rec->match && !isnan(rec->v) && !rec->vstatus && !rec->fail;
-            for (int j = 0; j < p->nra && in; j++)
-                in = rec->ax[p->ra[j]] == key[j];
-            if (!in)
-                continue;
-            n++;
-            double v = rec->v;
-            if (best < 0 || (lower ? v < cs->recs[best].v : v > cs->recs[best].v)) {
-                second = best;
-                best = i;
-            } else if (second < 0 || (lower ? v < cs->recs[second].v : v > cs->recs[second].v)) {
-                second = i;
-            }
+    sb_reset(&x->a);
+    for (int j = 0; j < x->nch; j++)
+        sb_printf(&x->a, "%s%s", j ? ", " : "", cs->axes[x->ch[j]].name);
+    fprintf(out, "best %s%s (%s) per %s, over %s%s%s; margin: how far ahead of the runner-up, (noise) where within either case's spread\n\n",
+            cs->value_name, o->ratio == 2 ? " as a speed-up" : o->ratio ? " as a ratio" : "",
+            x->lower ? "lowest" : "highest", p->nra ? "row" : "selection",
+            x->nch ? sb_str(&x->a) : "one case", o->where && *o->where ? "; where " : "",
+            o->where && *o->where ? o->where : "");
+    fputs("|", out);
+    for (int j = 0; j < p->nra; j++)
+        fprintf(out, " %s |", cs->axes[p->ra[j]].name);
+    fprintf(out, " best | %s | of | runner-up | its %s | margin |\n|", cs->value_name,
+            cs->value_name);
+    for (int j = 0; j < p->nra + 6; j++)
+        fputs(j < p->nra || j == p->nra || j == p->nra + 3 ? " --- |" : " ---: |", out);
+    fputs("\n", out);
+}
+
+/* The best and the runner-up among the passing cases of row key (-1 where
+ * there is none); returns how many cases competed. */
+static int best_pick(const Best *x, const int *key, int *best, int *second)
+{
+    const CaseSet *cs = x->cs;
+    int n = 0;
+    *best = *second = -1;
+    for (int i = 0; i < cs->nrecs; i++) {
+        const Rec *rec = &cs->recs[i];
+        int in = rec->match && !isnan(rec->v) && !rec->vstatus && !rec->fail;
+        for (int j = 0; j < x->p->nra && in; j++)
+            in = rec->ax[x->p->ra[j]] == key[j];
+        if (!in)
+            continue;
+        n++;
+        double v = rec->v;
+        if (*best < 0 || (x->lower ? v < cs->recs[*best].v : v > cs->recs[*best].v)) {
+            *second = *best;
+            *best = i;
+        } else if (*second < 0 ||
+                   (x->lower ? v < cs->recs[*second].v : v > cs->recs[*second].v)) {
+            *second = i;
         }
-        key_text(cs, p->ra, p->nra, key, csv ? "," : " | ", &k);
-        char v1[64] = "", v2[64] = "", margin[32] = "";
-        if (best >= 0)
-            best_describe(cs, &cs->recs[best], ch, nch, o, csv, &a, v1, sizeof v1);
-        if (second >= 0) {
-            best_describe(cs, &cs->recs[second], ch, nch, o, csv, &b, v2, sizeof v2);
-            /* How far ahead the best is: runner-up over best (lower is
-             * better) or best over runner-up, >= 1. */
-            double b1 = cs->recs[best].v, b2 = cs->recs[second].v;
-            double m = lower ? b2 / b1 : b1 / b2;
-            /* Within the spread of either case's samples, the order means little. */
-            double nz = fmax(cs->recs[best].noise, cs->recs[second].noise);
-            int close = !isnan(nz) && m - 1 <= nz;
-            if (isfinite(m))
-                snprintf(margin, sizeof margin, csv ? "%.4g" : "%.3fx%s", m,
-                         csv ? "" : close ? " (noise)" : "");
-        }
-        if (csv)
-            fprintf(out, "%s%s%s,%s,%d,%s,%s,%s\n", sb_str(&k), p->nra ? "," : "",
-                    best >= 0 ? sb_str(&a) : "", v1, n, sb_str(&b), v2, margin);
-        else
-            fprintf(out, "| %s%s%s | %s | %d | %s | %s | %s |\n", sb_str(&k), p->nra ? " | " : "",
-                    best >= 0 ? sb_str(&a) : "(none passed)", v1, n,
-                    second >= 0 ? sb_str(&b) : "-", v2, margin);
     }
-    sb_free(&k), sb_free(&a), sb_free(&b);
+    return n;
+}
+
+/* How far ahead the best is: runner-up over best (lower is better) or best
+ * over runner-up, >= 1; "(noise)" where that is within the spread of either
+ * case's samples, where the order means little.  Empty when not finite. */
+static void best_margin(const Best *x, const Rec *best, const Rec *second, char *buf, size_t n)
+{
+    double m = x->lower ? second->v / best->v : best->v / second->v;
+    double nz = fmax(best->noise, second->noise);
+    int close = !isnan(nz) && m - 1 <= nz;
+    if (isfinite(m))
+        snprintf(buf, n, x->csv ? "%.4g" : "%.3fx%s", m, x->csv ? "" : close ? " (noise)" : "");
+}
+
+static void best_row(Best *x, int r)
+{
+    const CaseSet *cs = x->cs;
+    const Pivot *p = x->p;
+    const int *key = &p->rkeys[r * (p->nra ? p->nra : 1)];
+    int best, second;
+    int n = best_pick(x, key, &best, &second);
+    results_table_key_text(cs, p->ra, p->nra, key, x->csv ? "," : " | ", &x->k);
+    char v1[64] = "", v2[64] = "", margin[32] = "";
+    if (best >= 0)
+        best_describe(cs, &cs->recs[best], x->ch, x->nch, x->o, x->csv, &x->a, v1, sizeof v1);
+    if (second >= 0) {
+        best_describe(cs, &cs->recs[second], x->ch, x->nch, x->o, x->csv, &x->b, v2, sizeof v2);
+        best_margin(x, &cs->recs[best], &cs->recs[second], margin, sizeof margin);
+    }
+    if (x->csv)
+        fprintf(x->out, "%s%s%s,%s,%d,%s,%s,%s\n", sb_str(&x->k), p->nra ? "," : "",
+                best >= 0 ? sb_str(&x->a) : "", v1, n, second >= 0 ? sb_str(&x->b) : "", v2,
+                margin);
+    else
+        fprintf(x->out, "| %s%s%s | %s | %d | %s | %s | %s |\n", sb_str(&x->k),
+                p->nra ? " | " : "", best >= 0 ? sb_str(&x->a) : "(none passed)", v1, n,
+                second >= 0 ? sb_str(&x->b) : "-", v2, margin);
+}
+
+static void write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+{
+    Best x = {.cs = cs, .p = p, .o = o, .out = out, .lower = lower_better(cs->unit, o->ratio),
+              .csv = o->format == RESULTS_CSV};
+    x.nch = choice_axes(cs, p, x.ch);
+    sb_init(&x.k), sb_init(&x.a), sb_init(&x.b);
+    best_head(&x);
+    for (int r = 0; r < p->nr; r++)
+        best_row(&x, r);
+    sb_free(&x.k), sb_free(&x.a), sb_free(&x.b);
 }
 
 int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
@@ -694,7 +778,7 @@ int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
         kvx_error_set(err, KVX_EINPUT, NULL, "--best takes --rows only, and md or csv output");
         return -1;
     }
-    int rc = table_build(db, &o->sel, o, NULL, 0, &cs, &p, err);
+    int rc = results_table_build(db, &o->sel, o, NULL, 0, &cs, &p, err);
     if (!rc && o->best) {
         write_best(&cs, &p, o, out);
     } else if (!rc) {
@@ -705,277 +789,7 @@ int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
         else
             write_md(&cs, &p, o, out);
     }
-    pivot_free(&p);
+    results_table_pivot_free(&p);
     caseset_free(&cs);
-    return rc;
-}
-
-/* ---- compare --------------------------------------------------------------- */
-
-typedef struct CmpLine {
-    const char *key;            /* row and column value texts, \x1f-separated */
-    const Cell *a, *b;
-    const Pivot *pa;            /* the side whose key texts name the line */
-    const CaseSet *csa;
-    int r, c;
-} CmpLine;
-
-static const char *cell_key(const CaseSet *cs, const Pivot *p, int r, int c, Arena *a)
-{
-    StrBuf b, t;
-    sb_init(&b);
-    sb_init(&t);
-    sb_puts(&b, p->nra ? key_text(cs, p->ra, p->nra, &p->rkeys[r * p->nra], "\x1f", &t) : "");
-    sb_putc(&b, '\x1e');
-    sb_puts(&b, p->nca ? key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "\x1f", &t) : "");
-    const char *s = arena_strdup(a, sb_str(&b));
-    sb_free(&b);
-    sb_free(&t);
-    return s;
-}
-
-/* '*' when the difference exceeds what either side's own noise explains and
- * min_diff of A; '?' when the noise is not known: neither side measured it
- * (imported references), or, for ratios, either side lacks it (a ratio's noise
- * is its case's and its baseline's, and a one-sided noise says nothing about
- * the other side's ratio). */
-static const char *cmp_mark(const Cell *a, const Cell *b, int ratio, double min_diff)
-{
-    if (!a || !b || !a->n || !b->n)
-        return "";
-    double na = isnan(a->noise) ? NAN : a->noise * fabs(a->v);
-    double nb = isnan(b->noise) ? NAN : b->noise * fabs(b->v);
-    if (ratio ? isnan(na) || isnan(nb) : isnan(na) && isnan(nb))
-        return "?";
-    double lim = isnan(na) ? nb : isnan(nb) ? na : fmax(na, nb);
-    lim = fmax(lim, min_diff * fabs(a->v));
-    return fabs(b->v - a->v) > lim ? "*" : "";
-}
-
-static void cmp_cell_md(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b)
-{
-    static const Cell none = {0};
-    md_cell(cs, c ? c : &none, ratio, b);
-}
-
-/* o's where and-ed with a side's own. */
-static const char *side_where(const char *both, const char *own, Arena *a)
-{
-    if (!own || !*own)
-        return both;
-    if (!both || !*both)
-        return own;
-    return arena_printf(a, "(%s) && (%s)", both, own);
-}
-
-int results_compare(const CompareSide *A, const CompareSide *B, const TableOpts *o, FILE *out,
-                    KvxError *err)
-{
-    const char *name_a = A->name, *name_b = B->name;
-    CaseSet ca, cb;
-    Pivot pa, pb;
-    memset(&cb, 0, sizeof cb);
-    memset(&pb, 0, sizeof pb);
-    Arena *arena = arena_new();
-    CmpLine *lines = NULL;
-    TableOpts oa = *o;
-    oa.where = side_where(o->where, A->where, arena);
-    int rc = table_build(A->db, &A->sel, &oa, NULL, 0, &ca, &pa, err);
-    if (rc) {
-        if (err->code)
-            snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
-                     " [in %s]", name_a);
-        goto done;
-    }
-    /* B is laid out on A's axes, by name: its own axis numbering may differ. */
-    TableOpts ob = *o;
-    const char **rows = arena_alloc(arena, sizeof *rows * (RESULTS_MAX_AXES + 1));
-    const char **cols = arena_alloc(arena, sizeof *cols * (RESULTS_MAX_AXES + 1));
-    for (int j = 0; j < pa.nra; j++)
-        rows[j] = ca.axes[pa.ra[j]].name;
-    for (int j = 0; j < pa.nca; j++)
-        cols[j] = ca.axes[pa.ca[j]].name;
-    ob.rows = rows, ob.nrows = pa.nra, ob.cols = cols, ob.ncols = pa.nca;
-    ob.where = side_where(o->where, B->where, arena);
-    /* A reference stores no baseline: it takes A's (the same axis values,
-     * looked up among B's). */
-    BaseRef fb[RESULTS_MAX_AXES];
-    int nfb = 0;
-    for (int k = 0; o->ratio && !o->baseline && k < ca.nbase; k++) {
-        const RVal *v = &ca.axes[ca.base_axis[k]].vals[ca.base_val[k]];
-        fb[nfb++] = (BaseRef){ca.axes[ca.base_axis[k]].name, v->text, v->is_num, v->num};
-    }
-    if ((rc = table_build(B->db, &B->sel, &ob, fb, nfb, &cb, &pb, err))) {
-        if (err->code)
-            snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
-                     " [in %s]", name_b);
-        goto done;
-    }
-    int cap = pa.nr * pa.nc + pb.nr * pb.nc + 1, n = 0;
-    lines = xcalloc((size_t)cap, sizeof *lines);
-    for (int r = 0; r < pa.nr; r++)
-        for (int c = 0; c < pa.nc; c++)
-            if (pa.cells[r * pa.nc + c].ncases)
-                lines[n++] = (CmpLine){cell_key(&ca, &pa, r, c, arena), &pa.cells[r * pa.nc + c],
-                                       NULL, &pa, &ca, r, c};
-    int na = n;
-    for (int r = 0; r < pb.nr; r++)
-        for (int c = 0; c < pb.nc; c++) {
-            const Cell *cell = &pb.cells[r * pb.nc + c];
-            if (!cell->ncases)
-                continue;
-            const char *k = cell_key(&cb, &pb, r, c, arena);
-            int i = 0;
-            while (i < na && strcmp(lines[i].key, k))
-                i++;
-            if (i < na)
-                lines[i].b = cell;
-            else
-                lines[n++] = (CmpLine){k, NULL, cell, &pb, &cb, r, c};
-        }
-    StrBuf b;
-    sb_init(&b);
-    const char *hdr[] = {"A", "B", "B/A", "mark"};
-    if (o->format == RESULTS_MD) {
-        fprintf(out, "%s%s; A = %s, B = %s", ca.value_name,
-                o->ratio == 2 ? " (speed-up over the baseline)" : o->ratio ? " (ratio to the baseline)" : "",
-                name_a, name_b);
-        if (cb.base_borrowed) {
-            fputs("; B stores no baseline and takes A's, ", out);
-            for (int k = 0; k < nfb; k++)
-                fprintf(out, "%s%s=%s", k ? " " : "", fb[k].axis, fb[k].text);
-        }
-        if (o->min_diff > 0)
-            fprintf(out, "; marked from a %.3g%% difference", 100 * o->min_diff);
-        fputs("\n\n|", out);
-        for (int j = 0; j < pa.nra; j++)
-            fprintf(out, " %s |", ca.axes[pa.ra[j]].name);
-        for (int j = 0; j < pa.nca; j++)
-            fprintf(out, " %s |", ca.axes[pa.ca[j]].name);
-        fputs(" A | B | B/A | |\n|", out);
-        for (int j = 0; j < pa.nra + pa.nca; j++)
-            fputs(" --- |", out);
-        fputs(" ---: | ---: | ---: | --- |\n", out);
-    } else if (o->format == RESULTS_CSV) {
-        for (int j = 0; j < pa.nra + pa.nca; j++) {
-            results_csv_field(out, ca.axes[j < pa.nra ? pa.ra[j] : pa.ca[j - pa.nra]].name);
-            fputc(',', out);
-        }
-        fputs("A,B,B_over_A,mark\n", out);
-    } else {
-        fputs("{\"value\": ", out);
-        results_json_string(out, ca.value_name);
-        fputs(", \"A\": ", out);
-        results_json_string(out, name_a);
-        fputs(", \"B\": ", out);
-        results_json_string(out, name_b);
-        fprintf(out, ", \"b_baseline_from_a\": %s, \"min_diff\": ",
-                cb.base_borrowed ? "true" : "false");
-        raw_num(out, o->min_diff);
-        fputs(",\n \"cells\": [", out);
-    }
-    int any_star = 0, any_q = 0;
-    for (int i = 0; i < n; i++) {
-        const CmpLine *l = &lines[i];
-        const CaseSet *cs = l->csa;
-        const Pivot *p = l->pa;
-        double ratio = l->a && l->b && l->a->n && l->b->n && l->a->v != 0 ? l->b->v / l->a->v
-                                                                             : NAN;
-        const char *mark = cmp_mark(l->a, l->b, o->ratio, o->min_diff);
-        any_star |= mark[0] == '*';
-        any_q |= mark[0] == '?';
-        if (o->format == RESULTS_JSON)
-            fputs(i ? ",\n  {" : "\n  {", out);
-        else if (o->format == RESULTS_MD)
-            fputc('|', out);
-        for (int j = 0; j < p->nra + p->nca; j++) {
-            int ax = j < p->nra ? p->ra[j] : p->ca[j - p->nra];
-            int vi = j < p->nra ? p->rkeys[l->r * p->nra + j]
-                                : p->ckeys[l->c * p->nca + j - p->nra];
-            const RVal *v = &cs->axes[ax].vals[vi];
-            if (o->format == RESULTS_MD) {
-                fprintf(out, " %s |", v->text);
-            } else if (o->format == RESULTS_CSV) {
-                results_csv_field(out, v->text);
-                fputc(',', out);
-            } else {
-                results_json_string(out, cs->axes[ax].name);
-                fputs(": ", out);
-                json_axis_value(out, v);
-                fputs(", ", out);
-            }
-        }
-        const Cell *sides[2] = {l->a, l->b};
-        for (int s = 0; s < 2; s++) {
-            const Cell *c = sides[s];
-            const CaseSet *scs = s ? &cb : &ca;
-            if (o->format == RESULTS_MD) {
-                cmp_cell_md(scs, c, o->ratio, &b);
-                fprintf(out, " %s |", sb_str(&b));
-            } else if (o->format == RESULTS_CSV) {
-                if (c && c->n)
-                    raw_num(out, c->v);
-                else if (c && c->text)
-                    results_csv_field(out, c->text);
-                fputc(',', out);
-            } else {
-                fprintf(out, "\"%s\": ", hdr[s]);
-                if (c && c->n)
-                    raw_num(out, c->v);
-                else if (c && c->text)
-                    results_json_string(out, c->text);
-                else
-                    fputs("null", out);
-                fputs(", ", out);
-            }
-        }
-        if (o->format == RESULTS_MD) {
-            char buf[64] = "-";
-            if (!isnan(ratio))
-                fmt_value(buf, sizeof buf, ratio, U_RAW, 1);
-            fprintf(out, " %s | %s |\n", buf, mark);
-        } else if (o->format == RESULTS_CSV) {
-            if (!isnan(ratio))
-                raw_num(out, ratio);
-            fprintf(out, ",%s\n", mark);
-        } else {
-            fputs("\"B_over_A\": ", out);
-            if (isnan(ratio))
-                fputs("null", out);
-            else
-                raw_num(out, ratio);
-            fprintf(out, ", \"mark\": \"%s\"}", mark);
-        }
-    }
-    if (o->format == RESULTS_JSON)
-        fputs("\n]}\n", out);
-    if (o->format == RESULTS_MD) {
-        if (any_star) {
-            fputs("\n*: |B - A| exceeds the larger of the two cells' measured noise"
-                  " (noise x value", out);
-            if (o->ratio)
-                fputs("; a ratio's noise is its case's and its baseline's combined", out);
-            fputs(")", out);
-            if (o->min_diff > 0)
-                fprintf(out, " and %.3g%% of A", 100 * o->min_diff);
-            fputs(".\n", out);
-        }
-        if (any_q)
-            fputs(o->ratio ? "\n?: a side did not record the noise of its ratio (its case's or"
-                             " its baseline's; imported figures record none), so no difference"
-                             " can be called significant.\n"
-                           : "\n?: neither side recorded its noise (imported figures), so no"
-                             " difference can be called significant.\n", out);
-        if (pa.multi || pb.multi)
-            fputs("\n(n): the median of n cases at this cell.\n", out);
-    }
-    sb_free(&b);
-done:
-    free(lines);
-    pivot_free(&pa);
-    pivot_free(&pb);
-    caseset_free(&ca);
-    caseset_free(&cb);
-    arena_free(arena);
     return rc;
 }

@@ -118,87 +118,107 @@ static int no_names(void *ctx, const char *name, Value *out, KvxError *err)
     return 0;
 }
 
+/* A constant (2^24, 16M, 1e6/4) is a number: evaluated here, its value bound. */
+static int where_constant(WhereCtx *w, const Expr *e, int *kind)
+{
+    ExprEnv env = {no_names, NULL, w->cs->arena};
+    Value v;
+    if (expr_eval(e, &env, &v, w->err))
+        return -1;
+    *kind = v.kind == VAL_STR ? 's' : 'n';
+    results_sql_param(w->q, v.kind == VAL_BOOL ? val_int(v.i) : v);
+    return 0;
+}
+
+static int where_literal(WhereCtx *w, const Expr *e, int *kind)
+{
+    if (e->lit.kind == VAL_STR)
+        *kind = 's';
+    else if (e->lit.kind == VAL_INT || e->lit.kind == VAL_FLOAT || e->lit.kind == VAL_BOOL)
+        *kind = 'n';
+    else
+        return where_fail(w, e, "this literal");
+    results_sql_param(w->q, e->lit.kind == VAL_BOOL ? val_int(e->lit.i) : e->lit);
+    return 0;
+}
+
+/* ! of a condition, or a signed number (a negative number is a number, not
+ * arithmetic); other unary operators are refused. */
+static int where_unary(WhereCtx *w, const Expr *e, int *kind)
+{
+    if (e->op == '!') {
+        sb_puts(&w->q->text, "(NOT ");
+        int k;
+        if (where_emit(w, e->a, &k))
+            return -1;
+        sb_puts(&w->q->text, ")");
+        *kind = 'n';
+        return 0;
+    }
+    if ((e->op == '-' || e->op == '+') && e->a->kind == EX_LIT &&
+        (e->a->lit.kind == VAL_INT || e->a->lit.kind == VAL_FLOAT)) {
+        Value v = e->a->lit;
+        if (e->op == '-') {
+            if (v.kind == VAL_INT)
+                v.i = -v.i;
+            else
+                v.d = -v.d;
+        }
+        results_sql_param(w->q, v);
+        *kind = 'n';
+        return 0;
+    }
+    return where_fail(w, e, "arithmetic");
+}
+
+/* Comparisons and && / ||; arithmetic operators are refused. */
+static int where_binary(WhereCtx *w, const Expr *e, int *kind)
+{
+    static const struct { int op; const char *sql; } cmps[] = {
+        {OP_EQ, "IS"}, {OP_NE, "IS NOT"}, {'<', "<"}, {OP_LE, "<="}, {'>', ">"}, {OP_GE, ">="},
+    };
+    for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
+        if (e->op == cmps[i].op) {
+            *kind = 'n';
+            return where_cmp(w, e, cmps[i].sql);
+        }
+    if (e->op == OP_AND || e->op == OP_OR) {
+        int k;
+        sb_puts(&w->q->text, "(");
+        if (where_emit(w, e->a, &k))
+            return -1;
+        sb_puts(&w->q->text, e->op == OP_AND ? " AND " : " OR ");
+        if (where_emit(w, e->b, &k))
+            return -1;
+        sb_puts(&w->q->text, ")");
+        *kind = 'n';
+        return 0;
+    }
+    char what[48];
+    if (e->op < 256)
+        snprintf(what, sizeof what, "the operator '%c'", e->op);
+    else
+        snprintf(what, sizeof what, "the operator '//'");
+    return where_fail(w, e, what);
+}
+
 static int where_emit(WhereCtx *w, const Expr *e, int *kind)
 {
     *kind = '?';
     int nidents = 0;
     expr_visit_idents(e, count_ident, &nidents);
-    if (!nidents && e->kind != EX_LIT && e->kind != EX_CALL) {
-        /* A constant (2^24, 16M, 1e6/4) is a number: evaluate it here and
-         * bind the result.  Function calls stay refused. */
-        ExprEnv env = {no_names, NULL, w->cs->arena};
-        Value v;
-        if (expr_eval(e, &env, &v, w->err))
-            return -1;
-        *kind = v.kind == VAL_STR ? 's' : 'n';
-        results_sql_param(w->q, v.kind == VAL_BOOL ? val_int(v.i) : v);
-        return 0;
-    }
+    /* Function calls stay refused, even over constants. */
+    if (!nidents && e->kind != EX_LIT && e->kind != EX_CALL)
+        return where_constant(w, e, kind);
     switch (e->kind) {
     case EX_LIT:
-        if (e->lit.kind == VAL_STR)
-            *kind = 's';
-        else if (e->lit.kind == VAL_INT || e->lit.kind == VAL_FLOAT || e->lit.kind == VAL_BOOL)
-            *kind = 'n';
-        else
-            return where_fail(w, e, "this literal");
-        results_sql_param(w->q, e->lit.kind == VAL_BOOL ? val_int(e->lit.i) : e->lit);
-        return 0;
+        return where_literal(w, e, kind);
     case EX_IDENT:
         return where_ident(w, e, kind);
     case EX_UNARY:
-        if (e->op == '!') {
-            sb_puts(&w->q->text, "(NOT ");
-            int k;
-            if (where_emit(w, e->a, &k))
-                return -1;
-            sb_puts(&w->q->text, ")");
-            *kind = 'n';
-            return 0;
-        }
-        /* A negative number is a number, not arithmetic. */
-        if ((e->op == '-' || e->op == '+') && e->a->kind == EX_LIT &&
-            (e->a->lit.kind == VAL_INT || e->a->lit.kind == VAL_FLOAT)) {
-            Value v = e->a->lit;
-            if (e->op == '-') {
-                if (v.kind == VAL_INT)
-                    v.i = -v.i;
-                else
-                    v.d = -v.d;
-            }
-            results_sql_param(w->q, v);
-            *kind = 'n';
-            return 0;
-        }
-        return where_fail(w, e, "arithmetic");
-    case EX_BINARY: {
-        static const struct { int op; const char *sql; } cmps[] = {
-            {OP_EQ, "IS"}, {OP_NE, "IS NOT"}, {'<', "<"}, {OP_LE, "<="}, {'>', ">"}, {OP_GE, ">="},
-        };
-        for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
-            if (e->op == cmps[i].op) {
-                *kind = 'n';
-                return where_cmp(w, e, cmps[i].sql);
-            }
-        if (e->op == OP_AND || e->op == OP_OR) {
-            int k;
-            sb_puts(&w->q->text, "(");
-            if (where_emit(w, e->a, &k))
-                return -1;
-            sb_puts(&w->q->text, e->op == OP_AND ? " AND " : " OR ");
-            if (where_emit(w, e->b, &k))
-                return -1;
-            sb_puts(&w->q->text, ")");
-            *kind = 'n';
-            return 0;
-        }
-        char what[48];
-        if (e->op < 256)
-            snprintf(what, sizeof what, "the operator '%c'", e->op);
-        else
-            snprintf(what, sizeof what, "the operator '//'");
-        return where_fail(w, e, what);
-    }
+        return where_unary(w, e, kind);
+    case EX_BINARY:
+        return where_binary(w, e, kind);
     case EX_COND:
         return where_fail(w, e, "'?:'");
     case EX_CALL: {

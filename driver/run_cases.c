@@ -222,14 +222,13 @@ static int cmp_best_group(const void *x, const void *y)
     return point_cmp(order_plan, order_cases[a->best].point, order_cases[b->best].point, order_skip);
 }
 
-/* One line per group when there are few, else how often each choice of the
- * baseline axes won, with the range of its speed-ups. */
-void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
-                    uint64_t base_mask)
+/* The groups of comparable cases (the same point but for the baseline axes)
+ * that have a median: each one's best case and its speed-up over the group's
+ * baseline case, into grp (n entries of room), in the plan's point order with
+ * the choice axes left out.  Returns the number of groups. */
+static int best_groups(const Plan *p, const RunCase *cases, const double *medians, int n,
+                       uint64_t base_mask, uint64_t choice_mask, BestGroup *grp)
 {
-    enum { LIST_MAX = 16 };
-    const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
-    BestGroup *grp = xmalloc(sizeof *grp * (size_t)(n ? n : 1));
     /* Case indices sorted by group, then each group walked once: n log n. */
     int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++)
@@ -253,61 +252,88 @@ void run_print_best(const Plan *p, const RunCase *cases, const double *medians, 
         grp[ngroups++] = (BestGroup){b, base >= 0 ? medians[base] / medians[b] : NAN};
     }
     free(order);
-    /* Groups in the order of their axes (declaration order), choices left out. */
     order_plan = p, order_skip = choice_mask, order_cases = cases;
     qsort(grp, (size_t)ngroups, sizeof *grp, cmp_best_group);
-    if (ngroups && ngroups <= LIST_MAX) {
-        printf("\nbest variant per point (speed-up over the baseline at the same point):\n");
-        for (int g = 0; g < ngroups; g++) {
-            char *where = plan_point_label(p, cases[grp[g].best].point, ~choice_mask);
-            char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
-            printf("  %-44s %-44s %10.4f ms", where, what, medians[grp[g].best]);
-            if (!isnan(grp[g].speedup))
-                printf("  %6.2fx", grp[g].speedup);
-            printf("\n");
-            free(where);
-            free(what);
-        }
-    } else if (ngroups) {
-        /* Too many points to list: each winner once, most wins first. */
-        typedef struct Winner {
-            char *what;
-            int wins;
-            double lo, hi;
-        } Winner;
-        Winner *w = xcalloc((size_t)ngroups, sizeof *w);
-        int nw = 0;
-        for (int g = 0; g < ngroups; g++) {
-            char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
-            int k = 0;
-            while (k < nw && strcmp(w[k].what, what))
-                k++;
-            if (k == nw)
-                w[nw++] = (Winner){what, 0, INFINITY, -INFINITY};
-            else
-                free(what);
-            w[k].wins++;
-            if (!isnan(grp[g].speedup)) {
-                w[k].lo = fmin(w[k].lo, grp[g].speedup);
-                w[k].hi = fmax(w[k].hi, grp[g].speedup);
-            }
-        }
-        for (int k = 1; k < nw; k++)
-            for (int j = k; j > 0 && w[j - 1].wins < w[j].wins; j--) {
-                Winner t = w[j];
-                w[j] = w[j - 1];
-                w[j - 1] = t;
-            }
-        printf("\nbest variant at each of %d points, by how often it won (speed-up over the baseline):\n",
-               ngroups);
-        for (int k = 0; k < nw; k++) {
-            printf("  %-44s best at %4d of %d points", w[k].what, w[k].wins, ngroups);
-            if (w[k].lo <= w[k].hi)
-                printf("   %.2fx .. %.2fx", w[k].lo, w[k].hi);
-            printf("\n");
-            free(w[k].what);
-        }
-        free(w);
+    return ngroups;
+}
+
+/* One line per group: where, the winning choice, its median and speed-up. */
+static void best_list(const Plan *p, const RunCase *cases, const double *medians,
+                      const BestGroup *grp, int ngroups, uint64_t choice_mask)
+{
+    printf("\nbest variant per point (speed-up over the baseline at the same point):\n");
+    for (int g = 0; g < ngroups; g++) {
+        char *where = plan_point_label(p, cases[grp[g].best].point, ~choice_mask);
+        char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
+        printf("  %-44s %-44s %10.4f ms", where, what, medians[grp[g].best]);
+        if (!isnan(grp[g].speedup))
+            printf("  %6.2fx", grp[g].speedup);
+        printf("\n");
+        free(where);
+        free(what);
     }
+}
+
+/* A winning choice of the baseline axes: how often it won, and the range of
+ * its speed-ups (lo > hi when none is known). */
+typedef struct Winner {
+    char *what;
+    int wins;
+    double lo, hi;
+} Winner;
+
+/* Too many points to list: each winner once, most wins first (a stable
+ * insertion sort: equal counts keep their first win's order). */
+static void best_tally(const Plan *p, const RunCase *cases, const BestGroup *grp, int ngroups,
+                       uint64_t choice_mask)
+{
+    Winner *w = xcalloc((size_t)ngroups, sizeof *w);
+    int nw = 0;
+    for (int g = 0; g < ngroups; g++) {
+        char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
+        int k = 0;
+        while (k < nw && strcmp(w[k].what, what))
+            k++;
+        if (k == nw)
+            w[nw++] = (Winner){what, 0, INFINITY, -INFINITY};
+        else
+            free(what);
+        w[k].wins++;
+        if (!isnan(grp[g].speedup)) {
+            w[k].lo = fmin(w[k].lo, grp[g].speedup);
+            w[k].hi = fmax(w[k].hi, grp[g].speedup);
+        }
+    }
+    for (int k = 1; k < nw; k++)
+        for (int j = k; j > 0 && w[j - 1].wins < w[j].wins; j--) {
+            Winner t = w[j];
+            w[j] = w[j - 1];
+            w[j - 1] = t;
+        }
+    printf("\nbest variant at each of %d points, by how often it won (speed-up over the baseline):\n",
+           ngroups);
+    for (int k = 0; k < nw; k++) {
+        printf("  %-44s best at %4d of %d points", w[k].what, w[k].wins, ngroups);
+        if (w[k].lo <= w[k].hi)
+            printf("   %.2fx .. %.2fx", w[k].lo, w[k].hi);
+        printf("\n");
+        free(w[k].what);
+    }
+    free(w);
+}
+
+/* One line per group when there are few, else how often each choice of the
+ * baseline axes won, with the range of its speed-ups. */
+void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
+                    uint64_t base_mask)
+{
+    enum { LIST_MAX = 16 };
+    const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
+    BestGroup *grp = xmalloc(sizeof *grp * (size_t)(n ? n : 1));
+    int ngroups = best_groups(p, cases, medians, n, base_mask, choice_mask, grp);
+    if (ngroups && ngroups <= LIST_MAX)
+        best_list(p, cases, medians, grp, ngroups, choice_mask);
+    else if (ngroups)
+        best_tally(p, cases, grp, ngroups, choice_mask);
     free(grp);
 }

@@ -164,14 +164,12 @@ static uint64_t cluster_size(const CaseDesc *c)
     return (uint64_t)dim1(c->cluster[0]) * dim1(c->cluster[1]) * dim1(c->cluster[2]);
 }
 
-/* What the device and the compiled kernel allow: a case past them is skipped
- * with the reason rather than launched into an error.  Raises the kernel's
- * dynamic shared memory limit (and non-portable cluster size) when needed. */
-static int limits_check(Worker *w, const CaseDesc *c, Module *m, CaseResult *res)
+static const char axis_name[] = "xyz";
+
+/* The launch geometry against the device's limits (grid, block, threads per
+ * block): 0, or -1 with res skipped and the reason. */
+static int limits_geometry(const DeviceInfo *d, const CaseDesc *c, CaseResult *res)
 {
-    CUfunction f = m->fn;
-    const DeviceInfo *d = &w->dev;
-    static const char axis[] = "xyz";
     uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
     for (int i = 0; i < 3; i++) {
         if (c->grid[i] == 0 || c->block[i] == 0)
@@ -179,16 +177,23 @@ static int limits_check(Worker *w, const CaseDesc *c, Module *m, CaseResult *res
                                c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
                                c->block[2]);
         if (c->block[i] > (uint32_t)d->max_block[i])
-            return worker_fail(res, CASE_skipped, "block.%c = %u exceeds the device's %d", axis[i],
-                               c->block[i], d->max_block[i]);
+            return worker_fail(res, CASE_skipped, "block.%c = %u exceeds the device's %d",
+                               axis_name[i], c->block[i], d->max_block[i]);
         if (c->grid[i] > (uint32_t)d->max_grid[i])
-            return worker_fail(res, CASE_skipped, "grid.%c = %u exceeds the device's %d", axis[i],
-                               c->grid[i], d->max_grid[i]);
+            return worker_fail(res, CASE_skipped, "grid.%c = %u exceeds the device's %d",
+                               axis_name[i], c->grid[i], d->max_grid[i]);
     }
     if (threads > (uint64_t)d->max_threads_block)
         return worker_fail(res, CASE_skipped, "block of %llu threads exceeds the device's %d",
                            (unsigned long long)threads, d->max_threads_block);
+    return 0;
+}
 
+/* The compiled kernel's registers and shared memory against the block; past
+ * 48 KiB of dynamic shared memory (less the static part) the kernel opts in. */
+static int limits_kernel(const DeviceInfo *d, const CaseDesc *c, Module *m, CaseResult *res)
+{
+    uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
     const int regs = m->regs, fmax = m->max_threads, sstatic = m->smem_static, dynmax = m->dyn_max;
     if ((uint64_t)regs * threads > (uint64_t)d->regs_block)
         return worker_fail(res, CASE_skipped,
@@ -205,35 +210,51 @@ static int limits_check(Worker *w, const CaseDesc *c, Module *m, CaseResult *res
                            "shared memory %d static + %u dynamic bytes exceeds the %lld-byte "
                            "opt-in limit per block",
                            sstatic, c->smem, (long long)d->smem_block_optin);
-    /* Past 48 KiB (less the static part) a kernel must opt in. */
     if (c->smem > (uint32_t)dynmax) {
-        CUresult r = cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        CUresult r = cu.cuFuncSetAttribute(m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            (int)c->smem);
         if (r != CUDA_SUCCESS)
             return worker_fail(res, CASE_skipped, "%u bytes of dynamic shared memory refused: %s",
                                c->smem, cudadl_error_name(r));
         m->dyn_max = (int)c->smem; /* what the attribute now reads */
     }
+    return 0;
+}
+
+/* A cluster launch: supported, dividing the grid, and past the portable
+ * size of 8 blocks allowed for the kernel. */
+static int limits_cluster(const DeviceInfo *d, const CaseDesc *c, Module *m, CaseResult *res)
+{
     uint64_t cs = cluster_size(c);
-    if (cs > 1) {
-        if (!d->cluster_launch)
-            return worker_fail(res, CASE_skipped,
-                               "thread-block clusters need sm_90 or later (this GPU is sm_%d%d)",
-                               d->cc_major, d->cc_minor);
-        for (int i = 0; i < 3; i++)
-            if (c->grid[i] % dim1(c->cluster[i]))
-                return worker_fail(res, CASE_skipped, "grid.%c = %u is not a multiple of cluster.%c = %u",
-                                   axis[i], c->grid[i], axis[i], dim1(c->cluster[i]));
-        /* 8 blocks is the portable cluster size; larger ones must be allowed. */
-        if (cs > 8 && !m->cluster_ok) {
-            CUresult r =
-                cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-            if (r != CUDA_SUCCESS)
-                return worker_fail(res, CASE_skipped, "cluster of %llu blocks refused: %s",
-                                   (unsigned long long)cs, cudadl_error_name(r));
-            m->cluster_ok = 1;
-        }
+    if (cs <= 1)
+        return 0;
+    if (!d->cluster_launch)
+        return worker_fail(res, CASE_skipped,
+                           "thread-block clusters need sm_90 or later (this GPU is sm_%d%d)",
+                           d->cc_major, d->cc_minor);
+    for (int i = 0; i < 3; i++)
+        if (c->grid[i] % dim1(c->cluster[i]))
+            return worker_fail(res, CASE_skipped, "grid.%c = %u is not a multiple of cluster.%c = %u",
+                               axis_name[i], c->grid[i], axis_name[i], dim1(c->cluster[i]));
+    if (cs > 8 && !m->cluster_ok) {
+        CUresult r =
+            cu.cuFuncSetAttribute(m->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        if (r != CUDA_SUCCESS)
+            return worker_fail(res, CASE_skipped, "cluster of %llu blocks refused: %s",
+                               (unsigned long long)cs, cudadl_error_name(r));
+        m->cluster_ok = 1;
     }
+    return 0;
+}
+
+/* What the device and the compiled kernel allow: a case past them is skipped
+ * with the reason rather than launched into an error.  Raises the kernel's
+ * dynamic shared memory limit (and non-portable cluster size) when needed. */
+static int limits_check(Worker *w, const CaseDesc *c, Module *m, CaseResult *res)
+{
+    if (limits_geometry(&w->dev, c, res) || limits_kernel(&w->dev, c, m, res) ||
+        limits_cluster(&w->dev, c, m, res))
+        return -1;
     return 0;
 }
 

@@ -67,43 +67,35 @@ static void baseline_store(Worker *w, const CaseDesc *c, const Run *run)
     }
 }
 
-/* The reference of one check.  0 (exp is the caller's to free), 2 (exp is
- * borrowed from the worker's cache: do not free), 1 when there is nothing to
- * compare (the baseline's own differential check), -1 with res set. */
-static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
-                        Expected *exp, CaseResult *res)
+/* The baseline variant's output at this workload point as the reference:
+ * 0, 1 for the baseline itself (nothing to compare), -1 with res set. */
+static int expected_baseline(Worker *w, const CaseDesc *c, const CaseCheck *k, Expected *exp,
+                             CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
     const ElemType *t = &elem_types[b->type];
-    if (k->ref[0] == 0) {
-        if (verify_constant(k->constant, t, b->count, exp) < 0)
-            return worker_fail(res, CASE_skipped, "check of '%s': the constant does not fit %s",
-                               b->name, t->name);
-        return 0;
-    }
-    if (strcmp(k->ref, "baseline") == 0) {
-        if (c->is_baseline)
-            return 1;
-        Baseline *base = baseline_find(w, c->workload_key);
-        if (!base || !base->data[k->buf])
-            return worker_fail(res, CASE_skipped,
-                               "no baseline output for '%s' at this workload point (the baseline "
-                               "variant has not run here, or it failed)", b->name);
-        if (base->type[k->buf] != b->type || base->count[k->buf] != b->count)
-            return worker_fail(res, CASE_skipped, "the baseline's '%s' has another type or size",
-                               b->name);
-        if (verify_from_output(t, base->data[k->buf], b->count, exp) < 0)
-            return worker_fail(res, CASE_skipped, "the baseline's '%s' cannot be a reference",
-                               b->name);
-        return 0;
-    }
-    if (strcmp(k->ref, "reference") == 0) {
-        KVX_ASSERT(run->ref && run->ref->data[k->buf]);
-        verify_from_output(t, run->ref->data[k->buf], b->count, exp);
-        return 0;
-    }
-    RefArg args[CASE_MAX_REFARGS];
-    memcpy(args, k->args, sizeof args);
+    if (c->is_baseline)
+        return 1;
+    Baseline *base = baseline_find(w, c->workload_key);
+    if (!base || !base->data[k->buf])
+        return worker_fail(res, CASE_skipped,
+                           "no baseline output for '%s' at this workload point (the baseline "
+                           "variant has not run here, or it failed)", b->name);
+    if (base->type[k->buf] != b->type || base->count[k->buf] != b->count)
+        return worker_fail(res, CASE_skipped, "the baseline's '%s' has another type or size",
+                           b->name);
+    if (verify_from_output(t, base->data[k->buf], b->count, exp) < 0)
+        return worker_fail(res, CASE_skipped, "the baseline's '%s' cannot be a reference",
+                           b->name);
+    return 0;
+}
+
+/* A host reference's arguments: k's, with each buffer argument pointing at
+ * the case's host copy of that buffer (its count the buffer's unless given). */
+static void host_ref_args(const CaseDesc *c, const CaseCheck *k, const Run *run,
+                          RefArg args[CASE_MAX_REFARGS])
+{
+    memcpy(args, k->args, sizeof(RefArg) * CASE_MAX_REFARGS);
     for (int j = 0; j < k->nargs; j++) {
         if (!args[j].is_buf)
             continue;
@@ -113,8 +105,14 @@ static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const 
         if (!args[j].count)
             args[j].count = ab->count;
     }
-    /* The key: the reference, its inputs (by their generation keys) and scalar
-     * arguments, and the output's type and size. */
+}
+
+/* The key of a host reference's result: the reference, its inputs (by their
+ * generation keys) and scalar arguments, and the output's type and size; 64
+ * hex digits into key. */
+static void host_ref_key(const CaseDesc *c, const CaseCheck *k, const RefArg *args, char key[65])
+{
+    const CaseBuf *b = &c->bufs[k->buf];
     Sha256 h;
     sha256_init(&h);
     sha256_update(&h, k->ref, strlen(k->ref) + 1);
@@ -130,13 +128,25 @@ static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const 
         sha256_update(&h, text, strlen(text) + 1);
     }
     char tail[64];
-    snprintf(tail, sizeof tail, "%s:%llu", t->name, (unsigned long long)b->count);
+    snprintf(tail, sizeof tail, "%s:%llu", elem_types[b->type].name, (unsigned long long)b->count);
     sha256_update(&h, tail, strlen(tail) + 1);
     uint8_t digest[32];
     sha256_final(&h, digest);
-    char key[65];
     for (int i = 0; i < 32; i++)
         snprintf(key + 2 * i, 3, "%02x", digest[i]);
+}
+
+/* A host reference's result, from the worker's cache (the least recently
+ * used entry is replaced) or computed: 2 (exp borrowed from the cache), -1
+ * with res set. */
+static int expected_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+                         Expected *exp, CaseResult *res)
+{
+    const CaseBuf *b = &c->bufs[k->buf];
+    RefArg args[CASE_MAX_REFARGS];
+    host_ref_args(c, k, run, args);
+    char key[65];
+    host_ref_key(c, k, args, key);
     ExpCache *slot = &w->expc[0];
     for (int i = 0; i < WORKER_MAX_EXPECTED; i++) {
         ExpCache *e = &w->expc[i];
@@ -149,7 +159,8 @@ static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const 
             slot = e;
     }
     KvxError err = {0};
-    if (verify_reference_threads(k->ref, args, k->nargs, t, b->count, w->threads, exp, &err) < 0)
+    if (verify_reference_threads(k->ref, args, k->nargs, &elem_types[b->type], b->count,
+                                 w->threads, exp, &err) < 0)
         return worker_fail(res, CASE_skipped, "reference %s for '%s': %s", k->ref, b->name, err.msg);
     if (slot->stamp)
         verify_expected_free(&slot->exp);
@@ -157,6 +168,30 @@ static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const 
     memcpy(slot->key, key, 65);
     slot->stamp = ++w->clock;
     return 2;
+}
+
+/* The reference of one check.  0 (exp is the caller's to free), 2 (exp is
+ * borrowed from the worker's cache: do not free), 1 when there is nothing to
+ * compare (the baseline's own differential check), -1 with res set. */
+static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+                        Expected *exp, CaseResult *res)
+{
+    const CaseBuf *b = &c->bufs[k->buf];
+    const ElemType *t = &elem_types[b->type];
+    if (k->ref[0] == 0) {
+        if (verify_constant(k->constant, t, b->count, exp) < 0)
+            return worker_fail(res, CASE_skipped, "check of '%s': the constant does not fit %s",
+                               b->name, t->name);
+        return 0;
+    }
+    if (strcmp(k->ref, "baseline") == 0)
+        return expected_baseline(w, c, k, exp, res);
+    if (strcmp(k->ref, "reference") == 0) {
+        KVX_ASSERT(run->ref && run->ref->data[k->buf]);
+        verify_from_output(t, run->ref->data[k->buf], b->count, exp);
+        return 0;
+    }
+    return expected_host(w, c, k, run, exp, res);
 }
 
 int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)

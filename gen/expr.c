@@ -38,14 +38,14 @@ static int at_op(const Parser *p, int op) { return p->tok.kind == T_OP && p->tok
 static Expr *node(Parser *p, ExprKind kind, int op, size_t off, int h)
 {
     if (h > EXPR_MAX_HEIGHT) {
-        expr_fail_at(p, off, "expression too long or nested too deeply (more than %d levels)",
+        expr_lex_fail_at(p, off, "expression too long or nested too deeply (more than %d levels)",
                      EXPR_MAX_HEIGHT);
         return NULL;
     }
     Expr *e = arena_alloc(p->arena, sizeof *e);
     e->kind = kind;
     e->op = op;
-    e->pos = expr_pos_at(p, off);
+    e->pos = expr_lex_pos_at(p, off);
     return e;
 }
 
@@ -72,7 +72,7 @@ static Expr *parse_call(Parser *p, const Token *name, int *h)
         StrBuf sb;
         sb_init(&sb);
         expr_fn_list(&sb);
-        expr_fail_at(p, name->off, "unknown function '%s' (expected one of: %s)", fname,
+        expr_lex_fail_at(p, name->off, "unknown function '%s' (expected one of: %s)", fname,
                      sb_str(&sb));
         sb_free(&sb);
         return NULL;
@@ -84,7 +84,7 @@ static Expr *parse_call(Parser *p, const Token *name, int *h)
     while (!at_op(p, ')')) {
         if (n > 0) {
             if (!at_op(p, ',')) {
-                expr_unexpected(p, "',' or ')'");
+                expr_lex_unexpected(p, "',' or ')'");
                 goto fail;
             }
             if (expr_lex(p) < 0)
@@ -103,10 +103,10 @@ static Expr *parse_call(Parser *p, const Token *name, int *h)
     }
     if (n < f->min_args || (f->max_args >= 0 && n > f->max_args)) {
         if (f->min_args == f->max_args)
-            expr_fail_at(p, name->off, "'%s' takes %d argument%s, got %d", fname, f->min_args,
+            expr_lex_fail_at(p, name->off, "'%s' takes %d argument%s, got %d", fname, f->min_args,
                          f->min_args == 1 ? "" : "s", n);
         else
-            expr_fail_at(p, name->off, "'%s' takes at least %d arguments, got %d", fname, f->min_args, n);
+            expr_lex_fail_at(p, name->off, "'%s' takes at least %d arguments, got %d", fname, f->min_args, n);
         goto fail;
     }
     *h = 1 + hmax;
@@ -156,10 +156,10 @@ static Expr *parse_primary(Parser *p, int *h)
             if (expr_lex(p) < 0 || !(e = parse_expr(p, h)))
                 return NULL;
             if (!at_op(p, ')')) {
-                SrcPos open = expr_pos_at(p, t.off);
+                SrcPos open = expr_lex_pos_at(p, t.off);
                 char what[64];
                 snprintf(what, sizeof what, "')' to close the '(' at %d:%d", open.line, open.col);
-                expr_unexpected(p, what);
+                expr_lex_unexpected(p, what);
                 return NULL;
             }
             return expr_lex(p) < 0 ? NULL : e;
@@ -168,14 +168,14 @@ static Expr *parse_primary(Parser *p, int *h)
     default:
         break;
     }
-    expr_unexpected(p, "an operand");
+    expr_lex_unexpected(p, "an operand");
     return NULL;
 }
 
 static Expr *parse_unary(Parser *p, int *h)
 {
     if (++p->nest > EXPR_MAX_NEST) {
-        expr_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
+        expr_lex_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
                      EXPR_MAX_NEST);
         return NULL;
     }
@@ -255,7 +255,7 @@ static Expr *parse_cmp(Parser *p, int *h)
     if (expr_lex(p) < 0 || !(b = parse_add(p, &hb)))
         return NULL;
     if (at_any(p, cmp_ops)) {
-        expr_unexpected(p, "an operator other than a comparison: comparisons do not chain; "
+        expr_lex_unexpected(p, "an operator other than a comparison: comparisons do not chain; "
                            "use && or parentheses");
         return NULL;
     }
@@ -268,7 +268,7 @@ static Expr *parse_or(Parser *p, int *h) { return parse_left(p, h, parse_and, or
 static Expr *parse_expr(Parser *p, int *h)
 {
     if (++p->nest > EXPR_MAX_NEST) {
-        expr_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
+        expr_lex_fail_at(p, p->tok.off, "expression nested too deeply (more than %d levels)",
                      EXPR_MAX_NEST);
         return NULL;
     }
@@ -280,7 +280,7 @@ static Expr *parse_expr(Parser *p, int *h)
         if (expr_lex(p) < 0 || !(a = parse_expr(p, &ha)))
             goto out;
         if (!at_op(p, ':')) {
-            expr_unexpected(p, "':' of the conditional");
+            expr_lex_unexpected(p, "':' of the conditional");
             goto out;
         }
         if (expr_lex(p) < 0 || !(b = parse_expr(p, &hb)))
@@ -314,7 +314,7 @@ Expr *expr_parse(Arena *arena, const char *text, const SrcPos *pos, KvxError *er
         return NULL;
     Expr *e = parse_expr(&p, &h);
     if (e && p.tok.kind != T_END) {
-        expr_unexpected(&p, "an operator or the end of the expression");
+        expr_lex_unexpected(&p, "an operator or the end of the expression");
         return NULL;
     }
     return e;
@@ -361,59 +361,57 @@ static int ipow(int64_t b, int64_t e, int64_t *out)
     return 0;
 }
 
-static int arith(const Expr *e, Value a, Value b, Value *out, KvxError *err)
+/* x op y over 64-bit integers: an overflow is an error, / of integers that
+ * do not divide is a float, and so is a negative power.  ta and tb: the
+ * operands' text, for messages. */
+static int arith_int(const Expr *e, int64_t x, int64_t y, const char *ta, const char *tb,
+                     Value *out, KvxError *err)
 {
     int op = e->op;
-    char ta[64], tb[64];
-    expr_fmt_value(ta, sizeof ta, a);
-    expr_fmt_value(tb, sizeof tb, b);
-    if (!val_is_num(a) || !val_is_num(b))
-        return expr_fail_node(err, e, "type mismatch: %s %s %s ('%s' needs numbers)",
-                              expr_kind_name(a), expr_op_text(op), expr_kind_name(b),
-                              expr_op_text(op));
-    int zero = b.kind == VAL_INT ? b.i == 0 : b.d == 0;
-    if ((op == '/' || op == OP_IDIV || op == '%') && zero)
-        return expr_fail_node(err, e, "'%s' by zero (%s %s %s)", expr_op_text(op), ta,
-                              expr_op_text(op), tb);
-    if (a.kind == VAL_INT && b.kind == VAL_INT) {
-        int64_t x = a.i, y = b.i, r = 0;
-        int ovf = 0;
-        switch (op) {
-        case '+': ovf = __builtin_add_overflow(x, y, &r); break;
-        case '-': ovf = __builtin_sub_overflow(x, y, &r); break;
-        case '*': ovf = __builtin_mul_overflow(x, y, &r); break;
-        case '%': r = floor_mod(x, y); break;
-        case OP_IDIV:
-        case '/':
-            if (x == INT64_MIN && y == -1) {
-                ovf = 1;
-            } else if (op == OP_IDIV) {
-                r = floor_div(x, y);
-            } else if (x % y == 0) {
-                r = x / y;
-            } else {
-                *out = val_float((double)x / (double)y);
-                return 0;
-            }
-            break;
-        case '^':
-            if (y < 0) {
-                if (x == 0)
-                    return expr_fail_node(err, e, "'^': zero to a negative power (%s ^ %s)",
-                                          ta, tb);
-                *out = val_float(pow((double)x, (double)y));
-                return 0;
-            }
-            ovf = ipow(x, y, &r) < 0;
-            break;
+    int64_t r = 0;
+    int ovf = 0;
+    switch (op) {
+    case '+': ovf = __builtin_add_overflow(x, y, &r); break;
+    case '-': ovf = __builtin_sub_overflow(x, y, &r); break;
+    case '*': ovf = __builtin_mul_overflow(x, y, &r); break;
+    case '%': r = floor_mod(x, y); break;
+    case OP_IDIV:
+    case '/':
+        if (x == INT64_MIN && y == -1) {
+            ovf = 1;
+        } else if (op == OP_IDIV) {
+            r = floor_div(x, y);
+        } else if (x % y == 0) {
+            r = x / y;
+        } else {
+            *out = val_float((double)x / (double)y);
+            return 0;
         }
-        if (ovf)
-            return expr_fail_node(err, e, "integer overflow: %s %s %s does not fit in 64 bits", ta,
-                                  expr_op_text(op), tb);
-        *out = val_int(r);
-        return 0;
+        break;
+    case '^':
+        if (y < 0) {
+            if (x == 0)
+                return expr_fail_node(err, e, "'^': zero to a negative power (%s ^ %s)", ta, tb);
+            *out = val_float(pow((double)x, (double)y));
+            return 0;
+        }
+        ovf = ipow(x, y, &r) < 0;
+        break;
     }
-    double x = val_num(a), y = val_num(b), r = 0;
+    if (ovf)
+        return expr_fail_node(err, e, "integer overflow: %s %s %s does not fit in 64 bits", ta,
+                              expr_op_text(op), tb);
+    *out = val_int(r);
+    return 0;
+}
+
+/* x op y over doubles: a result that is not finite is an error, and so are
+ * % and powers without a real result. */
+static int arith_float(const Expr *e, double x, double y, const char *ta, const char *tb,
+                       Value *out, KvxError *err)
+{
+    int op = e->op;
+    double r = 0;
     switch (op) {
     case '+': r = x + y; break;
     case '-': r = x - y; break;
@@ -435,6 +433,25 @@ static int arith(const Expr *e, Value a, Value b, Value *out, KvxError *err)
                               expr_op_text(op), tb);
     *out = val_float(r);
     return 0;
+}
+
+static int arith(const Expr *e, Value a, Value b, Value *out, KvxError *err)
+{
+    int op = e->op;
+    char ta[64], tb[64];
+    expr_fmt_value(ta, sizeof ta, a);
+    expr_fmt_value(tb, sizeof tb, b);
+    if (!val_is_num(a) || !val_is_num(b))
+        return expr_fail_node(err, e, "type mismatch: %s %s %s ('%s' needs numbers)",
+                              expr_kind_name(a), expr_op_text(op), expr_kind_name(b),
+                              expr_op_text(op));
+    int zero = b.kind == VAL_INT ? b.i == 0 : b.d == 0;
+    if ((op == '/' || op == OP_IDIV || op == '%') && zero)
+        return expr_fail_node(err, e, "'%s' by zero (%s %s %s)", expr_op_text(op), ta,
+                              expr_op_text(op), tb);
+    if (a.kind == VAL_INT && b.kind == VAL_INT)
+        return arith_int(e, a.i, b.i, ta, tb, out, err);
+    return arith_float(e, val_num(a), val_num(b), ta, tb, out, err);
 }
 
 static int compare(const Expr *e, Value a, Value b, Value *out, KvxError *err)
@@ -481,6 +498,69 @@ static int eval_call(const Expr *e, const ExprEnv *env, Value *out, KvxError *er
     return rc;
 }
 
+/* A name's value from the environment's lookup (1 found, 0 unknown, -1 an
+ * error it set). */
+static int eval_ident(const Expr *e, const ExprEnv *env, Value *out, KvxError *err)
+{
+    int r = env && env->lookup ? env->lookup(env->ctx, e->name, out, err) : 0;
+    if (r < 0) {
+        if (err && !err->code) /* the lookup promised an error; never lose the failure */
+            expr_fail_node(err, e, "could not evaluate '%s'", e->name);
+        return -1;
+    }
+    if (r == 0) {
+        if (expr_fn_find(e->name))
+            return expr_fail_node(err, e, "'%s' is a function; call it as %s(...)", e->name, e->name);
+        return expr_fail_node(err, e, "unknown name '%s'", e->name);
+    }
+    if (out->kind == VAL_NONE)
+        return expr_fail_node(err, e, "name '%s' has no value", e->name);
+    return 0;
+}
+
+/* !a, +a or -a of the operand's value a. */
+static int unary(const Expr *e, Value a, Value *out, KvxError *err)
+{
+    if (e->op == '!') {
+        if (need_bool(e->a, a, "after '!'", err) < 0)
+            return -1;
+        *out = val_bool(!a.i);
+        return 0;
+    }
+    if (!val_is_num(a))
+        return expr_fail_node(err, e, "type mismatch: '%s' needs a number, got a %s",
+                              expr_op_text(e->op), expr_kind_name(a));
+    if (e->op == '+' || a.kind == VAL_FLOAT) {
+        *out = e->op == '+' ? a : val_float(-a.d);
+        return 0;
+    }
+    if (a.i == INT64_MIN)
+        return expr_fail_node(err, e, "integer overflow: -(%lld) does not fit in 64 bits", (long long)a.i);
+    *out = val_int(-a.i);
+    return 0;
+}
+
+/* a && b, a || b with the left side's value a: false && x and true || x
+ * leave x unevaluated. */
+static int eval_logic(const Expr *e, const ExprEnv *env, Value a, Value *out, KvxError *err)
+{
+    const char *where = e->op == OP_AND ? "on the left of '&&'" : "on the left of '||'";
+    if (need_bool(e->a, a, where, err) < 0)
+        return -1;
+    if (a.i == (e->op == OP_OR)) {
+        *out = a;
+        return 0;
+    }
+    Value b;
+    if (eval(e->b, env, &b, err) < 0)
+        return -1;
+    where = e->op == OP_AND ? "on the right of '&&'" : "on the right of '||'";
+    if (need_bool(e->b, b, where, err) < 0)
+        return -1;
+    *out = b;
+    return 0;
+}
+
 static int eval(const Expr *e, const ExprEnv *env, Value *out, KvxError *err)
 {
     Value a, b;
@@ -488,61 +568,17 @@ static int eval(const Expr *e, const ExprEnv *env, Value *out, KvxError *err)
     case EX_LIT:
         *out = e->lit;
         return 0;
-    case EX_IDENT: {
-        int r = env && env->lookup ? env->lookup(env->ctx, e->name, out, err) : 0;
-        if (r < 0) {
-            if (err && !err->code) /* the lookup promised an error; never lose the failure */
-                expr_fail_node(err, e, "could not evaluate '%s'", e->name);
-            return -1;
-        }
-        if (r == 0) {
-            if (expr_fn_find(e->name))
-                return expr_fail_node(err, e, "'%s' is a function; call it as %s(...)", e->name, e->name);
-            return expr_fail_node(err, e, "unknown name '%s'", e->name);
-        }
-        if (out->kind == VAL_NONE)
-            return expr_fail_node(err, e, "name '%s' has no value", e->name);
-        return 0;
-    }
+    case EX_IDENT:
+        return eval_ident(e, env, out, err);
     case EX_UNARY:
         if (eval(e->a, env, &a, err) < 0)
             return -1;
-        if (e->op == '!') {
-            if (need_bool(e->a, a, "after '!'", err) < 0)
-                return -1;
-            *out = val_bool(!a.i);
-            return 0;
-        }
-        if (!val_is_num(a))
-            return expr_fail_node(err, e, "type mismatch: '%s' needs a number, got a %s",
-                                  expr_op_text(e->op), expr_kind_name(a));
-        if (e->op == '+' || a.kind == VAL_FLOAT) {
-            *out = e->op == '+' ? a : val_float(-a.d);
-            return 0;
-        }
-        if (a.i == INT64_MIN)
-            return expr_fail_node(err, e, "integer overflow: -(%lld) does not fit in 64 bits", (long long)a.i);
-        *out = val_int(-a.i);
-        return 0;
+        return unary(e, a, out, err);
     case EX_BINARY:
         if (eval(e->a, env, &a, err) < 0)
             return -1;
-        if (e->op == OP_AND || e->op == OP_OR) {
-            const char *where = e->op == OP_AND ? "on the left of '&&'" : "on the left of '||'";
-            if (need_bool(e->a, a, where, err) < 0)
-                return -1;
-            if (a.i == (e->op == OP_OR)) { /* false && x, true || x: x is not evaluated */
-                *out = a;
-                return 0;
-            }
-            if (eval(e->b, env, &b, err) < 0)
-                return -1;
-            where = e->op == OP_AND ? "on the right of '&&'" : "on the right of '||'";
-            if (need_bool(e->b, b, where, err) < 0)
-                return -1;
-            *out = b;
-            return 0;
-        }
+        if (e->op == OP_AND || e->op == OP_OR)
+            return eval_logic(e, env, a, out, err);
         if (eval(e->b, env, &b, err) < 0)
             return -1;
         return is_cmp(e->op) ? compare(e, a, b, out, err) : arith(e, a, b, out, err);

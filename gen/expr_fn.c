@@ -289,7 +289,7 @@ static int parse_number_text(const Expr *c, const char *s, Value *out, KvxError 
     size_t len = 0;
     if (*q == '-' || *q == '+')
         neg = *q++ == '-';
-    if (is_digit(*q) && expr_scan_number(q, &len, out, &why) == 0 && q[len] == 0) {
+    if (is_digit(*q) && expr_lex_number(q, &len, out, &why) == 0 && q[len] == 0) {
         if (neg && out->kind == VAL_FLOAT)
             out->d = -out->d;
         else if (neg)

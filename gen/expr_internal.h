@@ -40,14 +40,14 @@ static inline int is_digit(int c) { return c >= '0' && c <= '9'; }
 int expr_lex(Parser *p);
 /* The source position of byte off of p->text: p->base on the first line,
  * columns from 1 after a newline. */
-SrcPos expr_pos_at(Parser *p, size_t off);
+SrcPos expr_lex_pos_at(Parser *p, size_t off);
 /* Set p->err (KVX_EINPUT) at byte off of p->text; returns -1. */
-int expr_fail_at(Parser *p, size_t off, const char *fmt, ...) KVX_PRINTF(3, 4);
+int expr_lex_fail_at(Parser *p, size_t off, const char *fmt, ...) KVX_PRINTF(3, 4);
 /* "unexpected 'TOKEN' (expected <expected>)" at the current token; returns -1. */
-int expr_unexpected(Parser *p, const char *expected);
+int expr_lex_unexpected(Parser *p, const char *expected);
 /* Scan a number at s: 42, 0x2A, 1.5, 1e-3, 16M.  *len gets the bytes used.
  * 0, or -1 with *why naming the problem. */
-int expr_scan_number(const char *s, size_t *len, Value *out, const char **why);
+int expr_lex_number(const char *s, size_t *len, Value *out, const char **why);
 
 /* ---- the function table (expr_fn.c) --------------------------------------- */
 

@@ -25,7 +25,7 @@ static int hex_value(int c)
  * from 1 after a newline.  Offsets mostly increase (a binary node is made
  * after its right operand, but on the same line as a rule), so the scan
  * resumes where it stopped and long expressions stay linear. */
-SrcPos expr_pos_at(Parser *p, size_t off)
+SrcPos expr_lex_pos_at(Parser *p, size_t off)
 {
     if (off < (size_t)p->line_start) { /* back across a newline: rescan */
         p->line_off = 0;
@@ -51,9 +51,9 @@ SrcPos expr_pos_at(Parser *p, size_t off)
     return pos;
 }
 
-int expr_fail_at(Parser *p, size_t off, const char *fmt, ...)
+int expr_lex_fail_at(Parser *p, size_t off, const char *fmt, ...)
 {
-    SrcPos pos = expr_pos_at(p, off);
+    SrcPos pos = expr_lex_pos_at(p, off);
     va_list ap;
     va_start(ap, fmt);
     kvx_error_vset(p->err, KVX_EINPUT, &pos, fmt, ap);
@@ -61,83 +61,177 @@ int expr_fail_at(Parser *p, size_t off, const char *fmt, ...)
     return -1;
 }
 
-int expr_scan_number(const char *s, size_t *len, Value *out, const char **why)
+/* The digits of a hex literal after its 0x, at *q (moved past them). */
+static int number_hex(const char **q, uint64_t *u, const char **why)
+{
+    if (hex_value((unsigned char)**q) < 0) {
+        *why = "malformed number";
+        return -1;
+    }
+    for (; hex_value((unsigned char)**q) >= 0; (*q)++) {
+        if (*u > (uint64_t)INT64_MAX >> 4) {
+            *why = "integer literal out of range";
+            return -1;
+        }
+        *u = *u * 16 + (uint64_t)hex_value((unsigned char)**q);
+    }
+    return 0;
+}
+
+/* A decimal literal from s, *q moved past it: an integer into *u, or with a
+ * fraction or an exponent a float (*is_float = 1) into *d. */
+static int number_decimal(const char *s, const char **q, uint64_t *u, double *d, int *is_float,
+                          const char **why)
+{
+    const char *c = *q;
+    for (; is_digit(*c); c++) {
+        /* Compared before multiplying: u * 10 itself may pass 2^64 and wrap
+         * (18446744073709551716 would be 100). */
+        if (*is_float < 0 || *u > ((uint64_t)INT64_MAX - (uint64_t)(*c - '0')) / 10)
+            *is_float = -1; /* too large for an int: an error unless it is a float */
+        else
+            *u = *u * 10 + (uint64_t)(*c - '0');
+    }
+    if (*c == '.' && is_digit(c[1])) {
+        *is_float = 1;
+        for (c++; is_digit(*c); c++)
+            ;
+    }
+    if ((*c == 'e' || *c == 'E') &&
+        (is_digit(c[1]) || ((c[1] == '+' || c[1] == '-') && is_digit(c[2])))) {
+        *is_float = 1;
+        for (c += 2; is_digit(*c); c++)
+            ;
+    }
+    *q = c;
+    if (*is_float < 0) {
+        *why = "integer literal out of range";
+        return -1;
+    }
+    if (*is_float) {
+        errno = 0;
+        *d = strtod(s, NULL);
+        if (isinf(*d)) {
+            *why = "number out of range";
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A size suffix at *q: K, M or G multiplies an integer by 2^10, 2^20, 2^30. */
+static int number_suffix(const char **q, uint64_t *u, int is_float, const char **why)
+{
+    if (**q != 'K' && **q != 'M' && **q != 'G')
+        return 0;
+    int shift = **q == 'K' ? 10 : **q == 'M' ? 20 : 30;
+    if (is_float) {
+        *why = "a size suffix (K, M, G) needs an integer";
+        return -1;
+    }
+    if (*u > (uint64_t)INT64_MAX >> shift) {
+        *why = "integer literal out of range";
+        return -1;
+    }
+    *u <<= shift;
+    (*q)++;
+    return 0;
+}
+
+int expr_lex_number(const char *s, size_t *len, Value *out, const char **why)
 {
     const char *q = s;
     int is_float = 0;
     uint64_t u = 0;
     double d = 0;
+    int rc;
     if (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) {
         q += 2;
-        if (hex_value((unsigned char)*q) < 0) {
-            *why = "malformed number";
-            goto bad;
-        }
-        for (; hex_value((unsigned char)*q) >= 0; q++) {
-            if (u > (uint64_t)INT64_MAX >> 4) {
-                *why = "integer literal out of range";
-                goto bad;
-            }
-            u = u * 16 + (uint64_t)hex_value((unsigned char)*q);
-        }
+        rc = number_hex(&q, &u, why);
     } else {
-        for (; is_digit(*q); q++) {
-            /* Compared before multiplying: u * 10 itself may pass 2^64 and wrap
-             * (18446744073709551716 would be 100). */
-            if (is_float < 0 || u > ((uint64_t)INT64_MAX - (uint64_t)(*q - '0')) / 10)
-                is_float = -1; /* too large for an int: an error unless it is a float */
-            else
-                u = u * 10 + (uint64_t)(*q - '0');
-        }
-        if (*q == '.' && is_digit(q[1])) {
-            is_float = 1;
-            for (q++; is_digit(*q); q++)
-                ;
-        }
-        if ((*q == 'e' || *q == 'E') &&
-            (is_digit(q[1]) || ((q[1] == '+' || q[1] == '-') && is_digit(q[2])))) {
-            is_float = 1;
-            for (q += 2; is_digit(*q); q++)
-                ;
-        }
-        if (is_float < 0) {
-            *why = "integer literal out of range";
-            goto bad;
-        }
-        if (is_float) {
-            errno = 0;
-            d = strtod(s, NULL);
-            if (isinf(d)) {
-                *why = "number out of range";
-                goto bad;
-            }
-        }
+        rc = number_decimal(s, &q, &u, &d, &is_float, why);
     }
-    if (*q == 'K' || *q == 'M' || *q == 'G') {
-        int shift = *q == 'K' ? 10 : *q == 'M' ? 20 : 30;
-        if (is_float) {
-            *why = "a size suffix (K, M, G) needs an integer";
-            goto bad;
-        }
-        if (u > (uint64_t)INT64_MAX >> shift) {
-            *why = "integer literal out of range";
-            goto bad;
-        }
-        u <<= shift;
-        q++;
-    }
-    if (is_ident_char(*q) || *q == '.') {
+    if (!rc)
+        rc = number_suffix(&q, &u, is_float, why);
+    if (!rc && (is_ident_char(*q) || *q == '.')) {
         *why = "malformed number";
-        goto bad;
+        rc = -1;
+    }
+    if (rc) {
+        /* The whole malformed word, for the message. */
+        while (is_ident_char(*q) || *q == '.')
+            q++;
+        *len = (size_t)(q - s);
+        return -1;
     }
     *len = (size_t)(q - s);
     *out = is_float ? val_float(d) : val_int((int64_t)u);
     return 0;
-bad:
-    while (is_ident_char(*q) || *q == '.')
-        q++;
-    *len = (size_t)(q - s);
-    return -1;
+}
+
+/* A string literal at byte i (its quote): escapes \\ \" \' \n \t. */
+static int lex_string(Parser *p, size_t i, Token *k)
+{
+    const char *t = p->text;
+    int c = (unsigned char)t[i];
+    size_t j = i + 1, n = 0, end = j;
+    while (t[end] && t[end] != c) /* size the copy: escapes only shrink it */
+        end += t[end] == '\\' && t[end + 1] ? 2 : 1;
+    char *s = arena_alloc(p->arena, end - j + 1);
+    for (; t[j] && t[j] != c; j++) {
+        if (t[j] != '\\') {
+            s[n++] = t[j];
+            continue;
+        }
+        switch (t[++j]) {
+        case '\\': s[n++] = '\\'; break;
+        case '"': s[n++] = '"'; break;
+        case '\'': s[n++] = '\''; break;
+        case 'n': s[n++] = '\n'; break;
+        case 't': s[n++] = '\t'; break;
+        case 0: return expr_lex_fail_at(p, i, "unterminated string");
+        default:
+            return expr_lex_fail_at(p, j - 1, "unknown escape '\\%c' in string (expected one of: \\\\ \\\" \\' \\n \\t)",
+                                t[j]);
+        }
+    }
+    if (!t[j])
+        return expr_lex_fail_at(p, i, "unterminated string");
+    s[n] = 0;
+    k->kind = T_STR;
+    k->len = j + 1 - i;
+    k->v = val_str(s);
+    return 0;
+}
+
+/* An operator at byte i, two characters before one; any other character is
+ * an error naming it. */
+static int lex_op(Parser *p, size_t i, Token *k)
+{
+    static const struct { const char *text; int op; } ops[] = {
+        {"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE},
+        {"&&", OP_AND}, {"||", OP_OR}, {"//", OP_IDIV},
+    };
+    const char *t = p->text;
+    int c = (unsigned char)t[i];
+    k->kind = T_OP;
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        if (t[i] == ops[o].text[0] && t[i + 1] == ops[o].text[1]) {
+            k->op = ops[o].op;
+            k->len = 2;
+            return 0;
+        }
+    if (strchr("+-*/%^<>!?:(),", c)) {
+        k->op = c;
+        k->len = 1;
+        return 0;
+    }
+    k->len = 1;
+    if (c == '=' || c == '&' || c == '|')
+        return expr_lex_fail_at(p, i, "unexpected '%c' (did you mean '%c%c'?)", c, c, c);
+    if (c >= 0x20 && c < 0x7f)
+        return expr_lex_fail_at(p, i, "unexpected character '%c'", c);
+    return expr_lex_fail_at(p, i, "unexpected byte 0x%02x", (unsigned)c);
 }
 
 int expr_lex(Parser *p)
@@ -157,8 +251,8 @@ int expr_lex(Parser *p)
     if (is_digit(c) || (c == '.' && is_digit(t[i + 1]))) { /* .5 as YAML allows */
         const char *why = NULL;
         k->kind = T_NUM;
-        if (expr_scan_number(t + i, &k->len, &k->v, &why) < 0)
-            return expr_fail_at(p, i, "%s '%.*s'", why, (int)(k->len > 40 ? 40 : k->len), t + i);
+        if (expr_lex_number(t + i, &k->len, &k->v, &why) < 0)
+            return expr_lex_fail_at(p, i, "%s '%.*s'", why, (int)(k->len > 40 ? 40 : k->len), t + i);
         return 0;
     }
     if (is_ident_start(c)) {
@@ -167,58 +261,9 @@ int expr_lex(Parser *p)
             k->len++;
         return 0;
     }
-    if (c == '"' || c == '\'') {
-        size_t j = i + 1, n = 0, end = j;
-        while (t[end] && t[end] != c) /* size the copy: escapes only shrink it */
-            end += t[end] == '\\' && t[end + 1] ? 2 : 1;
-        char *s = arena_alloc(p->arena, end - j + 1);
-        for (; t[j] && t[j] != c; j++) {
-            if (t[j] != '\\') {
-                s[n++] = t[j];
-                continue;
-            }
-            switch (t[++j]) {
-            case '\\': s[n++] = '\\'; break;
-            case '"': s[n++] = '"'; break;
-            case '\'': s[n++] = '\''; break;
-            case 'n': s[n++] = '\n'; break;
-            case 't': s[n++] = '\t'; break;
-            case 0: return expr_fail_at(p, i, "unterminated string");
-            default:
-                return expr_fail_at(p, j - 1, "unknown escape '\\%c' in string (expected one of: \\\\ \\\" \\' \\n \\t)",
-                                    t[j]);
-            }
-        }
-        if (!t[j])
-            return expr_fail_at(p, i, "unterminated string");
-        s[n] = 0;
-        k->kind = T_STR;
-        k->len = j + 1 - i;
-        k->v = val_str(s);
-        return 0;
-    }
-    static const struct { const char *text; int op; } ops[] = {
-        {"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE},
-        {"&&", OP_AND}, {"||", OP_OR}, {"//", OP_IDIV},
-    };
-    k->kind = T_OP;
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        if (t[i] == ops[o].text[0] && t[i + 1] == ops[o].text[1]) {
-            k->op = ops[o].op;
-            k->len = 2;
-            return 0;
-        }
-    if (strchr("+-*/%^<>!?:(),", c)) {
-        k->op = c;
-        k->len = 1;
-        return 0;
-    }
-    k->len = 1;
-    if (c == '=' || c == '&' || c == '|')
-        return expr_fail_at(p, i, "unexpected '%c' (did you mean '%c%c'?)", c, c, c);
-    if (c >= 0x20 && c < 0x7f)
-        return expr_fail_at(p, i, "unexpected character '%c'", c);
-    return expr_fail_at(p, i, "unexpected byte 0x%02x", (unsigned)c);
+    if (c == '"' || c == '\'')
+        return lex_string(p, i, k);
+    return lex_op(p, i, k);
 }
 
 /* "'text'" of the current token, or "end of expression". */
@@ -231,8 +276,8 @@ static const char *tok_desc(Parser *p, char *buf, size_t n)
     return buf;
 }
 
-int expr_unexpected(Parser *p, const char *expected)
+int expr_lex_unexpected(Parser *p, const char *expected)
 {
     char buf[64];
-    return expr_fail_at(p, p->tok.off, "unexpected %s (expected %s)", tok_desc(p, buf, sizeof buf), expected);
+    return expr_lex_fail_at(p, p->tok.off, "unexpected %s (expected %s)", tok_desc(p, buf, sizeof buf), expected);
 }

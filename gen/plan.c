@@ -24,6 +24,37 @@ const SetEntry *point_set_var(const PointEnv *pe, const char *var)
     return NULL;
 }
 
+/* The value of let l at this point, evaluated once: the axes it read are
+ * cached with it and added to pe->used on every use.  0 or -1 with err (its
+ * expression fails, or it depends on itself). */
+static int let_value(PointEnv *pe, int l, Value *out, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    if (pe->let_state[l] == 1) {
+        kvx_error_set(err, KVX_EINPUT, &s->lets[l].pos, "let '%s' depends on itself",
+                      s->lets[l].name);
+        return -1;
+    }
+    if (pe->let_state[l] == 0) {
+        uint64_t saved = pe->used;
+        pe->used = 0;
+        pe->let_state[l] = 1;
+        if (expr_eval(s->lets[l].e, &pe->env, &pe->let_val[l], err) != 0) {
+            pe->let_state[l] = 0;
+            pe->used = saved;
+            return -1;
+        }
+        pe->let_state[l] = 2;
+        pe->let_used[l] = pe->used;
+        pe->used = saved;
+    }
+    pe->used |= pe->let_used[l];
+    *out = pe->let_val[l];
+    return 0;
+}
+
+/* ExprEnv lookup: axes, then set: variables, lets and device facts.  1 found,
+ * 0 unknown, -1 with err. */
 static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
 {
     PointEnv *pe = ctx;
@@ -41,34 +72,12 @@ static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
         return 1;
     }
     int l = spec_let_find(s, name);
-    if (l >= 0) {
-        if (pe->let_state[l] == 1) {
-            kvx_error_set(err, KVX_EINPUT, &s->lets[l].pos, "let '%s' depends on itself", name);
-            return -1;
-        }
-        if (pe->let_state[l] == 0) {
-            uint64_t saved = pe->used;
-            pe->used = 0;
-            pe->let_state[l] = 1;
-            if (expr_eval(s->lets[l].e, &pe->env, &pe->let_val[l], err) != 0) {
-                pe->let_state[l] = 0;
-                pe->used = saved;
-                return -1;
-            }
-            pe->let_state[l] = 2;
-            pe->let_used[l] = pe->used;
-            pe->used = saved;
-        }
-        pe->used |= pe->let_used[l];
-        *out = pe->let_val[l];
-        return 1;
-    }
+    if (l >= 0)
+        return let_value(pe, l, out, err) ? -1 : 1;
     if (pe->facts && facts_lookup(pe->facts, name, out)) {
         pe->used_facts = 1;
         return 1;
     }
-    if (pe->extra && pe->extra(pe->extra_ctx, name, out))
-        return 1;
     return 0;
 }
 
@@ -192,27 +201,75 @@ static void quote_shell(StrBuf *b, const char *s)
     sb_putc(b, '\'');
 }
 
-/* Enumerate the full product, in declaration order with the last unit fastest;
- * a zip group is one unit standing where its first axis stands. */
-static int enumerate(Plan *p, KvxError *err)
+/* The grid's units: a zip group is one unit standing where its first axis
+ * stands, every other axis a unit of its own. */
+typedef struct Units {
+    int n;
+    int of[SPEC_MAX_AXES];      /* unit of each axis */
+    int size[SPEC_MAX_AXES];    /* values of each unit */
+} Units;
+
+static void units_find(const Spec *s, Units *u)
 {
-    Spec *s = p->spec;
-    int unit_of[SPEC_MAX_AXES], nunits = 0, unit_size[SPEC_MAX_AXES];
+    u->n = 0;
     for (int a = 0; a < s->naxes; a++) {
-        int u = -1;
+        int k = -1;
         if (s->axes[a].zip >= 0)
             for (int b = 0; b < a; b++)
                 if (s->axes[b].zip == s->axes[a].zip)
-                    u = unit_of[b];
-        if (u < 0) {
-            u = nunits++;
-            unit_size[u] = s->axes[a].nvals;
+                    k = u->of[b];
+        if (k < 0) {
+            k = u->n++;
+            u->size[k] = s->axes[a].nvals;
         }
-        unit_of[a] = u;
+        u->of[a] = k;
     }
+}
+
+/* Does the point of value indices vals satisfy every where:?  1, 0, or -1
+ * with err (a constraint that fails or is not a boolean). */
+static int point_kept(const Plan *p, const int *vals, Arena *scratch, KvxError *err)
+{
+    const Spec *s = p->spec;
+    PointEnv pe;
+    point_env_init(&pe, s, vals, &p->facts, scratch);
+    for (int w = 0; w < s->nwhere; w++) {
+        Value v;
+        if (point_eval(&pe, s->where[w], &v, err))
+            return -1;
+        if (v.kind != VAL_BOOL) {
+            kvx_error_set(err, KVX_EINPUT, &s->where[w]->pos, "where: constraint is %s (expected "
+                          "a boolean)", val_text(scratch, v));
+            return -1;
+        }
+        if (!v.i)
+            return 0;
+    }
+    return 1;
+}
+
+static void points_add(Plan *p, const int *vals, int *cap)
+{
+    size_t na = (size_t)p->spec->naxes;
+    if (p->npoints == *cap) {
+        *cap *= 2;
+        p->vals = xrealloc(p->vals, sizeof(int) * (size_t)*cap * na);
+    }
+    memcpy(p->vals + (size_t)p->npoints * na, vals, sizeof(int) * na);
+    p->npoints++;
+}
+
+/* Enumerate the full product, in declaration order with the last unit fastest,
+ * keeping the points that satisfy where:.  0 or -1 with err (the grid is too
+ * large, a constraint fails, or no point is left). */
+static int enumerate(Plan *p, KvxError *err)
+{
+    Spec *s = p->spec;
+    Units u;
+    units_find(s, &u);
     double full = 1;
-    for (int u = 0; u < nunits; u++)
-        full *= unit_size[u];
+    for (int k = 0; k < u.n; k++)
+        full *= u.size[k];
     if (full > PLAN_MAX_POINTS) {
         kvx_error_set(err, KVX_EINPUT, &s->axes[0].pos, "the grid has %.0f points (at most %d)", full,
                       PLAN_MAX_POINTS);
@@ -224,53 +281,31 @@ static int enumerate(Plan *p, KvxError *err)
     int cap = 64;
     p->vals = xmalloc(sizeof(int) * (size_t)cap * (size_t)s->naxes);
     Arena *scratch = arena_new();
-    int rc = 0;
-    for (int k = 0; k < p->nfull; k++) {
+    int keep = 1;
+    for (int k = 0; k < p->nfull && keep >= 0; k++) {
         for (int a = 0; a < s->naxes; a++)
-            vals[a] = idx[unit_of[a]];
-        PointEnv pe;
-        point_env_init(&pe, s, vals, &p->facts, scratch);
-        int keep = 1;
-        for (int w = 0; w < s->nwhere && keep; w++) {
-            Value v;
-            if (point_eval(&pe, s->where[w], &v, err)) {
-                rc = -1;
-                goto done;
-            }
-            if (v.kind != VAL_BOOL) {
-                kvx_error_set(err, KVX_EINPUT, &s->where[w]->pos, "where: constraint is %s (expected "
-                              "a boolean)", val_text(scratch, v));
-                rc = -1;
-                goto done;
-            }
-            keep = (int)v.i;
-        }
-        if (keep) {
-            if (p->npoints == cap) {
-                cap *= 2;
-                p->vals = xrealloc(p->vals, sizeof(int) * (size_t)cap * (size_t)s->naxes);
-            }
-            memcpy(p->vals + (size_t)p->npoints * (size_t)s->naxes, vals, sizeof(int) * (size_t)s->naxes);
-            p->npoints++;
-        }
-        for (int u = nunits - 1; u >= 0; u--) {
-            if (++idx[u] < unit_size[u])
+            vals[a] = idx[u.of[a]];
+        if ((keep = point_kept(p, vals, scratch, err)) > 0)
+            points_add(p, vals, &cap);
+        for (int x = u.n - 1; x >= 0; x--) {
+            if (++idx[x] < u.size[x])
                 break;
-            idx[u] = 0;
+            idx[x] = 0;
         }
         if ((k & 1023) == 1023) {
             arena_free(scratch);
             scratch = arena_new();
         }
     }
+    arena_free(scratch);
+    if (keep < 0)
+        return -1;
     if (p->npoints == 0) {
         SrcPos wp = s->nwhere ? s->where[0]->pos : s->axes[0].pos;
         kvx_error_set(err, KVX_EINPUT, &wp, "where: leaves no point of the %d in the grid", p->nfull);
-        rc = -1;
+        return -1;
     }
-done:
-    arena_free(scratch);
-    return rc;
+    return 0;
 }
 
 /* The sources so far and a new source's hash or file name, for the tables
@@ -357,123 +392,179 @@ static void memo_free(Memo *m)
         hidx_free(&m->pts[k]);
 }
 
+/* One plan_build: the template, the tables that find a source by hash and by
+ * file name, the memo of emitted points, and scratch for one point's body and
+ * text.  Zeroed, so that build_close frees whatever a failed stage left. */
+typedef struct Build {
+    Plan *p;
+    Template *t;
+    Arena *scratch;             /* per point; renewed every 256 points */
+    StrBuf body, text;
+    HashIdx by_hash, by_file;
+    Memo memo;
+    int cap;                    /* of p->srcs */
+    const char *spec_base;      /* the spec's file name */
+    const char *template_rel;   /* the template as the spec writes it */
+} Build;
+
+/* The header names the spec by its file name and the template as the spec
+ * writes it, not by the path kvx was given: the same spec reached by another
+ * path must give the same source, hash, cache entry and keys. */
+static void build_names(Build *b)
+{
+    const Spec *s = b->p->spec;
+    b->spec_base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
+    b->template_rel = s->template_path;
+    size_t dl = strlen(s->dir);
+    if (strcmp(s->dir, ".") != 0 && strncmp(b->template_rel, s->dir, dl) == 0 &&
+        b->template_rel[dl] == '/')
+        b->template_rel += dl + 1;
+}
+
+/* Emit point i's body into b->body; pe gets the axes and facts it read.
+ * 0 or -1 with err (the template fails, or the source is too large). */
+static int build_emit(Build *b, int i, PointEnv *pe, KvxError *err)
+{
+    Plan *p = b->p;
+    point_env_init(pe, p->spec, plan_point(p, i), &p->facts, b->scratch);
+    sb_reset(&b->body);
+    if (template_emit(b->t, pe, &b->body, err))
+        return -1;
+    if (b->body.len > PLAN_MAX_SOURCE_BYTES) {
+        char *what = plan_point_label(p, i, ~0ull);
+        kvx_error_set(err, KVX_EINPUT, &(SrcPos){p->spec->template_path, 0, 0},
+                      "the source of %s is %zu bytes (expected at most %u)", what, b->body.len,
+                      PLAN_MAX_SOURCE_BYTES);
+        free(what);
+        return -1;
+    }
+    return 0;
+}
+
+/* b->text: the header (the spec, the variant, the command that reproduces
+ * it, run from the spec's folder) and the body of point i. */
+static void build_text(Build *b, int i, const PointEnv *pe, const char *label)
+{
+    const Plan *p = b->p;
+    uint64_t mask = pe->used;
+    StrBuf *text = &b->text;
+    sb_reset(text);
+    sb_printf(text, "// Generated by kvx from %s (template %s): edit those, not this file.\n",
+              b->spec_base, b->template_rel);
+    sb_printf(text, "// Variant: %s\n", mask ? label : "(no code axes)");
+    /* The spec by file name (above): the command runs from the spec's folder,
+     * and says so, wherever kvx was run. */
+    sb_printf(text, "// Reproduce (from the folder of %s): kvx gen %s", b->spec_base, b->spec_base);
+    if (mask) {
+        char *filter = point_filter(p, i, mask);
+        sb_puts(text, " --where ");
+        quote_shell(text, filter);
+        free(filter);
+    }
+    if (pe->used_facts)
+        sb_printf(text, " --arch %s", p->facts.arch);
+    sb_puts(text, " --out DIR\n\n");
+    sb_put(text, b->body.p ? b->body.p : "", b->body.len);
+}
+
+/* A new source for b->text, first emitted by point i; takes label.  Two
+ * values sanitised to one file name keep their files apart by the hash. */
+static int build_new_source(Build *b, int i, uint64_t mask, const char *hash, char *label)
+{
+    Plan *p = b->p;
+    if (p->nsrcs == b->cap) {
+        p->srcs = xrealloc(p->srcs, sizeof(Source) * (size_t)(b->cap *= 2));
+        memset(p->srcs + p->nsrcs, 0, sizeof(Source) * (size_t)(b->cap - p->nsrcs));
+    }
+    int src = p->nsrcs++;
+    Source *so = &p->srcs[src];
+    memcpy(so->hash, hash, 65);
+    so->text = xstrdup(sb_str(&b->text));
+    so->file = source_file_name(p, i, mask);
+    so->label = label;
+    so->code_axes = mask;
+    so->first_point = i;
+    if (hidx_add(&b->by_file, hash_bytes(so->file, strlen(so->file)), src, same_file,
+                 &(NewSource){p->srcs, so->file}) >= 0) {
+        char *dot = strrchr(so->file, '.');
+        *dot = 0;
+        char *renamed = xmalloc(strlen(so->file) + 16);
+        sprintf(renamed, "%s__%.8s.cu", so->file, hash);
+        free(so->file);
+        so->file = renamed;
+    }
+    return src;
+}
+
+/* Point i's source: one an agreeing point emitted before, the stored source
+ * with the same text, or a new one.  0 or -1 with err. */
+static int build_point(Build *b, int i, KvxError *err)
+{
+    Plan *p = b->p;
+    int src = memo_find(&b->memo, p, i);
+    if (src >= 0) {
+        p->srcs[src].npoints++;
+        p->point_src[i] = src;
+        return 0;
+    }
+    PointEnv pe;
+    if (build_emit(b, i, &pe, err))
+        return -1;
+    uint64_t mask = pe.used;
+    char *label = plan_point_label(p, i, mask);
+    build_text(b, i, &pe, label);
+    char hash[65];
+    sha256_hex(b->text.p, b->text.len, hash);
+    src = hidx_add(&b->by_hash, hash_bytes(hash, 64), p->nsrcs, same_hash,
+                   &(NewSource){p->srcs, hash});
+    if (src < 0)
+        src = build_new_source(b, i, mask, hash, label);
+    else
+        free(label);
+    p->srcs[src].npoints++;
+    p->point_src[i] = src;
+    p->code_axes |= mask;
+    memo_add(&b->memo, p, i, mask);
+    return 0;
+}
+
+static void build_close(Build *b)
+{
+    arena_free(b->scratch);
+    template_free(b->t);
+    sb_free(&b->body);
+    sb_free(&b->text);
+    hidx_free(&b->by_hash);
+    hidx_free(&b->by_file);
+    memo_free(&b->memo);
+}
+
 int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
-    HashIdx by_hash = {0}, by_file = {0};
-    Memo memo = {0};
     p->spec = s;
     p->facts = *f;
-    Template *t = NULL;
-    Arena *scratch = NULL;
-    StrBuf body, text;
-    sb_init(&body);
-    sb_init(&text);
-    if (enumerate(p, err) || template_load(s, &t, err))
+    Build b = {.p = p, .cap = 16};
+    sb_init(&b.body);
+    sb_init(&b.text);
+    if (enumerate(p, err) || template_load(s, &b.t, err))
         goto fail;
-    const char *spec_base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
-    const char *template_rel = s->template_path;
-    size_t dl = strlen(s->dir);
-    if (strcmp(s->dir, ".") != 0 && strncmp(template_rel, s->dir, dl) == 0 && template_rel[dl] == '/')
-        template_rel += dl + 1;
+    build_names(&b);
     p->point_src = xmalloc(sizeof(int) * (size_t)p->npoints);
-    int cap = 16;
-    p->srcs = xcalloc((size_t)cap, sizeof(Source));
-    scratch = arena_new();
+    p->srcs = xcalloc((size_t)b.cap, sizeof(Source));
+    b.scratch = arena_new();
     for (int i = 0; i < p->npoints; i++) {
-        int known = memo_find(&memo, p, i);
-        if (known >= 0) {
-            p->srcs[known].npoints++;
-            p->point_src[i] = known;
-            continue;
-        }
-        PointEnv pe;
-        point_env_init(&pe, s, plan_point(p, i), &p->facts, scratch);
-        sb_reset(&body);
-        if (template_emit(t, &pe, &body, err))
+        if (build_point(&b, i, err))
             goto fail;
-        if (body.len > PLAN_MAX_SOURCE_BYTES) {
-            char *what = plan_point_label(p, i, ~0ull);
-            kvx_error_set(err, KVX_EINPUT, &(SrcPos){s->template_path, 0, 0},
-                          "the source of %s is %zu bytes (expected at most %u)", what, body.len,
-                          PLAN_MAX_SOURCE_BYTES);
-            free(what);
-            goto fail;
-        }
-        uint64_t mask = pe.used;
-        sb_reset(&text);
-        char *label = plan_point_label(p, i, mask);
-        char *filter = point_filter(p, i, mask);
-        /* The header names the spec by its file name and the template as the
-         * spec writes it, not by the path kvx was given: the same spec reached by
-         * another path must give the same source, hash, cache entry and keys. */
-        sb_printf(&text, "// Generated by kvx from %s (template %s): edit those, not this file.\n",
-                  spec_base, template_rel);
-        sb_printf(&text, "// Variant: %s\n", mask ? label : "(no code axes)");
-        sb_printf(&text, "// Reproduce: kvx gen %s", spec_base);
-        if (mask) {
-            sb_puts(&text, " --where ");
-            quote_shell(&text, filter);
-        }
-        if (pe.used_facts)
-            sb_printf(&text, " --arch %s", p->facts.arch);
-        sb_puts(&text, " --out DIR\n\n");
-        sb_put(&text, body.p ? body.p : "", body.len);
-        char hash[65];
-        sha256_hex(text.p, text.len, hash);
-        int src = hidx_add(&by_hash, hash_bytes(hash, 64), p->nsrcs, same_hash,
-                           &(NewSource){p->srcs, hash});
-        if (src < 0) {
-            if (p->nsrcs == cap) {
-                p->srcs = xrealloc(p->srcs, sizeof(Source) * (size_t)(cap *= 2));
-                memset(p->srcs + p->nsrcs, 0, sizeof(Source) * (size_t)(cap - p->nsrcs));
-            }
-            Source *so = &p->srcs[src = p->nsrcs++];
-            memcpy(so->hash, hash, 65);
-            so->text = xstrdup(sb_str(&text));
-            so->file = source_file_name(p, i, mask);
-            so->label = label;
-            label = NULL;
-            so->code_axes = mask;
-            so->first_point = i;
-            if (hidx_add(&by_file, hash_bytes(so->file, strlen(so->file)), src, same_file,
-                         &(NewSource){p->srcs, so->file}) >= 0) {
-                /* Two values sanitised to one name: keep both files apart. */
-                char *dot = strrchr(so->file, '.');
-                *dot = 0;
-                char *renamed = xmalloc(strlen(so->file) + 16);
-                sprintf(renamed, "%s__%.8s.cu", so->file, hash);
-                free(so->file);
-                so->file = renamed;
-            }
-        }
-        free(label);
-        free(filter);
-        p->srcs[src].npoints++;
-        p->point_src[i] = src;
-        p->code_axes |= mask;
-        memo_add(&memo, p, i, mask);
         if ((i & 255) == 255) {
-            arena_free(scratch);
-            scratch = arena_new();
+            arena_free(b.scratch);
+            b.scratch = arena_new();
         }
     }
-    arena_free(scratch);
-    template_free(t);
-    sb_free(&body);
-    sb_free(&text);
-    hidx_free(&by_hash);
-    hidx_free(&by_file);
-    memo_free(&memo);
+    build_close(&b);
     return 0;
 fail:
-    arena_free(scratch);
-    template_free(t);
-    sb_free(&body);
-    sb_free(&text);
-    hidx_free(&by_hash);
-    hidx_free(&by_file);
-    memo_free(&memo);
+    build_close(&b);
     plan_free(p);
     return -1;
 }

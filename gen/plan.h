@@ -18,8 +18,10 @@
 #define PLAN_MAX_IF_DEPTH 64
 #define PLAN_MAX_SOURCE_BYTES (16u << 20)     /* one generated source */
 
-/* Evaluation environment of one point: axes, set variables, lets, device facts.
- * `used` collects the axes consulted since the last reset (bit i = axes[i]). */
+/* Evaluation environment of one point: axes, set variables, lets, device facts
+ * (a buffer name is not one of its names: a check's arguments look buffers up
+ * before evaluating, driver/resolve.c).  `used` collects the axes consulted
+ * since the last reset (bit i = axes[i]). */
 typedef struct PointEnv {
     const Spec *spec;
     const int *vals;            /* value index per axis */
@@ -30,33 +32,38 @@ typedef struct PointEnv {
     int *let_state;             /* 0 unevaluated, 1 evaluating, 2 done */
     uint64_t used;
     int used_facts;             /* a device fact was consulted since the reset */
-    /* Extra names (buffers, for checks and args): return 1 if known. */
-    int (*extra)(void *ctx, const char *name, Value *out);
-    void *extra_ctx;
     ExprEnv env;                /* lookup bound to this PointEnv */
 } PointEnv;
 
+/* pe for the point of value indices vals (one per axis of s) with facts f
+ * (NULL: no device facts); lets' caches and values live in a.  s, vals, f
+ * and a are borrowed and must outlive pe. */
 void point_env_init(PointEnv *pe, const Spec *s, const int *vals,
                     const DeviceFacts *f, Arena *a);
 /* Evaluate e at this point.  0 or -1 with err. */
 int point_eval(PointEnv *pe, const Expr *e, Value *out, KvxError *err);
-/* Evaluate to an integer (a float that is integral is accepted). */
+/* Evaluate e to an integer (a float that is integral is accepted).  0 or -1
+ * with err. */
 int point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err);
 /* The set variable var at this point, NULL if unbound. */
 const SetEntry *point_set_var(const PointEnv *pe, const char *var);
 
-/* A template, parsed once per spec (includes resolved, expressions parsed). */
+/* A template, parsed once per spec (includes resolved, expressions parsed):
+ * s's template into *out, for template_free.  0 or -1 with err. */
 typedef struct Template Template;
 int template_load(const Spec *s, Template **out, KvxError *err);
-void template_free(Template *t);
-/* Emit the body of point pe's source into out; pe->used gets the code axes. */
+void template_free(Template *t);  /* accepts NULL */
+/* Append the body of point pe's source to out; pe->used is reset to the code
+ * axes it consults and pe->used_facts to whether it read a device fact.  0 or
+ * -1 with err. */
 int template_emit(const Template *t, PointEnv *pe, StrBuf *out, KvxError *err);
 
 typedef struct Source {
     char hash[65];              /* sha256 of text */
     char *text;                 /* header comment + body, malloc'd */
-    char *file;                 /* "<spec>__axis-val__axis-val.cu" */
-    char *label;                /* "strategy=naive counter=u32" */
+    char *file;                 /* "<spec>__axis-val__axis-val.cu", or with "__" and 8
+                                   hash digits before ".cu" when two sanitise to one */
+    char *label;                /* "strategy=naive counter=u32": its code axes */
     uint64_t code_axes;
     int first_point;
     int npoints;
@@ -74,13 +81,15 @@ typedef struct Plan {
     uint64_t code_axes;         /* union over sources */
 } Plan;
 
-/* Expand, filter and emit: each source's header names the spec, the variant
- * and the command that reproduces it.  0 or -1 with err. */
+/* Expand s (borrowed: p->spec) for the device facts f, filter by where: and
+ * emit into p: each source's header names the spec, the variant and the
+ * command that reproduces it.  0 or -1 with err, p then zeroed. */
 int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err);
 void plan_free(Plan *p);        /* accepts a zeroed Plan */
 
+/* Point i's value indices, one per axis. */
 const int *plan_point(const Plan *p, int i);
-/* "strategy=naive counter=u32 hit_rate=0.05" for the axes in mask. */
+/* "strategy=naive counter=u32 hit_rate=0.05" for the axes in mask; malloc'd. */
 char *plan_point_label(const Plan *p, int i, uint64_t mask);
 
 /* Does point i satisfy the filter expression (--where)?  1, 0, or -1 with err. */

@@ -222,67 +222,82 @@ static int same_value(int stored, const void *ctx)
     return val_equal(nv->vals[stored].v, nv->vals[nv->i].v);
 }
 
+/* Axis k: a name that hides no device fact and no other axis, and a list v
+ * of 1 to SPEC_MAX_AXIS_VALUES values.  Returns the count, or -1. */
+static int axis_check(Loader *L, yaml_node_t *k, yaml_node_t *v)
+{
+    const Spec *s = L->s;
+    if (!is_scalar(k) || !is_ident(scalar(k)))
+        return loader_fail(L, k, "axis name '%s' is not a name (expected letters, digits and _)",
+                    is_scalar(k) ? scalar(k) : "?");
+    Value dummy;
+    if (facts_lookup(&(DeviceFacts){0}, scalar(k), &dummy))
+        return loader_fail(L, k, "axis '%s' would hide the device fact of that name", scalar(k));
+    if (spec_axis_find(s, scalar(k)) >= 0)
+        return loader_fail(L, k, "duplicate axis '%s'", scalar(k));
+    if (s->naxes == SPEC_MAX_AXES)
+        return loader_fail(L, k, "too many axes (at most %d)", SPEC_MAX_AXES);
+    if (v->type != YAML_SEQUENCE_NODE)
+        return loader_fail(L, v, "axis '%s' is %s (expected a list of values)", scalar(k), kind_name(v));
+    int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+    if (n == 0)
+        return loader_fail(L, v, "axis '%s' is empty (expected at least one value)", scalar(k));
+    if (n > SPEC_MAX_AXIS_VALUES)
+        return loader_fail(L, v, "axis '%s' has %d values (expected at most %d)", scalar(k), n,
+                           SPEC_MAX_AXIS_VALUES);
+    return n;
+}
+
+/* The n values of axis a from the list v: scalars, each distinct (seen
+ * finds an earlier equal value; the caller frees it). */
+static int axis_values(Loader *L, Axis *a, yaml_node_t *v, int n, HashIdx *seen)
+{
+    Spec *s = L->s;
+    for (int i = 0; i < n; i++) {
+        yaml_node_t *e = node(L, v->data.sequence.items.start[i]);
+        if (!is_scalar(e))
+            return loader_fail(L, e, "a value of axis '%s' is %s (expected a number, string or boolean)",
+                               a->name, kind_name(e));
+        AxisValue *av = &a->vals[i];
+        av->v = scalar_value(L, e);
+        if (L->err->code)
+            return -1;
+        av->text = val_text(s->arena, av->v);
+        av->pos = node_pos(L, e);
+        int j = hidx_add(seen, value_hash(av->v), i, same_value, &(NewValue){a->vals, i});
+        if (j >= 0)
+            return loader_fail(L, e, "duplicate value '%s' in axis '%s' (first at line %d)", scalar(e),
+                               a->name, a->vals[j].pos.line);
+    }
+    return 0;
+}
+
 static int load_axes(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    HashIdx seen = {0};
     if (loader_want(L, map, YAML_MAPPING_NODE, "axes"))
         return -1;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
-        if (!is_scalar(k) || !is_ident(scalar(k)))
-            return loader_fail(L, k, "axis name '%s' is not a name (expected letters, digits and _)",
-                        is_scalar(k) ? scalar(k) : "?");
-        Value dummy;
-        if (facts_lookup(&(DeviceFacts){0}, scalar(k), &dummy))
-            return loader_fail(L, k, "axis '%s' would hide the device fact of that name", scalar(k));
-        if (spec_axis_find(s, scalar(k)) >= 0)
-            return loader_fail(L, k, "duplicate axis '%s'", scalar(k));
-        if (s->naxes == SPEC_MAX_AXES)
-            return loader_fail(L, k, "too many axes (at most %d)", SPEC_MAX_AXES);
-        if (v->type != YAML_SEQUENCE_NODE)
-            return loader_fail(L, v, "axis '%s' is %s (expected a list of values)", scalar(k), kind_name(v));
-        int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
-        if (n == 0)
-            return loader_fail(L, v, "axis '%s' is empty (expected at least one value)", scalar(k));
-        if (n > SPEC_MAX_AXIS_VALUES)
-            return loader_fail(L, v, "axis '%s' has %d values (expected at most %d)", scalar(k), n,
-                               SPEC_MAX_AXIS_VALUES);
+        int n = axis_check(L, k, v);
+        if (n < 0)
+            return -1;
         Axis *a = &s->axes[s->naxes];
         a->name = arena_strdup(s->arena, scalar(k));
         a->pos = node_pos(L, k);
         a->zip = -1;
         a->vals = arena_alloc(s->arena, sizeof(AxisValue) * (size_t)n);
-        for (int i = 0; i < n; i++) {
-            yaml_node_t *e = node(L, v->data.sequence.items.start[i]);
-            if (!is_scalar(e)) {
-                loader_fail(L, e, "a value of axis '%s' is %s (expected a number, string or boolean)",
-                            a->name, kind_name(e));
-                goto fail;
-            }
-            AxisValue *av = &a->vals[i];
-            av->v = scalar_value(L, e);
-            if (L->err->code)
-                goto fail;
-            av->text = val_text(s->arena, av->v);
-            av->pos = node_pos(L, e);
-            int j = hidx_add(&seen, value_hash(av->v), i, same_value, &(NewValue){a->vals, i});
-            if (j >= 0) {
-                loader_fail(L, e, "duplicate value '%s' in axis '%s' (first at line %d)", scalar(e),
-                            a->name, a->vals[j].pos.line);
-                goto fail;
-            }
-        }
+        HashIdx seen = {0};
+        int rc = axis_values(L, a, v, n, &seen);
         hidx_free(&seen);
+        if (rc)
+            return -1;
         a->nvals = n;
         s->naxes++;
     }
     if (s->naxes == 0)
         return loader_fail(L, map, "axes is empty (expected at least one axis)");
     return 0;
-fail:
-    hidx_free(&seen);
-    return -1;
 }
 
 static int axis_value_find(const Axis *a, Value v)
@@ -371,12 +386,66 @@ static int load_where(Loader *L, yaml_node_t *n)
     return 0;
 }
 
+/* One variable of a set: entry, vk: vv for value vi of axis a: a name that
+ * is not an axis, not bound twice for a value, nor by another axis.  The
+ * axis's entries start at first_entry; *cap is s->sets' room. */
+static int set_var(Loader *L, int a, int vi, int first_entry, yaml_node_t *vk, yaml_node_t *vv,
+                   int *cap)
+{
+    Spec *s = L->s;
+    if (!is_scalar(vk) || !is_ident(scalar(vk)))
+        return loader_fail(L, vk, "set variable name is not a name (expected letters, digits and _)");
+    if (!is_scalar(vv))
+        return loader_fail(L, vv, "set variable '%s' is %s (expected a scalar)", scalar(vk),
+                    kind_name(vv));
+    if (spec_axis_find(s, scalar(vk)) >= 0)
+        return loader_fail(L, vk, "set variable '%s' would hide the axis of that name", scalar(vk));
+    for (int e = first_entry; e < s->nsets; e++)
+        if (s->sets[e].value == vi && strcmp(s->sets[e].var, scalar(vk)) == 0)
+            return loader_fail(L, vk, "duplicate set variable '%s'", scalar(vk));
+    for (int e = 0; e < first_entry; e++)
+        if (strcmp(s->sets[e].var, scalar(vk)) == 0 && s->sets[e].axis != a)
+            return loader_fail(L, vk, "set variable '%s' is already set by axis '%s'", scalar(vk),
+                        s->axes[s->sets[e].axis].name);
+    /* Grown in the arena (copies are cheap and few), so a failure leaks nothing. */
+    if (s->nsets == *cap) {
+        SetEntry *grown = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)(*cap *= 2));
+        memcpy(grown, s->sets, sizeof(SetEntry) * (size_t)s->nsets);
+        s->sets = grown;
+    }
+    SetEntry *se = &s->sets[s->nsets++];
+    se->axis = a;
+    se->value = vi;
+    se->var = arena_strdup(s->arena, scalar(vk));
+    se->v = scalar_value(L, vv);
+    se->pos = node_pos(L, vv);
+    return 0;
+}
+
+/* A variable bound for one value of the axis must be bound for all:
+ * otherwise a template would fail on some points only, far from here. */
+static int set_complete(Loader *L, int a, int first_entry, yaml_node_t *vals)
+{
+    const Spec *s = L->s;
+    for (int e = first_entry; e < s->nsets; e++) {
+        for (int vi = 0; vi < s->axes[a].nvals; vi++) {
+            int found = 0;
+            for (int f = first_entry; f < s->nsets; f++)
+                found |= s->sets[f].value == vi && strcmp(s->sets[f].var, s->sets[e].var) == 0;
+            if (!found)
+                return loader_fail(L, vals, "set variable '%s' is missing for %s=%s", s->sets[e].var,
+                            s->axes[a].name, s->axes[a].vals[vi].text);
+        }
+    }
+    return 0;
+}
+
+/* set: { AXIS: { VALUE: { VAR: X, ... }, ... }, ... }. */
 static int load_set(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     if (loader_want(L, map, YAML_MAPPING_NODE, "set") || loader_unique_keys(L, map, "set"))
         return -1;
-    /* Grown in the arena (copies are cheap and few), so a failure leaks nothing. */
     int cap = 16;
     s->sets = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)cap);
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -394,47 +463,12 @@ static int load_set(Loader *L, yaml_node_t *map)
             yaml_node_t *vars = node(L, q->value);
             if (loader_want(L, vars, YAML_MAPPING_NODE, "set variables"))
                 return -1;
-            for (yaml_node_pair_t *r = vars->data.mapping.pairs.start; r < vars->data.mapping.pairs.top; r++) {
-                yaml_node_t *vk = node(L, r->key), *vv = node(L, r->value);
-                if (!is_scalar(vk) || !is_ident(scalar(vk)))
-                    return loader_fail(L, vk, "set variable name is not a name (expected letters, digits and _)");
-                if (!is_scalar(vv))
-                    return loader_fail(L, vv, "set variable '%s' is %s (expected a scalar)", scalar(vk),
-                                kind_name(vv));
-                if (spec_axis_find(s, scalar(vk)) >= 0)
-                    return loader_fail(L, vk, "set variable '%s' would hide the axis of that name", scalar(vk));
-                for (int e = first_entry; e < s->nsets; e++)
-                    if (s->sets[e].value == vi && strcmp(s->sets[e].var, scalar(vk)) == 0)
-                        return loader_fail(L, vk, "duplicate set variable '%s'", scalar(vk));
-                for (int e = 0; e < first_entry; e++)
-                    if (strcmp(s->sets[e].var, scalar(vk)) == 0 && s->sets[e].axis != a)
-                        return loader_fail(L, vk, "set variable '%s' is already set by axis '%s'", scalar(vk),
-                                    s->axes[s->sets[e].axis].name);
-                if (s->nsets == cap) {
-                    SetEntry *grown = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)(cap *= 2));
-                    memcpy(grown, s->sets, sizeof(SetEntry) * (size_t)s->nsets);
-                    s->sets = grown;
-                }
-                SetEntry *se = &s->sets[s->nsets++];
-                se->axis = a;
-                se->value = vi;
-                se->var = arena_strdup(s->arena, scalar(vk));
-                se->v = scalar_value(L, vv);
-                se->pos = node_pos(L, vv);
-            }
+            for (yaml_node_pair_t *r = vars->data.mapping.pairs.start; r < vars->data.mapping.pairs.top; r++)
+                if (set_var(L, a, vi, first_entry, node(L, r->key), node(L, r->value), &cap))
+                    return -1;
         }
-        /* A variable bound for one value of the axis must be bound for all:
-         * otherwise a template would fail on some points only, far from here. */
-        for (int e = first_entry; e < s->nsets; e++) {
-            for (int vi = 0; vi < s->axes[a].nvals; vi++) {
-                int found = 0;
-                for (int f = first_entry; f < s->nsets; f++)
-                    found |= s->sets[f].value == vi && strcmp(s->sets[f].var, s->sets[e].var) == 0;
-                if (!found)
-                    return loader_fail(L, vals, "set variable '%s' is missing for %s=%s", s->sets[e].var,
-                                s->axes[a].name, s->axes[a].vals[vi].text);
-            }
-        }
+        if (set_complete(L, a, first_entry, vals))
+            return -1;
     }
     return 0;
 }
@@ -709,25 +743,17 @@ static int check_all_names(Loader *L)
 
 /* ---- top level ---------------------------------------------------------------- */
 
-static int load_root(Loader *L, yaml_node_t *root)
+/* kvx: (the schema version), name:, doc:, kernel: and template: (a regular
+ * file, relative to the spec's folder). */
+static int load_head(Loader *L, yaml_node_t *root)
 {
     Spec *s = L->s;
-    static const KeyDoc keys[] = {
-        {"kvx", 1}, {"name", 1}, {"doc", 0}, {"template", 1}, {"kernel", 1}, {"axes", 1},
-        {"zip", 0}, {"where", 0}, {"set", 0}, {"let", 0}, {"buffers", 1}, {"launch", 1},
-        {"check", 0}, {"reference", 0}, {"tolerance", 0}, {"differential", 0}, {"metrics", 0}, {"baseline", 0},
-        {"measure", 0}, {"options", 0}, {"headers", 0}, {"report", 0}, {0}};
-    if (!root)
-        return loader_fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
-    if (loader_check_keys(L, root, keys, "the spec"))
-        return -1;
     yaml_node_t *n = get(L, root, "kvx");
     double version;
     if (loader_double(L, n, "kvx", &version))
         return -1;
     if (version != 1)
         return loader_fail(L, n, "schema version %g is not supported (expected 1)", version);
-
     n = get(L, root, "name");
     if (loader_string(L, n, "name", &s->name))
         return -1;
@@ -741,7 +767,6 @@ static int load_root(Loader *L, yaml_node_t *root)
         return -1;
     if (!is_ident(s->kernel))
         return loader_fail(L, n, "kernel '%s' is not a C identifier", s->kernel);
-
     n = get(L, root, "template");
     const char *tmpl;
     if (loader_string(L, n, "template", &tmpl))
@@ -752,7 +777,52 @@ static int load_root(Loader *L, yaml_node_t *root)
     struct stat st;
     if (stat(s->template_path, &st) != 0 || !S_ISREG(st.st_mode))
         return loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, s->template_path);
+    return 0;
+}
 
+/* tolerance: { TYPE: X, ... }; a type not named keeps -1 (its default). */
+static int load_tolerance(Loader *L, yaml_node_t *n)
+{
+    Spec *s = L->s;
+    for (int t = 0; t < ET_COUNT; t++)
+        s->tolerance[t] = -1;
+    if (!n)
+        return 0;
+    if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance") || loader_unique_keys(L, n, "tolerance"))
+        return -1;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(L, p->key);
+        const ElemType *t = is_scalar(k) ? elem_type_find(scalar(k)) : NULL;
+        if (!t)
+            return loader_fail(L, k, "unknown type '%s' in tolerance (expected one of: %s)",
+                        is_scalar(k) ? scalar(k) : "?", elem_type_names());
+        if (loader_double(L, node(L, p->value), "a tolerance", &s->tolerance[t->id]))
+            return -1;
+    }
+    return 0;
+}
+
+/* headers: [cccl]: the only header set there is. */
+static int load_headers(Loader *L, yaml_node_t *n)
+{
+    const char **h;
+    int nh;
+    if (loader_strings(L, n, "headers", &h, &nh))
+        return -1;
+    for (int i = 0; i < nh; i++) {
+        if (strcmp(h[i], "cccl") != 0)
+            return loader_fail(L, node(L, n->data.sequence.items.start[i]),
+                        "unknown header set '%s' (expected cccl)", h[i]);
+        L->s->use_cccl = 1;
+    }
+    return 0;
+}
+
+/* The space: axes, then zip, set, let and where (each may refer to what came
+ * before). */
+static int load_space(Loader *L, yaml_node_t *root)
+{
+    yaml_node_t *n;
     if (load_axes(L, get(L, root, "axes")))
         return -1;
     if ((n = get(L, root, "zip")) && load_zip(L, n))
@@ -763,57 +833,58 @@ static int load_root(Loader *L, yaml_node_t *root)
         return -1;
     if ((n = get(L, root, "where")) && load_where(L, n))
         return -1;
-    if (loader_buffers(L, get(L, root, "buffers")))
+    return 0;
+}
+
+/* The sections after the space, in the order spec_internal.h gives, and what
+ * they require of each other. */
+static int load_sections(Loader *L, yaml_node_t *root)
+{
+    Spec *s = L->s;
+    yaml_node_t *n;
+    if (spec_sections_buffers(L, get(L, root, "buffers")))
         return -1;
-    if (loader_launch(L, get(L, root, "launch")))
+    if (spec_sections_launch(L, get(L, root, "launch")))
         return -1;
-    if ((n = get(L, root, "reference")) && loader_reference(L, n))
+    if ((n = get(L, root, "reference")) && spec_sections_reference(L, n))
         return -1;
-    if ((n = get(L, root, "check")) && loader_check(L, n))
+    if ((n = get(L, root, "check")) && spec_sections_check(L, n))
         return -1;
-    for (int t = 0; t < ET_COUNT; t++)
-        s->tolerance[t] = -1;
-    if ((n = get(L, root, "tolerance"))) {
-        if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance") || loader_unique_keys(L, n, "tolerance"))
-            return -1;
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = node(L, p->key);
-            const ElemType *t = is_scalar(k) ? elem_type_find(scalar(k)) : NULL;
-            if (!t)
-                return loader_fail(L, k, "unknown type '%s' in tolerance (expected one of: %s)",
-                            is_scalar(k) ? scalar(k) : "?", elem_type_names());
-            if (loader_double(L, node(L, p->value), "a tolerance", &s->tolerance[t->id]))
-                return -1;
-        }
-    }
+    if (load_tolerance(L, get(L, root, "tolerance")))
+        return -1;
     if ((n = get(L, root, "differential")) && loader_bool(L, n, "differential", &s->differential))
         return -1;
-    if ((n = get(L, root, "metrics")) && loader_metrics(L, n))
+    if ((n = get(L, root, "metrics")) && spec_sections_metrics(L, n))
         return -1;
-    if ((n = get(L, root, "baseline")) && loader_baseline(L, n))
+    if ((n = get(L, root, "baseline")) && spec_sections_baseline(L, n))
         return -1;
     if (s->differential && s->nbaseline == 0)
         return loader_fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
     spec_measure_defaults(&s->measure);
-    if ((n = get(L, root, "measure")) && loader_measure(L, n))
+    if ((n = get(L, root, "measure")) && spec_sections_measure(L, n))
         return -1;
     if ((n = get(L, root, "options")) && loader_strings(L, n, "options", &s->options, &s->noptions))
         return -1;
-    if ((n = get(L, root, "headers"))) {
-        const char **h;
-        int nh;
-        if (loader_strings(L, n, "headers", &h, &nh))
-            return -1;
-        for (int i = 0; i < nh; i++) {
-            if (strcmp(h[i], "cccl") != 0)
-                return loader_fail(L, node(L, n->data.sequence.items.start[i]),
-                            "unknown header set '%s' (expected cccl)", h[i]);
-            s->use_cccl = 1;
-        }
-    }
-    if ((n = get(L, root, "report")) && loader_report(L, n))
+    if ((n = get(L, root, "headers")) && load_headers(L, n))
         return -1;
-    if (s->nchecks == 0 && !s->differential)
+    if ((n = get(L, root, "report")) && spec_sections_report(L, n))
+        return -1;
+    return 0;
+}
+
+static int load_root(Loader *L, yaml_node_t *root)
+{
+    static const KeyDoc keys[] = {
+        {"kvx", 1}, {"name", 1}, {"doc", 0}, {"template", 1}, {"kernel", 1}, {"axes", 1},
+        {"zip", 0}, {"where", 0}, {"set", 0}, {"let", 0}, {"buffers", 1}, {"launch", 1},
+        {"check", 0}, {"reference", 0}, {"tolerance", 0}, {"differential", 0}, {"metrics", 0}, {"baseline", 0},
+        {"measure", 0}, {"options", 0}, {"headers", 0}, {"report", 0}, {0}};
+    if (!root)
+        return loader_fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
+    if (loader_check_keys(L, root, keys, "the spec") || load_head(L, root) ||
+        load_space(L, root) || load_sections(L, root))
+        return -1;
+    if (L->s->nchecks == 0 && !L->s->differential)
         return loader_fail(L, root, "the spec checks nothing (expected check: or differential: true)");
     return check_all_names(L);
 }

@@ -151,13 +151,13 @@ int loader_name_taken(const Spec *s, const char *name);
 /* Each reads the node of its top-level key into L->s.  load_root calls them in
  * this order, after axes, zip, set, let and where, so that each may refer to
  * what came before (a buffer's init to axes, a check to buffers). */
-int loader_buffers(Loader *L, yaml_node_t *map);
-int loader_launch(Loader *L, yaml_node_t *map);
-int loader_check(Loader *L, yaml_node_t *map);
-int loader_reference(Loader *L, yaml_node_t *map);
-int loader_metrics(Loader *L, yaml_node_t *map);
-int loader_baseline(Loader *L, yaml_node_t *map);
-int loader_measure(Loader *L, yaml_node_t *map);
-int loader_report(Loader *L, yaml_node_t *seq);
+int spec_sections_buffers(Loader *L, yaml_node_t *map);
+int spec_sections_launch(Loader *L, yaml_node_t *map);
+int spec_sections_check(Loader *L, yaml_node_t *map);
+int spec_sections_reference(Loader *L, yaml_node_t *map);
+int spec_sections_metrics(Loader *L, yaml_node_t *map);
+int spec_sections_baseline(Loader *L, yaml_node_t *map);
+int spec_sections_measure(Loader *L, yaml_node_t *map);
+int spec_sections_report(Loader *L, yaml_node_t *seq);
 
 #endif

@@ -155,7 +155,7 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
     return 0;
 }
 
-int loader_buffers(Loader *L, yaml_node_t *map)
+int spec_sections_buffers(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {0}};
@@ -240,14 +240,14 @@ static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *w
     return 0;
 }
 
-int loader_launch(Loader *L, yaml_node_t *map)
+int spec_sections_launch(Loader *L, yaml_node_t *map)
 {
     return load_launch(L, map, &L->s->launch, "launch");
 }
 
 /* reference: {AXIS: VALUE, ...} (a point of the code axes), or {kernel: NAME,
  * template: PATH, launch: {...}} (a kernel of its own). */
-int loader_reference(Loader *L, yaml_node_t *map)
+int spec_sections_reference(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     ReferenceSpec *r = &s->reference;
@@ -326,7 +326,7 @@ static int check_kind(Loader *L, yaml_node_t *v, CheckSpec *c)
     return 0;
 }
 
-int loader_check(Loader *L, yaml_node_t *map)
+int spec_sections_check(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"ref", 1}, {"rtol", 0}, {0}};
@@ -373,7 +373,7 @@ int loader_check(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int loader_metrics(Loader *L, yaml_node_t *map)
+int spec_sections_metrics(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"bytes", 0}, {"atomics", 0}, {"elements", 0}, {0}};
     if (loader_check_keys(L, map, keys, "metrics"))
@@ -389,7 +389,7 @@ int loader_metrics(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int loader_baseline(Loader *L, yaml_node_t *map)
+int spec_sections_baseline(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     if (loader_want(L, map, YAML_MAPPING_NODE, "baseline") || loader_unique_keys(L, map, "baseline"))
@@ -427,7 +427,7 @@ void spec_measure_defaults(MeasureSettings *m)
     m->sample_batch = 8;
 }
 
-int loader_measure(Loader *L, yaml_node_t *map)
+int spec_sections_measure(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"warmup", 0}, {"min_samples", 0}, {"max_samples", 0}, {"noise", 0},
                                   {"budget_ms", 0}, {"flush_l2", 0}, {"timeout_s", 0}, {"seed", 0},
@@ -546,69 +546,87 @@ static int check_report_where(Loader *L, yaml_node_t *n)
     return wn.failed || spec_check_axis_values(L->s, e, L->err) ? -1 : 0;
 }
 
-int loader_report(Loader *L, yaml_node_t *seq)
+/* A report table's rows: or cols: (name is which), one axis or a list of
+ * axes, each one the spec has. */
+static int report_axes(Loader *L, yaml_node_t *n, const char *name, const char ***list, int *count)
 {
     Spec *s = L->s;
+    if (is_scalar(n)) {
+        *list = arena_alloc(s->arena, sizeof(char *));
+        (*list)[0] = arena_strdup(s->arena, scalar(n));
+        *count = 1;
+    } else if (loader_strings(L, n, name, list, count)) {
+        return -1;
+    }
+    yaml_node_t *items = n->type == YAML_SEQUENCE_NODE ? n : NULL;
+    for (int m = 0; m < *count; m++)
+        if (spec_axis_find(s, (*list)[m]) < 0)
+            return loader_fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
+                        "unknown axis '%s' in report %s", (*list)[m], name);
+    return 0;
+}
+
+/* A report table's scalar keys: title, value, where, ratio or speedup, best,
+ * failed_values. */
+static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
+{
+    yaml_node_t *n;
+    if ((n = get(L, t, "title")) && loader_string(L, n, "title", &r->title))
+        return -1;
+    if ((n = get(L, t, "value")) &&
+        (loader_string(L, n, "value", &r->value) || check_report_value(L, n, r->value)))
+        return -1;
+    if ((n = get(L, t, "where")) &&
+        (loader_string(L, n, "where", &r->where) || (*r->where && check_report_where(L, n))))
+        return -1;
+    if ((n = get(L, t, "ratio")) && loader_bool(L, n, "ratio", &r->ratio))
+        return -1;
+    int speedup = 0;
+    if ((n = get(L, t, "speedup")) && loader_bool(L, n, "speedup", &speedup))
+        return -1;
+    if (speedup)
+        r->ratio = 2;
+    if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
+        return -1;
+    if ((n = get(L, t, "failed_values")) && loader_bool(L, n, "failed_values", &r->failed_values))
+        return -1;
+    return 0;
+}
+
+/* One table of report: into the next of s->tables. */
+static int report_table(Loader *L, yaml_node_t *t)
+{
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
                                   {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"failed_values", 0},
                                   {"where", 0}, {0}};
+    if (loader_check_keys(L, t, keys, "a report table"))
+        return -1;
+    ReportTable *r = &L->s->tables[L->s->ntables++];
+    r->pos = node_pos(L, t);
+    r->value = "median_ms";
+    if (report_options(L, t, r))
+        return -1;
+    /* A pivot needs columns; a best-per-row table has none. */
+    yaml_node_t *cols = get(L, t, "cols");
+    if (r->best && cols)
+        return loader_fail(L, cols, "a best: table has rows only (drop cols)");
+    if (!r->best && !cols)
+        return loader_fail(L, t, "missing key 'cols' in a report table (or best: true for a"
+                           " best-per-row table)");
+    if (report_axes(L, get(L, t, "rows"), "rows", &r->rows, &r->nrows))
+        return -1;
+    return cols ? report_axes(L, cols, "cols", &r->cols, &r->ncols) : 0;
+}
+
+int spec_sections_report(Loader *L, yaml_node_t *seq)
+{
+    Spec *s = L->s;
     if (loader_want(L, seq, YAML_SEQUENCE_NODE, "report"))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     s->tables = arena_alloc(s->arena, sizeof(ReportTable) * (size_t)(k ? k : 1));
-    for (int i = 0; i < k; i++) {
-        yaml_node_t *t = node(L, seq->data.sequence.items.start[i]);
-        if (loader_check_keys(L, t, keys, "a report table"))
+    for (int i = 0; i < k; i++)
+        if (report_table(L, node(L, seq->data.sequence.items.start[i])))
             return -1;
-        ReportTable *r = &s->tables[s->ntables++];
-        r->pos = node_pos(L, t);
-        r->value = "median_ms";
-        yaml_node_t *n;
-        if ((n = get(L, t, "title")) && loader_string(L, n, "title", &r->title))
-            return -1;
-        if ((n = get(L, t, "value")) &&
-            (loader_string(L, n, "value", &r->value) || check_report_value(L, n, r->value)))
-            return -1;
-        if ((n = get(L, t, "where")) &&
-            (loader_string(L, n, "where", &r->where) || (*r->where && check_report_where(L, n))))
-            return -1;
-        if ((n = get(L, t, "ratio")) && loader_bool(L, n, "ratio", &r->ratio))
-            return -1;
-        int speedup = 0;
-        if ((n = get(L, t, "speedup")) && loader_bool(L, n, "speedup", &speedup))
-            return -1;
-        if (speedup)
-            r->ratio = 2;
-        if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
-            return -1;
-        if ((n = get(L, t, "failed_values")) && loader_bool(L, n, "failed_values", &r->failed_values))
-            return -1;
-        /* A pivot needs columns; a best-per-row table has none. */
-        if (r->best && get(L, t, "cols"))
-            return loader_fail(L, get(L, t, "cols"), "a best: table has rows only (drop cols)");
-        if (!r->best && !get(L, t, "cols"))
-            return loader_fail(L, t, "missing key 'cols' in a report table (or best: true for a"
-                               " best-per-row table)");
-        const char ***lists[2] = {&r->rows, &r->cols};
-        int *counts[2] = {&r->nrows, &r->ncols};
-        const char *names[2] = {"rows", "cols"};
-        for (int j = 0; j < 2; j++) {
-            n = get(L, t, names[j]);
-            if (!n)
-                continue;       /* cols of a best table */
-            if (is_scalar(n)) {
-                *lists[j] = arena_alloc(s->arena, sizeof(char *));
-                (*lists[j])[0] = arena_strdup(s->arena, scalar(n));
-                *counts[j] = 1;
-            } else if (loader_strings(L, n, names[j], lists[j], counts[j])) {
-                return -1;
-            }
-            yaml_node_t *items = n->type == YAML_SEQUENCE_NODE ? n : NULL;
-            for (int m = 0; m < *counts[j]; m++)
-                if (spec_axis_find(s, (*lists[j])[m]) < 0)
-                    return loader_fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
-                                "unknown axis '%s' in report %s", (*lists[j])[m], names[j]);
-        }
-    }
     return 0;
 }

@@ -115,98 +115,123 @@ static const char *find_open(const char *p)
     return NULL;
 }
 
+/* The "}}" that closes the placeholder opened at open: quotes are skipped
+ * (a string may hold "}}"), except in a comment, which is prose (an
+ * apostrophe in it is not a string).  NULL with err when there is none. */
+static const char *lex_close(Lexer *lx, const char *open, KvxError *err)
+{
+    const char *q = open + 2;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    int comment = *q == '!';
+    char quote = 0;
+    for (; *q; q++) {
+        if (comment) {
+            if (q[0] == '}' && q[1] == '}')
+                return q;
+        } else if (quote) {
+            if (*q == '\\' && q[1])
+                q++;
+            else if (*q == quote)
+                quote = 0;
+        } else if (*q == '"' || *q == '\'') {
+            quote = *q;
+        } else if (q[0] == '}' && q[1] == '}') {
+            return q;
+        }
+    }
+    SrcPos sp = pos_at(lx, open);
+    kvx_error_set(err, KVX_EINPUT, &sp, "unclosed '{{' (expected '}}')");
+    return NULL;
+}
+
+/* What the placeholder [in, in_end) (trimmed) is: its kind into t, and
+ * *in past the directive's keyword.  0, or -1 with err for an unknown
+ * directive or an empty placeholder. */
+static int lex_kind(const char **in, const char *in_end, Tok *t, KvxError *err)
+{
+    static const struct { const char *word; size_t len; TokKind kind; int arg; } words[] = {
+        {"#if", 3, TOK_IF, 1}, {"#elif", 5, TOK_ELIF, 1}, {"#else", 5, TOK_ELSE, 0},
+        {"/if", 3, TOK_ENDIF, 0}, {"#include", 8, TOK_INCLUDE, 2},
+    };
+    const char *p = *in;
+    size_t n = (size_t)(in_end - p);
+    /* arg 1: a word of its own (#if x, #elif x); 0: the whole placeholder;
+     * 2: a prefix (#include"x" is accepted). */
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+        if (n >= words[w].len && !strncmp(p, words[w].word, words[w].len) &&
+            (words[w].arg == 2 || n == words[w].len || (words[w].arg == 1 && p[words[w].len] == ' '))) {
+            t->kind = words[w].kind;
+            *in = p + words[w].len;
+            return 0;
+        }
+    if (n >= 1 && p[0] == '!') {
+        t->kind = TOK_TEXT; /* a comment: dropped, but it may take its line */
+        *in = in_end;
+    } else if (n >= 1 && (p[0] == '#' || p[0] == '/')) {
+        kvx_error_set(err, KVX_EINPUT, &t->pos, "unknown directive '%.*s' (expected #if, #elif, "
+                      "#else, /if, #include or !comment)", (int)n, p);
+        return -1;
+    } else if (n == 0) {
+        kvx_error_set(err, KVX_EINPUT, &t->pos, "empty placeholder '{{}}' (expected an expression)");
+        return -1;
+    } else {
+        t->kind = TOK_EXPR;
+    }
+    return 0;
+}
+
+/* The token of the placeholder between open and close ("}}"): its kind, and
+ * its text (expression, condition or include path) with its position. */
+static int lex_token(Lexer *lx, const char *open, const char *close, Tok *t, KvxError *err)
+{
+    const char *in = open + 2, *in_end = close;
+    while (in < in_end && (*in == ' ' || *in == '\t'))
+        in++;
+    while (in_end > in && (in_end[-1] == ' ' || in_end[-1] == '\t'))
+        in_end--;
+    memset(t, 0, sizeof *t);
+    t->pos = pos_at(lx, in);
+    if (lex_kind(&in, in_end, t, err))
+        return -1;
+    while (in < in_end && *in == ' ')
+        in++;
+    if (t->kind != TOK_TEXT)
+        t->pos = pos_at(lx, in);
+    t->text = in;
+    t->len = (size_t)(in_end - in);
+    if ((t->kind == TOK_IF || t->kind == TOK_ELIF) && t->len == 0) {
+        kvx_error_set(err, KVX_EINPUT, &t->pos, "#if without a condition (expected an expression)");
+        return -1;
+    }
+    if (t->kind == TOK_INCLUDE) {
+        if (t->len < 2 || t->text[0] != '"' || t->text[t->len - 1] != '"') {
+            kvx_error_set(err, KVX_EINPUT, &t->pos, "#include needs a quoted path (expected "
+                          "{{#include \"pieces/name.cuh\"}})");
+            return -1;
+        }
+        t->text++;
+        t->len -= 2;
+    }
+    return 0;
+}
+
 /* Split a template into text and directive tokens.  A directive (not a value
- * placeholder) alone on its line takes the whole line with it. */
+ * placeholder) alone on its line takes the whole line with it: whitespace
+ * from the line start to the directive and from the directive to the
+ * newline. */
 static int lex(Lexer *lx, KvxError *err)
 {
     const char *p = lx->src, *text = p;
     while ((p = find_open(p)) != NULL) {
-        const char *open = p, *q = p + 2;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        /* A comment is prose: an apostrophe in it is not a string. */
-        int comment = *q == '!';
-        char quote = 0;
-        for (; *q; q++) {
-            if (comment) {
-                if (q[0] == '}' && q[1] == '}')
-                    break;
-            } else if (quote) {
-                if (*q == '\\' && q[1])
-                    q++;
-                else if (*q == quote)
-                    quote = 0;
-            } else if (*q == '"' || *q == '\'') {
-                quote = *q;
-            } else if (q[0] == '}' && q[1] == '}') {
-                break;
-            }
-        }
-        if (!*q) {
-            SrcPos sp = pos_at(lx, open);
-            kvx_error_set(err, KVX_EINPUT, &sp, "unclosed '{{' (expected '}}')");
+        const char *open = p, *q = lex_close(lx, open, err);
+        if (!q)
             return -1;
-        }
-        const char *in = open + 2, *in_end = q, *close = q + 2;
-        while (in < in_end && (*in == ' ' || *in == '\t'))
-            in++;
-        while (in_end > in && (in_end[-1] == ' ' || in_end[-1] == '\t'))
-            in_end--;
-        Tok t = {0};
-        t.pos = pos_at(lx, in);
-        int directive = 1;
-        size_t n = (size_t)(in_end - in);
-        if (n >= 3 && !strncmp(in, "#if", 3) && (n == 3 || in[3] == ' ')) {
-            t.kind = TOK_IF;
-            in += 3;
-        } else if (n >= 5 && !strncmp(in, "#elif", 5) && (n == 5 || in[5] == ' ')) {
-            t.kind = TOK_ELIF;
-            in += 5;
-        } else if (n == 5 && !strncmp(in, "#else", 5)) {
-            t.kind = TOK_ELSE;
-            in += 5;
-        } else if (n == 3 && !strncmp(in, "/if", 3)) {
-            t.kind = TOK_ENDIF;
-            in += 3;
-        } else if (n >= 8 && !strncmp(in, "#include", 8)) {
-            t.kind = TOK_INCLUDE;
-            in += 8;
-        } else if (n >= 1 && in[0] == '!') {
-            t.kind = TOK_TEXT; /* a comment: dropped, but it may take its line */
-            in = in_end;
-        } else if (n >= 1 && (in[0] == '#' || in[0] == '/')) {
-            kvx_error_set(err, KVX_EINPUT, &t.pos, "unknown directive '%.*s' (expected #if, #elif, "
-                          "#else, /if, #include or !comment)", (int)n, in);
+        const char *close = q + 2;
+        Tok t;
+        if (lex_token(lx, open, q, &t, err))
             return -1;
-        } else if (n == 0) {
-            kvx_error_set(err, KVX_EINPUT, &t.pos, "empty placeholder '{{}}' (expected an expression)");
-            return -1;
-        } else {
-            t.kind = TOK_EXPR;
-            directive = 0;
-        }
-        while (in < in_end && *in == ' ')
-            in++;
-        if (t.kind != TOK_TEXT)
-            t.pos = pos_at(lx, in);
-        t.text = in;
-        t.len = (size_t)(in_end - in);
-        if ((t.kind == TOK_IF || t.kind == TOK_ELIF) && t.len == 0) {
-            kvx_error_set(err, KVX_EINPUT, &t.pos, "#if without a condition (expected an expression)");
-            return -1;
-        }
-        if (t.kind == TOK_INCLUDE) {
-            if (t.len < 2 || t.text[0] != '"' || t.text[t.len - 1] != '"') {
-                kvx_error_set(err, KVX_EINPUT, &t.pos, "#include needs a quoted path (expected "
-                              "{{#include \"pieces/name.cuh\"}})");
-                return -1;
-            }
-            t.text++;
-            t.len -= 2;
-        }
-
-        /* Standalone line?  Whitespace from the line start to the directive and
-         * from the directive to the newline. */
+        int directive = t.kind != TOK_EXPR;
         const char *ls = open;
         while (ls > text && (ls[-1] == ' ' || ls[-1] == '\t'))
             ls--;
@@ -233,7 +258,100 @@ static int lex(Lexer *lx, KvxError *err)
 static int load_file(Template *t, const Spec *s, const char *path, int depth, TList *out,
                      const SrcPos *from, KvxError *err);
 
-/* Parse tokens [*i, ntoks) into list until an ELIF/ELSE/ENDIF (returned in *stop). */
+static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, TList *out,
+                      TokKind *stop, KvxError *err);
+
+/* {{#include "rel"}}: the file, relative to the file that includes it,
+ * loaded (lexed, parsed) into a node of its own. */
+static int parse_include(Template *t, const Spec *s, Lexer *lx, const Tok *k, int depth,
+                         TList *out, KvxError *err)
+{
+    char *rel = arena_strndup(t->arena, k->text, k->len);
+    char *dir = path_dir(lx->file);
+    char *path = path_join(dir, rel);
+    free(dir);
+    TList *inc = arena_alloc(t->arena, sizeof(TList));
+    SrcPos from = k->pos;
+    int rc = load_file(t, s, path, depth + 1, inc, &from, err);
+    free(path);
+    if (rc)
+        return -1;
+    tl_push(t->arena, out, (TNode){.kind = TN_INCLUDE, .inc = inc});
+    return 0;
+}
+
+/* The branches of one #if from token *i (the #if) through its /if: each
+ * branch's condition (NULL for #else) and body, into n's arrays (in t's
+ * arena). */
+static int parse_if_branches(Template *t, const Spec *s, Lexer *lx, int *i, int depth, TNode *n,
+                             KvxError *err)
+{
+    enum { MAX_BRANCH = 64 };
+    Expr *conds[MAX_BRANCH];
+    TList bodies[MAX_BRANCH];
+    const Tok *k = &lx->toks[*i];
+    SrcPos if_pos = k->pos;
+    TokKind kind = TOK_IF;
+    for (;;) {
+        if (n->nbranch == MAX_BRANCH) {
+            kvx_error_set(err, KVX_EINPUT, &k->pos, "too many #elif branches (at most 63)");
+            return -1;
+        }
+        Tok *c = &lx->toks[*i];
+        conds[n->nbranch] = NULL;
+        if (kind != TOK_ELSE) {
+            char *src = arena_strndup(t->arena, c->text, c->len);
+            if (!(conds[n->nbranch] = expr_parse(t->arena, src, &c->pos, err)))
+                return -1;
+        }
+        memset(&bodies[n->nbranch], 0, sizeof(TList));
+        (*i)++;
+        TokKind st = TOK_TEXT;
+        if (parse_list(t, s, lx, i, depth, &bodies[n->nbranch], &st, err))
+            return -1;
+        n->nbranch++;
+        if (st == TOK_ENDIF) {
+            (*i)++;
+            break;
+        }
+        if (st == TOK_TEXT) {
+            kvx_error_set(err, KVX_EINPUT, &if_pos, "#if is never closed (expected {{/if}})");
+            return -1;
+        }
+        if (kind == TOK_ELSE) {
+            kvx_error_set(err, KVX_EINPUT, &lx->toks[*i].pos,
+                          "#%s after #else (expected {{/if}})", st == TOK_ELSE ? "else" : "elif");
+            return -1;
+        }
+        kind = st;
+    }
+    n->conds = arena_alloc(t->arena, sizeof(Expr *) * (size_t)n->nbranch);
+    n->bodies = arena_alloc(t->arena, sizeof(TList) * (size_t)n->nbranch);
+    memcpy(n->conds, conds, sizeof(Expr *) * (size_t)n->nbranch);
+    memcpy(n->bodies, bodies, sizeof(TList) * (size_t)n->nbranch);
+    return 0;
+}
+
+/* An #if chain at token *i into a TN_IF node of out.  Parsing, checking and
+ * emitting recurse once per level: 4,700 nested #if overflowed the stack. */
+static int parse_if(Template *t, const Spec *s, Lexer *lx, int *i, int depth, TList *out,
+                    KvxError *err)
+{
+    if (++t->if_depth > PLAN_MAX_IF_DEPTH) {
+        kvx_error_set(err, KVX_EINPUT, &lx->toks[*i].pos, "#if nests deeper than %d",
+                      PLAN_MAX_IF_DEPTH);
+        return -1;
+    }
+    TNode n = {.kind = TN_IF};
+    if (parse_if_branches(t, s, lx, i, depth, &n, err))
+        return -1;
+    tl_push(t->arena, out, n);
+    t->if_depth--;
+    return 0;
+}
+
+/* Parse tokens [*i, ntoks) into list until an ELIF/ELSE/ENDIF (returned in
+ * *stop; one with stop NULL, at the top, is an error). */
 static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, TList *out,
                       TokKind *stop, KvxError *err)
 {
@@ -253,75 +371,15 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
             (*i)++;
             break;
         }
-        case TOK_INCLUDE: {
-            char *rel = arena_strndup(t->arena, k->text, k->len);
-            char *dir = path_dir(lx->file);
-            char *path = path_join(dir, rel);
-            free(dir);
-            TList *inc = arena_alloc(t->arena, sizeof(TList));
-            SrcPos from = k->pos;
-            int rc = load_file(t, s, path, depth + 1, inc, &from, err);
-            free(path);
-            if (rc)
+        case TOK_INCLUDE:
+            if (parse_include(t, s, lx, k, depth, out, err))
                 return -1;
-            tl_push(t->arena, out, (TNode){.kind = TN_INCLUDE, .inc = inc});
             (*i)++;
             break;
-        }
-        case TOK_IF: {
-            TNode n = {.kind = TN_IF};
-            Expr *conds[64];
-            TList bodies[64];
-            SrcPos if_pos = k->pos;
-            TokKind kind = TOK_IF;
-            /* Parsing, checking and emitting recurse once per level: 4,700
-             * nested #if overflowed the stack. */
-            if (++t->if_depth > PLAN_MAX_IF_DEPTH) {
-                kvx_error_set(err, KVX_EINPUT, &k->pos, "#if nests deeper than %d",
-                              PLAN_MAX_IF_DEPTH);
+        case TOK_IF:
+            if (parse_if(t, s, lx, i, depth, out, err))
                 return -1;
-            }
-            for (;;) {
-                if (n.nbranch == 64) {
-                    kvx_error_set(err, KVX_EINPUT, &k->pos, "too many #elif branches (at most 63)");
-                    return -1;
-                }
-                Tok *c = &lx->toks[*i];
-                conds[n.nbranch] = NULL;
-                if (kind != TOK_ELSE) {
-                    char *src = arena_strndup(t->arena, c->text, c->len);
-                    if (!(conds[n.nbranch] = expr_parse(t->arena, src, &c->pos, err)))
-                        return -1;
-                }
-                memset(&bodies[n.nbranch], 0, sizeof(TList));
-                (*i)++;
-                TokKind st = TOK_TEXT;
-                if (parse_list(t, s, lx, i, depth, &bodies[n.nbranch], &st, err))
-                    return -1;
-                n.nbranch++;
-                if (st == TOK_ENDIF) {
-                    (*i)++;
-                    break;
-                }
-                if (st == TOK_TEXT) {
-                    kvx_error_set(err, KVX_EINPUT, &if_pos, "#if is never closed (expected {{/if}})");
-                    return -1;
-                }
-                if (kind == TOK_ELSE) {
-                    kvx_error_set(err, KVX_EINPUT, &lx->toks[*i].pos,
-                                  "#%s after #else (expected {{/if}})", st == TOK_ELSE ? "else" : "elif");
-                    return -1;
-                }
-                kind = st;
-            }
-            n.conds = arena_alloc(t->arena, sizeof(Expr *) * (size_t)n.nbranch);
-            n.bodies = arena_alloc(t->arena, sizeof(TList) * (size_t)n.nbranch);
-            memcpy(n.conds, conds, sizeof(Expr *) * (size_t)n.nbranch);
-            memcpy(n.bodies, bodies, sizeof(TList) * (size_t)n.nbranch);
-            tl_push(t->arena, out, n);
-            t->if_depth--;
             break;
-        }
         case TOK_ELIF:
         case TOK_ELSE:
         case TOK_ENDIF:

@@ -182,6 +182,13 @@ static void test_point_env_lets(void **state)
     const SetEntry *se = point_set_var(&pe, "T");
     assert_non_null(se);
     assert_string_equal(se->v.s, "u32");
+    /* A buffer is not a name of the point (plan.h): a check's arguments look
+     * buffers up before they are evaluated. */
+    Expr *buf = expr_parse(a, "in", &pos, &err);
+    assert_non_null(buf);
+    assert_int_equal(point_eval_int(&pe, buf, &v, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown name 'in'"));
+    kvx_error_clear(&err);
     arena_free(a);
     plan_free(&p);
     spec_free(s);

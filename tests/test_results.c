@@ -294,6 +294,15 @@ static void test_best(void **state)
     assert_non_null(strstr(out, "hit_rate,best,gbs,candidates,runner_up,runner_up_gbs,margin\n"));
     assert_non_null(strstr(out, "\n0.5,strategy=block_smem,"));
     free(out), free(errs);
+    /* A row with one candidate has no runner-up, whatever the row before had
+     * (its label was left over from that row). */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec", "contention",
+                 "--rows", "hit_rate", "--best", "--format", "csv", "--where",
+                 "counter == \"u64\" && n == 2^24 && (strategy != \"naive\" || hit_rate != 0.5)", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "\n0.05,strategy=block_smem,0.02915,3,strategy=warp_cg,"));
+    assert_non_null(strstr(out, "\n0.5,strategy=block_smem,0.0341,1,,,\n"));
+    free(out), free(errs);
     /* --best is a per-row choice: no --cols. */
     rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec", "contention",
                  "--rows", "hit_rate", "--cols", "n", "--best", NULL);
