@@ -219,9 +219,11 @@ static int store(const CliVerb *v, const CliOpt *o, const char *spelled, const c
     return 0;
 }
 
-/* The option at argv[i] and its value; *used gets 1 when the value was the
- * next word.  0, 2 after a usage error, or -1 after --help. */
-static int take_option(const CliVerb *v, int argc, char **argv, int i, void *opts, int *used)
+/* The option at argv[i] and its value into opts; *used gets 1 when the value
+ * was the next word.  0, 2 after a usage error, or -1 after --help, whose
+ * defaults are those of defaults. */
+static int take_option(const CliVerb *v, int argc, char **argv, int i, void *opts, const void *defaults,
+                       int *used)
 {
     const char *w = argv[i], *value = NULL;
     const CliOpt *o;
@@ -240,7 +242,7 @@ static int take_option(const CliVerb *v, int argc, char **argv, int i, void *opt
         value = w[2] ? w + 2 : NULL;
     }
     if (o == &HELP) {
-        cli_usage(v, opts, stdout);
+        cli_usage(v, defaults, stdout);
         return -1;
     }
     if (o->kind == CLI_FLAG && value)
@@ -278,8 +280,10 @@ static int check_complete(const CliVerb *v, const CliArgs *a, const void *opts)
 int cli_parse(const CliVerb *v, int argc, char **argv, void *opts, CliArgs *a)
 {
     char **words = xmalloc(sizeof(char *) * (size_t)(argc + 1)), **ops = words + argc;
+    void *defaults = xmalloc(v->opts_size);
     int nwords = 0, nops = 0, rc = 0, i;
     *a = (CliArgs){0};
+    memcpy(defaults, opts, v->opts_size);
     /* Operands fill ops downwards from the end, options words upwards. */
     for (i = 1; i < argc && rc == 0; i++) {
         const char *w = argv[i];
@@ -292,7 +296,7 @@ int cli_parse(const CliVerb *v, int argc, char **argv, void *opts, CliArgs *a)
             continue;
         }
         int used = 0;
-        rc = take_option(v, argc, argv, i, opts, &used);
+        rc = take_option(v, argc, argv, i, opts, defaults, &used);
         for (int k = 0; k <= used; k++)
             words[nwords++] = argv[i + k];
         i += used;
@@ -309,6 +313,7 @@ int cli_parse(const CliVerb *v, int argc, char **argv, void *opts, CliArgs *a)
         rc = check_complete(v, a, opts);
     }
     free(words);
+    free(defaults);
     a->status = rc < 0 ? 0 : rc;
     return rc ? -1 : 0;
 }

@@ -96,6 +96,7 @@ typedef struct CliVerb {
     const char *operands_are;   /* in a message: "one SPEC file", "no operands" */
     int min_operands, max_operands;     /* max -1: any number */
     const char *summary;        /* one line: kvx --help's, and the usage's second */
+    size_t opts_size;           /* sizeof the options struct its table fills */
     const CliOpt *opts;         /* ended by {0}; --help and -h are every verb's */
     const char *notes;          /* lines after the options, or NULL */
     int (*run)(int argc, char **argv);
@@ -111,12 +112,12 @@ typedef struct CliArgs {
 } CliArgs;
 
 /* Parse argv[1..argc-1] (argv[0] is the verb's name) into opts, which holds
- * the defaults.  Options come anywhere before a "--"; as getopt does, argv is
- * reordered so that the options come first, in their order, then the
- * operands (every word stays: a verb that re-executes itself passes them on).
- * Returns 0 with a->operand, or -1 when the verb is done: --help printed the
- * usage on stdout (a->status 0), or a usage error was printed on stderr
- * (a->status 2). */
+ * the defaults (v->opts_size bytes; --help shows them as they were).
+ * Options come anywhere before a "--"; as getopt does, argv is reordered so
+ * that the options come first, in their order, then the operands (every word
+ * stays: a verb that re-executes itself passes them on).  Returns 0 with
+ * a->operand, or -1 when the verb is done: --help printed the usage on stdout
+ * (a->status 0), or a usage error was printed on stderr (a->status 2). */
 int cli_parse(const CliVerb *v, int argc, char **argv, void *opts, CliArgs *a);
 
 /* The usage of v, its defaults from opts (the struct cli_parse would fill). */

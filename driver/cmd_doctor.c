@@ -14,10 +14,17 @@
 static const CliOpt doctor_opts[] = {{0}};
 
 const CliVerb cmd_doctor_verb = {
-    "doctor", "", "no operands", 0, 0, "NVRTC, CUDA headers, driver, GPUs, disassembler",
-    doctor_opts, "What this machine has: NVRTC and its archs, the CUDA headers, the compile cache, the\n"
-    "disassembler, gnuplot, the driver and the GPUs.  Exit 1 when kvx cannot compile here.\n",
-    cmd_doctor,
+    .name = "doctor",
+    .operands = "",
+    .operands_are = "no operands",
+    .min_operands = 0,
+    .max_operands = 0,
+    .summary = "NVRTC, CUDA headers, driver, GPUs, disassembler",
+    .opts_size = sizeof(char),
+    .opts = doctor_opts,
+    .notes = "What this machine has: NVRTC and its archs, the CUDA headers, the compile cache, the\n"
+             "disassembler, gnuplot, the driver and the GPUs.  Exit 1 when kvx cannot compile here.\n",
+    .run = cmd_doctor,
 };
 
 static int on_path(const char *tool, char *out, size_t n)

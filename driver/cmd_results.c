@@ -191,33 +191,74 @@ static const CliOpt report_opts[] = {
 static const CliOpt merge_opts[] = {{0}};
 
 const CliVerb cmd_table_verb = {
-    "table", "", "no operands", 0, 0, "pivot stored results: any axes to rows and columns", table_opts, NULL,
-    cmd_table,
+    .name = "table",
+    .operands = "",
+    .operands_are = "no operands",
+    .min_operands = 0,
+    .max_operands = 0,
+    .summary = "pivot stored results: any axes to rows and columns",
+    .opts_size = sizeof(TableArgs),
+    .opts = table_opts,
+    .run = cmd_table,
 };
 const CliVerb cmd_compare_verb = {
-    "compare", "A B", "two result sets, A and B", 2, 2, "two result sets side by side (GPUs, toolkits, runs)",
-    compare_opts,
-    "A and B: DB, DB:run=ID, DB:ref=NAME, or ref:NAME (an import in --db).\n"
-    "--ratio without --baseline: a B that stores no baseline (a reference) takes A's.\n",
-    cmd_compare,
+    .name = "compare",
+    .operands = "A B",
+    .operands_are = "two result sets, A and B",
+    .min_operands = 2,
+    .max_operands = 2,
+    .summary = "two result sets side by side (GPUs, toolkits, runs)",
+    .opts_size = sizeof(TableArgs),
+    .opts = compare_opts,
+    .notes = "A and B: DB, DB:run=ID, DB:ref=NAME, or ref:NAME (an import in --db).\n"
+             "--ratio without --baseline: a B that stores no baseline (a reference) takes A's.\n",
+    .run = cmd_compare,
 };
 const CliVerb cmd_export_verb = {
-    "export", "", "no operands", 0, 0, "every stored row as CSV or JSON", export_opts, NULL, cmd_export,
+    .name = "export",
+    .operands = "",
+    .operands_are = "no operands",
+    .min_operands = 0,
+    .max_operands = 0,
+    .summary = "every stored row as CSV or JSON",
+    .opts_size = sizeof(ExportArgs),
+    .opts = export_opts,
+    .run = cmd_export,
 };
 const CliVerb cmd_import_verb = {
-    "import", "FILE.csv", "one CSV file", 1, 1, "published reference figures (CSV) as a named run",
-    import_opts,
-    "FILE.csv: a header of axis columns, then value columns (median_ms, min_ms, mean_ms, max_ms,\n"
-    "stdev_ms, noise, gbs, pct_peak, ..., status); one row per point.\n",
-    cmd_import,
+    .name = "import",
+    .operands = "FILE.csv",
+    .operands_are = "one CSV file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "published reference figures (CSV) as a named run",
+    .opts_size = sizeof(ImportArgs),
+    .opts = import_opts,
+    .notes = "FILE.csv: a header of axis columns, then value columns (median_ms, min_ms, mean_ms, max_ms,\n"
+             "stdev_ms, noise, gbs, pct_peak, ..., status); one row per point.\n",
+    .run = cmd_import,
 };
 const CliVerb cmd_merge_verb = {
-    "merge", "OUT.db IN.db...", "an output and at least one input", 2, -1,
-    "combine result databases (one row per case key)", merge_opts, NULL, cmd_merge,
+    .name = "merge",
+    .operands = "OUT.db IN.db...",
+    .operands_are = "an output and at least one input",
+    .min_operands = 2,
+    .max_operands = -1,
+    .summary = "combine result databases (one row per case key)",
+    .opts_size = sizeof(char),
+    .opts = merge_opts,
+    .run = cmd_merge,
 };
 const CliVerb cmd_report_verb = {
-    "report", "SPEC", "one SPEC file", 1, 1, "a Markdown report with tables and plots for a spec",
-    report_opts, NULL, cmd_report,
+    .name = "report",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "a Markdown report with tables and plots for a spec",
+    .opts_size = sizeof(ReportArgs),
+    .opts = report_opts,
+    .run = cmd_report,
 };
 
 /* ---- output files and errors ----------------------------------------------------------------- */

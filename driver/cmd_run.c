@@ -82,8 +82,15 @@ static const CliOpt run_opts[] = {
 };
 
 const CliVerb cmd_run_verb = {
-    "run", "SPEC", "one SPEC file", 1, 1, "verify and measure every case on the GPU; results to SQLite",
-    run_opts, NULL, cmd_run,
+    .name = "run",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "verify and measure every case on the GPU; results to SQLite",
+    .opts_size = sizeof(RunOpts),
+    .opts = run_opts,
+    .run = cmd_run,
 };
 
 int cmd_run(int argc, char **argv)

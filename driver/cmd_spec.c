@@ -73,20 +73,48 @@ static const CliOpt inspect_opts[] = {
 };
 
 const CliVerb cmd_plan_verb = {
-    "plan", "SPEC", "one SPEC file", 1, 1, "the space: axes, code/workload, sizes, distinct sources",
-    plan_opts, NULL, cmd_plan,
+    .name = "plan",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "the space: axes, code/workload, sizes, distinct sources",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = plan_opts,
+    .run = cmd_plan,
 };
 const CliVerb cmd_gen_verb = {
-    "gen", "SPEC", "one SPEC file", 1, 1, "write one .cu per distinct source and an index (--out DIR)",
-    gen_opts, NULL, cmd_gen,
+    .name = "gen",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "write one .cu per distinct source and an index (--out DIR)",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = gen_opts,
+    .run = cmd_gen,
 };
 const CliVerb cmd_compile_verb = {
-    "compile", "SPEC", "one SPEC file", 1, 1,
-    "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache", compile_opts, NULL, cmd_compile,
+    .name = "compile",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = compile_opts,
+    .run = cmd_compile,
 };
 const CliVerb cmd_inspect_verb = {
-    "inspect", "SPEC", "one SPEC file", 1, 1, "what the compiler made of the atomics (PTX, SASS), per arch",
-    inspect_opts, NULL, cmd_inspect,
+    .name = "inspect",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "what the compiler made of the atomics (PTX, SASS), per arch",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = inspect_opts,
+    .run = cmd_inspect,
 };
 
 /* ---- plan ------------------------------------------------------------------------ */
