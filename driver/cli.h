@@ -47,7 +47,7 @@ typedef struct CliChoice {
 
 /* Flags of an option. */
 enum {
-    CLI_REQUIRED = 1,       /* the verb needs it */
+    CLI_REQUIRED = 1,       /* the verb needs it (a CLI_STRING or CLI_PATH, NULL until given) */
     CLI_SHOW_DEFAULT = 2,   /* the usage shows the field's value before parsing as the default */
 };
 

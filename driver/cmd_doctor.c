@@ -111,7 +111,7 @@ static void doctor_gpus(void)
 int cmd_doctor(int argc, char **argv)
 {
     CliArgs a;
-    char none;
+    char none = 0;
     if (cli_parse(&cmd_doctor_verb, argc, argv, &none, &a))
         return a.status;
     printf("kvx %s\n", KVX_VERSION);

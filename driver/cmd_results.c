@@ -610,7 +610,7 @@ static int merge_inputs(Store *out, char **in, int n, KvxError *err)
 int cmd_merge(int argc, char **argv)
 {
     CliArgs a;
-    char none;
+    char none = 0;
     if (cli_parse(&cmd_merge_verb, argc, argv, &none, &a))
         return a.status;
     /* Every input checked before the output is made: a missing one left an

@@ -71,7 +71,7 @@ static void usage(FILE *f)
             KVX_VERSION);
     for (const CliVerb *const *v = CLI_VERBS; *v; v++)
         fprintf(f, "  %-9s %s\n", (*v)->name, (*v)->summary);
-    fprintf(f, "\ndocs/cli.md lists every verb's options; docs/spec.md describes specs; "
+    fprintf(f, "\ndocs/cli.md lists every verb's options, docs/spec.md describes specs,\n"
             "docs/results-schema.md the results database.\n");
 }
 
