@@ -1,5 +1,6 @@
 /* cmd_inspect: `kvx inspect SPEC`: what the compiler made of each variant's
- * atomics, for one or several archs, without a GPU.
+ * atomics, for one or several archs, without a GPU (its options are in
+ * cmd_spec.c's tables, beside the other spec verbs').
  *
  * One arch: a line per variant (inspect_summary).  Several: a variant x arch
  * table of classifications (inspect_table), the static cross-architecture view.
@@ -63,13 +64,13 @@ static void print_summary(const InspectFacts *f, const char *name, const char *a
 }
 
 /* --show: the listing asked for, its atomic sections marked. */
-static void print_listing(const char *show, const JitJob *j, const char *sass)
+static void print_listing(int show, const JitJob *j, const char *sass)
 {
     StrBuf out;
     sb_init(&out);
-    if (!strcmp(show, "source"))
+    if (show == CLI_SHOW_SOURCE)
         sb_puts(&out, j->source);
-    else if (!strcmp(show, "ptx"))
+    else if (show == CLI_SHOW_PTX)
         inspect_mark(j->ptx, 0, &out);
     else if (sass)
         inspect_mark(sass, 1, &out);
@@ -125,8 +126,8 @@ static int inspect_arch(Inspection *in, int ai)
         if (!any)
             continue;
         const char *name = p.srcs[k].label[0] ? p.srcs[k].label : p.srcs[k].file;
-        jobs[n] = (JitJob){.name = name, .source = p.srcs[k].text, .arch = in->archs[ai], .options = s->options,
-                           .noptions = s->noptions, .use_cccl = s->use_cccl};
+        jobs[n] = (JitJob){.name = name, .source = p.srcs[k].text, .arch = in->archs[ai],
+                           .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl};
         row[n++] = variant_row(in, name);
     }
     JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache};
@@ -186,10 +187,9 @@ static void print_table(const Inspection *in)
 int cmd_inspect(int argc, char **argv)
 {
     Inspection *in = xcalloc(1, sizeof *in);
-    int rc = cli_parse_spec_opts("inspect", argc, argv, &in->o);
-    if (rc == 0 && (in->narch = cli_archs(&in->o, in->archs, 16)) < 0)
-        rc = 2;
-    if (rc == 0) {
+    int rc = 0;
+    if (cli_parse_spec(&cmd_inspect_verb, argc, argv, &in->o, &rc) == 0) {
+        in->narch = cli_archs(&in->o, in->archs, 16);
         if (!(in->dis = inspect_find_disassembler()))
             printf("note: SASS needs nvdisasm or cuobjdump (neither found): PTX analysis only\n");
         in->cache = in->o.cache_dir ? xstrdup(in->o.cache_dir) : cli_default_cache_dir();

@@ -1,11 +1,13 @@
-/* main: the kvx binary and its verbs.
+/* main: the kvx binary: finds the verb and hands it the rest of the command
+ * line.  The verbs are cli.h's CLI_VERBS, each with its option table.
  *
  * kvx plan|gen|compile|inspect SPEC   need no GPU
  * kvx run SPEC                        measures on the GPUs (supervised workers)
  * kvx table|report|compare|export|import|merge   read and combine results
  * kvx doctor                          what this machine has
  * kvx __worker N                      internal: the measuring process for GPU N
- * kvx __counters N FILE               internal: the cases of FILE once each, under ncu */
+ * kvx __counters N FILE               internal: the cases of FILE once each, under ncu
+ * kvx __probe FD                      internal: the GPUs, probed in a process of their own */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,14 +17,13 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "results.h"
 #include "worker.h"
 
-typedef struct Verb {
+/* The verbs kvx starts itself; not listed. */
+typedef struct Internal {
     const char *name;
     int (*fn)(int argc, char **argv);
-    const char *help;
-} Verb;
+} Internal;
 
 static int cmd_worker(int argc, char **argv)
 {
@@ -58,32 +59,20 @@ static int cmd_probe(int argc, char **argv)
     return worker_probe_main(atoi(argv[1]));
 }
 
-static const Verb verbs[] = {
-    {"plan", cmd_plan, "the space: axes, code/workload, sizes, distinct sources"},
-    {"gen", cmd_gen, "write one .cu per distinct source and an index (--out DIR)"},
-    {"compile", cmd_compile, "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache"},
-    {"inspect", cmd_inspect, "what the compiler made of the atomics (PTX, SASS), per arch"},
-    {"run", cmd_run, "verify and measure every case on the GPU; results to SQLite"},
-    {"table", cmd_table, "pivot stored results: any axes to rows and columns"},
-    {"report", cmd_report, "a Markdown report with tables and plots for a spec"},
-    {"compare", cmd_compare, "two result sets side by side (GPUs, toolkits, runs)"},
-    {"export", cmd_export, "every stored row as CSV or JSON"},
-    {"import", cmd_import, "published reference figures (CSV) as a named run"},
-    {"merge", cmd_merge, "combine result databases (one row per case key)"},
-    {"doctor", cmd_doctor, "NVRTC, CUDA headers, driver, GPUs, disassembler"},
-    {"__worker", cmd_worker, NULL},
-    {"__counters", cmd_counters, NULL},
-    {"__probe", cmd_probe, NULL},
+static const Internal internals[] = {
+    {"__worker", cmd_worker},
+    {"__counters", cmd_counters},
+    {"__probe", cmd_probe},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "kvx %s: a CUDA kernel variant explorer\n\nusage: kvx VERB [options]  (kvx VERB --help)\n\n",
             KVX_VERSION);
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (verbs[i].help)
-            fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].help);
-    fprintf(f, "\ndocs/spec.md describes specs; docs/results-schema.md the results database.\n");
+    for (const CliVerb *const *v = CLI_VERBS; *v; v++)
+        fprintf(f, "  %-9s %s\n", (*v)->name, (*v)->summary);
+    fprintf(f, "\ndocs/cli.md lists every verb's options, docs/spec.md describes specs,\n"
+            "docs/results-schema.md the results database.\n");
 }
 
 int main(int argc, char **argv)
@@ -96,12 +85,20 @@ int main(int argc, char **argv)
         printf("kvx %s\n", KVX_VERSION);
         return 0;
     }
+    if (argv[1][0] == '-') {
+        fprintf(stderr, "kvx: '%s' before the verb: options go after it (kvx VERB [options]; kvx --help "
+                "lists the verbs)\n", argv[1]);
+        return 2;
+    }
     /* A worker that dies mid-write must not take the parent with it: writes to
      * its pipe then fail with EPIPE and the case is recorded as a fault. */
     signal(SIGPIPE, SIG_IGN);
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (!strcmp(argv[1], verbs[i].name))
-            return verbs[i].fn(argc - 1, argv + 1);
+    for (const CliVerb *const *v = CLI_VERBS; *v; v++)
+        if (!strcmp(argv[1], (*v)->name))
+            return (*v)->run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof internals / sizeof internals[0]; i++)
+        if (!strcmp(argv[1], internals[i].name))
+            return internals[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "kvx: unknown verb '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

@@ -1,12 +1,13 @@
-/* results: the verbs that read the results store (table, report, compare,
- * export) and the ones that feed it from outside a run (import, merge).
+/* results: what the verbs that read the results store do (table, report,
+ * compare, export) and the ones that feed it from outside a run (import,
+ * merge).  Their command lines are cmd_results.c's (cli.h).
  *
- * Each cmd_* parses its own options (getopt_long), prints errors to stderr and
- * returns an exit status: 0 ok, 2 bad usage or input (unknown axis, bad --where,
- * no such database), 3 a database or file failure.  The cores below write to a
- * FILE* so that tests and `kvx report` call them without a process or a
- * redirection.  Files: results.c (case loading, --where, pivot, formats, `table`),
- * results_io.c (`compare`, `export`, `import`, `merge`), results_report.c
+ * The functions below write to a FILE* so that tests and `kvx report` call
+ * them without a process or a redirection; errors go into a KvxError
+ * (KVX_EINPUT: bad input, an unknown axis, a bad --where, no such database;
+ * KVX_EIO: a database or file failure).  Files: results.c (case loading,
+ * formats), results_where.c (--where to SQL), results_table.c (`table`,
+ * `compare`), results_io.c (`export`, `import`, `merge`), results_report.c
  * (`report`, gnuplot).  docs/results-schema.md describes the database. */
 #ifndef KVX_RESULTS_H
 #define KVX_RESULTS_H
@@ -21,13 +22,6 @@ struct sqlite3;
 /* Limits of `kvx import` (docs/spec.md, Limits). */
 #define RESULTS_MAX_IMPORT_ROWS 1000000
 #define RESULTS_MAX_IMPORT_BYTES (256u << 20)
-
-int cmd_table(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
 
 typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON } ResultsFormat;
 

@@ -14,13 +14,13 @@
  * one generated input for every variant of a point and the differential check
  * has its baseline output.
  *
- * cmd_run is a list of stages over one RunSession: open (options, spec,
+ * run_main is a list of stages over one RunSession: open (the spec, the
  * GPUs), plan (plan, references, every point resolved, the store, the case
  * list), compile (the compile thread), begin (the run row, the workers),
  * run_loop (run_loop.c: hand-out and results), finish (the summary, the
  * counter pass), close (one NULL-safe release of everything).
  *
- * Its helpers: run_opts.c (options), run_cases.c (the case list and the
+ * Its helpers: cmd_run.c (the verb: options, settings), run_cases.c (the case list and the
  * closing summary), run_ref.c (reference keys), run_profile.c (the tally and
  * where the time went), run_counters.c (--counters), driver/resolve.c (a case
  * into a CaseDesc); run_internal.h. */
@@ -231,18 +231,16 @@ int run_fail(RunSession *r, int rc)
     return r->rc = rc;
 }
 
-/* Options, the spec and the GPUs.  0; RUN_PER_ARCH when the selected GPUs
- * span several archs; or the exit status. */
+/* The spec and the GPUs.  0; RUN_PER_ARCH when the selected GPUs span
+ * several archs; or the exit status. */
 enum { RUN_PER_ARCH = -1 };
 
-static int session_open(RunSession *r, int argc, char **argv)
+static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
 {
     r->argc = argc, r->argv = argv;
+    r->o = *o;
     r->prof.t0 = r->prof.lap = now_ms();
-    int rc = run_parse_opts(argc, argv, &r->o);
-    if (rc)
-        return r->rc = rc;
-    if (!(r->s = spec_load(r->o.spec.spec_path, &r->err)))
+    if (!(r->s = spec_load(r->o.spec_path, &r->err)))
         return run_fail(r, 2);
     stage_end(&r->prof, RUN_STAGE_load);
     /* The GPU, probed in a child: the parent stays free of CUDA. */
@@ -276,8 +274,8 @@ static int session_plan(RunSession *r)
 {
     const Spec *s = r->s;
     if (plan_build(r->s, &r->facts, &r->p, &r->err) != 0 || plan_ref_build(&r->p, &r->pref, &r->err) != 0 ||
-        !(r->sel = cli_select_points(&r->p, r->o.spec.where, &r->err)) ||
-        resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.spec.shard, &r->shard, &r->err))
+        !(r->sel = cli_select_points(&r->p, r->o.where, &r->err)) ||
+        resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
         return run_fail(r, 2);
     stage_end(&r->prof, RUN_STAGE_load);
     r->m = s->measure;
@@ -328,8 +326,8 @@ static void session_compile(RunSession *r)
     comp->job_of = xmalloc(sizeof(int) * (size_t)(nall ? nall : 1));
     for (int k = 0; k < nall; k++)
         comp->job_of[k] = -1;
-    r->cache = r->o.spec.cache_dir ? xstrdup(r->o.spec.cache_dir) : cli_default_cache_dir();
-    comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.spec.jobs, .use_cache = !r->o.spec.no_cache,
+    r->cache = r->o.cache_dir ? xstrdup(r->o.cache_dir) : cli_default_cache_dir();
+    comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
                             .cccl_include = NULL, .after = inspect_after};
     for (int i = 0; i < 2 * r->ncases; i++) {
         int k = i % 2 ? plan_ref_src(&r->p, &r->pref, r->cases[i / 2].point) : r->cases[i / 2].src;
@@ -538,11 +536,11 @@ static void session_close(RunSession *r)
     kvx_error_clear(&r->err);
 }
 
-/* `kvx run`: the stages in order; every failure ends in session_close. */
-int cmd_run(int argc, char **argv)
+/* The stages in order; every failure ends in session_close. */
+int run_main(const RunOpts *o, int argc, char **argv)
 {
     RunSession *r = xcalloc(1, sizeof *r);
-    int rc = session_open(r, argc, argv);
+    int rc = session_open(r, o, argc, argv);
     if (rc == RUN_PER_ARCH)
         rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);
     else if (rc == 0 && (rc = session_plan(r)) == 0) {

@@ -1,9 +1,10 @@
-/* run_internal: what the files of `kvx run` share.  run.c is the supervisor
- * (planning, the compile thread, worker processes, storing results);
- * run_opts.c parses its options; run_cases.c builds the case list (keys,
+/* run_internal: what the files of `kvx run` share.  cmd_run.c is the verb
+ * (its options, the settings they give); run.c is the supervisor (planning,
+ * the compile thread, worker processes, storing results); run_loop.c hands
+ * out cases and collects results; run_cases.c builds the case list (keys,
  * order, JSON of axis values) and prints the best variants at the end;
- * run_resolve.c turns one case into a self-contained CaseDesc.  Internal to
- * `kvx run`: cli.h's cmd_run is the public face. */
+ * driver/resolve.c turns one case into a self-contained CaseDesc.  Internal
+ * to `kvx run`: cli.h's cmd_run is the public face. */
 #ifndef KVX_RUN_INTERNAL_H
 #define KVX_RUN_INTERNAL_H
 
@@ -20,10 +21,15 @@
 #define RUN_MAX_DEVICES 16
 
 typedef struct RunOpts {
-    CliSpecOpts spec;
-    const char *db;
+    const char *spec_path;
+    const char *where;          /* --where filter over points */
+    const char *shard;          /* --shard K/N; NULL: Slurm's array variables, else the whole run */
+    const char *cache_dir;      /* NULL: cli_default_cache_dir() */
+    int no_cache;
+    int jobs;                   /* -j: compile threads; 0 = cores */
+    const char *db;             /* NULL: RESULTS_DEFAULT_DB, its folder made */
     const char *devices;        /* "all" or "0,2" */
-    MeasureSettings m;          /* spec's, overridden by flags below */
+    MeasureSettings m;          /* the defaults, then the flags' values: the set_* say which were given */
     int set_warmup, set_min, set_max, set_noise, set_budget, set_flush, set_timeout, set_seed;
     int set_warmup_ms, set_batch;
     int rerun;
@@ -43,12 +49,7 @@ typedef struct RunCase {
     char *workload_json;
 } RunCase;
 
-/* ---- run_opts.c ---------------------------------------------------------------------- */
-
-/* Parse `kvx run` arguments into o (zeroed first; the spec path is the one
- * operand).  --help prints usage and exits 0.  Returns 0, or 2 after printing
- * what is wrong (and usage) to stderr. */
-int run_parse_opts(int argc, char **argv, RunOpts *o);
+/* ---- cmd_run.c ----------------------------------------------------------------------- */
 
 /* Apply the measurement flags that were given over m (the spec's settings);
  * max_samples is raised to min_samples when below it. */
@@ -61,6 +62,13 @@ char *run_measure_json(const MeasureSettings *m);
  * RUN_MAX_DEVICES) into out.  Returns the count, or -1 with err (an ordinal out
  * of range, a duplicate). */
 int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
+
+/* ---- run.c --------------------------------------------------------------------------- */
+
+/* The run of o's spec, in stages (run.c's head).  argv: the verb's words, as
+ * stored with the run and passed on to the runs of other archs.  The exit
+ * status: 0 every case ok, 1 some not, 2 bad input, 3 a store failure. */
+int run_main(const RunOpts *o, int argc, char **argv);
 
 /* ---- run_cases.c --------------------------------------------------------------------- */
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "driver/cli.h"
 #include "driver/results.h"
 #include "driver/store.h"
 #include "gen/values.h"
@@ -503,7 +504,7 @@ static void test_injection(void **state)
         {"--value", "median_ms FROM cases; DROP TABLE cases; --", "unknown value"},
         {"--value", "inspect.x') OR 1=1 --", "bad inspect fact"},
         {"--baseline", "strategy=naive' OR '1'='1", "no stored case has that value"},
-        {"--spec", "contention' OR 1=1 --", "no cases of spec"},
+        {"--spec", "contention' OR 1=1 --", "kvx table: --spec is 'contention' OR 1=1 --' (expected a spec's name"},
     };
     for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
         char *out, *errs;
@@ -518,6 +519,15 @@ static void test_injection(void **state)
         }
         free(out), free(errs);
     }
+    /* kvx table refuses a --spec that is not a spec's name before any SQL;
+     * the store still binds the name it is given, whatever it holds. */
+    TableOpts o = {.sel.spec = "contention' OR 1=1 --"};
+    char *text = NULL;
+    KvxError err = {0};
+    assert_int_equal(table_text("a.db", &o, &text, &err), -1);
+    assert_non_null(strstr(err.msg, "no cases of spec 'contention' OR 1=1 --'"));
+    kvx_error_clear(&err);
+    free(text);
     sqlite3 *db = open_db(tmp_path("a.db"));
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM cases", -1, &q, NULL), 0);
@@ -537,7 +547,7 @@ static void test_bad_usage(void **state)
     free(out), free(errs);
     assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"),
                              "--format", "xml", NULL), 2);
-    assert_non_null(strstr(errs, "--format wants md, csv or json"));
+    assert_non_null(strstr(errs, "kvx table: --format is 'xml' (expected md, csv or json)"));
     free(out), free(errs);
     assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--rows",
                              "n", "--cols", "n", NULL), 2);
@@ -844,7 +854,7 @@ static void test_compare_noise(void **state)
     rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("quiet.db"),
                  tmp_path("quiet2.db"), "--min-diff", "-1", NULL);
     assert_int_equal(rc, 2);
-    assert_non_null(strstr(errs, "--min-diff wants a relative difference"));
+    assert_non_null(strstr(errs, "kvx compare: --min-diff is '-1' (expected a relative difference"));
     free(out), free(errs);
 }
 
