@@ -126,6 +126,9 @@ static const CliOpt table_opts[] = {
     CLI_OPT("best", 0, CLI_FLAG, NULL, NULL,
             "per value of the --rows axes, the best passing case (named by the other axes that vary), its "
             "value and the runner-up's", TA(o.best)),
+    CLI_OPT("beside", 0, CLI_STRING, "AXIS=V,...", NULL,
+            "with --best: the cases at these values (a library's calls, imported) are shown beside the best, "
+            "not among its candidates, with how many times better the best is", TA(o.beside)),
     OPT_OUT_FILE(TA(out)),
     {0},
 };

@@ -46,6 +46,9 @@ typedef struct TableOpts {
                                   mismatched cases) shows it, marked with its status */
     double min_diff;           /* compare: smallest |B - A| / |A| that is marked; 0: none */
     int best;                  /* table: per row, the best case instead of a pivot */
+    const char *beside;        /* with best: "AXIS=V1,V2...": the cases at those values (a
+                                  library's calls) are not candidates but shown beside the
+                                  best, the best of them with the ratio; NULL: none */
 } TableOpts;
 
 /* Pivot the selected cases and write the table.  0, or -1 with err
@@ -53,7 +56,9 @@ typedef struct TableOpts {
  * line per value tuple of the rows axes with the best passing case among the
  * matching ones (lowest time, error or count; highest bandwidth, % of peak or
  * rate; a speed-up reverses it), named by the other axes that vary, and the
- * runner-up with the margin between them (md or csv). */
+ * runner-up with the margin between them (md or csv); with o->beside, the best
+ * of the cases at the beside values next to it, and how many times better the
+ * best is (>1: the best wins). */
 int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err);
 
 /* Side by side: a table over A and one over B with the same options (ratio and

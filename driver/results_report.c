@@ -223,6 +223,7 @@ static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const Repor
     o.value = t->value;
     o.ratio = t->ratio;
     o.best = t->best;
+    o.beside = t->beside;
     o.baseline = baseline;
     o.where = t->where;
     o.spec = spec;

@@ -660,8 +660,45 @@ typedef struct Best {
     FILE *out;
     int ch[RESULTS_MAX_AXES], nch;
     int lower, csv;
-    StrBuf k, a, b;
+    int bax;                    /* --beside: its axis, -1 for none */
+    unsigned char *bval;        /* per value of bax: 1 = beside, not a candidate */
+    StrBuf k, a, b, c;
 } Best;
+
+/* Parse o->beside ("AXIS=V1,V2") into x->bax and x->bval.  0, or -1 with err. */
+static int beside_parse(Best *x, const char *spec, KvxError *err)
+{
+    const CaseSet *cs = x->cs;
+    x->bax = -1;
+    if (!spec)
+        return 0;
+    const char *eq = strchr(spec, '=');
+    for (int a = 0; eq && a < cs->naxes && x->bax < 0; a++)
+        if (strlen(cs->axes[a].name) == (size_t)(eq - spec) && !strncmp(cs->axes[a].name, spec, eq - spec))
+            x->bax = a;
+    if (x->bax < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "--beside '%s': expected AXIS=VALUE[,VALUE...] over an axis of the table",
+                      spec);
+        return -1;
+    }
+    const AxisInfo *ax = &cs->axes[x->bax];
+    x->bval = xcalloc(ax->nvals ? ax->nvals : 1, 1);
+    for (const char *v = eq + 1; *v;) {
+        size_t len = strcspn(v, ",");
+        /* A value no case has is no error: a report names the library's calls
+         * whether or not they were imported, and its columns then show "-". */
+        for (int i = 0; i < ax->nvals; i++)
+            if (strlen(ax->vals[i].text) == len && !strncmp(ax->vals[i].text, v, len))
+                x->bval[i] = 1;
+        v += len + (v[len] == ',');
+    }
+    return 0;
+}
+
+static int is_beside(const Best *x, const Rec *r)
+{
+    return x->bax >= 0 && r->ax[x->bax] >= 0 && x->bval[r->ax[x->bax]];
+}
 
 static void best_head(Best *x)
 {
@@ -672,8 +709,9 @@ static void best_head(Best *x)
     if (x->csv) {
         for (int j = 0; j < p->nra; j++)
             fprintf(out, "%s,", cs->axes[p->ra[j]].name);
-        fprintf(out, "best,%s,candidates,runner_up,runner_up_%s,margin\n", cs->value_name,
-                cs->value_name);
+        fprintf(out, "best,%s,candidates,runner_up,runner_up_%s,margin%s%s%s\n", cs->value_name,
+                cs->value_name, x->bax >= 0 ? ",beside,beside_" : "", x->bax >= 0 ? cs->value_name : "",
+                x->bax >= 0 ? ",best_vs_beside" : "");
         return;
     }
     sb_reset(&x->a);
@@ -687,23 +725,25 @@ static void best_head(Best *x)
     fputs("|", out);
     for (int j = 0; j < p->nra; j++)
         fprintf(out, " %s |", cs->axes[p->ra[j]].name);
-    fprintf(out, " best | %s | of | runner-up | its %s | margin |\n|", cs->value_name,
-            cs->value_name);
-    for (int j = 0; j < p->nra + 6; j++)
-        fputs(j < p->nra || j == p->nra || j == p->nra + 3 ? " --- |" : " ---: |", out);
+    fprintf(out, " best | %s | of | runner-up | its %s | margin |", cs->value_name, cs->value_name);
+    if (x->bax >= 0)
+        fprintf(out, " beside | its %s | best vs beside |", cs->value_name);
+    fputs("\n|", out);
+    for (int j = 0; j < p->nra + (x->bax >= 0 ? 9 : 6); j++)
+        fputs(j < p->nra || j == p->nra || j == p->nra + 3 || j == p->nra + 6 ? " --- |" : " ---: |", out);
     fputs("\n", out);
 }
 
 /* The best and the runner-up among the passing cases of row key (-1 where
  * there is none); returns how many cases competed. */
-static int best_pick(const Best *x, const int *key, int *best, int *second)
+static int best_pick(const Best *x, const int *key, int beside, int *best, int *second)
 {
     const CaseSet *cs = x->cs;
     int n = 0;
     *best = *second = -1;
     for (int i = 0; i < cs->nrecs; i++) {
         const Rec *rec = &cs->recs[i];
-        int in = rec->match && !isnan(rec->v) && !rec->vstatus && !rec->fail;
+        int in = rec->match && !isnan(rec->v) && !rec->vstatus && !rec->fail && is_beside(x, rec) == beside;
         for (int j = 0; j < x->p->nra && in; j++)
             in = rec->ax[x->p->ra[j]] == key[j];
         if (!in)
@@ -733,13 +773,25 @@ static void best_margin(const Best *x, const Rec *best, const Rec *second, char 
         snprintf(buf, n, x->csv ? "%.4g" : "%.3fx%s", m, x->csv ? "" : close ? " (noise)" : "");
 }
 
+/* How many times better best is than the beside case lib: lib's time over
+ * best's (lower is better), or best's rate over lib's; "(noise)" as in
+ * best_margin.  Below 1 where the beside case wins. */
+static void best_versus(const Best *x, const Rec *best, const Rec *lib, char *buf, size_t n)
+{
+    double m = x->lower ? lib->v / best->v : best->v / lib->v;
+    double nz = fmax(best->noise, lib->noise);
+    int close = !isnan(nz) && fabs(m - 1) <= nz;
+    if (isfinite(m))
+        snprintf(buf, n, x->csv ? "%.4g" : "%.3fx%s", m, x->csv ? "" : close ? " (noise)" : "");
+}
+
 static void best_row(Best *x, int r)
 {
     const CaseSet *cs = x->cs;
     const Pivot *p = x->p;
     const int *key = &p->rkeys[r * (p->nra ? p->nra : 1)];
-    int best, second;
-    int n = best_pick(x, key, &best, &second);
+    int best, second, lib = -1, lib2;
+    int n = best_pick(x, key, 0, &best, &second);
     results_table_key_text(cs, p->ra, p->nra, key, x->csv ? "," : " | ", &x->k);
     char v1[64] = "", v2[64] = "", margin[32] = "";
     if (best >= 0)
@@ -749,25 +801,40 @@ static void best_row(Best *x, int r)
         best_margin(x, &cs->recs[best], &cs->recs[second], margin, sizeof margin);
     }
     if (x->csv)
-        fprintf(x->out, "%s%s%s,%s,%d,%s,%s,%s\n", sb_str(&x->k), p->nra ? "," : "",
+        fprintf(x->out, "%s%s%s,%s,%d,%s,%s,%s", sb_str(&x->k), p->nra ? "," : "",
                 best >= 0 ? sb_str(&x->a) : "", v1, n, second >= 0 ? sb_str(&x->b) : "", v2,
                 margin);
     else
-        fprintf(x->out, "| %s%s%s | %s | %d | %s | %s | %s |\n", sb_str(&x->k),
+        fprintf(x->out, "| %s%s%s | %s | %d | %s | %s | %s |", sb_str(&x->k),
                 p->nra ? " | " : "", best >= 0 ? sb_str(&x->a) : "(none passed)", v1, n,
                 second >= 0 ? sb_str(&x->b) : "-", v2, margin);
+    if (x->bax >= 0) {
+        char v3[64] = "", vs[32] = "";
+        if (best_pick(x, key, 1, &lib, &lib2) && lib >= 0) {
+            best_describe(cs, &cs->recs[lib], &x->bax, 1, x->o, x->csv, &x->c, v3, sizeof v3);
+            if (best >= 0)
+                best_versus(x, &cs->recs[best], &cs->recs[lib], vs, sizeof vs);
+        }
+        fprintf(x->out, x->csv ? ",%s,%s,%s" : " %s | %s | %s |", lib >= 0 ? sb_str(&x->c) : "-", v3, vs);
+    }
+    fputs("\n", x->out);
 }
 
-static void write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
+static int write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out, KvxError *err)
 {
     Best x = {.cs = cs, .p = p, .o = o, .out = out, .lower = lower_better(cs->unit, o->ratio),
               .csv = o->format == RESULTS_CSV};
     x.nch = choice_axes(cs, p, x.ch);
-    sb_init(&x.k), sb_init(&x.a), sb_init(&x.b);
-    best_head(&x);
-    for (int r = 0; r < p->nr; r++)
-        best_row(&x, r);
-    sb_free(&x.k), sb_free(&x.a), sb_free(&x.b);
+    sb_init(&x.k), sb_init(&x.a), sb_init(&x.b), sb_init(&x.c);
+    int rc = beside_parse(&x, o->beside, err);
+    if (!rc) {
+        best_head(&x);
+        for (int r = 0; r < p->nr; r++)
+            best_row(&x, r);
+    }
+    free(x.bval);
+    sb_free(&x.k), sb_free(&x.a), sb_free(&x.b), sb_free(&x.c);
+    return rc;
 }
 
 int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
@@ -779,8 +846,11 @@ int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
         return -1;
     }
     int rc = results_table_build(db, &o->sel, o, NULL, 0, &cs, &p, err);
-    if (!rc && o->best) {
-        write_best(&cs, &p, o, out);
+    if (!rc && !o->best && o->beside) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "--beside goes with --best");
+        rc = -1;
+    } else if (!rc && o->best) {
+        rc = write_best(&cs, &p, o, out, err);
     } else if (!rc) {
         if (o->format == RESULTS_CSV)
             write_csv(&cs, &p, o, out);

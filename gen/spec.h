@@ -169,6 +169,7 @@ typedef struct ReportTable {
     const char *value;
     int ratio;          /* 1: divide by the baseline; 2: speed-up (baseline / value) */
     int best;           /* 1: per row, the best case and its runner-up (no cols) */
+    const char *beside; /* best: "AXIS=V,...", cases shown beside the best (kvx table --beside) */
     int failed_values;  /* 1: a failed case's stored value (a timed mismatch) shows, marked */
     const char *where;
     SrcPos pos;

@@ -567,7 +567,7 @@ static int report_axes(Loader *L, yaml_node_t *n, const char *name, const char *
 }
 
 /* A report table's scalar keys: title, value, where, ratio or speedup, best,
- * failed_values. */
+ * beside, failed_values. */
 static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
 {
     yaml_node_t *n;
@@ -588,6 +588,10 @@ static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
         r->ratio = 2;
     if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
         return -1;
+    if ((n = get(L, t, "beside")) && loader_string(L, n, "beside", &r->beside))
+        return -1;
+    if (r->beside && !r->best)
+        return loader_fail(L, n, "beside: goes with best: true");
     if ((n = get(L, t, "failed_values")) && loader_bool(L, n, "failed_values", &r->failed_values))
         return -1;
     return 0;
@@ -597,7 +601,7 @@ static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
 static int report_table(Loader *L, yaml_node_t *t)
 {
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
-                                  {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"failed_values", 0},
+                                  {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"beside", 0}, {"failed_values", 0},
                                   {"where", 0}, {0}};
     if (loader_check_keys(L, t, keys, "a report table"))
         return -1;

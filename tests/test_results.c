@@ -312,6 +312,35 @@ static void test_best(void **state)
     free(out), free(errs);
 }
 
+/* --best --beside: the cases at the beside values leave the candidates and
+ * stand beside the best with how many times better the best is. */
+static void test_best_beside(void **state)
+{
+    char *out, *errs;
+    int rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec",
+                     "contention", "--rows", "hit_rate", "--best", "--beside", "strategy=block_smem",
+                     "--where", "counter == \"u64\" && n == 2^24", NULL);
+    if (rc != 0)
+        fail_msg("kvx table --best --beside: %s", errs);
+    assert_non_null(strstr(out, "| margin | beside | its median_ms | best vs beside |"));
+    /* at 0.5 block_smem (34.1 us) was the best; beside, naive (154 us) is
+     * the only candidate left, 0.221x of it */
+    assert_non_null(strstr(out, "| 0.5 | strategy=naive | 154 us | 1 | - |  |  | strategy=block_smem | 34.1 us | 0.221x |"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec", "contention",
+                 "--rows", "hit_rate", "--best", "--beside", "strategy=nosuch", "--where",
+                 "counter == \"u64\" && n == 2^24", NULL);
+    assert_int_equal(rc, 0);     /* not imported: the columns say "-" */
+    assert_non_null(strstr(out, "| 0.5 | strategy=block_smem | 34.1 us | 2 | strategy=naive | 154 us | 4.5"));
+    assert_non_null(strstr(out, " | - |  |  |\n"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--spec", "contention",
+                 "--rows", "hit_rate", "--cols", "strategy", "--beside", "strategy=naive", NULL);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(errs, "--beside goes with --best"));
+    free(out), free(errs);
+}
+
 static void test_two_axes_each(void **state)
 {
     const char *rows[] = {"n", "hit_rate"}, *cols[] = {"counter", "strategy"};
@@ -1321,6 +1350,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_axis_each),
         cmocka_unit_test(test_best),
+        cmocka_unit_test(test_best_beside),
         cmocka_unit_test(test_two_axes_each),
         cmocka_unit_test(test_missing_and_failed_cells),
         cmocka_unit_test(test_multi_row_cells),
