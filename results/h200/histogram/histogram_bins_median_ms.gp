@@ -9,7 +9,7 @@ set logscale x 2
 set logscale y
 set terminal svg size 900,540 dynamic noenhanced
 set output 'histogram_bins_median_ms.svg'
-plot for [i=2:11] 'histogram_bins_median_ms.csv' using 1:i with linespoints title columnheader(i)
+plot for [i=2:16] 'histogram_bins_median_ms.csv' using 1:i with linespoints title columnheader(i)
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
   set terminal pngcairo size 900,540 noenhanced
 } else {
