@@ -15,7 +15,7 @@
 {{!   swar_shift  log2(width) - 2, for swar                                                  }}
 {{!   items       samples per thread per tile (cub_*)                                        }}
 {{!   rows        vec16_thread: 128-byte rows of a warp's counters, four bins a row per lane  }}
-{{!   private_drain  vec16_private: loads between emptyings of the 16-bit counters          }}
+{{!   private_drain  vec16_private: most loads between emptyings of the 16-bit counters     }}
 {{!   resident    blocks per SM a persistent grid keeps resident                            }}
 {{! The strategies are a ladder: each adds one idea to one before it (see doc: in the spec).   }}
 {{#if strategy == "cub_atomic" || strategy == "cub_sort"}}
@@ -318,46 +318,68 @@ struct Tally {
 
 {{#elif strategy == "vec16_private"}}
 /* Counts into the thread's own 16-bit counters in shared memory with shared
- * atomics that return nothing: unlike vec16_thread's load and store, an atomic
- * leaves no dependence for the next value to wait on, and unlike vec16_warp's
- * no two lanes of a warp, nor two warps, ever touch one word, so no bank
- * conflicts and no queueing on a hot word.  Value v counts in the low (v < 128)
- * or high half of word (v % 128) * 32 of the lane's column; 256 counters of 2
- * bytes make 512 bytes a thread.  Every {{private_drain}} loads (at most 65520 values,
- * so no half passes 65535) the thread empties its counters into wrap_s. */
+ * reductions that return nothing: unlike vec16_thread's load and store, a
+ * reduction leaves no dependence for the next value to wait on, and unlike
+ * vec16_warp's no two lanes of a warp, nor two warps, ever touch one word, so
+ * no bank conflicts and no queueing on a hot word.  Value v counts in half
+ * v % 2 of word v / 2 of the lane's column (a row of 32 words per word index);
+ * 256 counters of 2 bytes make 512 bytes a thread, {{block}} threads in one
+ * block an SM, in dynamic shared memory.  Every {{private_drain}} loads (at most 65520
+ * values, so no half passes 65535) the thread empties its counters into
+ * wrap_s.  The arithmetic per value is a byte picked out twice (the even part
+ * for the row, the low bit for the half) and two multiply-adds, which run on
+ * the FMA pipe beside the integer one.  Four loads stay in flight while four
+ * are counted: {{block // 32}} warps with two each left the SMs waiting on memory. */
 struct Tally {
-    unsigned *col;              /* the lane's column: word v % 128 at col[(v % 128) * 32] */
+    unsigned col;               /* shared address of the lane's word in row 0 */
+    unsigned *col_p;            /* the same, as a pointer */
     unsigned *wrap_s;
     int loads = 0;
 
-    __device__ void add(unsigned v)
+    __device__ void red(unsigned row2, unsigned bit)   /* row2 = v & ~1, bit = v & 1 */
     {
-        atomicAdd(&col[(v & 127u) * 32], v < 128u ? 1u : 0x10000u);
+        const unsigned a = row2 * 64u + col, inc = bit * 0xffffu + 1u;
+        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(a), "r"(inc) : "memory");
     }
-    __device__ void add_load(uint4 chunk)
+    __device__ void add_word(unsigned w)
     {
-        const unsigned words[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
-#pragma unroll
-        for (int w = 0; w < 4; w++)
-#pragma unroll
-            for (int k = 0; k < 4; k++)     /* little-endian: memory order */
-                add(words[w] >> 8 * k & 0xffu);
-        if (++loads == {{private_drain}}) {
+        const unsigned even = w & 0xfefefefeu, low = w & 0x01010101u;
+        red(even & 0xffu, low & 0xffu);
+        red(__byte_perm(even, 0, 0x4441), __byte_perm(low, 0, 0x4441));
+        red(__byte_perm(even, 0, 0x4442), __byte_perm(low, 0, 0x4442));
+        red(even >> 24, low >> 24);
+    }
+    __device__ void add_load(uint4 chunk)     /* then counted(): no check per load */
+    {
+        add_word(chunk.x);
+        add_word(chunk.y);
+        add_word(chunk.z);
+        add_word(chunk.w);
+    }
+    __device__ void counted(int k)     /* after k loads: empty the counters in time */
+    {
+        loads += k;
+        if (loads > {{private_drain}} - 4) {
             drain();
             loads = 0;
         }
     }
-    __device__ void drain()
+    __device__ void add(unsigned v)     /* one value past the last full load */
+    {
+        red(v & 0xfeu, v & 1u);
+    }
+    /* Out of line: the loop keeps its registers, and runs it once in 4092 loads. */
+    __device__ __noinline__ void drain()
     {
 #pragma unroll 1
         for (int r = 0; r < 128; r++) {
-            const unsigned x = col[r * 32];
+            const unsigned x = col_p[r * 32];
             if (x) {
-                col[r * 32] = 0;
+                col_p[r * 32] = 0;
                 if (x & 0xffffu)
-                    atomicAdd(&wrap_s[r], x & 0xffffu);
+                    atomicAdd(&wrap_s[2 * r], x & 0xffffu);
                 if (x >> 16)
-                    atomicAdd(&wrap_s[r + 128], x >> 16);
+                    atomicAdd(&wrap_s[2 * r + 1], x >> 16);
             }
         }
     }
@@ -400,8 +422,8 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
  * all, instead of one per value; and two loads in flight per thread, since
  * counting a load takes long enough to leave the memory idle otherwise. */
 {{#elif strategy == "vec16_private"}}
-/* As vec16_thread, with 16-bit counters added by shared atomics (Tally), 16 KB a
- * warp, {{resident * block // 32}} warps an SM. */
+/* As vec16_thread, with 16-bit counters added by shared reductions (Tally), 16 KB
+ * a warp, {{resident * block // 32}} warps an SM. */
 {{#elif strategy == "vec16_values"}}
 /* As vec16_warp, counting byte values rather than bins (Tally), {{copies}} copies of
  * 256 counters, binned at the end. */
@@ -470,10 +492,10 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     for (int b = threadIdx.x; b <= {{bins}}; b += blockDim.x)
         hist_s[b] = 0;
 {{#elif strategy == "vec16_private"}}
-    __shared__ unsigned cnt_s[{{block // 32}}][128][32];      /* warp, row, lane: two 16-bit counters */
-    __shared__ unsigned hist_s[256];                          /* the drained counts */
+    extern __shared__ __align__(16) unsigned cnt_d[];      /* [warp][128 rows][32 lanes]: two 16-bit counters */
+    __shared__ unsigned hist_s[256];                       /* the drained counts */
     for (int k = threadIdx.x; k < {{block * 128}}; k += blockDim.x)
-        (&cnt_s[0][0][0])[k] = 0;
+        cnt_d[k] = 0;
     for (int b = threadIdx.x; b < 256; b += blockDim.x)
         hist_s[b] = 0;
 {{#elif strategy == "vec16_values"}}
@@ -529,7 +551,8 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {{#elif strategy == "vec16_values"}}
     Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
 {{#elif strategy == "vec16_private"}}
-    Tally tally{&cnt_s[threadIdx.x / 32][0][threadIdx.x % 32], hist_s};
+    unsigned *const mine = &cnt_d[threadIdx.x / 32 * 4096 + threadIdx.x % 32];
+    Tally tally{(unsigned)__cvta_generic_to_shared(mine), mine, hist_s};
 {{#elif copies > 1}}
     Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
 {{#else}}
@@ -538,7 +561,34 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     const uint4 *in16 = reinterpret_cast<const uint4 *>(in);     /* in is 256-byte aligned */
     const int n16 = n / {{vec}};
     const int first = blockIdx.x * blockDim.x + threadIdx.x;
-{{#if strategy == "vec16_thread" || strategy == "vec16_private"}}
+{{#if strategy == "vec16_private"}}
+    const int stride = gridDim.x * blockDim.x;
+    int i = first;
+    if (i + 3 * stride < n16) {     /* the next four loads in flight while four are counted */
+        uint4 a = in16[i], b = in16[i + stride], c = in16[i + 2 * stride], d = in16[i + 3 * stride];
+        for (; i + 7 * stride < n16; i += 4 * stride) {     /* each reloaded once counted */
+            tally.add_load(a);
+            a = in16[i + 4 * stride];
+            tally.add_load(b);
+            b = in16[i + 5 * stride];
+            tally.add_load(c);
+            c = in16[i + 6 * stride];
+            tally.add_load(d);
+            d = in16[i + 7 * stride];
+            tally.counted(4);
+        }
+        tally.add_load(a);
+        tally.add_load(b);
+        tally.add_load(c);
+        tally.add_load(d);
+        tally.counted(4);
+        i += 4 * stride;
+    }
+    for (; i < n16; i += stride) {
+        tally.add_load(in16[i]);
+        tally.counted(1);
+    }
+{{#elif strategy == "vec16_thread"}}
     const int stride = gridDim.x * blockDim.x;
     int i = first;
     if (i + stride < n16) {     /* the next two loads in flight while two are counted */
@@ -608,12 +658,12 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     __syncthreads();
     /* Warp w adds rows w, w + {{block // 32}}, ...: lane l reads its word of the row in
      * every warp's counters, the warp sums the halves (at most 32 x {{block // 32}} x 65535
-     * each, in 32 bits): value r in lo, value r + 128 in hi. */
+     * each, in 32 bits): value 2r in lo, value 2r + 1 in hi. */
     for (int r = threadIdx.x / 32; r < 128; r += {{block // 32}}) {
         unsigned lo = 0, hi = 0;
 #pragma unroll
         for (int q = 0; q < {{block // 32}}; q++) {
-            const unsigned x = cnt_s[q][r][threadIdx.x % 32];
+            const unsigned x = cnt_d[q * 4096 + r * 32 + threadIdx.x % 32];
             lo += x & 0xffffu;
             hi += x >> 16;
         }
@@ -621,7 +671,7 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
         hi = warp_sum(hi);
         const int j = threadIdx.x % 32;
         if (j < 2) {
-            const int b = r + 128 * j;
+            const int b = 2 * r + j;
             const unsigned total = (j ? hi : lo) + hist_s[b];
             if (total)
                 atomicAdd(&hist[b], total);
