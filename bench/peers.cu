@@ -1071,8 +1071,10 @@ int main(int argc, char **argv)
     }
     const Family *fam = family_for(peer_check_ref(s), peer_spec_name(s));
     if (!fam) {
-        fprintf(stderr, "kvx-peers: %s: no peer for a check of '%s' (peers stand beside histogram(...), "
-                "count_below(...) and count_below_by(..., 1))\n", o.spec, peer_check_ref(s));
+        const char *ref = peer_check_ref(s);
+        fprintf(stderr, "kvx-peers: %s: no peer for %s%s%s (peers stand beside histogram(...), count_below(...) "
+                "and count_below_by(..., 1))\n", o.spec, *ref ? "a check of '" : "a first check that is no host "
+                "reference call", ref, *ref ? "'" : "");
         rc = 2;
     } else if (peer_select(s, o.where, fam->filter, err, sizeof err) < 0) {
         fprintf(stderr, "kvx-peers: %s\n", err);
