@@ -1024,7 +1024,9 @@ int time_rows(PeerSet *s, const Family &fam, std::vector<RowPlan> &plans, Gpu &g
                 x.r = Result();
                 x.r.status = "launch_error";
                 x.r.detail = cuda_err;
-                /* A sticky error leaves the context unusable: stop, as a worker would. */
+                /* A sticky error leaves the context unusable: stop, as a worker
+                 * would; another is cleared and the next call goes on. */
+                cudaGetLastError();
                 cudaError_t e = cudaDeviceSynchronize();
                 if (e != cudaSuccess) {
                     fprintf(stderr, "kvx-peers: %s at %s: %s; the context is lost (%s)\n", d.name, peer_label(s, r),
@@ -1042,8 +1044,8 @@ int time_rows(PeerSet *s, const Family &fam, std::vector<RowPlan> &plans, Gpu &g
     std::stable_sort(ms.begin(), ms.end(), [](const Measured &a, const Measured &b) { return a.row < b.row; });
     if (int rc = write_out(s, g, o, ms))
         return rc;
-    fprintf(stderr, "kvx-peers: %zu rows (%d rows of the spec, %d distinct inputs), %d not ok%s%s\n", ms.size(),
-            peer_rows(s), peer_generated(s), bad, o.out ? "; written to " : "", o.out ? o.out : "");
+    fprintf(stderr, "kvx-peers: %zu calls timed at %zu rows, %d not ok; %d input buffers generated%s%s\n", ms.size(),
+            input_order(plans).size(), bad, peer_generated(s), o.out ? "; written to " : "", o.out ? o.out : "");
     return bad ? 1 : 0;
 }
 
