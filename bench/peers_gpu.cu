@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <exception>
 #include <memory>
 
 std::string cuda_err;
@@ -297,7 +298,7 @@ struct ThrustCount : Call {
         try {
             count = (long long)thrust::count_if(thrust::cuda::par.on(st), thrust::device_pointer_cast(in),
                                                 thrust::device_pointer_cast(in) + n, BelowPred{thr});
-        } catch (const thrust::system_error &e) {
+        } catch (const std::exception &e) { /* thrust::system_error, a failed allocation */
             cuda_err = std::string("thrust::count_if: ") + e.what();
             return false;
         }
@@ -361,6 +362,7 @@ std::unique_ptr<Call> make_call(Kind k, const RowPlan &p, const void *d)
     return nullptr;
 }
 
+/* ---- measuring one call: worker_launch_once, worker_verify_case, worker_measure_case ---- */
 
 bool sample_batch(Gpu &g, Call &c, int flush_mode, int k)
 {
