@@ -314,13 +314,20 @@ int peer_select(PeerSet *s, const char *where, const char *filter, char *err, si
         fail_kvx(&e, err, n);
         goto done;
     }
-    s->rows = xcalloc((size_t)np + 1, sizeof *s->rows);
+    /* Rows grow as groups are found: a CaseDesc is some 20 KB, and a row per
+     * point of a large plan would be gigabytes. */
+    int cap = 16;
+    s->rows = xcalloc((size_t)cap, sizeof *s->rows);
     for (int i = 0; i < np; i++) {
         if (!sel[i])
             continue;
         GroupCtx g = {s, group_point, i};
         int k = hidx_add(&idx, group_hash(s, i), s->nrows, same_group, &g);
         if (k < 0) {
+            if (s->nrows == cap) {
+                s->rows = xrealloc(s->rows, sizeof *s->rows * (size_t)(cap *= 2));
+                memset(s->rows + s->nrows, 0, sizeof *s->rows * (size_t)(cap - s->nrows));
+            }
             group_point[s->nrows] = i;
             s->rows[s->nrows++].point = i;
         } else if (is_baseline(s, i) && !is_baseline(s, s->rows[k].point)) {
