@@ -320,34 +320,34 @@ struct Tally {
 /* Counts into the thread's own 16-bit counters in shared memory with shared
  * reductions that return nothing: unlike vec16_thread's load and store, a
  * reduction leaves no dependence for the next value to wait on, and unlike
- * vec16_warp's no two lanes of a warp, nor two warps, ever touch one word, so
- * no bank conflicts and no queueing on a hot word.  Value v counts in half
- * v % 2 of word v / 2 of the lane's column (a row of 32 words per word index);
- * 256 counters of 2 bytes make 512 bytes a thread, {{block}} threads in one
- * block an SM, in dynamic shared memory.  Every {{private_drain}} loads (at most 65520
- * values, so no half passes 65535) the thread empties its counters into
- * wrap_s.  The arithmetic per value is a byte picked out twice (the even part
- * for the row, the low bit for the half) and two multiply-adds, which run on
- * the FMA pipe beside the integer one.  Four loads stay in flight while four
- * are counted: {{block // 32}} warps with two each left the SMs waiting on memory. */
+ * vec16_warp's no two lanes of a warp ever touch one word, so no bank
+ * conflicts.  Two warps share each word, the even warp in its low half, the
+ * odd one in its high half: value v counts in word v of the lane's column
+ * (rows of 32 words), so a value costs a byte picked out, one multiply-add
+ * for its address and the reduction, the half being the thread's own constant.
+ * 256 counters of 2 bytes make 512 bytes a thread, {{block}} threads in one block an
+ * SM, in dynamic shared memory.  Every {{private_drain}} loads or so (at most 65520
+ * values, so no half passes 65535 and carries into the other warp's) the thread
+ * empties its counters into wrap_s.  Four loads stay in flight while four
+ * are counted: with two, {{block // 32}} warps left the SMs waiting on memory
+ * (eight measured slower). */
 struct Tally {
     unsigned col;               /* shared address of the lane's word in row 0 */
     unsigned *col_p;            /* the same, as a pointer */
     unsigned *wrap_s;
+    unsigned inc;               /* 1 (even warp) or 0x10000 (odd warp) */
     int loads = 0;
 
-    __device__ void red(unsigned row2, unsigned bit)   /* row2 = v & ~1, bit = v & 1 */
+    __device__ void red(unsigned v)
     {
-        const unsigned a = row2 * 64u + col, inc = bit * 0xffffu + 1u;
-        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(a), "r"(inc) : "memory");
+        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(v * 128u + col), "r"(inc) : "memory");
     }
     __device__ void add_word(unsigned w)
     {
-        const unsigned even = w & 0xfefefefeu, low = w & 0x01010101u;
-        red(even & 0xffu, low & 0xffu);
-        red(__byte_perm(even, 0, 0x4441), __byte_perm(low, 0, 0x4441));
-        red(__byte_perm(even, 0, 0x4442), __byte_perm(low, 0, 0x4442));
-        red(even >> 24, low >> 24);
+        red(w & 0xffu);
+        red(__byte_perm(w, 0, 0x4441));
+        red(__byte_perm(w, 0, 0x4442));
+        red(w >> 24);
     }
     __device__ void add_load(uint4 chunk)     /* then counted(): no check per load */
     {
@@ -359,27 +359,27 @@ struct Tally {
     __device__ void counted(int k)     /* after k loads: empty the counters in time */
     {
         loads += k;
-        if (loads > {{private_drain}} - 4) {
+        if (loads > {{private_drain}} - 4) {     /* never past {{private_drain}} */
             drain();
             loads = 0;
         }
     }
     __device__ void add(unsigned v)     /* one value past the last full load */
     {
-        red(v & 0xfeu, v & 1u);
+        red(v);
     }
-    /* Out of line: the loop keeps its registers, and runs it once in 4092 loads. */
+    /* Out of line: the loop keeps its registers, and runs it once in about
+     * {{private_drain}} loads.  The other half of each word is another thread's, counting on:
+     * take this thread's half out with an atomic subtraction. */
     __device__ __noinline__ void drain()
     {
+        const unsigned shift = inc == 1u ? 0 : 16;
 #pragma unroll 1
-        for (int r = 0; r < 128; r++) {
-            const unsigned x = col_p[r * 32];
-            if (x) {
-                col_p[r * 32] = 0;
-                if (x & 0xffffu)
-                    atomicAdd(&wrap_s[2 * r], x & 0xffffu);
-                if (x >> 16)
-                    atomicAdd(&wrap_s[2 * r + 1], x >> 16);
+        for (int r = 0; r < 256; r++) {
+            const unsigned mine = col_p[r * 32] >> shift & 0xffffu;
+            if (mine) {
+                atomicSub(&col_p[r * 32], mine << shift);
+                atomicAdd(&wrap_s[r], mine);
             }
         }
     }
@@ -422,8 +422,8 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
  * all, instead of one per value; and two loads in flight per thread, since
  * counting a load takes long enough to leave the memory idle otherwise. */
 {{#elif strategy == "vec16_private"}}
-/* As vec16_thread, with 16-bit counters added by shared reductions (Tally), 16 KB
- * a warp, {{resident * block // 32}} warps an SM. */
+/* As vec16_thread, with 16-bit counters added by shared reductions (Tally), 32 KB
+ * a warp pair, {{resident * block // 32}} warps an SM. */
 {{#elif strategy == "vec16_values"}}
 /* As vec16_warp, counting byte values rather than bins (Tally), {{copies}} copies of
  * 256 counters, binned at the end. */
@@ -492,7 +492,7 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
     for (int b = threadIdx.x; b <= {{bins}}; b += blockDim.x)
         hist_s[b] = 0;
 {{#elif strategy == "vec16_private"}}
-    extern __shared__ __align__(16) unsigned cnt_d[];      /* [warp][128 rows][32 lanes]: two 16-bit counters */
+    extern __shared__ __align__(16) unsigned cnt_d[];      /* [warp pair][256 rows][32 lanes]: two warps' counters */
     __shared__ unsigned hist_s[256];                       /* the drained counts */
     for (int k = threadIdx.x; k < {{block * 128}}; k += blockDim.x)
         cnt_d[k] = 0;
@@ -551,8 +551,8 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {{#elif strategy == "vec16_values"}}
     Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
 {{#elif strategy == "vec16_private"}}
-    unsigned *const mine = &cnt_d[threadIdx.x / 32 * 4096 + threadIdx.x % 32];
-    Tally tally{(unsigned)__cvta_generic_to_shared(mine), mine, hist_s};
+    unsigned *const mine = &cnt_d[threadIdx.x / 64 * 8192 + threadIdx.x % 32];
+    Tally tally{(unsigned)__cvta_generic_to_shared(mine), mine, hist_s, threadIdx.x / 32 % 2 ? 0x10000u : 1u};
 {{#elif copies > 1}}
     Tally tally{hist_s[threadIdx.x / 32 % {{copies}}]};
 {{#else}}
@@ -657,25 +657,18 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {{#elif strategy == "vec16_private"}}
     __syncthreads();
     /* Warp w adds rows w, w + {{block // 32}}, ...: lane l reads its word of the row in
-     * every warp's counters, the warp sums the halves (at most 32 x {{block // 32}} x 65535
-     * each, in 32 bits): value 2r in lo, value 2r + 1 in hi. */
-    for (int r = threadIdx.x / 32; r < 128; r += {{block // 32}}) {
-        unsigned lo = 0, hi = 0;
+     * every warp pair's counters and adds both halves (at most {{block // 32}} x 65535 a
+     * lane, 32 times that a warp, in 32 bits); row r is value r. */
+    for (int r = threadIdx.x / 32; r < 256; r += {{block // 32}}) {
+        unsigned sum = 0;
 #pragma unroll
-        for (int q = 0; q < {{block // 32}}; q++) {
-            const unsigned x = cnt_d[q * 4096 + r * 32 + threadIdx.x % 32];
-            lo += x & 0xffffu;
-            hi += x >> 16;
+        for (int q = 0; q < {{block // 64}}; q++) {
+            const unsigned x = cnt_d[q * 8192 + r * 32 + threadIdx.x % 32];
+            sum += (x & 0xffffu) + (x >> 16);
         }
-        lo = warp_sum(lo);
-        hi = warp_sum(hi);
-        const int j = threadIdx.x % 32;
-        if (j < 2) {
-            const int b = 2 * r + j;
-            const unsigned total = (j ? hi : lo) + hist_s[b];
-            if (total)
-                atomicAdd(&hist[b], total);
-        }
+        sum = warp_sum(sum);
+        if (threadIdx.x % 32 == 0 && sum + hist_s[r])
+            atomicAdd(&hist[r], sum + hist_s[r]);
     }
 {{#elif strategy == "vec16_values"}}
     __syncthreads();
