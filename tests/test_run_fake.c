@@ -206,7 +206,23 @@ static void check_profile(const char *db_path, const char *log)
         dump(log);
         fail_msg("kvx run --profile printed no accounting");
     }
-    assert_int_equal(db_int(db_path, "SELECT json_extract(profile_json, '$.accounted') >= 0.9 FROM runs"), 1);
+    /* Under ASan the parent's own bookkeeping, which no stage names, runs
+     * several times slower and, on a loaded 2-core CI machine, has been seen
+     * to leave 82% named: the bound there is lower, not gone. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVX_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(KVX_TEST_ASAN)
+    const char *accounted = "SELECT json_extract(profile_json, '$.accounted') >= 0.75 FROM runs";
+#else
+    const char *accounted = "SELECT json_extract(profile_json, '$.accounted') >= 0.9 FROM runs";
+#endif
+    if (db_int(db_path, accounted) != 1) {
+        dump(log);
+        fail_msg("the profile names too little of the wall time (%s)", accounted);
+    }
     assert_int_equal(db_int(db_path, "SELECT abs((SELECT sum(value) FROM json_each(r.profile_json,"
                                      " '$.stages_s')) - r.wall_s) <= 0.05 * r.wall_s FROM runs r"),
                      1);
