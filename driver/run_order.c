@@ -28,11 +28,13 @@
  * (inputs.c), computes a host reference on a miss of its cache and runs a
  * reference kernel once per key it has not run, so a part costs one more
  * input generation and reference, which its estimate carries.  With
- * share = total / workers, a group of estimate C > share (and more than one
- * case) is cut, in case order, into k = min(cases, ceil(2 C / share)) parts
- * of about equal case cost: no part is above half a share, which keeps
- * the list-scheduling bound (makespan <= share + the largest unit) within
- * 1.5 shares. */
+ * share = total / workers, a group of estimate C > share (its cases'
+ * cost S plus its host cost H; more than one case) is cut, in case order,
+ * into k = min(cases, ceil(2 S / share)) parts of about S / k case cost
+ * each, k lowered until S / k >= H (a part repeats the host work: it must
+ * carry at least as much case work).  Parts of about half a share keep the
+ * list-scheduling bound (makespan <= share + the largest unit) near 1.5
+ * shares. */
 #include "run_internal.h"
 
 #include <math.h>
@@ -161,9 +163,9 @@ static void cut_group(const int *gstart, int g, const double *case_ms, double ho
     for (int i = a; i < end; i++) {
         acc += case_ms[i];
         int left = end - i - 1, parts_left = k - part - 1;
-        /* close when this part has its share, or when every case left must
-         * become a part of its own */
-        if (i + 1 < end && parts_left > 0 && (acc >= target || left == parts_left)) {
+        /* close at the boundary nearest this part's share, or when every
+         * case left must become a part of its own */
+        if (i + 1 < end && parts_left > 0 && (2 * acc + case_ms[i + 1] > 2 * target || left == parts_left)) {
             u[(*nu)++] = (Range){.cur = a, .end = i + 1, .group = g, .part = part++, .nparts = k,
                                  .est_ms = host + acc};
             a = i + 1;
@@ -193,7 +195,10 @@ Range *run_units(const int *gstart, int ngroups, const double *case_ms, const do
         double c = gms[g] + host_ms[g];
         int k = 1;
         if (splittable && nworkers > 1 && ncases > 1 && c > share)
-            k = (int)fmin(ncases, ceil(2 * c / share));
+            k = (int)fmin(ncases, ceil(2 * gms[g] / share));
+        /* a part repeats the group's host work: give none less case work */
+        while (k > 1 && host_ms[g] > gms[g] / k)
+            k--;
         if (k > 1) {
             cut_group(gstart, g, case_ms, host_ms[g], gms[g], k, u, &nu);
             (*nsplit)++;
