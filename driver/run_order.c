@@ -30,11 +30,11 @@
  * input generation and reference, which its estimate carries.  With
  * share = total / workers, a group of estimate C > share (its cases'
  * cost S plus its host cost H; more than one case) is cut, in case order,
- * into k = min(cases, ceil(2 S / share)) parts of about S / k case cost
- * each, k lowered until S / k >= H (a part repeats the host work: it must
- * carry at least as much case work).  Parts of about half a share keep the
- * list-scheduling bound (makespan <= share + the largest unit) near 1.5
- * shares. */
+ * into at most k = min(cases, ceil(2 S / share)) parts of about S / k case
+ * cost each (a part ends at the case boundary nearest that), k lowered
+ * until S / k >= H (a part repeats the host work: it must carry at least as
+ * much case work).  Parts of about half a share keep the list-scheduling
+ * bound (makespan <= share + the largest unit) near 1.5 shares. */
 #include "run_internal.h"
 
 #include <math.h>
@@ -153,8 +153,9 @@ static int unit_cmp(const void *a, const void *b)
     return x->cur - y->cur;
 }
 
-/* Cut group g (cost C of its cases, host its host cost) into k parts of about
- * C / k each, appended to u. */
+/* Cut group g (cases_ms of its cases, host its host cost) into at most k
+ * parts of about cases_ms / k each, each ending at the case boundary nearest
+ * that share, appended to u. */
 static void cut_group(const int *gstart, int g, const double *case_ms, double host, double cases_ms, int k,
                       Range *u, int *nu)
 {
@@ -162,10 +163,8 @@ static void cut_group(const int *gstart, int g, const double *case_ms, double ho
     double acc = 0, target = cases_ms / k;
     for (int i = a; i < end; i++) {
         acc += case_ms[i];
-        int left = end - i - 1, parts_left = k - part - 1;
-        /* close at the boundary nearest this part's share, or when every
-         * case left must become a part of its own */
-        if (i + 1 < end && parts_left > 0 && (2 * acc + case_ms[i + 1] > 2 * target || left == parts_left)) {
+        /* close at the boundary nearest this part's share of the cases */
+        if (i + 1 < end && part < k - 1 && 2 * acc + case_ms[i + 1] > 2 * target) {
             u[(*nu)++] = (Range){.cur = a, .end = i + 1, .group = g, .part = part++, .nparts = k,
                                  .est_ms = host + acc};
             a = i + 1;
