@@ -12,16 +12,18 @@
  * skipped with the reason.  Nothing stops the exploration but the user.
  * Cases are ordered by workload point, baseline first, so that a worker reuses
  * one generated input for every variant of a point and the differential check
- * has its baseline output.
+ * has its baseline output; the groups go out longest first (run_order.c).
  *
  * run_main is a list of stages over one RunSession: open (the spec, the
  * GPUs), plan (plan, references, every point resolved, the store, the case
- * list), compile (the compile thread), begin (the run row, the workers),
- * run_loop (run_loop.c: hand-out and results), finish (the summary, the
- * counter pass), close (one NULL-safe release of everything).
+ * list), run_order (run_order.c: the groups, longest first), compile (the
+ * compile thread), begin (the run row, the workers), run_loop (run_loop.c:
+ * hand-out and results), finish (the summary, the counter pass), close (one
+ * NULL-safe release of everything).
  *
- * Its helpers: cmd_run.c (the verb: options, settings), run_cases.c (the case list and the
- * closing summary), run_ref.c (reference keys), run_profile.c (the tally and
+ * Its helpers: cmd_run.c (the verb: options, settings), run_order.c (the
+ * workload groups, their estimates and the hand-out order), run_cases.c (the
+ * case list and the closing summary), run_ref.c (reference keys), run_profile.c (the tally and
  * where the time went), run_counters.c (--counters), driver/resolve.c (a case
  * into a CaseDesc); run_internal.h. */
 #include "run_internal.h"

@@ -1,7 +1,8 @@
 /* run_internal: what the files of `kvx run` share.  cmd_run.c is the verb
  * (its options, the settings they give); run.c is the supervisor (planning,
  * the compile thread, worker processes, storing results); run_loop.c hands
- * out cases and collects results; run_cases.c builds the case list (keys,
+ * out cases and collects results; run_order.c orders the workload groups
+ * for hand-out (longest first, long ones cut); run_cases.c builds the case list (keys,
  * order, JSON of axis values) and prints the best variants at the end;
  * driver/resolve.c turns one case into a self-contained CaseDesc.  Internal
  * to `kvx run`: cli.h's cmd_run is the public face. */
