@@ -194,8 +194,57 @@ static void fake_measure(const CaseDesc *c, CaseResult *res)
     res->mem_mhz = res->mem_max_mhz = FAKE_MEM_MHZ;
 }
 
-/* The case's steps but send and recv, which the caller timed, go to stats:
- * a fake worker has no other. */
+/* Workload keys whose baseline this process ran: a differential check has
+ * the baseline's output only where it ran, as in a real worker (oldest
+ * forgotten past FAKE_BASELINES). */
+#define FAKE_BASELINES 64
+static char baselines[FAKE_BASELINES][65];
+static int nbaselines;
+
+/* 1 when c has a check against the baseline's output that this process
+ * could not make (res skipped, with a real worker's words); else 0, the
+ * baseline itself noted. */
+static int baseline_missing(const CaseDesc *c, CaseResult *res)
+{
+    if (c->is_baseline) {
+        snprintf(baselines[nbaselines++ % FAKE_BASELINES], 65, "%s", c->workload_key);
+        return 0;
+    }
+    for (int k = 0; k < c->nchecks; k++) {
+        if (strcmp(c->checks[k].ref, "baseline"))
+            continue;
+        for (int i = 0; i < nbaselines && i < FAKE_BASELINES; i++)
+            if (!strcmp(baselines[i], c->workload_key))
+                return 0;
+        res->status = CASE_skipped;
+        snprintf(res->detail, sizeof res->detail, "no baseline output for '%s' at this workload point (the "
+                 "baseline variant has not run here, or it failed) (fake)", c->bufs[c->checks[k].buf].name);
+        return 1;
+    }
+    return 0;
+}
+
+/* KVX_FAKE_NS_PER_BYTE: an ok case sleeps that long per byte of its buffers,
+ * as sampling, so that a test sees busy workers and unequal groups. */
+static void fake_sleep(const CaseDesc *c, CaseResult *res)
+{
+    const char *v = getenv("KVX_FAKE_NS_PER_BYTE");
+    double ns = v ? atof(v) : 0, bytes = 0;
+    for (int i = 0; i < c->nbufs; i++)
+        bytes += (double)c->bufs[i].count * elem_types[c->bufs[i].type].size;
+    double ms = ns > 0 ? ns * bytes / 1e6 : 0;
+    if (ms <= 0)
+        return;
+    struct timespec t = {(time_t)(ms / 1000), (long)(fmod(ms, 1000) * 1e6)};
+    while (nanosleep(&t, &t) < 0 && errno == EINTR)
+        ;
+    res->t_measure_ms += ms;
+    res->t_step[CASE_STEP_samples] += ms;
+}
+
+/* The case's steps but send and recv, which the caller timed, go to stats
+ * (and samples, for KVX_FAKE_NS_PER_BYTE's sleep): a fake worker has no
+ * other. */
 static void fake_case(int device, const CaseDesc *c, CaseResult *res, int out_fd)
 {
     res->id = c->id;
@@ -204,6 +253,8 @@ static void fake_case(int device, const CaseDesc *c, CaseResult *res, int out_fd
     res->noise = res->rel_err = NAN;
     Behaviour b = behaviour_of(c);
     log_case(device, c, b);
+    if ((b == DO_OK || b == DO_MISMATCH) && baseline_missing(c, res))
+        return;
     switch (b) {
     case DO_HANG:
         hang();
@@ -228,6 +279,7 @@ static void fake_case(int device, const CaseDesc *c, CaseResult *res, int out_fd
         return;
     case DO_OK:
         fake_measure(c, res);
+        fake_sleep(c, res);
         return;
     }
 }
@@ -243,11 +295,12 @@ int fake_worker_run(int device, int in_fd, int out_fd)
         res.t_step[CASE_STEP_send] = send;
         res.t_step[CASE_STEP_recv] = now - lap;
         fake_case(device, c, &res, out_fd);
-        res.t_step[CASE_STEP_stats] = now_ms() - now;
+        double done = now_ms();
+        res.t_step[CASE_STEP_stats] = done - now - res.t_step[CASE_STEP_samples];
         if (result_write(out_fd, &res) < 0)
             break;
         lap = now_ms();
-        send = lap - now - res.t_step[CASE_STEP_stats];
+        send = lap - done;
     }
     free(c);
     return 0;

@@ -40,6 +40,13 @@
  * A fake worker's profile steps are send, recv (timed as a real worker times
  * them) and stats (all the rest).
  *
+ * Two things a real worker does are kept: a check against the baseline's
+ * output (a differential spec) is skipped, "no baseline output for ...
+ * (fake)", on a worker process that has not run that workload point's
+ * baseline; and with KVX_FAKE_NS_PER_BYTE=X an ok case sleeps X ns per byte
+ * of its buffers, counted as its samples step and in t_measure_ms, so that a
+ * test of the hand-out sees busy workers and groups of unequal cost.
+ *
  * When KVX_FAKE_LOG names a file, each case appends one line as it starts
  * (one write, O_APPEND: lines of several workers do not interleave):
  *     <pid> <workload_key> <device> <behaviour>

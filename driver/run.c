@@ -12,16 +12,18 @@
  * skipped with the reason.  Nothing stops the exploration but the user.
  * Cases are ordered by workload point, baseline first, so that a worker reuses
  * one generated input for every variant of a point and the differential check
- * has its baseline output.
+ * has its baseline output; the groups go out longest first (run_order.c).
  *
  * run_main is a list of stages over one RunSession: open (the spec, the
  * GPUs), plan (plan, references, every point resolved, the store, the case
- * list), compile (the compile thread), begin (the run row, the workers),
- * run_loop (run_loop.c: hand-out and results), finish (the summary, the
- * counter pass), close (one NULL-safe release of everything).
+ * list), run_order (run_order.c: the groups, longest first), compile (the
+ * compile thread), begin (the run row, the workers), run_loop (run_loop.c:
+ * hand-out and results), finish (the summary, the counter pass), close (one
+ * NULL-safe release of everything).
  *
- * Its helpers: cmd_run.c (the verb: options, settings), run_cases.c (the case list and the
- * closing summary), run_ref.c (reference keys), run_profile.c (the tally and
+ * Its helpers: cmd_run.c (the verb: options, settings), run_order.c (the
+ * workload groups, their estimates and the hand-out order), run_cases.c (the
+ * case list and the closing summary), run_ref.c (reference keys), run_profile.c (the tally and
  * where the time went), run_counters.c (--counters), driver/resolve.c (a case
  * into a CaseDesc); run_internal.h. */
 #include "run_internal.h"
@@ -294,6 +296,9 @@ static int session_plan(RunSession *r)
     for (int i = 0; i < s->noptions; i++)
         snprintf(r->opts_text + strlen(r->opts_text), sizeof r->opts_text - strlen(r->opts_text), "%s%s",
                  i ? " " : "", s->options[i]);
+    /* Stored times for the hand-out's estimates, before --rerun forgets them. */
+    if (run_history_load(r->st, s->name, &r->hist, &r->err) != 0)
+        return run_fail(r, 3);
     /* Cases: selected points of this shard, minus those already stored. */
     RunKeyEnv ke = {.options = r->opts_text, .arch = r->facts.arch, .device_uuid = r->infos[r->devs[0]].uuid,
                     .measure_json = r->mjson};
@@ -314,7 +319,8 @@ static int session_plan(RunSession *r)
 }
 
 /* Compile the sources the cases need, variants' and references', in
- * first-use order, on a thread of its own while the cases run. */
+ * first-use order (the hand-out's: the longest group's sources first), on a
+ * thread of its own while the cases run. */
 static void session_compile(RunSession *r)
 {
     Compiler *comp = &r->comp;
@@ -329,8 +335,14 @@ static void session_compile(RunSession *r)
     r->cache = r->o.cache_dir ? xstrdup(r->o.cache_dir) : cli_default_cache_dir();
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
                             .cccl_include = NULL, .after = inspect_after};
+    int *order = xmalloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
+    for (int u = 0; u < r->nunits; u++)
+        for (int i = r->units[u].cur; i < r->units[u].end; i++)
+            order[no++] = i;
+    KVX_ASSERT(no == r->ncases);
     for (int i = 0; i < 2 * r->ncases; i++) {
-        int k = i % 2 ? plan_ref_src(&r->p, &r->pref, r->cases[i / 2].point) : r->cases[i / 2].src;
+        const RunCase *c = &r->cases[order[i / 2]];
+        int k = i % 2 ? plan_ref_src(&r->p, &r->pref, c->point) : c->src;
         if (k < 0 || comp->job_of[k] >= 0)
             continue;
         const Source *so = plan_ref_source_at(&r->p, &r->pref, k);
@@ -339,6 +351,7 @@ static void session_compile(RunSession *r)
         *j = (JitJob){.name = so->file, .source = so->text, .arch = r->facts.arch, .options = r->s->options,
                       .noptions = r->s->noptions, .use_cccl = r->s->use_cccl};
     }
+    free(order);
     stage_end(&r->prof, RUN_STAGE_store);
     r->t0 = now_ms();
     pthread_create(&comp->thread, NULL, compile_main, comp);
@@ -391,21 +404,17 @@ static int session_run_row(RunSession *r)
     return rc;
 }
 
-/* The per-case arrays and the workload groups. */
+/* The per-case arrays and the profile's per-worker records. */
 static void session_cases(RunSession *r)
 {
     size_t n = (size_t)(r->ncases ? r->ncases : 1);
     r->variant_ids = xcalloc((size_t)(r->p.nsrcs ? r->p.nsrcs : 1), sizeof(int64_t));
     r->tally.total = r->ncases;
     r->tty = isatty(STDERR_FILENO);
-    r->gstart = xmalloc(sizeof(int) * (n + 1));
-    for (int i = 0; i < r->ncases; i++)
-        if (i == 0 || strcmp(r->cases[i].workload_key, r->cases[i - 1].workload_key) != 0)
-            r->gstart[r->ngroups++] = i;
-    r->gstart[r->ngroups] = r->ncases;
-    r->gbase = xcalloc((size_t)(r->ngroups ? r->ngroups : 1), 1);
-    for (int g = 0; g < r->ngroups; g++)
-        r->gbase[g] = r->cases[r->gstart[g]].is_baseline; /* the baseline sorts first */
+    r->prof.nwt = r->ndev;
+    for (int w = 0; w < r->ndev; w++)
+        r->prof.wt[w].device = r->devs[w];
+    r->prof.handout = xcalloc(RUN_HANDOUT_KEPT, sizeof *r->prof.handout);
     r->live = xcalloc(n, sizeof(int));
     r->mvals = xcalloc(n, sizeof *r->mvals);
     r->geoms = xcalloc(n, sizeof *r->geoms);
@@ -524,7 +533,8 @@ static void session_close(RunSession *r)
     }
     run_cases_free(r->cases, r->ncases);
     free(r->variant_ids), free(r->live), free(r->mvals), free(r->geoms);
-    free(r->gstart), free(r->gbase), free(r->medians), free(r->desc);
+    free(r->gstart), free(r->gbase), free(r->units), free(r->prof.handout), free(r->medians), free(r->desc);
+    run_history_free(&r->hist);
     run_ref_fails_free(&r->refs_failed);
     free(r->refkeys), free(r->kept), free(r->kept_keys);
     free(r->cache), free(r->mjson), free(r->sel);
@@ -544,6 +554,7 @@ int run_main(const RunOpts *o, int argc, char **argv)
     if (rc == RUN_PER_ARCH)
         rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);
     else if (rc == 0 && (rc = session_plan(r)) == 0) {
+        run_order(r);
         session_compile(r);
         if (session_begin(r) == 0)
             run_loop(r);

@@ -1,7 +1,8 @@
 /* run_internal: what the files of `kvx run` share.  cmd_run.c is the verb
  * (its options, the settings they give); run.c is the supervisor (planning,
  * the compile thread, worker processes, storing results); run_loop.c hands
- * out cases and collects results; run_cases.c builds the case list (keys,
+ * out cases and collects results; run_order.c orders the workload groups
+ * for hand-out (longest first, long ones cut); run_cases.c builds the case list (keys,
  * order, JSON of axis values) and prints the best variants at the end;
  * driver/resolve.c turns one case into a self-contained CaseDesc.  Internal
  * to `kvx run`: cli.h's cmd_run is the public face. */
@@ -143,6 +144,54 @@ void run_ref_fails_free(RefFails *f);
 int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
                  int device);
 
+/* ---- run_order.c: the hand-out order ----------------------------------------------- */
+
+/* A unit of hand-out: cases[cur..end) of workload group `group`, part `part`
+ * of nparts (1: the whole group; 0: an orphan, the rest of a group whose
+ * worker could not be restarted), estimated at est_ms. */
+typedef struct Range {
+    int cur, end, group;
+    int part, nparts;
+    double est_ms;
+} Range;
+
+/* The estimate's constants (run_order.c's head says how they are used).  A
+ * case's cost outside its sampling: on 2 H200s 13.5 s of a 35.6 s run of 254
+ * cases was worker start, module load, buffer set-up and warm-up launches
+ * (results/h200x2/scaling.md), about 50 ms a case. */
+#define RUN_EST_CASE_MS 50.0
+/* Host work once a group per byte of its buffers: the input generated and
+ * the host reference computed (1.4 + 2.9 s over 28 groups of 4 to 256 MB
+ * there, threaded: about 1 ns a byte each). */
+#define RUN_EST_HOST_NS_PER_BYTE 2.0
+
+/* Stored case times of a spec, by variant source and axis values. */
+typedef struct RunHistory {
+    void *rows;
+    int n, cap;
+} RunHistory;
+
+/* Read every timed case of spec_name in st (store_case_costs), the newest of
+ * each source and point kept.  0, or -1 with err. */
+int run_history_load(Store *st, const char *spec_name, RunHistory *h, KvxError *err);
+/* The stored cost (ms) of the case of this source and axes JSON, or NaN. */
+double run_history_ms(const RunHistory *h, const char *source_hash, const char *axes_json);
+void run_history_free(RunHistory *h);
+
+/* A case's modelled cost (ms) with no stored time: RUN_EST_CASE_MS plus its
+ * sampling under m, a launch moving bytes at peak_gbs (plus the L2 flush of
+ * l2_bytes), and its verified launch and warm-ups. */
+double run_case_model_ms(const MeasureSettings *m, double bytes, double peak_gbs, double l2_bytes);
+
+/* The hand-out units of ngroups groups (group g is cases [gstart[g],
+ * gstart[g+1])), case i costing case_ms[i] and group g host_ms[g] once per
+ * unit: a group whose cost is above total / nworkers is cut into parts when
+ * splittable (run_order.c's head), and the units are sorted by estimate,
+ * longest first (ties in case order).  malloc'd, *nunits of them; *nsplit
+ * groups were cut. */
+Range *run_units(const int *gstart, int ngroups, const double *case_ms, const double *host_ms, int splittable,
+                 int nworkers, int *nunits, int *nsplit);
+
 /* ---- run_profile.c: the tally and where the wall time went ------------------------- */
 
 typedef struct Tally {
@@ -182,6 +231,24 @@ typedef enum {
     RUN_PART_COUNT
 } RunPart;
 
+/* One worker slot's time in the loop, its replacements included. */
+typedef struct WorkerTime {
+    int device;
+    int cases, units;           /* results read; units handed to it */
+    double busy_ms;             /* inside cases: its steps but recv, and the wait on cases it never answered */
+    double last_ms;             /* now_ms() of its last result; 0: none */
+} WorkerTime;
+
+/* One unit as it was handed out, in hand-out order. */
+typedef struct HandoutRec {
+    int group, part, nparts, cases, worker;
+    double est_ms;
+    double at_ms;               /* since the loop's start */
+} HandoutRec;
+
+/* Hand-out records kept in runs.profile_json; later ones are counted only. */
+#define RUN_HANDOUT_KEPT 1024
+
 typedef struct RunProfile {
     double t0, lap;                     /* now_ms() at cmd_run's start, at the last stage's end */
     double stage[RUN_STAGE_COUNT];      /* ms */
@@ -191,6 +258,13 @@ typedef struct RunProfile {
     long launches, samples, measured;   /* measured: cases with samples */
     int throttled;
     double lost_ms;                     /* cases that never answered (timeout, death): their wait */
+    double loop_t0, loop_t1;            /* now_ms() at the loop's start and end */
+    WorkerTime wt[RUN_MAX_DEVICES];     /* per worker slot */
+    int nwt;
+    HandoutRec *handout;                /* the first RUN_HANDOUT_KEPT units handed out */
+    int nhandout;                       /* all units handed out */
+    double est_total_ms;                /* the units' estimates, summed */
+    int est_known, nsplit;              /* cases estimated from stored times; groups cut */
 } RunProfile;
 
 /* Close stage st: the time since the last stage's end goes to it. */
@@ -199,6 +273,8 @@ void stage_end(RunProfile *pr, RunStage st);
 void part_add(RunProfile *pr, RunPart part, double *t);
 /* A worker's answer into the profile: its steps, GPU times, launches. */
 void profile_add_result(RunProfile *pr, const CaseResult *r);
+/* A case's time inside the worker (ms): its steps but recv. */
+double case_busy_ms(const CaseResult *r);
 /* A case's steps as JSON (cases.profile_json); malloc'd. */
 char *case_profile_json(const CaseResult *r);
 /* runs.profile_json of the run, into b. */
@@ -211,9 +287,6 @@ void progress(const Tally *t, double t0, int tty);
 
 /* ---- run.c: the session ------------------------------------------------------------ */
 
-typedef struct Range {
-    int cur, end, group;
-} Range;
 
 typedef struct CaseGeom {
     uint32_t grid[3], block[3], cluster[3];
@@ -295,8 +368,11 @@ typedef struct RunSession {
     /* Workload groups (contiguous after the sort) go whole to one worker: it
      * then generates each input once, keeps the group's host references, and
      * holds the baseline's output for the differential check. */
-    int *gstart, ngroups, next_group;
+    int *gstart, ngroups;
     unsigned char *gbase;       /* the group starts with its baseline */
+    RunHistory hist;            /* stored times (session_plan, before --rerun forgets them) */
+    Range *units;               /* what is handed out, longest first (run_order) */
+    int nunits, next_unit;
     Range orphan[RUN_MAX_DEVICES];  /* groups whose worker could not be restarted */
     int norphans;
     int *live;                  /* 1 = handed out */
@@ -319,6 +395,13 @@ int run_worker_start(Worker *w, int device, KvxError *err);
 void run_worker_stop(Worker *w, int kill_it);
 
 /* ---- run_loop.c --------------------------------------------------------------------- */
+
+/* ---- run_order.c: the session's order ------------------------------------------------ */
+
+/* The workload groups of r->cases, each case's estimate (r->hist, then the
+ * model), the units to hand out, longest first, into r->units; frees
+ * r->hist.  Says what it did on stdout on a run of several GPUs. */
+void run_order(RunSession *r);
 
 /* Hand out and collect until every case is stored (or r->rc is set, or no
  * worker is left); closes the loop stage. */

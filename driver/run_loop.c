@@ -15,22 +15,33 @@
 
 /* ---- the loop: hand-out ------------------------------------------------------------ */
 
-/* Give an idle worker its next group (an orphaned one first).  0 when none is
- * left. */
+/* The unit u goes to worker slot w: noted for the profile. */
+static void note_handout(RunSession *r, int w, const Range *u)
+{
+    RunProfile *pr = &r->prof;
+    pr->wt[w].units++;
+    if (pr->nhandout < RUN_HANDOUT_KEPT)
+        pr->handout[pr->nhandout] = (HandoutRec){.group = u->group, .part = u->part, .nparts = u->nparts,
+                                                 .cases = u->end - u->cur, .worker = w, .est_ms = u->est_ms,
+                                                 .at_ms = now_ms() - pr->loop_t0};
+    pr->nhandout++;
+}
+
+/* Give an idle worker its next unit (an orphaned one first, then the units
+ * longest first: run_order.c).  0 when none is left. */
 static int next_group(RunSession *r, Worker *wk)
 {
     if (wk->cur < wk->end)
         return 1;
-    if (r->norphans > 0) {
-        Range *o = &r->orphan[--r->norphans];
-        wk->cur = o->cur, wk->end = o->end, wk->group = o->group;
-        return 1;
-    }
-    if (r->next_group >= r->ngroups)
+    const Range *u;
+    if (r->norphans > 0)
+        u = &r->orphan[--r->norphans];
+    else if (r->next_unit < r->nunits)
+        u = &r->units[r->next_unit++];
+    else
         return 0;
-    wk->cur = r->gstart[r->next_group];
-    wk->end = r->gstart[r->next_group + 1];
-    wk->group = r->next_group++;
+    wk->cur = u->cur, wk->end = u->end, wk->group = u->group;
+    note_handout(r, (int)(wk - r->workers), u);
     return 1;
 }
 
@@ -44,7 +55,8 @@ static void worker_replace(RunSession *r, Worker *wk)
     kvx_error_clear(&r->err);
     r->nworkers--;
     if (wk->cur < wk->end)
-        r->orphan[r->norphans++] = (Range){wk->cur, wk->end, wk->group};
+        r->orphan[r->norphans++] = (Range){.cur = wk->cur, .end = wk->end, .group = wk->group, .nparts = 0,
+                                           .est_ms = NAN};
     wk->cur = wk->end;
 }
 
@@ -337,8 +349,12 @@ static void collect_one(RunSession *r, Worker *wk, short revents, double *tp)
     CaseResult res;
     if (!read_result(r, wk, revents, &res, &got_result, &restart))
         return;
+    WorkerTime *wt = &r->prof.wt[wk - r->workers];
     if (!got_result)
         r->prof.lost_ms += now_ms() - wk->started;
+    wt->busy_ms += got_result ? case_busy_ms(&res) : now_ms() - wk->started;
+    wt->cases++;
+    wt->last_ms = now_ms();
     /* The next case in the queue is running now. */
     wk->q[0] = wk->q[1];
     wk->nq--;
@@ -392,6 +408,7 @@ static void collect(RunSession *r)
 
 void run_loop(RunSession *r)
 {
+    r->prof.loop_t0 = now_ms();
     while (r->rc == 0 && r->tally.done < r->ncases && r->nworkers > 0) {
         /* Cases to workers with room in their queue, in order, as their
          * sources become ready. */
@@ -401,6 +418,7 @@ void run_loop(RunSession *r)
         if (r->rc == 0)
             collect(r);
     }
+    r->prof.loop_t1 = now_ms();
     if (r->tty)
         fprintf(stderr, "\r%*s\r", 70, "");
     stage_end(&r->prof, RUN_STAGE_loop);

@@ -48,6 +48,15 @@ void profile_add_result(RunProfile *pr, const CaseResult *r)
     pr->throttled += r->throttled;
 }
 
+double case_busy_ms(const CaseResult *r)
+{
+    double busy = 0;
+    for (int k = 0; k < CASE_STEP_COUNT; k++)
+        if (k != CASE_STEP_recv)
+            busy += r->t_step[k];
+    return busy;
+}
+
 /* The case's steps as the cases row's profile_json, ms; malloc'd. */
 char *case_profile_json(const CaseResult *r)
 {
@@ -91,6 +100,46 @@ static double profile_accounted_ms(const RunProfile *pr, int nworkers)
     return named + fmin(pr->part[RUN_PART_poll], busy);
 }
 
+/* Worker slot w's time in the loop: busy (inside cases), idle before its last
+ * result, idle after it until the loop's end (ms); they add up to the loop. */
+static void worker_split(const RunProfile *pr, int w, double *busy, double *idle, double *tail)
+{
+    const WorkerTime *wt = &pr->wt[w];
+    double last = wt->last_ms > 0 ? wt->last_ms : pr->loop_t0;
+    *busy = wt->busy_ms;
+    *idle = fmax(0, last - pr->loop_t0 - wt->busy_ms);
+    *tail = fmax(0, pr->loop_t1 - last);
+}
+
+/* The per-worker records and the hand-out, appended to profile_json's b. */
+static void profile_json_workers(const RunProfile *pr, double wall, StrBuf *b)
+{
+    sb_puts(b, ",\"per_worker\":[");
+    for (int w = 0; w < pr->nwt; w++) {
+        double busy, idle, tail;
+        worker_split(pr, w, &busy, &idle, &tail);
+        sb_printf(b, "%s{\"device\":%d,\"cases\":%d,\"units\":%d,\"busy_s\":%.3f,\"idle_s\":%.3f,"
+                  "\"tail_idle_s\":%.3f,\"busy_share\":%.4f}", w ? "," : "", pr->wt[w].device,
+                  pr->wt[w].cases, pr->wt[w].units, busy / 1000, idle / 1000, tail / 1000,
+                  wall > 0 ? busy / wall : 0);
+    }
+    sb_printf(b, "],\"estimate\":{\"total_s\":%.3f,\"cases_from_history\":%d,\"groups_cut\":%d,"
+              "\"units\":%d},\"handout\":[", pr->est_total_ms / 1000, pr->est_known, pr->nsplit,
+              pr->nhandout);
+    int kept = pr->nhandout < RUN_HANDOUT_KEPT ? pr->nhandout : RUN_HANDOUT_KEPT;
+    for (int i = 0; i < kept; i++) {
+        const HandoutRec *h = &pr->handout[i];
+        sb_printf(b, "%s{\"group\":%d,\"part\":%d,\"parts\":%d,\"cases\":%d,\"worker\":%d,\"est_s\":",
+                  i ? "," : "", h->group, h->part, h->nparts, h->cases, h->worker);
+        if (isnan(h->est_ms))
+            sb_puts(b, "null");
+        else
+            sb_printf(b, "%.3f", h->est_ms / 1000);
+        sb_printf(b, ",\"at_s\":%.3f}", h->at_ms / 1000);
+    }
+    sb_putc(b, ']');
+}
+
 void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compile_wall_ms, double compile_ms,
                   int nhit, int nworkers, StrBuf *b)
 {
@@ -111,12 +160,31 @@ void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compil
         sb_printf(b, "%s\"%s\":%.3f", k ? "," : "", case_step_names[k], pr->step[k] / 1000);
     double acc = profile_accounted_ms(pr, nworkers);
     sb_printf(b, "},\"lost_s\":%.3f", pr->lost_ms / 1000);
+    profile_json_workers(pr, wall, b);
     sb_printf(b, ",\"gpu_s\":%.4f,\"prep_gpu_s\":%.4f,\"launches\":%ld,\"samples\":%ld,"
               "\"throttled\":%d,\"cases_per_s\":%.2f,\"gpu_share\":%.4f,\"gpu_busy_share\":%.4f,"
               "\"accounted\":%.4f}",
               pr->gpu_ms / 1000, pr->prep_gpu_ms / 1000, pr->launches, pr->samples, pr->throttled,
               wall > 0 ? t->done / (wall / 1000) : 0, wall > 0 ? pr->gpu_ms / wall : 0,
               wall > 0 ? (pr->gpu_ms + pr->prep_gpu_ms) / wall : 0, wall > 0 ? acc / wall : 0);
+}
+
+/* The per-worker lines of `kvx run --profile`. */
+static void profile_print_workers(const RunProfile *pr, double wall)
+{
+    printf("  per worker  (busy: inside cases; idle: before its last result; tail: after it, to the "
+           "loop's end %.3f s)\n", (pr->loop_t1 - pr->loop_t0) / 1000);
+    for (int w = 0; w < pr->nwt; w++) {
+        double busy, idle, tail;
+        worker_split(pr, w, &busy, &idle, &tail);
+        printf("    GPU %-3d %5d cases %4d units  busy %8.3f s (%5.1f%% of the wall)  idle %8.3f s  tail "
+               "%8.3f s\n", pr->wt[w].device, pr->wt[w].cases, pr->wt[w].units, busy / 1000,
+               wall > 0 ? 100 * busy / wall : 0, idle / 1000, tail / 1000);
+    }
+    printf("  hand-out  %d units, longest first, %.3f s estimated", pr->nhandout, pr->est_total_ms / 1000);
+    if (pr->nsplit)
+        printf(", %d group%s cut into parts", pr->nsplit, pr->nsplit == 1 ? "" : "s");
+    printf(", %d case%s from stored times\n", pr->est_known, pr->est_known == 1 ? "" : "s");
 }
 
 /* `kvx run --profile`: where the wall time went, and the explorer's own
@@ -149,6 +217,7 @@ void profile_print(const RunProfile *pr, const Tally *t, int nworkers)
     if (pr->lost_ms > 0)
         printf("    %-10s %8.3f s  (cases that timed out or whose worker died, until then)\n", "lost",
                pr->lost_ms / 1000);
+    profile_print_workers(pr, wall);
     double acc = profile_accounted_ms(pr, nworkers);
     printf("  accounted %.1f%% of the wall (stages and loop parts; waiting for results as far as the "
            "workers were busy)\n", 100 * acc / wall);

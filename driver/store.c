@@ -493,3 +493,27 @@ int store_forget_case(Store *s, const char *key, KvxError *err)
 }
 
 void store_case_key(const char *const *parts, char hex[65]) { sha256_hex_parts(parts, hex); }
+
+int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ctx, KvxError *err)
+{
+    /* Oldest first, so that a caller keeping the last row of a source and
+     * point keeps the newest measurement. */
+    static const char sql[] =
+        "SELECT v.source_hash, c.axes, coalesce(c.t_measure_ms, c.median_ms * c.samples)"
+        " + coalesce(c.t_input_ms, 0) + coalesce(c.t_verify_ms, 0)"
+        " FROM cases c JOIN variants v ON v.id = c.variant_id"
+        " WHERE c.spec_name = ? AND c.samples > 0 AND c.median_ms IS NOT NULL ORDER BY c.id";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, err, "reading stored case times");
+    bind_text(q, 1, spec_name);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *hash = (const char *)sqlite3_column_text(q, 0);
+        const char *axes = (const char *)sqlite3_column_text(q, 1);
+        if (hash && axes && sqlite3_column_type(q, 2) != SQLITE_NULL)
+            each(ctx, hash, axes, sqlite3_column_double(q, 2));
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? 0 : db_fail(s, err, "reading stored case times");
+}

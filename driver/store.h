@@ -102,6 +102,13 @@ int store_has_case(Store *s, const char *key, KvxError *err);
 /* Delete stored cases with this key (for --rerun).  0 or -1. */
 int store_forget_case(Store *s, const char *key, KvxError *err);
 
+/* Each stored case of spec_name that was timed, oldest first, to each(ctx,
+ * its variant's source hash, its axes JSON, its cost in ms: t_input_ms +
+ * t_verify_ms + t_measure_ms, or median_ms x samples where t_measure_ms is
+ * NULL).  What `kvx run` estimates a workload group's cost from.  0 or -1. */
+typedef void (*StoreCostFn)(void *ctx, const char *source_hash, const char *axes_json, double ms);
+int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ctx, KvxError *err);
+
 /* The key: sha256 over the NUL-separated parts given.  hex[65]. */
 void store_case_key(const char *const *parts, char hex[65]);
 
