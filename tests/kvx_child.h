@@ -1,6 +1,6 @@
 /* kvx_child.h: helpers for tests that run the kvx binary as a child process,
  * as a user runs it, and read its database back (test_gpu_run.c,
- * test_run_fake.c).  Header-only, every function static.  The including test
+ * test_gpu_peers.c, test_run_fake.c).  Header-only, every function static.  The including test
  * includes <cmocka.h> first, defines KVX_DEADLINE_S (the seconds one kvx
  * command may take), and writes its scratch directory into tmp before using
  * tmp_path().  kvx_wait() kills the child's process group once the child has
@@ -239,6 +239,29 @@ static void check_merge_is_plain(const char *log, const char *all, const char *s
             fail_msg("merged shards and the plain run differ at row %d: %s vs %s", i, ka[i], kp[i]);
     strings_free(ka, na);
     strings_free(kp, np);
+}
+
+/* The GPUs `kvx doctor` counts (0 without a driver), and in why its GPUs
+ * line, for a gpu test's skip message.  Unused by the cpu tests that share
+ * this header. */
+__attribute__((unused)) static int doctor_gpus(char *why, size_t len)
+{
+    FILE *p = popen("'" KVX_BINARY "' doctor 2>&1", "r");
+    char line[512];
+    int n = 0;
+    snprintf(why, len, "kvx doctor printed no GPUs line");
+    if (!p)
+        return 0;
+    while (fgets(line, sizeof line, p)) {
+        if (strncmp(line, "GPUs", 4) != 0)
+            continue;
+        line[strcspn(line, "\n")] = 0;
+        snprintf(why, len, "kvx doctor: %s", line);
+        if (sscanf(line + 4, "%d", &n) != 1)
+            n = 0;
+    }
+    pclose(p);
+    return n;
 }
 
 #endif

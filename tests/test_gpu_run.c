@@ -355,26 +355,6 @@ static void test_copy_equals_input(void **state)
     run_planted("copy", "access", 6);
 }
 
-static int doctor_gpus(char *why, size_t len)
-{
-    FILE *p = popen("'" KVX_BINARY "' doctor 2>&1", "r");
-    char line[512];
-    int n = 0;
-    snprintf(why, len, "kvx doctor printed no GPUs line");
-    if (!p)
-        return 0;
-    while (fgets(line, sizeof line, p)) {
-        if (strncmp(line, "GPUs", 4) != 0)
-            continue;
-        line[strcspn(line, "\n")] = 0;
-        snprintf(why, len, "kvx doctor: %s", line);
-        if (sscanf(line + 4, "%d", &n) != 1)
-            n = 0;
-    }
-    pclose(p);
-    return n;
-}
-
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
