@@ -761,25 +761,15 @@ static int best_pick(const Best *x, const int *key, int beside, int *best, int *
     return n;
 }
 
-/* How far ahead the best is: runner-up over best (lower is better) or best
- * over runner-up, >= 1; "(noise)" where that is within the spread of either
- * case's samples, where the order means little.  Empty when not finite. */
-static void best_margin(const Best *x, const Rec *best, const Rec *second, char *buf, size_t n)
+/* How many times better best is than other: other's value over best's (lower
+ * is better) or best's over other's.  The runner-up gives the margin (>= 1); a
+ * --beside case can give less than 1, where it wins.  "(noise)" where that is
+ * within the spread of either case's samples, where the order means little.
+ * Empty when not finite. */
+static void best_ratio(const Best *x, const Rec *best, const Rec *other, char *buf, size_t n)
 {
-    double m = x->lower ? second->v / best->v : best->v / second->v;
-    double nz = fmax(best->noise, second->noise);
-    int close = !isnan(nz) && m - 1 <= nz;
-    if (isfinite(m))
-        snprintf(buf, n, x->csv ? "%.4g" : "%.3fx%s", m, x->csv ? "" : close ? " (noise)" : "");
-}
-
-/* How many times better best is than the beside case lib: lib's time over
- * best's (lower is better), or best's rate over lib's; "(noise)" as in
- * best_margin.  Below 1 where the beside case wins. */
-static void best_versus(const Best *x, const Rec *best, const Rec *lib, char *buf, size_t n)
-{
-    double m = x->lower ? lib->v / best->v : best->v / lib->v;
-    double nz = fmax(best->noise, lib->noise);
+    double m = x->lower ? other->v / best->v : best->v / other->v;
+    double nz = fmax(best->noise, other->noise);
     int close = !isnan(nz) && fabs(m - 1) <= nz;
     if (isfinite(m))
         snprintf(buf, n, x->csv ? "%.4g" : "%.3fx%s", m, x->csv ? "" : close ? " (noise)" : "");
@@ -798,7 +788,7 @@ static void best_row(Best *x, int r)
         best_describe(cs, &cs->recs[best], x->ch, x->nch, x->o, x->csv, &x->a, v1, sizeof v1);
     if (second >= 0) {
         best_describe(cs, &cs->recs[second], x->ch, x->nch, x->o, x->csv, &x->b, v2, sizeof v2);
-        best_margin(x, &cs->recs[best], &cs->recs[second], margin, sizeof margin);
+        best_ratio(x, &cs->recs[best], &cs->recs[second], margin, sizeof margin);
     }
     if (x->csv)
         fprintf(x->out, "%s%s%s,%s,%d,%s,%s,%s", sb_str(&x->k), p->nra ? "," : "",
@@ -813,7 +803,7 @@ static void best_row(Best *x, int r)
         if (best_pick(x, key, 1, &lib, &lib2) && lib >= 0) {
             best_describe(cs, &cs->recs[lib], &x->bax, 1, x->o, x->csv, &x->c, v3, sizeof v3);
             if (best >= 0)
-                best_versus(x, &cs->recs[best], &cs->recs[lib], vs, sizeof vs);
+                best_ratio(x, &cs->recs[best], &cs->recs[lib], vs, sizeof vs);
         }
         fprintf(x->out, x->csv ? ",%s,%s,%s" : " %s | %s | %s |", lib >= 0 ? sb_str(&x->c) : "-", v3, vs);
     }
