@@ -134,6 +134,9 @@ int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***
  * typed (after a quote).  NULL on error, with a hint when YAML cut a plain
  * scalar short at a comma. */
 Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what);
+/* An axis value as written: numbers in every form docs/spec.md lists,
+ * booleans, else a string; quoted scalars are always strings. */
+Value loader_scalar_value(Loader *L, const yaml_node_t *n);
 
 /* ---- names (spec.c) -------------------------------------------------------- */
 
@@ -151,6 +154,8 @@ int loader_name_taken(const Spec *s, const char *name);
 /* Each reads the node of its top-level key into L->s.  load_root calls them in
  * this order, after axes, zip, set, let and where, so that each may refer to
  * what came before (a buffer's init to axes, a check to buffers). */
+/* The space (spec_space.c): axes, zip, set, let, where.  0 or -1. */
+int spec_space_load(Loader *L, yaml_node_t *root);
 int spec_sections_buffers(Loader *L, yaml_node_t *map);
 int spec_sections_launch(Loader *L, yaml_node_t *map);
 int spec_sections_check(Loader *L, yaml_node_t *map);
