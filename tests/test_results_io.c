@@ -1,0 +1,474 @@
+/* test_results_io: kvx import, export, merge and report over the fixture
+ * database of tests/results_fixture.h (the tables are test_results.c's).
+ *
+ * The fixture rows are FABRICATED test data in the shape `kvx run` writes
+ * (values from a formula, two made-up GPUs "Fixture GPU A/B"); they exercise
+ * the tables and must never be presented as measurements.  Outputs are
+ * compared byte for byte with files under tests/data/results; KVX_REGOLD=1 rewrites them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "tests/results_fixture.h"
+
+/* ---- import, export, merge --------------------------------------------------- */
+
+static void test_import_round_trip(void **state)
+{
+    char db[512];
+    snprintf(db, sizeof db, "%s", tmp_path("ref.db"));
+    unlink(db);
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s/results/reference/rtx5090_contention.csv", KVX_SOURCE_DIR);
+    char *out, *errs;
+    int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "rtx5090", "--db", db,
+                     "--spec", "contention", "--gpu", "RTX 5090", NULL);
+    if (rc)
+        fail_msg("import: %s", errs);
+    free(out), free(errs);
+    /* Importing the same name twice is refused and adds nothing. */
+    rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "rtx5090", "--db", db, NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "already imported"));
+    free(out), free(errs);
+    /* The figures come back as they went in. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", db, "--ref", "rtx5090", "--rows",
+                 "hit_rate", "--cols", "strategy", "--format", "csv", NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "hit_rate,naive,warp_cg,block_smem\n"
+                             "0.05,0.0379,0.0358,0.0263\n"
+                             "0.125,0.0521,0.0514,0.0267\n"
+                             "0.25,0.079,0.079,0.0278\n"
+                             "0.5,0.1321,0.133,0.0308\n"
+                             "1,0.2335,0.2335,0.037\n");
+    free(out), free(errs);
+    /* Export carries the axes as columns and the environment. */
+    rc = run_cmd(cmd_export, 1, &out, &errs, "export", "--db", db, NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "case_id,run_id,run_kind,run_name,spec_name,strategy,counter,"
+                                "hit_rate,label,status,"));
+    assert_non_null(strstr(out, "1,1,reference,rtx5090,contention,naive,u64,0.05,"
+                                "strategy=naive counter=u64 hit_rate=0.05,ok,,0.0379,"));
+    assert_non_null(strstr(out, ",RTX 5090,ref:rtx5090,"));
+    free(out), free(errs);
+    /* ref:NAME against the database it lives in. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", "ref:rtx5090", db, "--db", db, "--rows",
+                 "hit_rate", "--cols", "strategy", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "| 1 | block_smem | 37 us | 37 us | 1x | ? |"));
+    free(out), free(errs);
+    /* A kvx run against the reference, filtering the axes only A has. */
+    char sel[600];
+    snprintf(sel, sizeof sel, "%s:ref=rtx5090", db);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), sel, "--rows",
+                 "hit_rate", "--cols", "strategy", "--where-a", "n == 2^24 && counter == 'u64'",
+                 NULL);
+    if (rc)
+        fail_msg("compare: %s", errs);
+    assert_non_null(strstr(out, "| 0.05 | naive | 55 us | 37.9 us | 0.689x | * |"));
+    assert_non_null(strstr(out, "| 0.125 | naive | - | 52.1 us | - |  |"));
+    assert_non_null(strstr(out, "| 0.5 | warp_cg | timeout | 133 us | - |  |"));
+    free(out), free(errs);
+    /* Without --where-a the reference side has no axis n: a clear error. */
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", tmp_path("a.db"), sel, "--where",
+                 "n == 2^24", NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "unknown name 'n'"));
+    assert_non_null(strstr(errs, ":ref=rtx5090]"));
+    free(out), free(errs);
+}
+
+static void test_import_errors(void **state)
+{
+    static const struct { const char *csv, *msg; } bad[] = {
+        {"strategy,median_ms,hit_rate\nnaive,1,0.5\n", ":1:20: 'hit_rate' follows the value"},
+        {"strategy,median_ms\nnaive,fast\n", ":2:7: median_ms: 'fast' is not a number"},
+        {"strategy,median_ms\nnaive,1\nnaive,2\n", ":3:1: repeats the axis values of line 2"},
+        {"strategy,median_ms\nnaive\n", ":2:1: 1 fields, the header has 2"},
+        {"my axis,median_ms\nx,1\n", "axis name 'my axis' is not an identifier"},
+        {"strategy,status\nnaive,broken\n", "unknown status 'broken'"},
+        {"strategy\nnaive\n", "no value column"},
+    };
+    char db[512], csv[512];
+    snprintf(db, sizeof db, "%s", tmp_path("bad.db"));
+    snprintf(csv, sizeof csv, "%s", tmp_path("bad.csv"));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unlink(db);
+        assert_int_equal(file_write_atomic(csv, bad[i].csv, strlen(bad[i].csv)), 0);
+        char *out, *errs;
+        int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "x", "--db", db,
+                         NULL);
+        if (rc != 2 || !strstr(errs, bad[i].msg))
+            fail_msg("case %zu: rc %d, stderr %s", i, rc, errs);
+        free(out), free(errs);
+        sqlite3 *h = open_db(db);
+        sqlite3_stmt *q;
+        assert_int_equal(sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM runs) +"
+                                               " (SELECT count(*) FROM cases)", -1, &q, NULL), 0);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int(q, 0), 0);   /* nothing half-written */
+        sqlite3_finalize(q);
+        sqlite3_close(h);
+    }
+}
+
+
+static void test_merge(void **state)
+{
+    char outp[512], cp[512];
+    snprintf(outp, sizeof outp, "%s", tmp_path("merged.db"));
+    snprintf(cp, sizeof cp, "%s", tmp_path("c.db"));
+    unlink(outp);
+    KvxError err = {0};
+    Store *st = store_open(outp, &err);
+    assert_non_null(st);
+    MergeStats s;
+    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(s.runs_added, 1);
+    assert_int_equal(s.cases_added, 35);
+    assert_int_equal(results_merge(st, tmp_path("b.db"), &s, &err), 0);
+    assert_int_equal(s.runs_added, 1);      /* another GPU stays apart */
+    assert_int_equal(s.variants_added, 6);
+    assert_int_equal(s.cases_added, 35);
+    /* Merging again changes nothing. */
+    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(s.runs_added, 0);
+    assert_int_equal(s.runs_found, 1);
+    assert_int_equal(s.variants_added, 0);
+    assert_int_equal(s.cases_added, 0);
+    assert_int_equal(s.cases_present, 35);
+    store_close(st);
+    assert_int_equal(count(outp, "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(count(outp, "SELECT count(*) FROM variants"), 12);
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases"), 70);
+    /* Cases point at their own run's variants after renumbering. */
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases c JOIN variants v ON"
+                                 " v.id = c.variant_id WHERE v.run_id != c.run_id"), 0);
+
+    /* A key conflict: c.db holds a's first case with another time; the row
+     * already in OUT is kept. */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", tmp_path("a.db"), cp);
+    assert_int_equal(system(cmd), 0);
+    sqlite3 *c = open_db(cp);
+    assert_int_equal(sqlite3_exec(c, "UPDATE cases SET median_ms = 99 WHERE id = 1;"
+                                     "UPDATE runs SET started_at = 'later'", NULL, NULL, NULL), 0);
+    sqlite3_close(c);
+    char *out, *errs;
+    int rc = run_cmd(cmd_merge, 0, &out, &errs, "merge", outp, cp, NULL);
+    assert_int_equal(rc, 0);
+    free(out), free(errs);
+    assert_int_equal(count(outp, "SELECT count(*) FROM runs"), 3);
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases"), 70);
+    assert_int_equal(count(outp, "SELECT count(*) FROM cases WHERE median_ms = 99"), 0);
+    /* A version 1 database (before runs.devices_json) merges: the column stays
+     * NULL for its run. */
+    copy_db("b.db", "v1.db", "ALTER TABLE runs DROP COLUMN devices_json;"
+                             "UPDATE runs SET started_at = 'v1';"
+                             "UPDATE schema_version SET version = 1");
+    rc = run_cmd(cmd_merge, 0, &out, &errs, "merge", outp, tmp_path("v1.db"), NULL);
+    if (rc != 0)
+        fail_msg("merging a version 1 database: %s", errs);
+    free(out), free(errs);
+    assert_int_equal(count(outp, "SELECT count(*) FROM runs WHERE started_at = 'v1' AND"
+                                 " devices_json IS NULL"), 1);
+    /* A file that is not a results database is refused. */
+    assert_int_equal(file_write_atomic(tmp_path("junk.db"), "junk", 4), 0);
+    st = store_open(outp, &err);
+    assert_int_equal(results_merge(st, tmp_path("junk.db"), &s, &err), -1);
+    store_close(st);
+    kvx_error_clear(&err);
+}
+
+/* ---- export and report ------------------------------------------------------- */
+
+static void test_export_json(void **state)
+{
+    char *out, *errs;
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("a.db"),
+                             "--format", "json", NULL), 0);
+    /* Parse it back with SQLite's JSON: 35 objects, axes as their own keys. */
+    sqlite3 *db;
+    sqlite3_open(":memory:", &db);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT json_array_length(?1),"
+                                            " json_extract(?1, '$[34].n'),"
+                                            " json_extract(?1, '$[0].gpu_name'),"
+                                            " json_extract(?1, '$[0].regs')", -1, &q, NULL), 0);
+    sqlite3_bind_text(q, 1, out, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 35);
+    assert_int_equal(sqlite3_column_int64(q, 1), 67108864);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "Fixture GPU A");
+    assert_int_equal(sqlite3_column_int(q, 3), 16);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    free(out), free(errs);
+}
+
+static void test_report(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("report"));
+    setenv("KVX_GNUPLOT", "", 1);
+    char *argv[] = {"report", "tests/data/results/fixture.yaml", "--db", (char *)tmp_path("a.db"),
+                    "--out", dir, NULL};
+    assert_int_equal(cmd_report(6, argv), 0);
+    sqlite3 *db = open_db(tmp_path("a.db"));
+    char *written = NULL;
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    char *md = read_all(written);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "| ok | 33 |\n| mismatch | 1 |\n| timeout | 1 |\n"));
+    assert_non_null(strstr(md, "None: gnuplot is not installed"));
+    assert_non_null(strstr(md, "| 1 | 960 us | 904 us | mismatch |"));
+    /* a table with failed_values: true shows the mismatched case's time */
+    assert_non_null(strstr(md, "### The same, with the mismatched case's time"));
+    assert_non_null(strstr(md, "| 1 | 960 us | 904 us | 144 us (mismatch) |"));
+    check_golden("report.md", md);
+    free(md);
+    free(written);
+    /* kvx report --failed-values: the mismatched case's time, marked. */
+    char *fargv[] = {"report", "tests/data/results/fixture.yaml", "--db",
+                     (char *)tmp_path("a.db"), "--out", dir, "--failed-values", NULL};
+    assert_int_equal(cmd_report(7, fargv), 0);
+    snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/contention.md");
+    md = read_all(dir);
+    dir[strlen(dir) - strlen("/contention.md")] = 0;
+    assert_non_null(md);
+    assert_non_null(strstr(md, "| 1 | 960 us | 904 us | 144 us (mismatch) |"));
+    free(md);
+    /* With gnuplot: SVG and PNG next to the report. */
+    unsetenv("KVX_GNUPLOT");
+    if (access("/usr/bin/gnuplot", X_OK) == 0) {
+        setenv("KVX_GNUPLOT", "/usr/bin/gnuplot", 1);
+        assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written,
+                                        &err), 0);
+        md = read_all(written);
+        assert_non_null(strstr(md, "![Median time against hit_rate](contention/contention_hit_rate_median_ms.svg)"));
+        assert_non_null(strstr(md, "(contention/contention_hit_rate_ratio.svg)"));
+        static const char *const files[] = {"contention/contention_hit_rate_median_ms.svg",
+                                            "contention/contention_hit_rate_median_ms.png",
+                                            "contention/contention_hit_rate_ratio.png"};
+        for (int i = 0; i < 3; i++) {
+            char p[600];
+            snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+            size_t n = 0;
+            char *data = file_read(p, &n);
+            if (!data || n < 1000)
+                fail_msg("%s missing or tiny", p);
+            free(data);
+        }
+        free(md);
+        free(written);
+        unsetenv("KVX_GNUPLOT");
+    } else {
+        printf("gnuplot not installed: plot files not checked\n");
+    }
+    sqlite3_close(db);
+}
+
+/* Report plots: x is the first numeric workload axis (as the run stored it),
+ * log2 when its values span more than 2 decades; the caption names the axes
+ * each median pools.  KVX_GNUPLOT=/bin/true stands in for gnuplot: the
+ * script is what is checked. */
+/* kvx report --run: one measured run of several, its statuses alone. */
+static void test_report_one_run(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    setenv("KVX_GNUPLOT", "", 1);
+    const char *both = tmp_path("both-runs.db");
+    unlink(both);
+    char *out, *errs;
+    assert_int_equal(run_cmd(cmd_merge, 0, &out, &errs, "merge", both, tmp_path("a.db"),
+                             tmp_path("b.db"), NULL), 0);
+    free(out), free(errs);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("report-run"));
+    sqlite3 *db = open_db(both);
+    char *written = NULL;
+    KvxError err = {0};
+    /* Both runs: a section each, and the statuses of both. */
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    char *md = read_all(written);
+    assert_non_null(strstr(md, "## Run 1\n"));
+    assert_non_null(strstr(md, "## Run 2\n"));
+    assert_non_null(strstr(md, "| ok | 66 |"));
+    free(md), free(written);
+    /* Plots of two runs carry the run id in their names; of one run, not. */
+    setenv("KVX_GNUPLOT", "/bin/true", 1);
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "](contention/contention_1_hit_rate_median_ms.svg)"));
+    assert_non_null(strstr(md, "](contention/contention_2_hit_rate_median_ms.svg)"));
+    free(md), free(written);
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 2, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "](contention/contention_hit_rate_median_ms.svg)"));
+    assert_null(strstr(md, "contention_2_hit_rate"));
+    free(md), free(written);
+    setenv("KVX_GNUPLOT", "", 1);
+    /* Run 2 alone: GPU B's environment row, no per-run sections, 33 ok. */
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 2, 0, &written, &err))
+        fail_msg("report --run 2: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "Fixture GPU B"));
+    assert_null(strstr(md, "Fixture GPU A"));
+    assert_null(strstr(md, "## Run "));
+    assert_non_null(strstr(md, "| ok | 33 |\n| mismatch | 1 |\n| timeout | 1 |\n"));
+    free(md), free(written);
+    /* A run that is not there is an error that names it. */
+    written = NULL;
+    assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 9, 0, &written, &err), -1);
+    assert_non_null(strstr(err.msg, "run 9"));
+    assert_null(written);
+    kvx_error_clear(&err);
+    char *argv[] = {"report", "tests/data/results/fixture.yaml", "--db", (char *)both, "--out", dir,
+                    "--run", "x", NULL};
+    assert_int_not_equal(cmd_report(8, argv), 0);
+    sqlite3_close(db);
+
+    /* Cases whose sampling ended above the run's noise target are counted
+     * (the fixture's target is 0.02); the mismatch and the timeout are not
+     * timed cases of this kind unless they have a median. */
+    copy_db("a.db", "noisy.db", "UPDATE cases SET noise = 0.3 WHERE id IN (SELECT id FROM cases WHERE"
+                                " median_ms IS NOT NULL ORDER BY id LIMIT 2);"
+                                "UPDATE cases SET noise = 0.01 WHERE id NOT IN (SELECT id FROM cases"
+                                " WHERE median_ms IS NOT NULL ORDER BY id LIMIT 2)");
+    db = open_db(tmp_path("noisy.db"));
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "\n2 timed cases stopped sampling with the spread above the run's noise"
+                               " target (at most 0.3)"));
+    free(md), free(written);
+    sqlite3_close(db);
+    /* A run over two GPUs says so under the environment table. */
+    copy_db("a.db", "twogpu.db", "UPDATE cases SET device_uuid = 'GPU-second' WHERE id % 2 = 0");
+    db = open_db(tmp_path("twogpu.db"));
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    md = read_all(written);
+    assert_non_null(strstr(md, "Run 1 ran on 2 GPUs ("));
+    assert_non_null(strstr(md, "GPU-second"));
+    free(md), free(written);
+    sqlite3_close(db);
+    unsetenv("KVX_GNUPLOT");
+}
+
+static void test_report_plots(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    setenv("KVX_GNUPLOT", "/bin/true", 1);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("plots"));
+    /* No workload axes stored (the fixture, like older databases): the first
+     * numeric axis, hit_rate; the median pools counter and n. */
+    sqlite3 *db = open_db(tmp_path("a.db"));
+    char *written = NULL;
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    char *md = read_all(written);
+    assert_non_null(strstr(md, "x: hit_rate (the numeric axis with the most values: the database"
+                               " does not say which are workload axes); one series per strategy.\n"));
+    assert_non_null(strstr(md, "Median time against hit_rate, one series per strategy.  Each"
+                               " point is the median over counter (2 values), n (2 values): it"
+                               " pools cases at different values of these axes.\n"));
+    assert_non_null(strstr(md, "Ratio to the baseline against hit_rate, one series per"
+                               " strategy.  Each point is the median over counter"));
+    free(md);
+    free(written);
+    char gp[700];
+    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms.gp", dir);
+    char *script = read_all(gp);
+    assert_non_null(script);
+    assert_null(strstr(script, "set logscale x"));
+    free(script);
+
+    /* n from 2^10 to 2^26 (more than 2 decades), stored as the only workload
+     * axis (hit_rate as if the template had consulted it): x = n, log2. */
+    char spec[512], cmd[1400];
+    snprintf(spec, sizeof spec, "%s/wide.yaml", tmpdir);
+    char *yaml = read_all("tests/data/results/fixture.yaml");
+    char *at = strstr(yaml, "n: [2^24, 2^26]");
+    assert_non_null(at);
+    memcpy(at, "n: [2^10, 2^26]", 15);
+    /* The report's where: compares n with its values, so 2^24 moves too. */
+    for (char *w = yaml; (w = strstr(w, "n == 2^24")); )
+        memcpy(w, "n == 2^10", 9);
+    assert_int_equal(file_write_atomic(spec, yaml, strlen(yaml)), 0);
+    free(yaml);
+    snprintf(cmd, sizeof cmd, "cp tests/data/results/fixture.cu '%s/fixture.cu'", tmpdir);
+    assert_int_equal(system(cmd), 0);
+    copy_db("a.db", "wide.db", "UPDATE cases SET axes = json_set(axes, '$.n', 1024) WHERE"
+                               " json_extract(axes, '$.n') = 16777216;"
+                               "UPDATE cases SET workload = json_object('n',"
+                               " json_extract(axes, '$.n'))");
+    db = open_db(tmp_path("wide.db"));
+    if (results_report(db, spec, dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    md = read_all(written);
+    assert_non_null(strstr(md, "x: n (the numeric workload axis with the most values), on a log2 scale (its"
+                               " values span more than 2 decades); one series per strategy.\n"));
+    assert_non_null(strstr(md, "![Median time against n](contention/contention_n_median_ms.svg)"));
+    assert_non_null(strstr(md, "Each point is the median over counter (2 values), hit_rate"
+                               " (3 values): it pools cases at different values of these"
+                               " axes.\n"));
+    free(md);
+    free(written);
+    snprintf(gp, sizeof gp, "%s/contention/contention_n_median_ms.gp", dir);
+    script = read_all(gp);
+    assert_non_null(script);
+    assert_non_null(strstr(script, "set logscale x 2\n"));
+    assert_non_null(strstr(script, "set xlabel 'n (log2 scale)'"));
+    assert_non_null(strstr(script, "one series per strategy; each point the median over"
+                                   " counter (2 values), hit_rate (3 values)"));
+    free(script);
+    /* The data: one row per n, one column per strategy. */
+    snprintf(gp, sizeof gp, "%s/contention/contention_n_median_ms.csv", dir);
+    char *data = read_all(gp);
+    assert_non_null(data);
+    const char *head = "n,naive,warp_cg,block_smem\n1024,";
+    assert_int_equal(strncmp(data, head, strlen(head)), 0);
+    free(data);
+
+    /* One value of every other axis in the run: each point is one case. */
+    copy_db("wide.db", "single.db", "DELETE FROM cases WHERE json_extract(axes, '$.counter')"
+                                    " != 'u64' OR json_extract(axes, '$.hit_rate') != 0.5");
+    db = open_db(tmp_path("single.db"));
+    if (results_report(db, spec, dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    md = read_all(written);
+    assert_non_null(strstr(md, "Each point is one case: no other axis varies in this run.\n"));
+    free(md);
+    free(written);
+    unsetenv("KVX_GNUPLOT");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_import_round_trip),
+        cmocka_unit_test(test_import_errors),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_export_json),
+        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report_one_run),
+        cmocka_unit_test(test_report_plots),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
