@@ -1,5 +1,5 @@
 #!/bin/sh
-# Capture the PTX and SASS listings that tests/test_inspect.c classifies.
+# Capture the PTX and SASS listings that tests/test_inspect.c and tests/test_inspect_sass.c classify.
 #
 #   tests/data/inspect/capture.sh [arch ...]     (default: sm_75 sm_80 sm_90 sm_120)
 #
