@@ -563,7 +563,5 @@ void peer_stats(const double *t, int n, double *tmp, PeerStats *st)
 
 double peer_peak_gbs(const PeerDevice *d)
 {
-    /* worker_device.c's device_info_query: two transfers per memory clock
-     * times the bus width in bytes. */
-    return 2.0 * d->mem_clock_khz * 1e3 * (d->bus_width / 8.0) / 1e9;
+    return device_peak_gbs(d->mem_clock_khz, d->bus_width);
 }

@@ -78,6 +78,10 @@ int device_info_read(int fd, DeviceInfo *d);
 /* The device as expression facts (sm_count, l2_bytes, ...; nominal = 0). */
 void device_info_facts(const DeviceInfo *d, DeviceFacts *f);
 
+/* Peak memory bandwidth, GB/s: two transfers per memory clock times the bus
+ * width in bytes (what pct_peak divides by; kvx-peers uses it too). */
+double device_peak_gbs(int mem_clock_khz, int bus_width_bits);
+
 /* The worker process's body: load the driver, cuInit, retain the primary
  * context of `device`, send the start frame, then run cases until in_fd ends.
  * Returns the process exit status: 0 after EOF, 1 when it could not start (the

@@ -87,8 +87,13 @@ int device_info_query(int ordinal, DeviceInfo *d, KvxError *err)
         else
             *(int *)(void *)field = v;
     }
-    d->peak_gbs = 2.0 * d->mem_clock_khz * 1e3 * (d->bus_width / 8.0) / 1e9;
+    d->peak_gbs = device_peak_gbs(d->mem_clock_khz, d->bus_width);
     return 0;
+}
+
+double device_peak_gbs(int mem_clock_khz, int bus_width_bits)
+{
+    return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
 }
 
 int device_info_write(int fd, const DeviceInfo *d)
