@@ -600,15 +600,8 @@ int worker_prepare_launch(Worker *w, const CaseDesc *c, Run *run, int flush, Cas
                                        w->stream),
                     "cuMemsetD8Async (L2 flush)", 0) < 0)
         return -1;
-    if (flush == MEASURE_FLUSH_READ) {
-        unsigned long long n16 = w->scratch_bytes / 16, buf = w->scratch;
-        void *args[] = {&buf, &n16, &buf};
-        const unsigned blocks = (unsigned)(w->dev.sm_count > 0 ? 4 * w->dev.sm_count : 256);
-        if (worker_step(w, res,
-                        cu.cuLaunchKernel(w->flush_fn, blocks, 1, 1, 256, 1, 1, 0, w->stream, args, NULL),
-                        "cuLaunchKernel (L2 flush)", 0) < 0)
-            return -1;
-    }
+    if (flush == MEASURE_FLUSH_READ && worker_flush_read(w, res) < 0)
+        return -1;
     return 0;
 }
 

@@ -190,6 +190,9 @@ int worker_enqueue_launch(Worker *w, const CaseDesc *c, Run *run, CaseResult *re
 /* Allocate the flush buffer and load the read flush kernel (mode
  * MEASURE_FLUSH_*) if not yet done.  0, or -1 with res filled (skipped). */
 int worker_flush_prepare(Worker *w, int mode, CaseResult *res);
+/* Enqueue the read flush (prepared) on the worker's stream, with flush_ptx.h's
+ * geometry, the one kvx-peers uses.  0, or -1 with res set. */
+int worker_flush_read(Worker *w, CaseResult *res);
 
 /* Reset the outputs, flush L2 (mode MEASURE_FLUSH_* in flush), launch between
  * the two events and wait.  The launch's time goes to *ms when given, else (the

@@ -42,6 +42,17 @@ int worker_flush_prepare(Worker *w, int mode, CaseResult *res)
     return 0;
 }
 
+int worker_flush_read(Worker *w, CaseResult *res)
+{
+    unsigned long long n16 = w->scratch_bytes / 16, buf = w->scratch;
+    void *args[] = {&buf, &n16, &buf};
+    const unsigned blocks =
+        (unsigned)(w->dev.sm_count > 0 ? FLUSH_BLOCKS_PER_SM * w->dev.sm_count : FLUSH_BLOCKS_DEFAULT);
+    return worker_step(w, res,
+                       cu.cuLaunchKernel(w->flush_fn, blocks, 1, 1, FLUSH_THREADS, 1, 1, 0, w->stream, args, NULL),
+                       "cuLaunchKernel (L2 flush)", 0);
+}
+
 /* Enqueue k samples: events bev[3i] (before the reset), bev[3i+1] and
  * bev[3i+2] around the launch.  0, or -1 with res set. */
 static int batch_enqueue(Worker *w, const CaseDesc *c, Run *run, int flush, int k,
