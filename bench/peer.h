@@ -142,7 +142,7 @@ uint64_t peer_input_hash(PeerSet *s, int row, const char *name);
  * mismatch (detail says where), -1 the row is not the prepared one. */
 int peer_verify(PeerSet *s, int row, const void *out, char *detail, size_t n);
 
-/* ---- measurement: kvx's rules (driver/measure_plan.h), in the run's settings ---- */
+/* ---- measurement: kvx's rules (host/measure_plan.h), in the run's settings ---- */
 
 typedef struct PeerMeasure {
     int warmup, min_samples, max_samples, sample_batch, flush_l2;

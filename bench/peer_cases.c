@@ -1,7 +1,7 @@
 /* peer_cases: bench/peer.h over kvx's own stages.  The spec is loaded and
  * planned (spec_load, plan_build, plan_ref_build) for the GPU's facts as
  * device_info_facts makes them, or an arch's nominal ones; points are selected
- * as cli_select_points selects them (driver/cmd_gen.c: a compared value an
+ * as plan_select selects them (gen/plan.c: a compared value an
  * axis does not have is an error); each row is resolved by resolve_case with
  * the run's measurement settings, as run_loop.c resolves a case before it
  * goes to a worker; inputs come from inputs_fill with the resolved
@@ -14,11 +14,11 @@
  * previous row's inputs generates nothing. */
 #include "peer.h"
 
-#include "../driver/inputs.h"
-#include "../driver/measure_plan.h"
-#include "../driver/resolve.h"
-#include "../driver/verify.h"
-#include "../driver/worker.h"
+#include "host/inputs.h"
+#include "host/measure_plan.h"
+#include "resolve/resolve.h"
+#include "host/verify.h"
+#include "gpu/worker.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -127,7 +127,7 @@ void row_plan(PeerSet *s, int row, RowPlan &p)
             return;
         }
         int_arg(c, 1, &p.bins), int_arg(c, 2, &p.lo), int_arg(c, 3, &p.hi);
-        /* histogram(): values lo .. hi in bins of ceil((hi - lo + 1) / bins) (gen/refs.c) */
+        /* histogram(): values lo .. hi in bins of ceil((hi - lo + 1) / bins) (core/refs.c) */
         p.width = (p.hi - p.lo + 1 + p.bins - 1) / p.bins;
         p.lower = p.lo;
         p.upper = p.lo + p.bins * p.width;

@@ -1,8 +1,8 @@
 /* peers_gpu: the device, the flush, the input, the library calls and their
  * timing for kvx-peers (peers_gpu.h).
  *
- * A sample is kvx's (driver/worker_sample.c): the output reset and the L2
- * flush (driver/flush_ptx.h, loaded with cudaLibraryLoadData) outside the
+ * A sample is kvx's (gpu/worker_sample.c): the output reset and the L2
+ * flush (gpu/flush_ptx.h, loaded with cudaLibraryLoadData) outside the
  * timed region, then the call between two events.  A call is made once
  * untimed (lazy loading), verified once (no flush), then warmed up and
  * sampled in batches; the warm-up count, batch sizes, stopping rule and
@@ -10,7 +10,7 @@
  * Temporary storage and levels are allocated and uploaded once per row and
  * call, outside the timed region. */
 #include "peers_gpu.h"
-#include "../driver/flush_ptx.h"
+#include "gpu/flush_ptx.h"
 
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_reduce.cuh>

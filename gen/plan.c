@@ -600,3 +600,30 @@ int plan_point_matches(const Plan *p, int i, const Expr *filter, KvxError *err)
     arena_free(a);
     return match;
 }
+
+unsigned char *plan_select(const Plan *p, const char *where, KvxError *err)
+{
+    unsigned char *sel = xmalloc((size_t)p->npoints + 1);
+    memset(sel, 1, (size_t)p->npoints + 1);
+    if (!where)
+        return sel;
+    Arena *a = arena_new();
+    SrcPos pos = {"--where", 1, 1};
+    Expr *e = expr_parse(a, where, &pos, err);
+    /* The rule of where: a value an axis does not have is a typo, not an
+     * empty selection. */
+    int rc = e && spec_check_axis_values(p->spec, e, err) == 0 ? 0 : -1;
+    for (int i = 0; rc == 0 && i < p->npoints; i++) {
+        int m = plan_point_matches(p, i, e, err);
+        if (m < 0)
+            rc = -1;
+        else
+            sel[i] = (unsigned char)m;
+    }
+    arena_free(a);
+    if (rc) {
+        free(sel);
+        return NULL;
+    }
+    return sel;
+}

@@ -20,7 +20,7 @@
 
 /* Evaluation environment of one point: axes, set variables, lets, device facts
  * (a buffer name is not one of its names: a check's arguments look buffers up
- * before evaluating, driver/resolve.c).  `used` collects the axes consulted
+ * before evaluating, resolve/resolve.c).  `used` collects the axes consulted
  * since the last reset (bit i = axes[i]). */
 typedef struct PointEnv {
     const Spec *spec;
@@ -94,5 +94,9 @@ char *plan_point_label(const Plan *p, int i, uint64_t mask);
 
 /* Does point i satisfy the filter expression (--where)?  1, 0, or -1 with err. */
 int plan_point_matches(const Plan *p, int i, const Expr *filter, KvxError *err);
+
+/* Points selected by a --where expression (all when NULL): a malloc'd 0/1
+ * array of npoints + 1 bytes, or NULL with err. */
+unsigned char *plan_select(const Plan *p, const char *where, KvxError *err);
 
 #endif

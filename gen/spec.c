@@ -11,7 +11,7 @@
  * spec_load.  The other sections are in spec_sections.c; spec_internal.h is
  * what the two share. */
 #include "spec_internal.h"
-#include "refs.h"
+#include "core/refs.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
 #ifndef KVX_SPEC_H
 #define KVX_SPEC_H
 
-#include "expr.h"
-#include "types.h"
+#include "core/expr.h"
+#include "core/types.h"
 
 #define SPEC_MAX_AXES 64   /* axis dependency sets are 64-bit masks */
 /* Limits on input (docs/spec.md, Limits): each keeps a careless or hostile
@@ -90,7 +90,7 @@ typedef struct LaunchSpec {
 
 /* What a check compares an output with. */
 typedef enum {
-    CHECK_EXPR,         /* ref: a host reference call (gen/refs.h), baseline(), or a scalar */
+    CHECK_EXPR,         /* ref: a host reference call (core/refs.h), baseline(), or a scalar */
     CHECK_BUFFER,       /* ref names an input buffer: the output equals it (`out: in`) */
     CHECK_REFERENCE     /* `out: reference`: the reference kernel's output */
 } CheckKind;

@@ -5,7 +5,7 @@
  * after the axes and names they may refer to are known, and checks the names
  * inside their expressions once everything is loaded. */
 #include "spec_internal.h"
-#include "values.h"
+#include "core/values.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -490,7 +490,7 @@ int spec_sections_measure(Loader *L, yaml_node_t *map)
 
 /* ---- report ----------------------------------------------------------------- */
 
-/* value: a name of gen/values.h, or inspect.KEY (a key of the variants' PTX/SASS
+/* value: a name of core/values.h, or inspect.KEY (a key of the variants' PTX/SASS
  * facts: letters, digits, _ and .). */
 static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
 {
@@ -513,7 +513,7 @@ typedef struct WhereNames {
 } WhereNames;
 
 /* The names a report's where: may use are those kvx table --where accepts
- * (driver/results.c): axes, the spec's lets, status and the value names. */
+ * (report/results.c): axes, the spec's lets, status and the value names. */
 static void check_where_name(void *ctx, const Expr *id)
 {
     WhereNames *wn = ctx;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "driver/inspect.h"
+#include "compile/inspect.h"
 
 #ifndef KVX_SOURCE_DIR
 #define KVX_SOURCE_DIR "."

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gen/util.h"
+#include "core/util.h"
 
 #ifndef KVX_DEADLINE_S
 #error "define KVX_DEADLINE_S before including tests/kvx_child.h"

@@ -19,10 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "driver/cli.h"
-#include "driver/results.h"
-#include "driver/store.h"
-#include "gen/values.h"
+#include "cli/cli.h"
+#include "report/results.h"
+#include "store/store.h"
+#include "core/values.h"
 
 #ifndef KVX_SOURCE_DIR
 #define KVX_SOURCE_DIR "."

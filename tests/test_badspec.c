@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "driver/resolve.h"
+#include "resolve/resolve.h"
 #include "gen/plan.h"
 
 /* Relative: ctest runs in the source directory, and messages name paths as given. */

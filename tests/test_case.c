@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver/case.h"
+#include "host/case.h"
 
 /* A CaseDesc with every field set to something distinct from its neighbours. */
 static void desc_fill(CaseDesc *c)

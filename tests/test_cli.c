@@ -1,4 +1,4 @@
-/* The command line (driver/cli.c), through the kvx binary as a user runs it:
+/* The command line (cli/cli.c), through the kvx binary as a user runs it:
  * kvx --help lists exactly the verbs of CLI_VERBS; every verb's --help (and
  * -h) goes to stdout with exit 0 and lists exactly the options of its table;
  * every option it lists is accepted with a value of its kind; every other
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "driver/cli.h"
+#include "cli/cli.h"
 
 static char tmp[256];
 /* A path no verb may create: --out and --db values point here. */

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "driver/jit.h"
+#include "compile/jit.h"
 #include "gen/plan.h"
 
 static int is_yaml(const struct dirent *d)

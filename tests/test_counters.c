@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/counters.h"
+#include "run/counters.h"
 
 /* What ncu --csv --page raw writes: a header, a units row, one row per launch. */
 static const char LOG[] =

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/expr.h"
+#include "core/expr.h"
 
 /* ---- fixture: an environment with a few names ------------------------------ */
 

@@ -42,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gen/util.h"
+#include "core/util.h"
 
 #define SPECS KVX_SOURCE_DIR "/tests/data/specs/"
 #define TINY_POINTS 40          /* tiny.yaml: 2 strategies x 5 hit rates x 4 sizes */

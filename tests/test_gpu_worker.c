@@ -28,8 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver/cudadl.h"
-#include "driver/worker.h"
+#include "gpu/cudadl.h"
+#include "gpu/worker.h"
 
 static DeviceInfo gpu;
 static char tmpdir[256];

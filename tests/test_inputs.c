@@ -1,4 +1,4 @@
-/* Unit tests of driver/inputs.c: determinism across thread counts, the
+/* Unit tests of host/inputs.c: determinism across thread counts, the
  * distributions' frequencies, saturation and rounding, parameter errors,
  * descriptions and keys. */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/inputs.h"
+#include "host/inputs.h"
 
 static const ElemType *T(const char *name) { return elem_type_find(name); }
 

@@ -1,4 +1,4 @@
-/* test_inspect: the PTX/SASS atomic classifier (driver/inspect.c) on two of its
+/* test_inspect: the PTX/SASS atomic classifier (compile/inspect.c) on two of its
  * three kinds of input (the third, captured listings, and the disassembler
  * plumbing are test_inspect_sass.c's):
  *  1. hand-written format samples: short SASS/PTX snippets typed here in the

@@ -1,4 +1,4 @@
-/* test_inspect_sass: the PTX/SASS atomic classifier (driver/inspect.c) on real
+/* test_inspect_sass: the PTX/SASS atomic classifier (compile/inspect.c) on real
  * SASS listings captured with nvdisasm by tests/data/inspect/capture.sh (sass/,
  * checked in; format samples and PTX are test_inspect.c's).  A test whose
  * listing is missing skips and says how to capture it; the program then exits

@@ -15,7 +15,7 @@
 #include <ftw.h>
 #include <unistd.h>
 
-#include "driver/jit.h"
+#include "compile/jit.h"
 
 static char cache_root[] = "/tmp/kvx-test-jit-XXXXXX";
 

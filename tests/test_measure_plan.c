@@ -1,8 +1,8 @@
 /* test_measure_plan: the measurement decisions a worker takes without a GPU
- * (driver/measure_plan.h): adaptive warm-up, batch sizes under the budget,
+ * (host/measure_plan.h): adaptive warm-up, batch sizes under the budget,
  * the stopping rule of batched samples against one-at-a-time sampling, the
  * statistics of a single sample; and NVML's absent path and the throttle rule
- * (driver/nvml.h). */
+ * (gpu/nvml.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,8 +12,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "driver/measure_plan.h"
-#include "driver/nvml.h"
+#include "host/measure_plan.h"
+#include "gpu/nvml.h"
 
 static MeasureSettings defaults(void)
 {

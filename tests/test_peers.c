@@ -35,9 +35,9 @@
 
 #ifdef KVX_PEERS_BINARY
 
-#include "driver/inputs.h"
-#include "driver/resolve.h"
-#include "driver/verify.h"
+#include "host/inputs.h"
+#include "resolve/resolve.h"
+#include "host/verify.h"
 
 #define KVX_DEADLINE_S 300
 /* The shard helpers of kvx_child.h are the run tests', not used here. */

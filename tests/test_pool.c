@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "driver/pool.h"
-#include "gen/util.h"
+#include "core/pool.h"
+#include "core/util.h"
 
 typedef struct Cover {
     long n;

@@ -213,7 +213,7 @@ static void test_other_values(void **state)
     }
 }
 
-/* Every value name a spec's report may give (gen/values.h) has a column in the
+/* Every value name a spec's report may give (core/values.h) has a column in the
  * driver: it tabulates, and the caption says what it is. */
 static void test_every_value_tabulates(void **state)
 {
@@ -235,7 +235,7 @@ static void test_every_value_tabulates(void **state)
 }
 
 /* docs/spec.md's table of report values has a row "| `NAME` | ..." for every
- * value name: a value added to gen/values.h is documented with it.  ctest runs
+ * value name: a value added to core/values.h is documented with it.  ctest runs
  * in the source directory. */
 static void test_every_value_documented(void **state)
 {

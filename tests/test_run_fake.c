@@ -1,5 +1,5 @@
 /* cpu: the supervisor of `kvx run` end to end without a GPU, on two fake
- * devices (KVX_FAKE_GPUS=2, driver/fake.h).  The kvx binary is started as a
+ * devices (KVX_FAKE_GPUS=2, gpu/fake.h).  The kvx binary is started as a
  * child, as a user runs it; NVRTC, the compile cache, the pipes, the worker
  * processes and SQLite are real, only what happens to each case is made up by
  * the fake worker from a marker in the case's source (tests/data/specs/fake.cu).
@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gen/util.h"
+#include "core/util.h"
 
 #define SPEC KVX_SOURCE_DIR "/tests/data/specs/fake.yaml"
 #define POINTS 36               /* 6 strategies x 3 sizes x 2 modes */

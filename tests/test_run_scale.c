@@ -1,8 +1,8 @@
 /* cpu: how `kvx run` spreads a spec over several GPUs (issue 18), on fake
- * devices (KVX_FAKE_GPUS, driver/fake.h) and in the hand-out rule itself.
+ * devices (KVX_FAKE_GPUS, gpu/fake.h) and in the hand-out rule itself.
  *
  * Checked:
- * - run_units (driver/run_order.c): the units cover every case once, in
+ * - run_units (run/run_order.c): the units cover every case once, in
  *   contiguous parts of their group, longest first; a group above a worker's
  *   share is cut into ceil(2 S / share) parts (fewer when the host work would
  *   outweigh a part's cases), never when not splittable or on one worker;
@@ -32,8 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/run_internal.h"
-#include "gen/util.h"
+#include "run/run_internal.h"
+#include "core/util.h"
 
 #define KVX_DEADLINE_S 60
 /* the shard helpers of kvx_child.h are test_run_fake's */

@@ -1,4 +1,4 @@
-/* test_shard: the partition of a run's cases across hosts (driver/shard.c) and
+/* test_shard: the partition of a run's cases across hosts (run/shard.c) and
  * the parsing of --shard K/N and Slurm's array variables.
  *
  * What a user running one spec as a job array relies on: every case lands in
@@ -20,8 +20,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "driver/shard.h"
-#include "gen/util.h"
+#include "run/shard.h"
+#include "core/util.h"
 
 /* ---- a case list: n cases in ngroups groups, keys like run.c's (hex) -------- */
 

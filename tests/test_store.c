@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "driver/store.h"
+#include "store/store.h"
 
 static char dir[128];
 static char path[256];

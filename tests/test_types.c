@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gen/types.h"
+#include "core/types.h"
 
 static uint32_t bits(float f)
 {

@@ -1,4 +1,4 @@
-/* Unit tests of driver/verify.c: every reference on small hand-computed cases,
+/* Unit tests of host/verify.c: every reference on small hand-computed cases,
  * wrap-around of integer outputs, float NaN rules, the inc/dec closed form
  * against the atomics' own definition, verify_compare's reports, and every
  * reference on 2^22 elements giving the same bits on 1, 2 and 7 threads. */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/verify.h"
+#include "host/verify.h"
 
 static const ElemType *T(const char *name) { return elem_type_find(name); }
 
@@ -547,7 +547,7 @@ static void test_catalogue(void **state)
     for (int i = 0; i < refs_count; i++) {
         const RefSig *r = &refs_table[i];
         if (!verify_has_reference(r->name))
-            fail_msg("%s is in gen/refs.c but verify.c does not compute it", r->name);
+            fail_msg("%s is in core/refs.c but verify.c does not compute it", r->name);
         char row[64];
         snprintf(row, sizeof row, "| `%s(", r->name);
         if (!strstr(doc, row))

@@ -3,7 +3,7 @@
 # documentation names exists.  Pieces are named by their include path
 # (`{{#include "pieces/warp_sum.cuh"}}`, relative to templates/): each
 # `pieces/NAME.cuh` in docs/*.md or README.md must be templates/pieces/NAME.cuh.
-# Every path under templates/, specs/, driver/, gen/, scripts/, tests/, docs/,
+# Every path under templates/, specs/, the stage folders (core/ ... cli/), scripts/, tests/, docs/,
 # bench/ or .ci/ must exist (a `*` matches as in the shell).  Paths under
 # results/ are examples of what kvx writes and are not checked.  The checker
 # is tried first on made-up documents, so that one finding nothing cannot pass.
@@ -25,7 +25,7 @@ check() {
         done < <(grep -oE 'pieces/[A-Za-z0-9_.-]+\.cuh' "$doc" | sort -u)
         while read -r name; do
             compgen -G "$root/$name" > /dev/null || { echo "$doc: $name"; bad=1; }
-        done < <(grep -oE '(^|[^/.A-Za-z0-9_-])(templates|specs|driver|gen|scripts|tests|docs|bench|\.ci)/[A-Za-z0-9_.*/-]*[A-Za-z0-9_*]' "$doc" |
+        done < <(grep -oE '(^|[^/.A-Za-z0-9_-])(templates|specs|core|gen|host|compile|resolve|gpu|store|run|report|cli|scripts|tests|docs|bench|\.ci)/[A-Za-z0-9_.*/-]*[A-Za-z0-9_*]' "$doc" |
                  sed -E 's/^[^a-z.]//' | sort -u)
     done
     return $bad

@@ -1,0 +1,213 @@
+/* cmd_inspect: `kvx inspect SPEC`: what the compiler made of each variant's
+ * atomics, for one or several archs, without a GPU (its options are in
+ * cmd_spec.c's tables, beside the other spec verbs').
+ *
+ * One arch: a line per variant (inspect_summary).  Several: a variant x arch
+ * table of classifications (inspect_table), the static cross-architecture view.
+ * --show source|ptx|sass prints the listings with the atomic sections marked. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/inspect.h"
+
+/* What the archs' passes share.  Variants are keyed by their code-axis label:
+ * an arch whose where: prunes some (a cc-dependent constraint) leaves those
+ * cells empty. */
+typedef struct Inspection {
+    CliSpecOpts o;
+    char archs[16][16];
+    int narch;
+    const char *dis;            /* the disassembler, or NULL */
+    char *cache;
+    int cap, nvar;
+    char **labels;
+    InspectFacts *facts;        /* nvar x narch */
+    unsigned char *present;     /* nvar x narch */
+} Inspection;
+
+/* The row of label, added when new. */
+static int variant_row(Inspection *in, const char *label)
+{
+    for (int v = 0; v < in->nvar; v++)
+        if (!strcmp(in->labels[v], label))
+            return v;
+    if (in->nvar == in->cap) {
+        size_t na = (size_t)in->narch, cap = (size_t)in->cap;
+        in->labels = xrealloc(in->labels, sizeof(char *) * cap * 2);
+        in->facts = xrealloc(in->facts, sizeof(InspectFacts) * cap * 2 * na);
+        in->present = xrealloc(in->present, cap * 2 * na);
+        memset(in->present + cap * na, 0, cap * na);
+        in->cap *= 2;
+    }
+    in->labels[in->nvar] = xstrdup(label);
+    return in->nvar++;
+}
+
+/* One variant's summary and its sites, a line each. */
+static void print_summary(const InspectFacts *f, const char *name, const char *arch)
+{
+    StrBuf line;
+    sb_init(&line);
+    inspect_summary(f, &line);
+    printf("%s [%s]: %s\n", name, arch, sb_str(&line));
+    /* Each atomic site: what the source does, what ptxas did. */
+    sb_reset(&line);
+    inspect_sites(f, &line);
+    for (const char *q = sb_str(&line); *q;) {
+        size_t len = strcspn(q, "\n");
+        printf("    site: %.*s\n", (int)len, q);
+        q += len + (q[len] == '\n');
+    }
+    sb_free(&line);
+}
+
+/* --show: the listing asked for, its atomic sections marked. */
+static void print_listing(int show, const JitJob *j, const char *sass)
+{
+    StrBuf out;
+    sb_init(&out);
+    if (show == CLI_SHOW_SOURCE)
+        sb_puts(&out, j->source);
+    else if (show == CLI_SHOW_PTX)
+        inspect_mark(j->ptx, 0, &out);
+    else if (sass)
+        inspect_mark(sass, 1, &out);
+    else
+        sb_puts(&out, "(no SASS: nvdisasm or cuobjdump is needed)\n");
+    printf("%s\n", sb_str(&out));
+    sb_free(&out);
+}
+
+/* The facts of one compiled job into f, printed as asked. */
+static void inspect_one(const Inspection *in, const JitJob *j, const char *arch, InspectFacts *f)
+{
+    inspect_facts_init(f);
+    if (!j->ok) {
+        printf("%s [%s]: does not compile\n%s\n", j->name, arch, j->log ? j->log : "");
+        return;
+    }
+    char *sass = NULL;
+    inspect_set_compile(f, j);
+    inspect_ptx(j->ptx, f);
+    if (in->dis) {
+        KvxError err = {0};
+        if ((sass = inspect_disassemble(j->cubin, j->cubin_len, &err)))
+            inspect_sass(sass, f);
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+    }
+    if (in->narch == 1 || in->o.show)
+        print_summary(f, j->name, arch);
+    if (in->o.show)
+        print_listing(in->o.show, j, sass);
+    free(sass);
+}
+
+/* The selected variants of arch ai: compiled, inspected, printed.  0 or the
+ * exit status. */
+static int inspect_arch(Inspection *in, int ai)
+{
+    Spec *s;
+    Plan p;
+    PlanRef ref;
+    unsigned char *sel;
+    int rc = cli_load_plan(in->o.spec_path, in->o.where, in->archs[ai], &s, &p, &ref, &sel);
+    if (rc)
+        return rc;
+    JitJob *jobs = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));
+    int *row = xmalloc(sizeof(int) * (size_t)(p.nsrcs ? p.nsrcs : 1));
+    int n = 0;
+    for (int k = 0; k < p.nsrcs; k++) {
+        int any = 0;
+        for (int i = 0; i < p.npoints && !any; i++)
+            any = sel[i] && p.point_src[i] == k;
+        if (!any)
+            continue;
+        const char *name = p.srcs[k].label[0] ? p.srcs[k].label : p.srcs[k].file;
+        jobs[n] = (JitJob){.name = name, .source = p.srcs[k].text, .arch = in->archs[ai],
+                           .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl};
+        row[n++] = variant_row(in, name);
+    }
+    JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache};
+    KvxError err = {0};
+    if (jit_compile_all(jobs, n, &jo, NULL, NULL, &err) != 0) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+        rc = 3;
+    }
+    for (int v = 0; v < n && rc == 0; v++) {
+        size_t at = (size_t)row[v] * (size_t)in->narch + (size_t)ai;
+        in->present[at] = 1;
+        inspect_one(in, &jobs[v], in->archs[ai], &in->facts[at]);
+    }
+    for (int v = 0; v < n; v++)
+        jit_job_release(&jobs[v]);
+    free(jobs);
+    free(row);
+    free(sel);
+    plan_free(&p);
+    plan_ref_free(&ref);
+    spec_free(s);
+    return rc;
+}
+
+/* The variant x arch table; a cell the arch's where: prunes says so. */
+static void print_table(const Inspection *in)
+{
+    StrBuf t, cell;
+    sb_init(&t);
+    sb_init(&cell);
+    sb_puts(&t, "| variant |");
+    for (int a = 0; a < in->narch; a++)
+        sb_printf(&t, " %s |", in->archs[a]);
+    sb_puts(&t, "\n|---|");
+    for (int a = 0; a < in->narch; a++)
+        sb_puts(&t, "---|");
+    sb_putc(&t, '\n');
+    for (int v = 0; v < in->nvar; v++) {
+        sb_printf(&t, "| %s |", in->labels[v]);
+        for (int a = 0; a < in->narch; a++) {
+            size_t at = (size_t)v * (size_t)in->narch + (size_t)a;
+            sb_reset(&cell);
+            if (in->present[at])
+                inspect_tags(&in->facts[at], &cell);
+            else
+                sb_puts(&cell, "(not in this arch's plan)");
+            sb_printf(&t, " %s |", sb_str(&cell));
+        }
+        sb_putc(&t, '\n');
+    }
+    printf("%s", sb_str(&t));
+    sb_free(&t);
+    sb_free(&cell);
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    Inspection *in = xcalloc(1, sizeof *in);
+    int rc = 0;
+    if (cli_parse_spec(&cmd_inspect_verb, argc, argv, &in->o, &rc) == 0) {
+        in->narch = cli_archs(&in->o, in->archs, 16);
+        if (!(in->dis = inspect_find_disassembler()))
+            printf("note: SASS needs nvdisasm or cuobjdump (neither found): PTX analysis only\n");
+        in->cache = in->o.cache_dir ? xstrdup(in->o.cache_dir) : jit_default_cache_dir();
+        in->cap = 64;
+        in->labels = xcalloc((size_t)in->cap, sizeof(char *));
+        in->facts = xcalloc((size_t)in->cap * (size_t)in->narch, sizeof(InspectFacts));
+        in->present = xcalloc((size_t)in->cap * (size_t)in->narch, 1);
+    }
+    for (int ai = 0; rc == 0 && ai < in->narch; ai++)
+        rc = inspect_arch(in, ai);
+    if (rc == 0 && in->narch > 1)
+        print_table(in);
+    for (int v = 0; v < in->nvar; v++)
+        free(in->labels[v]);
+    free(in->labels);
+    free(in->facts);
+    free(in->present);
+    free(in->cache);
+    free(in);
+    return rc;
+}

@@ -1,0 +1,500 @@
+/* cmd_spec: the verbs that read a spec and need no GPU: plan, gen and
+ * compile (inspect, in stages of its own, is cmd_inspect.c); the option
+ * tables of all four.
+ *
+ * Bad input (a malformed spec, an unknown option, a bad --where) prints one
+ * message and exits 2 before anything is written. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run/shard.h"
+
+/* ---- the option tables ------------------------------------------------------------------ */
+
+#define AT(field) offsetof(CliSpecOpts, field)
+#define OPT_ARCH                                                                                            \
+    CLI_OPT("arch", 0, CLI_STRING, "ARCH", "the GPU's, else sm_90", "the target arch, for its device facts", \
+            AT(archs), .set = cli_set_arch)
+#define OPT_ARCHS                                                                                           \
+    CLI_OPT("arch", 0, CLI_STRING, "ARCHS", "the GPU's, else sm_90",                                        \
+            "target archs, comma-separated (sm_80,sm_90)", AT(archs), .set = cli_set_archs)
+#define OPT_WHERE CLI_OPT("where", 0, CLI_STRING, "EXPR", NULL, "only the points where EXPR holds", AT(where))
+#define OPT_CACHE                                                                                           \
+    CLI_OPT("cache", 0, CLI_PATH, "DIR", "$KVX_CACHE_DIR or ~/.cache/kvx", "the compile cache", AT(cache_dir))
+#define OPT_NO_CACHE CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything again", AT(no_cache))
+#define OPT_JOBS                                                                                            \
+    CLI_OPT("jobs", 'j', CLI_INT, "N", "the cores", "compile threads", AT(jobs), .lo = 1, .hi = 4096)
+
+static const CliOpt plan_opts[] = {
+    OPT_ARCH,
+    OPT_WHERE,
+    CLI_OPT("shard", 0, CLI_STRING, "K/N", NULL, "only the points of shard K of N (kvx run's partition)",
+            AT(shard), .set = cli_set_shard),
+    CLI_OPT("points", 0, CLI_FLAG, NULL, NULL, "list every point", AT(points)),
+    {0},
+};
+
+static const CliOpt gen_opts[] = {
+    OPT_ARCH,
+    OPT_WHERE,
+    CLI_OPT("out", 0, CLI_PATH, "DIR", NULL, "where the sources and index.tsv go", AT(out),
+            .flags = CLI_REQUIRED),
+    {0},
+};
+
+static const CliOpt compile_opts[] = {
+    OPT_ARCHS,
+    OPT_WHERE,
+    CLI_OPT("out", 0, CLI_PATH, "DIR", "out/SPEC", "where PTX, CUBIN and sources go, a folder per arch",
+            AT(out)),
+    OPT_CACHE,
+    OPT_NO_CACHE,
+    OPT_JOBS,
+    {0},
+};
+
+static const CliChoice shows[] = {
+    {"source", CLI_SHOW_SOURCE}, {"ptx", CLI_SHOW_PTX}, {"sass", CLI_SHOW_SASS}, {NULL, 0},
+};
+
+static const CliOpt inspect_opts[] = {
+    OPT_ARCHS,
+    OPT_WHERE,
+    CLI_OPT("show", 0, CLI_CHOICE, NULL, NULL,
+            "print every variant's source, PTX or SASS, its atomics marked", AT(show), .choices = shows),
+    OPT_CACHE,
+    OPT_NO_CACHE,
+    OPT_JOBS,
+    {0},
+};
+
+const CliVerb cmd_plan_verb = {
+    .name = "plan",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "the space: axes, code/workload, sizes, distinct sources",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = plan_opts,
+    .run = cmd_plan,
+};
+const CliVerb cmd_gen_verb = {
+    .name = "gen",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "write one .cu per distinct source and an index (--out DIR)",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = gen_opts,
+    .run = cmd_gen,
+};
+const CliVerb cmd_compile_verb = {
+    .name = "compile",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = compile_opts,
+    .run = cmd_compile,
+};
+const CliVerb cmd_inspect_verb = {
+    .name = "inspect",
+    .operands = "SPEC",
+    .operands_are = "one SPEC file",
+    .min_operands = 1,
+    .max_operands = 1,
+    .summary = "what the compiler made of the atomics (PTX, SASS), per arch",
+    .opts_size = sizeof(CliSpecOpts),
+    .opts = inspect_opts,
+    .run = cmd_inspect,
+};
+
+/* ---- plan ------------------------------------------------------------------------ */
+
+/* Keep in sel only the points of shard sh.  The partition is kvx run's (run.c):
+ * over the selected points in point order, grouped by the point's label without
+ * the baseline axes (its sha256), so that `kvx plan --shard K/N` lists exactly
+ * what `kvx run --shard K/N` runs.  Returns the points kept. */
+static int shard_select(const Plan *p, unsigned char *sel, const Shard *sh)
+{
+    ShardPoints sp;
+    shard_points(p, sel, sh->n, &sp);
+    int kept = 0;
+    for (int q = 0; q < sp.n; q++) {
+        sel[sp.point[q]] = sp.shard[q] == sh->k;
+        kept += sel[sp.point[q]];
+    }
+    shard_points_free(&sp);
+    return kept;
+}
+
+/* The spec's doc: wrapped at 88 columns under the label column. */
+static void print_doc(const char *d)
+{
+    /* The end is found once: a strlen per line was quadratic (7 s on a 10 MB
+     * doc:). */
+    const char *end = d + strlen(d);
+    while (end > d && (end[-1] == ' ' || end[-1] == '\n'))
+        end--;
+    while (d < end) {
+        while (*d == ' ' || *d == '\n')
+            d++;
+        ptrdiff_t len = end - d;
+        ptrdiff_t cut = len;
+        if (len > 78) {
+            cut = 78;
+            while (cut > 0 && d[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = 78;
+        }
+        if (cut > 0)
+            printf("          %.*s\n", (int)cut, d);
+        d += cut;
+        if (cut == len)
+            break;
+    }
+}
+
+static void print_axes(const Spec *s, const Plan *p)
+{
+    printf("axes      (declaration order; code axes change the source)\n");
+    for (int a = 0; a < s->naxes; a++) {
+        /* An axis can change the code of some sources only (a template branch
+         * that reads it): say in how many. */
+        int in = 0;
+        for (int k = 0; k < p->nsrcs; k++)
+            in += (int)((p->srcs[k].code_axes >> a) & 1);
+        char kind[40];
+        if (!in)
+            snprintf(kind, sizeof kind, "workload");
+        else if (in == p->nsrcs)
+            snprintf(kind, sizeof kind, "code");
+        else
+            snprintf(kind, sizeof kind, "code (%d of %d sources)", in, p->nsrcs);
+        printf("  %-14s %-24s %2d: ", s->axes[a].name, kind, s->axes[a].nvals);
+        for (int v = 0; v < s->axes[a].nvals; v++)
+            printf("%s%s", v ? ", " : "", s->axes[a].vals[v].text);
+        if (s->axes[a].zip >= 0)
+            printf("  (zip group %d)", s->axes[a].zip + 1);
+        printf("\n");
+    }
+}
+
+/* The sources of the selected points, then (--points) the points. */
+static void print_selection(const Plan *p, const unsigned char *sel, int points)
+{
+    printf("%-4s %-64s %s\n", "#", "source", "points");
+    for (int k = 0; k < p->nsrcs; k++) {
+        int n = 0;
+        for (int i = 0; i < p->npoints; i++)
+            n += sel[i] && p->point_src[i] == k;
+        if (n)
+            printf("%-4d %-64s %d\n", k, p->srcs[k].file, n);
+    }
+    if (!points)
+        return;
+    printf("\n%-6s %-4s %s\n", "point", "src", "axes");
+    for (int i = 0; i < p->npoints; i++) {
+        if (!sel[i])
+            continue;
+        char *l = plan_point_label(p, i, ~0ULL);
+        printf("%-6d %-4d %s\n", i, p->point_src[i], l);
+        free(l);
+    }
+}
+
+static void print_plan(const CliSpecOpts *o, const char *arch, const Spec *s, const Plan *p,
+                       unsigned char *sel)
+{
+    /* Only an explicit --shard: a plan inside a Slurm array job lists the whole
+     * space unless asked (kvx run reads the array variables itself). */
+    Shard shard = {0, 1, "none"};
+    KvxError err = {0};
+    int bad = o->shard && shard_parse(o->shard, &shard, &err);
+    KVX_ASSERT(!bad);   /* checked when parsed */
+    int nsel = 0;
+    for (int i = 0; i < p->npoints; i++)
+        nsel += sel[i];
+    int nshard = shard.n > 1 ? shard_select(p, sel, &shard) : nsel;
+    printf("spec      %s (%s)\n", s->path, s->name);
+    if (s->doc)
+        print_doc(s->doc);
+    printf("template  %s, kernel %s\n", s->template_path, s->kernel);
+    printf("target    %s (%s)\n", arch, p->facts.name);
+    print_axes(s, p);
+    printf("points    %d in the full grid, %d after where: (%d pruned)", p->nfull, p->npoints,
+           p->nfull - p->npoints);
+    if (o->where)
+        printf(", %d selected by --where", nsel);
+    if (shard.n > 1)
+        printf(", %d in shard %d/%d", nshard, shard.k + 1, shard.n);
+    printf("\nsources   %d distinct (one compile each per arch)\n\n", p->nsrcs);
+    print_selection(p, sel, o->points);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    CliSpecOpts o;
+    char archs[1][16];
+    int rc;
+    if (cli_parse_spec(&cmd_plan_verb, argc, argv, &o, &rc))
+        return rc;
+    cli_archs(&o, archs, 1);
+    Spec *s;
+    Plan p;
+    PlanRef ref;
+    unsigned char *sel;
+    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], &s, &p, &ref, &sel)))
+        return rc;
+    print_plan(&o, archs[0], s, &p, sel);
+    free(sel);
+    plan_free(&p);
+    plan_ref_free(&ref);
+    spec_free(s);
+    return 0;
+}
+
+/* ---- gen --------------------------------------------------------------------------- */
+
+static int write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+    char *path = path_join(dir, name);
+    int rc = file_write_atomic(path, text, len);
+    if (rc)
+        fprintf(stderr, "kvx: cannot write %s: %s\n", path, strerror(errno));
+    free(path);
+    return rc;
+}
+
+/* The sources the selected points and their references use.  The count
+ * written, or -1 after a write failed. */
+static int gen_sources(const char *out, const Plan *p, const PlanRef *ref, const unsigned char *sel)
+{
+    int written = 0, rc = 0;
+    unsigned char *used = plan_ref_used(p, ref, sel);
+    for (int k = 0; k < plan_ref_nsources(p, ref) && rc == 0; k++) {
+        if (!used[k])
+            continue;
+        const Source *so = plan_ref_source_at(p, ref, k);
+        rc = write_file(out, so->file, so->text, strlen(so->text));
+        written++;
+    }
+    free(used);
+    return rc ? -1 : written;
+}
+
+/* index.tsv: one line per point, so a reader maps any point to its file.
+ * 0 or -1 after saying why. */
+static int gen_index(const char *out, const Spec *s, const Plan *p, const unsigned char *sel)
+{
+    StrBuf idx;
+    sb_init(&idx);
+    sb_puts(&idx, "point\tsource\tsha256");
+    for (int a = 0; a < s->naxes; a++)
+        sb_printf(&idx, "\t%s", s->axes[a].name);
+    sb_putc(&idx, '\n');
+    for (int i = 0; i < p->npoints; i++) {
+        if (!sel[i])
+            continue;
+        const Source *so = &p->srcs[p->point_src[i]];
+        sb_printf(&idx, "%d\t%s\t%s", i, so->file, so->hash);
+        const int *v = plan_point(p, i);
+        for (int a = 0; a < s->naxes; a++)
+            sb_printf(&idx, "\t%s", s->axes[a].vals[v[a]].text);
+        sb_putc(&idx, '\n');
+    }
+    int rc = write_file(out, "index.tsv", idx.p, idx.len);
+    sb_free(&idx);
+    return rc;
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    CliSpecOpts o;
+    char archs[1][16];
+    int rc;
+    if (cli_parse_spec(&cmd_gen_verb, argc, argv, &o, &rc))
+        return rc;
+    cli_archs(&o, archs, 1);
+    Spec *s;
+    Plan p;
+    PlanRef ref;
+    unsigned char *sel;
+    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], &s, &p, &ref, &sel)))
+        return rc;
+    int written = -1;
+    if (mkdir_p(o.out) != 0)
+        fprintf(stderr, "kvx gen: cannot create %s: %s\n", o.out, strerror(errno));
+    else if ((written = gen_sources(o.out, &p, &ref, sel)) >= 0 && gen_index(o.out, s, &p, sel) == 0)
+        printf("kvx gen: %d sources and index.tsv written to %s\n", written, o.out);
+    else
+        written = -1;
+    free(sel);
+    plan_free(&p);
+    plan_ref_free(&ref);
+    spec_free(s);
+    return written < 0 ? 3 : 0;
+}
+
+/* ---- compile ------------------------------------------------------------------------ */
+
+/* What the archs' passes share. */
+typedef struct Compilation {
+    CliSpecOpts o;
+    char archs[16][16];
+    int narch;
+    char *cache;
+    char outroot[300];          /* out/<spec>: where the files go without --out */
+    int failures, cached, njobs;
+    int done, total;            /* the progress line's */
+} Compilation;
+
+static void on_compiled(void *ctx, JitJob *j)
+{
+    Compilation *c = ctx;
+    c->done++;
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\r  compiled %d/%d", c->done, c->total);
+}
+
+/* The jobs of the sources the selected points use, *src_of[job] its source
+ * (both malloc'd).  The count. */
+static int compile_jobs(const Spec *s, const Plan *p, const PlanRef *ref, const unsigned char *sel,
+                        const char *arch, JitJob **jobs, int **src_of)
+{
+    int nall = plan_ref_nsources(p, ref), n = 0;
+    *jobs = xcalloc((size_t)(nall ? nall : 1), sizeof(JitJob));
+    *src_of = xmalloc(sizeof(int) * (size_t)(nall ? nall : 1));
+    unsigned char *used = plan_ref_used(p, ref, sel);
+    for (int k = 0; k < nall; k++) {
+        if (!used[k])
+            continue;
+        const Source *so = plan_ref_source_at(p, ref, k);
+        (*src_of)[n] = k;
+        (*jobs)[n++] = (JitJob){.name = so->file, .source = so->text, .arch = arch, .options = s->options,
+                                .noptions = s->noptions, .use_cccl = s->use_cccl};
+    }
+    free(used);
+    return n;
+}
+
+/* PTX, CUBIN and source of a variant: under --out, by default out/<spec>.
+ * The folder (malloc'd), made; *rc becomes 3 when it cannot be. */
+static char *compile_outdir(Compilation *c, const Spec *s, int ai, int *rc)
+{
+    StrBuf b;
+    sb_init(&b);
+    if (c->o.out)
+        sb_printf(&b, "%s/%s", c->o.out, c->archs[ai]);
+    else
+        sb_printf(&b, "out/%s/%s", s->name, c->archs[ai]);
+    snprintf(c->outroot, sizeof c->outroot, "out/%s", s->name);
+    char *outdir = sb_take(&b);
+    if (mkdir_p(outdir) != 0) {
+        fprintf(stderr, "kvx compile: cannot create %s: %s\n", outdir, strerror(errno));
+        *rc = 3;
+    }
+    return outdir;
+}
+
+/* A job's line (and its log when it failed); its files when ok.  0 or 3. */
+static int compile_report(Compilation *c, const JitJob *j, const char *file, const char *outdir, int write)
+{
+    printf("%-60s %-7s %7.0fms %6s %5d %7d %6d %6d\n", j->name, j->ok ? "ok" : "FAILED", j->compile_ms,
+           j->cached ? "hit" : "miss", j->regs, j->spill_stores + j->spill_loads, j->smem_static, j->stack);
+    if (!j->ok) {
+        c->failures++;
+        if (j->log && *j->log)
+            printf("%s\n", j->log);
+    }
+    c->cached += j->cached;
+    if (!write || !j->ok)
+        return 0;
+    char name[1200];
+    int rc = 0;
+    size_t stem = strlen(file) - 3; /* ".cu" */
+    snprintf(name, sizeof name, "%.*s.ptx", (int)stem, file);
+    rc |= write_file(outdir, name, j->ptx, j->ptx_len) ? 3 : 0;
+    snprintf(name, sizeof name, "%.*s.cubin", (int)stem, file);
+    rc |= write_file(outdir, name, j->cubin, j->cubin_len) ? 3 : 0;
+    rc |= write_file(outdir, file, j->source, strlen(j->source)) ? 3 : 0;
+    return rc;
+}
+
+/* The selected sources for arch ai: compiled, listed, written.  0 or the
+ * exit status. */
+static int compile_arch(Compilation *c, int ai)
+{
+    Spec *s;
+    Plan p;
+    PlanRef ref;
+    unsigned char *sel;
+    int rc = cli_load_plan(c->o.spec_path, c->o.where, c->archs[ai], &s, &p, &ref, &sel);
+    if (rc)
+        return rc;
+    JitJob *jobs;
+    int *src_of, n = compile_jobs(s, &p, &ref, sel, c->archs[ai], &jobs, &src_of);
+    JitOptions jo = {.cache_dir = c->cache, .threads = c->o.jobs, .use_cache = !c->o.no_cache};
+    KvxError err = {0};
+    c->done = 0, c->total = n;
+    if (jit_compile_all(jobs, n, &jo, on_compiled, c, &err) != 0) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+        rc = 3;
+    }
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\r%*s\r", 40, "");
+    char *outdir = compile_outdir(c, s, ai, &rc);
+    printf("%s%s: %d sources (%s)\n", ai ? "\n" : "", c->archs[ai], n, s->path);
+    printf("%-60s %-7s %9s %6s %5s %7s %6s %6s\n", "source", "status", "compile", "cache", "regs", "spills",
+           "smem", "stack");
+    for (int i = 0; i < n; i++) {
+        rc |= compile_report(c, &jobs[i], plan_ref_source_at(&p, &ref, src_of[i])->file, outdir, rc == 0);
+        jit_job_release(&jobs[i]);
+    }
+    c->njobs += n;
+    free(outdir);
+    free(jobs);
+    free(src_of);
+    free(sel);
+    plan_free(&p);
+    plan_ref_free(&ref);
+    spec_free(s);
+    return rc;
+}
+
+int cmd_compile(int argc, char **argv)
+{
+    Compilation *c = xcalloc(1, sizeof *c);
+    int rc;
+    if (cli_parse_spec(&cmd_compile_verb, argc, argv, &c->o, &rc)) {
+        free(c);
+        return rc;
+    }
+    c->narch = cli_archs(&c->o, c->archs, 16);
+    c->cache = c->o.cache_dir ? xstrdup(c->o.cache_dir) : jit_default_cache_dir();
+    snprintf(c->outroot, sizeof c->outroot, "out");
+    double t0 = now_ms();
+    rc = 0;
+    for (int ai = 0; ai < c->narch && rc == 0; ai++)
+        rc = compile_arch(c, ai);
+    if (rc == 0 || rc == 3) {
+        printf("\n%d compiles, %d from the cache (%s), %d failed, %.1f s\n", c->njobs, c->cached, c->cache,
+               c->failures, (now_ms() - t0) / 1000);
+        if (rc == 0)
+            printf("PTX, CUBIN and sources written under %s/<arch>/\n", c->o.out ? c->o.out : c->outroot);
+    }
+    int failures = c->failures;
+    free(c->cache);
+    free(c);
+    return rc ? rc : failures ? 1 : 0;
+}

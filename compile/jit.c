@@ -1,0 +1,837 @@
+/* jit: the compile stage.  Emitted CUDA sources go through NVRTC for a real
+ * architecture (sm_XX), so each compile yields PTX, a CUBIN the worker loads,
+ * and ptxas's resource report (registers, spills, shared memory), all kept in a
+ * disk cache so that a second run compiles nothing.
+ *
+ * Invariants:
+ * - A cache entry <cache>/<key[0:2]>/<key>/ is complete or absent: it is written
+ *   in a private temporary directory (mkdtemp) next to it and published with
+ *   rename(2), so a killed kvx or a concurrent kvx never shows a half entry.
+ * - The key covers everything that changes the output: source, arch, the full
+ *   option list in order, use_cccl, NVRTC's version and kvx's version.
+ * - A source that does not compile is a result (ok=0, the log), cached like a
+ *   success; only failures outside the source return -1.
+ *
+ * NVRTC is thread-safe for distinct programs, so jit_compile runs on the pool
+ * with no lock of its own. */
+#include "jit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/pool.h"
+
+/* A failed NVRTC call names itself, where it was made, and NVRTC's own text. */
+#define NVRTC_CHECK(call)                                                         \
+    do {                                                                          \
+        nvrtcResult rc_ = (call);                                                 \
+        if (rc_ != NVRTC_SUCCESS) {                                               \
+            kvx_error_set(err, KVX_ECOMPILE, &(SrcPos){ job_name(job), 0, 0 },    \
+                          "%s failed (%s:%d): %s", #call, __FILE__, __LINE__,     \
+                          nvrtcGetErrorString(rc_));                              \
+            goto fail;                                                            \
+        }                                                                         \
+    } while (0)
+
+static const char *job_name(const JitJob *job)
+{
+    return job->name && job->name[0] ? job->name : "kernel.cu";
+}
+
+/* ---- versions and environment --------------------------------------------- */
+
+int jit_nvrtc_version(int *major, int *minor)
+{
+    int ma = 0, mi = 0;
+    if (nvrtcVersion(&ma, &mi) != NVRTC_SUCCESS)
+        return -1;
+    if (major)
+        *major = ma;
+    if (minor)
+        *minor = mi;
+    return 0;
+}
+
+char *jit_supported_archs(void)
+{
+    int n = 0;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0)
+        return NULL;
+    int *archs = xcalloc((size_t)n, sizeof *archs);
+    if (nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) {
+        free(archs);
+        return NULL;
+    }
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < n; i++)
+        sb_printf(&b, "%ssm_%d", i ? "," : "", archs[i]);
+    free(archs);
+    return sb_take(&b);
+}
+
+/* A candidate is the include dir when it holds cuda_fp16.h, the header the
+ * templates need it for. */
+static char *include_candidate(const char *dir, const char *suffix)
+{
+    if (!dir || !dir[0])
+        return NULL;
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "%s%s", dir, suffix);
+    char *path = xmalloc(b.len + sizeof "/cuda_fp16.h");
+    memcpy(path, b.p, b.len);
+    memcpy(path + b.len, "/cuda_fp16.h", sizeof "/cuda_fp16.h");
+    int found = access(path, R_OK) == 0;
+    free(path);
+    if (found)
+        return sb_take(&b);
+    sb_free(&b);
+    return NULL;
+}
+
+char *jit_find_cuda_include(void)
+{
+    char *dir;
+    if ((dir = include_candidate(getenv("CUDA_HOME"), "/include")))
+        return dir;
+    if ((dir = include_candidate(getenv("CUDA_PATH"), "/include")))
+        return dir;
+#ifdef KVX_CUDA_INCLUDE_DIR
+    if ((dir = include_candidate(KVX_CUDA_INCLUDE_DIR, "")))
+        return dir;
+#endif
+    return include_candidate("/usr/local/cuda", "/include");
+}
+
+/* ---- ptxas report ---------------------------------------------------------- */
+
+/* The integer just before `what` on this line, or -1. */
+static int number_before(const char *line, const char *what)
+{
+    const char *at = strstr(line, what);
+    if (!at)
+        return -1;
+    const char *p = at;
+    while (p > line && p[-1] == ' ')
+        p--;
+    const char *end = p;
+    while (p > line && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p == end)
+        return -1;
+    long v = strtol(p, NULL, 10);
+    return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+static void keep_max(int *slot, int v)
+{
+    if (v > *slot)
+        *slot = v;
+}
+
+/* NVRTC 13's log, per function:
+ *   ptxas info    : Compiling entry function 'k' for 'sm_90'
+ *   ptxas info    : Function properties for k
+ *   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ *   ptxas info    : Used 72 registers, used 1 barriers, 1024 bytes smem, 374 bytes cmem[0]
+ * smem and cmem[0] are printed only when nonzero, and sm_90 does not print
+ * cmem[0] at all; so smem is 0 once a "Used" line is seen, cmem stays -1 unless
+ * printed.  With several functions (several kernels, or non-inlined device
+ * functions with their own stack frames) each figure is the largest seen. */
+void jit_parse_ptxas(const char *log, JitJob *job)
+{
+    job->regs = job->spill_stores = job->spill_loads = -1;
+    job->smem_static = job->stack = job->cmem = -1;
+    if (!log)
+        return;
+    char line[1024];
+    for (const char *p = log; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        size_t k = n < sizeof line - 1 ? n : sizeof line - 1;
+        memcpy(line, p, k);
+        line[k] = 0;
+        p += n + (nl ? 1 : 0);
+        if (!strstr(line, "ptxas"))
+            continue;
+        const char *used = strstr(line, "Used ");
+        if (used) {
+            keep_max(&job->regs, number_before(used, " registers"));
+            keep_max(&job->smem_static, 0);
+            keep_max(&job->smem_static, number_before(used, " bytes smem"));
+            keep_max(&job->cmem, number_before(used, " bytes cmem[0]"));
+        }
+        if (strstr(line, "bytes stack frame")) {
+            keep_max(&job->stack, number_before(line, " bytes stack frame"));
+            keep_max(&job->spill_stores, number_before(line, " bytes spill stores"));
+            keep_max(&job->spill_loads, number_before(line, " bytes spill loads"));
+        }
+    }
+}
+
+/* ---- PTX parameter lists ----------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int size;
+    int is_float;
+} PTX_TYPES[] = {
+    { ".u8", 1, 0 },  { ".s8", 1, 0 },  { ".b8", 1, 0 },
+    { ".u16", 2, 0 }, { ".s16", 2, 0 }, { ".b16", 2, 0 }, { ".f16", 2, 1 },
+    { ".u32", 4, 0 }, { ".s32", 4, 0 }, { ".b32", 4, 0 }, { ".f32", 4, 1 },
+    { ".u64", 8, 0 }, { ".s64", 8, 0 }, { ".b64", 8, 0 }, { ".f64", 8, 1 },
+};
+
+/* One parameter's text, e.g. ".param .align 8 .b8 k_param_0[16]" or
+ * ".param .u64 .ptr .global .align 4 k_param_1".  An .align before the type is
+ * the parameter's; one after .ptr is the pointee's and is ignored. */
+static int parse_param(const char *s, const char *end, PtxParam *out)
+{
+    int elem = 0, is_float = 0, align = 0, count = 1, align_next = 0, typed = 0;
+    while (s < end) {
+        while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+            s++;
+        const char *t = s;
+        while (s < end && !(*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+            s++;
+        size_t n = (size_t)(s - t);
+        if (n == 0)
+            break;
+        if (align_next) {
+            if (!typed)
+                align = atoi(t);
+            align_next = 0;
+            continue;
+        }
+        if (n == 6 && !memcmp(t, ".align", 6)) {
+            align_next = 1;
+            continue;
+        }
+        if (*t == '.') {
+            for (size_t i = 0; !typed && i < sizeof PTX_TYPES / sizeof *PTX_TYPES; i++) {
+                if (strlen(PTX_TYPES[i].name) == n && !memcmp(t, PTX_TYPES[i].name, n)) {
+                    elem = PTX_TYPES[i].size;
+                    is_float = PTX_TYPES[i].is_float;
+                    typed = 1;
+                }
+            }
+            continue;   /* .param, .ptr, state spaces */
+        }
+        const char *br = memchr(t, '[', n);   /* the name, maybe name[16] */
+        if (br)
+            count = atoi(br + 1);
+    }
+    if (!typed)
+        return -1;
+    out->size = elem * count;
+    out->is_float = count == 1 ? is_float : 0;
+    out->align = align ? align : elem;
+    return 0;
+}
+
+int jit_ptx_params(const char *ptx, const char *kernel, PtxParam *out, int max)
+{
+    if (!ptx || !kernel)
+        return -1;
+    size_t klen = strlen(kernel);
+    const char *open = NULL;
+    for (const char *p = ptx; (p = strstr(p, ".entry")); p += 6) {
+        const char *q = p + 6;
+        if (*q != ' ' && *q != '\t')
+            continue;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (strncmp(q, kernel, klen) != 0)
+            continue;
+        q += klen;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        if (*q == '(') {
+            open = q + 1;
+            break;
+        }
+    }
+    if (!open)
+        return -1;
+    const char *close = strchr(open, ')');
+    if (!close)
+        return -1;
+    int count = 0;
+    for (const char *s = open; s < close;) {
+        const char *comma = memchr(s, ',', (size_t)(close - s));
+        const char *e = comma ? comma : close;
+        const char *t = s;
+        while (t < e && (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r'))
+            t++;
+        if (t < e) {
+            PtxParam prm = { 0, 0, 0 };
+            if (parse_param(t, e, &prm) != 0)
+                return -1;
+            if (count < max)
+                out[count] = prm;
+            count++;
+        }
+        s = comma ? comma + 1 : close;
+    }
+    return count;
+}
+
+/* ---- cache ------------------------------------------------------------------ */
+
+static void hash_str(Sha256 *h, const char *s)
+{
+    sha256_update(h, s, strlen(s) + 1);   /* NUL-terminated: no ambiguity */
+}
+
+/* The cache key; the options are the full list passed to NVRTC. */
+static void job_key(const JitJob *job, const char *const *opts, int nopts, char key[65])
+{
+    int ma = 0, mi = 0;
+    jit_nvrtc_version(&ma, &mi);
+    char buf[64];
+    Sha256 h;
+    sha256_init(&h);
+    hash_str(&h, "kvx-jit-1");
+    hash_str(&h, KVX_VERSION);
+    snprintf(buf, sizeof buf, "nvrtc %d.%d", ma, mi);
+    hash_str(&h, buf);
+    hash_str(&h, job->arch);
+    snprintf(buf, sizeof buf, "cccl %d options %d", job->use_cccl ? 1 : 0, nopts);
+    hash_str(&h, buf);
+    for (int i = 0; i < nopts; i++)
+        hash_str(&h, opts[i]);
+    hash_str(&h, job->source);
+    uint8_t d[32];
+    sha256_final(&h, d);
+    for (int i = 0; i < 32; i++)
+        snprintf(key + 2 * i, 3, "%02x", d[i]);
+}
+
+/* Remove a flat directory (cache entries hold files only). */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char *p = path_join(dir, e->d_name);
+            unlink(p);
+            free(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+    char *path = path_join(dir, name);
+    FILE *f = fopen(path, "wb");
+    free(path);
+    if (!f)
+        return -1;
+    int ok = fwrite(data, 1, len, f) == len;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+static char *read_entry_file(const char *dir, const char *name, size_t *len)
+{
+    char *path = path_join(dir, name);
+    char *data = file_read(path, len);
+    free(path);
+    return data;
+}
+
+/* meta.txt's fields that come back on a hit; the rest (arch, options, versions)
+ * are there for a reader of the cache. */
+static const char *meta_get(const char *meta, const char *key, char *val, size_t cap)
+{
+    size_t klen = strlen(key);
+    for (const char *p = meta; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+            size_t v = n - klen - 1 < cap - 1 ? n - klen - 1 : cap - 1;
+            memcpy(val, p + klen + 1, v);
+            val[v] = 0;
+            return val;
+        }
+        p += n + (nl ? 1 : 0);
+    }
+    return NULL;
+}
+
+static int meta_int(const char *meta, const char *key, int *out)
+{
+    char v[64];
+    if (!meta_get(meta, key, v, sizeof v))
+        return -1;
+    *out = atoi(v);
+    return 0;
+}
+
+/* The checksum meta.txt keeps of an entry's outputs: the log, PTX and CUBIN,
+ * each with its length, so that a file changed or cut short is a miss. */
+static void entry_sum(const JitJob *job, char hex[65])
+{
+    /* A failed compile keeps (and loads) its log alone. */
+    int outs = job->ok != 0;
+    const void *parts[3] = {job->log ? job->log : "", job->ptx ? job->ptx : "", job->cubin};
+    size_t lens[3] = {job->log ? strlen(job->log) : 0, outs && job->ptx ? job->ptx_len : 0,
+                      outs ? job->cubin_len : 0};
+    Sha256 h;
+    sha256_init(&h);
+    for (int i = 0; i < 3; i++) {
+        uint64_t n = lens[i];
+        sha256_update(&h, &n, sizeof n);
+        if (n)
+            sha256_update(&h, parts[i], n);
+    }
+    uint8_t d[32];
+    sha256_final(&h, d);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* Load a complete entry into job.  0 on a hit, -1 when absent or unusable
+ * (a checksum that does not match says so on stderr: it is compiled again). */
+static int cache_load(JitJob *job, const char *dir)
+{
+    size_t len = 0;
+    char *meta = read_entry_file(dir, "meta.txt", &len);
+    if (!meta)
+        return -1;
+    char v[64];
+    int ok = -1, has_cubin = 0;
+    int bad = meta_int(meta, "ok", &ok) || (ok != 0 && ok != 1)
+           || !meta_get(meta, "compile_ms", v, sizeof v)
+           || meta_int(meta, "cubin", &has_cubin);
+    if (!bad) {
+        job->compile_ms = strtod(v, NULL);
+        static const struct { const char *key; size_t off; } FIGURES[] = {
+            { "regs", offsetof(JitJob, regs) },
+            { "spill_stores", offsetof(JitJob, spill_stores) },
+            { "spill_loads", offsetof(JitJob, spill_loads) },
+            { "smem", offsetof(JitJob, smem_static) },
+            { "stack", offsetof(JitJob, stack) },
+            { "cmem", offsetof(JitJob, cmem) },
+        };
+        for (size_t i = 0; i < sizeof FIGURES / sizeof *FIGURES; i++)
+            bad |= meta_int(meta, FIGURES[i].key, (int *)((char *)job + FIGURES[i].off));
+    }
+    char *sum_meta = meta;      /* freed once the sum is checked */
+    if (bad) {
+        free(sum_meta);
+        return -1;
+    }
+    job->log = read_entry_file(dir, "log.txt", &len);
+    int missing = !job->log;
+    if (!missing && ok) {
+        job->ptx = read_entry_file(dir, "kernel.ptx", &job->ptx_len);
+        missing = !job->ptx ||
+                  (has_cubin && !(job->cubin = read_entry_file(dir, "kernel.cubin", &job->cubin_len)));
+    }
+    if (missing) {
+        free(sum_meta);
+        return -1;
+    }
+    char want[65] = "", got[65];
+    job->ok = ok;
+    entry_sum(job, got);
+    if (!meta_get(sum_meta, "sum", want, sizeof want) || strcmp(want, got) != 0) {
+        /* An entry of an older kvx has no sum: replaced without a word. */
+        if (want[0])
+            fprintf(stderr, "kvx: cache entry %s is corrupt (its checksum does not match): compiling "
+                    "%s again\n", dir, job_name(job));
+        free(sum_meta);
+        return -1;
+    }
+    free(sum_meta);
+    job->ok = ok;
+    job->cached = 1;
+    job->dir = xstrdup(dir);
+    return 0;
+}
+
+/* Write job's outputs as the entry `dir`.  overwrite: replace an existing entry
+ * (a --no-cache run, or an unusable entry); otherwise an entry published first
+ * by another process wins, being the same compile.  0 or -1 with err. */
+/* meta.txt of a cache entry: the compile's facts, the toolchain, the options
+ * (one line), the job's name and the checksum of its files. */
+static void entry_meta(const JitJob *job, const char *const *opts, int nopts, StrBuf *meta)
+{
+    int ma = 0, mi = 0;
+    jit_nvrtc_version(&ma, &mi);
+    sb_printf(meta, "ok=%d\ncompile_ms=%.3f\nregs=%d\nspill_stores=%d\nspill_loads=%d\n"
+              "smem=%d\nstack=%d\ncmem=%d\ncubin=%d\nnvrtc=%d.%d\nkvx=%s\narch=%s\nuse_cccl=%d\n",
+              job->ok, job->compile_ms, job->regs, job->spill_stores, job->spill_loads,
+              job->smem_static, job->stack, job->cmem, job->cubin_len > 0, ma, mi,
+              KVX_VERSION, job->arch, job->use_cccl ? 1 : 0);
+    sb_puts(meta, "options=");
+    for (int i = 0; i < nopts; i++) {
+        for (const char *c = opts[i]; *c; c++)
+            sb_putc(meta, *c == '\n' ? ' ' : *c);
+        sb_putc(meta, i + 1 < nopts ? ' ' : '\n');
+    }
+    if (nopts == 0)
+        sb_putc(meta, '\n');
+    sb_printf(meta, "name=%s\n", job_name(job));
+    char sum[65];
+    entry_sum(job, sum);
+    sb_printf(meta, "sum=%s\n", sum);
+}
+
+static int entry_write(const JitJob *job, const char *tmp, const StrBuf *meta)
+{
+    const char *log = job->log ? job->log : "";
+    return write_file(tmp, "source.cu", job->source, strlen(job->source))
+        || write_file(tmp, "log.txt", log, strlen(log))
+        || (job->ptx && write_file(tmp, "kernel.ptx", job->ptx, job->ptx_len))
+        || (job->cubin_len && write_file(tmp, "kernel.cubin", job->cubin, job->cubin_len))
+        || write_file(tmp, "meta.txt", meta->p, meta->len);
+}
+
+/* Publish the written entry tmp as dir by rename.  An entry already there
+ * (another publisher won) stays, unless overwrite: then the old one is moved
+ * aside to *old first (rename onto an empty directory replaces it), so that
+ * the entry path is never missing a file.  0, or -1 with errno and *why. */
+static int entry_publish(const char *parent, const char *tmp, const char *dir, int overwrite,
+                         char **old, const char **why)
+{
+    if (rename(tmp, dir) == 0)
+        return 0;
+    if (errno != EEXIST && errno != ENOTEMPTY) {
+        *why = "cannot publish the cache entry in";
+        return -1;
+    }
+    if (overwrite) {
+        *old = path_join(parent, ".old-XXXXXX");
+        if (!mkdtemp(*old)) {
+            *why = "cannot create a temporary directory in";
+            return -1;
+        }
+        if (rename(dir, *old) != 0 && errno != ENOENT) {
+            *why = "cannot replace the cache entry in";
+            return -1;
+        }
+        remove_dir(*old);
+        if (rename(tmp, dir) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
+            *why = "cannot publish the cache entry in";
+            return -1;
+        }
+    }
+    remove_dir(tmp);    /* no-op once renamed; else another publisher won */
+    return 0;
+}
+
+static int cache_store(JitJob *job, const char *const *opts, int nopts, const char *dir,
+                       int overwrite, KvxError *err)
+{
+    char *parent = path_dir(dir);
+    char *tmp = NULL, *old = NULL;
+    StrBuf meta;
+    sb_init(&meta);
+    const char *why = "";
+    int rc = -1;
+    if (mkdir_p(parent) != 0) {
+        why = "cannot create";
+        goto fail;
+    }
+    tmp = path_join(parent, ".tmp-XXXXXX");
+    if (!mkdtemp(tmp)) {
+        why = "cannot create a temporary directory in";
+        goto fail;
+    }
+    entry_meta(job, opts, nopts, &meta);
+    why = "cannot write the cache entry in";
+    if (entry_write(job, tmp, &meta) || entry_publish(parent, tmp, dir, overwrite, &old, &why))
+        goto fail;
+    job->dir = xstrdup(dir);
+    rc = 0;
+fail:
+    if (rc) {
+        kvx_error_set(err, KVX_EIO, &(SrcPos){ job_name(job), 0, 0 }, "%s %s: %s", why, parent,
+                      strerror(errno));
+        if (tmp)
+            remove_dir(tmp);
+        if (old)
+            remove_dir(old);
+    }
+    sb_free(&meta);
+    free(old);
+    free(tmp);
+    free(parent);
+    return rc;
+}
+
+/* ---- compile ------------------------------------------------------------------ */
+
+void jit_job_release(JitJob *job)
+{
+    if (!job)
+        return;
+    free(job->ptx);
+    free(job->cubin);
+    free(job->log);
+    free(job->dir);
+    free(job->inspect_json);
+    job->inspect_json = NULL;
+    job->ptx = NULL;
+    job->cubin = NULL;
+    job->log = NULL;
+    job->dir = NULL;
+    job->ptx_len = job->cubin_len = 0;
+    job->ok = job->cached = 0;
+    job->key[0] = 0;
+    job->compile_ms = 0;
+    job->regs = job->spill_stores = job->spill_loads = -1;
+    job->smem_static = job->stack = job->cmem = -1;
+}
+
+/* Run NVRTC on job, filling ok, log, ptx, cubin, compile_ms and the report. */
+static int compile_nvrtc(JitJob *job, const char *const *opts, int nopts, KvxError *err)
+{
+    nvrtcProgram prog = NULL;
+    NVRTC_CHECK(nvrtcCreateProgram(&prog, job->source, job_name(job), 0, NULL, NULL));
+    double t0 = now_ms();
+    nvrtcResult rc = nvrtcCompileProgram(prog, nopts, (const char **)opts);
+    job->compile_ms = now_ms() - t0;
+    size_t len = 0;
+    NVRTC_CHECK(nvrtcGetProgramLogSize(prog, &len));
+    job->log = xcalloc(len + 1, 1);
+    NVRTC_CHECK(nvrtcGetProgramLog(prog, job->log));
+    if (rc == NVRTC_ERROR_COMPILATION) {
+        job->ok = 0;
+        /* ptxas can fail with only its info lines in the log, e.g. over the
+         * 48 KB of static shared memory a kernel may declare: say so. */
+        if (!strstr(job->log, "error")) {
+            jit_parse_ptxas(job->log, job);
+            char note[200];
+            if (job->smem_static > 48 * 1024)
+                snprintf(note, sizeof note, "kvx: %d bytes of static shared memory: more than the"
+                         " 48 KB a kernel may declare statically\n", job->smem_static);
+            else
+                snprintf(note, sizeof note, "kvx: NVRTC reported a failed compile without an"
+                         " error line\n");
+            size_t n = strlen(job->log);
+            job->log = xrealloc(job->log, n + strlen(note) + 1);
+            memcpy(job->log + n, note, strlen(note) + 1);
+        }
+        nvrtcDestroyProgram(&prog);
+        return 0;
+    }
+    if (rc == NVRTC_ERROR_INVALID_OPTION) {
+        /* Every variant would fail the same way: the spec's options are wrong. */
+        kvx_error_set(err, KVX_EINPUT, &(SrcPos){ job_name(job), 0, 0 },
+                      "NVRTC rejected the compile options (%s)", nvrtcGetErrorString(rc));
+        kvx_error_attach_log(err, job->log, strlen(job->log));
+        goto fail;
+    }
+    NVRTC_CHECK(rc);
+    NVRTC_CHECK(nvrtcGetPTXSize(prog, &len));
+    job->ptx = xcalloc(len + 1, 1);
+    NVRTC_CHECK(nvrtcGetPTX(prog, job->ptx));
+    job->ptx_len = strlen(job->ptx);
+    /* A virtual arch (compute_XX) has no CUBIN: size 0, left NULL. */
+    NVRTC_CHECK(nvrtcGetCUBINSize(prog, &len));
+    if (len > 0) {
+        job->cubin = xmalloc(len);
+        NVRTC_CHECK(nvrtcGetCUBIN(prog, job->cubin));
+        job->cubin_len = len;
+    }
+    jit_parse_ptxas(job->log, job);
+    job->ok = 1;
+    nvrtcDestroyProgram(&prog);
+    return 0;
+
+fail:
+    if (prog)
+        nvrtcDestroyProgram(&prog);
+    return -1;
+}
+
+/* NVRTC's options for job, in a: the arch, C++17, ptxas's report, line info,
+ * the CUDA (and CCCL) includes, then the job's own.  *n gets the count. */
+static const char **nvrtc_options(const JitJob *job, const JitOptions *opt, const char *inc,
+                                  Arena *a, int *n)
+{
+    const char **opts = arena_alloc(a, sizeof *opts * (size_t)(job->noptions + 8));
+    int nopts = 0;
+    opts[nopts++] = arena_printf(a, "--gpu-architecture=%s", job->arch);
+    opts[nopts++] = "--std=c++17";
+    /* -v puts ptxas's resource report in the log; -lineinfo lets PTX/SASS
+     * inspection map instructions back to the emitted source.  No
+     * -default-device: the emitted source marks __device__ itself, so it also
+     * compiles unchanged with nvcc, as users reproduce it. */
+    opts[nopts++] = "--ptxas-options=-v";
+    opts[nopts++] = "-lineinfo";
+    if (inc)
+        opts[nopts++] = arena_printf(a, "-I%s", inc);
+    if (job->use_cccl) {
+        if (opt->cccl_include)
+            opts[nopts++] = arena_printf(a, "-I%s", opt->cccl_include);
+        else if (inc)
+            opts[nopts++] = arena_printf(a, "-I%s/cccl", inc);
+    }
+    for (int i = 0; i < job->noptions; i++)
+        opts[nopts++] = job->options[i];
+    *n = nopts;
+    return opts;
+}
+
+/* The job's cache entry, CACHE/KE/KEY, into *dir (malloc'd; NULL without a
+ * cache).  1 when the entry was loaded into job; else 0, with *overwrite
+ * saying whether a compile must replace what is there (an entry edited by
+ * hand, or a forced compile). */
+static int cache_lookup(JitJob *job, const JitOptions *opt, char **dir, int *overwrite)
+{
+    *dir = NULL;
+    *overwrite = !opt->use_cache;
+    if (!opt->cache_dir)
+        return 0;
+    char sub[3] = { job->key[0], job->key[1], 0 };
+    char *shard = path_join(opt->cache_dir, sub);
+    *dir = path_join(shard, job->key);
+    free(shard);
+    if (!opt->use_cache)
+        return 0;
+    if (cache_load(job, *dir) == 0)
+        return 1;
+    /* Absent, or unusable (edited by hand): compile and replace it. */
+    char key[65];
+    memcpy(key, job->key, sizeof key);
+    jit_job_release(job);
+    memcpy(job->key, key, sizeof key);
+    struct stat st;
+    *overwrite = stat(*dir, &st) == 0;
+    return 0;
+}
+
+int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
+{
+    jit_job_release(job);
+    if (!job->source || !job->arch || !job->arch[0] || job->noptions < 0) {
+        kvx_error_set(err, KVX_EINTERNAL, &(SrcPos){ job_name(job), 0, 0 },
+                      "jit_compile: job without source or arch");
+        return -1;
+    }
+    static const JitOptions defaults = { 0 };
+    if (!opt)
+        opt = &defaults;
+    char *found = opt->cuda_include ? NULL : jit_find_cuda_include();
+    Arena *a = arena_new();
+    int nopts;
+    const char **opts = nvrtc_options(job, opt, opt->cuda_include ? opt->cuda_include : found,
+                                      a, &nopts);
+    job_key(job, opts, nopts, job->key);
+    char *dir;
+    int overwrite, rc = 0;
+    if (!cache_lookup(job, opt, &dir, &overwrite) &&
+        (compile_nvrtc(job, opts, nopts, err) != 0 ||
+         (dir && cache_store(job, opts, nopts, dir, overwrite, err) != 0)))
+        rc = -1;
+    free(dir);
+    arena_free(a);
+    free(found);
+    return rc;
+}
+
+/* ---- many jobs ----------------------------------------------------------------- */
+
+typedef struct CompileAll {
+    JitJob *jobs;
+    const JitOptions *opt;
+    void (*on_done)(void *ctx, JitJob *job);
+    void *ctx;
+    pthread_mutex_t mu;         /* serialises on_done and the first error */
+    KvxError first;
+    int failed;
+} CompileAll;
+
+typedef struct CompileTask {
+    CompileAll *all;
+    int i;
+} CompileTask;
+
+static void compile_one(void *arg)
+{
+    CompileTask *t = arg;
+    CompileAll *c = t->all;
+    KvxError e = { 0 };
+    int rc = jit_compile(&c->jobs[t->i], c->opt, &e);
+    if (rc == 0 && c->opt->after)
+        c->opt->after(c->opt->after_ctx, &c->jobs[t->i]);
+    pthread_mutex_lock(&c->mu);
+    if (rc != 0) {
+        if (!c->failed) {
+            c->first = e;           /* takes the log along */
+            e.log = NULL;
+        }
+        c->failed = 1;
+    } else if (c->on_done) {
+        c->on_done(c->ctx, &c->jobs[t->i]);
+    }
+    pthread_mutex_unlock(&c->mu);
+    kvx_error_clear(&e);
+}
+
+int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
+                    void (*on_done)(void *ctx, JitJob *job), void *ctx, KvxError *err)
+{
+    static const JitOptions defaults = { 0 };
+    JitOptions o = opt ? *opt : defaults;
+    char *found = NULL;
+    if (!o.cuda_include)    /* look once, not once per job */
+        o.cuda_include = found = jit_find_cuda_include();
+    CompileAll c = { .jobs = jobs, .opt = &o, .on_done = on_done, .ctx = ctx };
+    pthread_mutex_init(&c.mu, NULL);
+    int threads = o.threads > 0 ? o.threads : pool_cores();
+    if (threads > n)
+        threads = n > 0 ? n : 1;
+    CompileTask *tasks = xcalloc(n > 0 ? (size_t)n : 1, sizeof *tasks);
+    Pool *p = pool_new(threads);
+    for (int i = 0; i < n; i++) {
+        tasks[i] = (CompileTask){ &c, i };
+        pool_submit(p, compile_one, &tasks[i]);
+    }
+    pool_free(p);
+    free(tasks);
+    pthread_mutex_destroy(&c.mu);
+    free(found);
+    if (c.failed) {
+        if (err && !err->code) {
+            kvx_error_clear(err);
+            *err = c.first;
+        } else {
+            kvx_error_clear(&c.first);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+char *jit_default_cache_dir(void)
+{
+    const char *e = getenv("KVX_CACHE_DIR");
+    if (e && *e)
+        return xstrdup(e);
+    StrBuf b;
+    sb_init(&b);
+    if ((e = getenv("XDG_CACHE_HOME")) && *e)
+        sb_printf(&b, "%s/kvx", e);
+    else if ((e = getenv("HOME")) && *e)
+        sb_printf(&b, "%s/.cache/kvx", e);
+    else
+        sb_puts(&b, ".kvx/cache");
+    return sb_take(&b);
+}

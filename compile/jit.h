@@ -1,0 +1,88 @@
+/* jit: NVRTC compilation of emitted sources to PTX and CUBIN, with the ptxas
+ * report parsed, a thread pool, and a disk cache.
+ *
+ * The cache key is sha256(source, arch, options, NVRTC version, kvx version);
+ * an entry is a directory <cache>/<key[0:2]>/<key>/ holding source.cu, kernel.ptx,
+ * kernel.cubin, log.txt and meta.txt (the parsed report and the compile time),
+ * written to a temporary directory and renamed, so a killed compile never leaves
+ * a half entry.  meta.txt keeps a checksum of the log, PTX and CUBIN: an entry
+ * changed by hand or by a failing disk is compiled again, with a warning.  A failed compile is cached too (status and log), so a second
+ * run does not retry what cannot compile unless --no-cache is given. */
+#ifndef KVX_JIT_H
+#define KVX_JIT_H
+
+#include "core/util.h"
+
+typedef struct JitJob JitJob;
+
+typedef struct JitOptions {
+    const char *cache_dir;      /* NULL: no cache */
+    const char *cuda_include;   /* toolkit include dir, NULL = found by jit_find_cuda */
+    const char *cccl_include;   /* include/cccl when the spec asks for it */
+    int threads;                /* <=0: number of cores */
+    int use_cache;              /* 0: compile everything (the cache is still written) */
+    /* Called on the pool's thread after each successful compile, outside the
+     * lock, so that work on the result (disassembly) runs in parallel too. */
+    void (*after)(void *ctx, JitJob *job);
+    void *after_ctx;
+} JitOptions;
+
+struct JitJob {
+    /* in */
+    const char *name;           /* for messages: the source's file name */
+    const char *source;
+    const char *arch;           /* "sm_90" */
+    const char *const *options; /* extra NVRTC options from the spec */
+    int noptions;
+    int use_cccl;
+    /* out */
+    int ok;                     /* 1 compiled; 0 compile error (log says why) */
+    int cached;                 /* 1 when served from the cache */
+    char key[65];
+    char *ptx; size_t ptx_len;          /* malloc'd */
+    void *cubin; size_t cubin_len;      /* malloc'd */
+    char *log;                          /* NVRTC log, malloc'd, may be "" */
+    char *dir;                          /* cache entry dir, malloc'd, or NULL */
+    double compile_ms;          /* of the compile that made it (cached: original) */
+    int regs;                   /* ptxas report; -1 when absent */
+    int spill_stores, spill_loads;      /* bytes */
+    int smem_static;            /* bytes */
+    int stack;                  /* stack frame, bytes */
+    int cmem;                   /* constant bank 0, bytes */
+    char *inspect_json;         /* set by an `after` hook (run: inspect_job_json), malloc'd */
+};
+
+/* NVRTC's version as "13.0", and its supported archs as "sm_75,sm_80,...". */
+int jit_nvrtc_version(int *major, int *minor);
+char *jit_supported_archs(void);        /* malloc'd, NULL if NVRTC fails */
+
+/* Locate the CUDA toolkit include dir: $CUDA_HOME/include, $CUDA_PATH/include,
+ * the dir baked in at build time, /usr/local/cuda/include.  malloc'd or NULL. */
+char *jit_find_cuda_include(void);
+
+/* Compile one job (thread-safe).  Returns 0 when the job ran (ok says whether it
+ * compiled) or -1 with err when something other than the source failed (NVRTC
+ * missing, cache unwritable). */
+int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err);
+
+/* Compile n jobs on a pool of opt->threads threads; on_done (may be NULL) is
+ * called from the worker thread as each finishes, serialised by a mutex.
+ * Returns 0, or -1 if any job hit a non-source failure (first error in err). */
+int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
+                    void (*on_done)(void *ctx, JitJob *job), void *ctx, KvxError *err);
+
+void jit_job_release(JitJob *job);      /* frees outputs, keeps inputs */
+
+/* Parse ptxas -v output ("Used 12 registers, ...") into job's figures. */
+void jit_parse_ptxas(const char *log, JitJob *job);
+
+/* Parse a kernel's parameter list from PTX: the widths in bytes and whether each
+ * is a float (".f32"/".f64").  Returns the count, or -1 if kernel is absent. */
+typedef struct PtxParam { int size; int is_float; int align; } PtxParam;
+int jit_ptx_params(const char *ptx, const char *kernel, PtxParam *out, int max);
+
+/* The cache folder when none is given: $KVX_CACHE_DIR, $XDG_CACHE_HOME/kvx
+ * or ~/.cache/kvx (.kvx/cache without a home); malloc'd. */
+char *jit_default_cache_dir(void);
+
+#endif

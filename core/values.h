@@ -1,0 +1,57 @@
+/* values: the names of the values a results table can show (`kvx table
+ * --value`, a report table's `value:`) and what each means.
+ *
+ * The list lives in core/ so that the spec loader can check a report's value:
+ * without depending on the later stages; report/results.c gives each name its SQL and
+ * unit in a table indexed by SpecValue, and docs/spec.md lists every name
+ * (tests/test_results.c holds the docs to it).  Besides these, inspect.KEY
+ * names a key of a variant's PTX/SASS facts. */
+#ifndef KVX_VALUES_H
+#define KVX_VALUES_H
+
+/* X(name, what it means): the order of kvx table's messages and of the docs. */
+#define SPEC_VALUES(X)                                                  \
+    X(median_ms, "median time")                                         \
+    X(min_ms, "minimum time")                                           \
+    X(mean_ms, "mean time")                                             \
+    X(max_ms, "maximum time")                                           \
+    X(stdev_ms, "standard deviation of the time")                      \
+    X(gbs, "bandwidth (declared bytes / median time)")                 \
+    X(pct_peak, "bandwidth as % of the device's peak")                 \
+    X(elems_per_s, "elements per second")                               \
+    X(atomics_per_s, "atomic operations per second")                    \
+    X(rel_err, "relative error of a float check")                       \
+    X(noise, "relative spread (p75-p25)/median")                        \
+    X(samples, "timed samples")                                         \
+    X(sm_mhz, "SM clock read during the samples (MHz, NVML)")          \
+    X(throttled, "1 when the SM clock fell below 90% of its maximum")  \
+    X(l2_atomics, "global atomic and reduction requests that reached L2 (ncu)") \
+    X(l2_atomics_per_1k, "L2 atomic requests per 1,000 of the spec's atomics (ncu)") \
+    X(dram_read_bytes, "bytes read from device memory (ncu)")          \
+    X(dram_write_bytes, "bytes written to device memory (ncu)")        \
+    X(regs, "registers per thread")                                     \
+    X(spill_stores, "spill stores (bytes)")                             \
+    X(spill_loads, "spill loads (bytes)")                               \
+    X(stack, "stack frame (bytes)")                                     \
+    X(smem_static, "static shared memory (bytes)")                      \
+    X(compile_ms, "NVRTC compile time")
+
+typedef enum {
+#define X(n, doc) SPEC_VALUE_##n,
+    SPEC_VALUES(X)
+#undef X
+    SPEC_VALUE_COUNT
+} SpecValue;
+
+/* Names and meanings by SpecValue; names end with NULL. */
+extern const char *const spec_value_names[];
+extern const char *const spec_value_docs[];
+
+/* The SpecValue of name, or -1 (inspect.KEY is not in the list: the caller
+ * accepts it on its own terms). */
+int spec_value_find(const char *name);
+
+/* "median_ms, min_ms, ..., compile_ms": for messages. */
+const char *spec_value_list(void);
+
+#endif

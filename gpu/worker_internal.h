@@ -1,0 +1,233 @@
+/* worker_internal: what the files of the worker process share: its state (the
+ * caches of worker.h, the case being run) and the helpers that report a case's
+ * failure.  worker.c runs cases (modules, limits, buffers, launches, the case
+ * loop); worker_measure.c verifies and times one; worker_device.c describes
+ * devices and answers the probe.  Internal to the worker; worker.h is the
+ * public face. */
+#ifndef KVX_WORKER_INTERNAL_H
+#define KVX_WORKER_INTERNAL_H
+
+#include "worker.h"
+#include "cudadl.h"
+#include "host/measure_plan.h"
+#include "nvml.h"
+
+/* ---- the worker's state ---------------------------------------------------- */
+
+/* A loaded module and its last kernel, with the kernel's attributes: they do
+ * not change between cases, and four cuFuncGetAttribute calls per case add up
+ * over thousands of cases. */
+typedef struct Module {
+    char path[1024];
+    CUmodule mod;
+    uint64_t used;          /* clock of the last use, for LRU eviction */
+    char kernel[128];       /* "" until looked up */
+    CUfunction fn;
+    int regs, max_threads, smem_static, dyn_max;    /* cuFuncGetAttribute */
+    int cluster_ok;         /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED was set */
+} Module;
+
+/* Inputs kept across workload points, least recently used evicted first once
+ * the cache holds more than this many bytes (host and device each), or more
+ * entries than WORKER_MAX_INPUTS less one case's buffers.  Contention's inputs
+ * at both sizes (480 MB) stay, and groups that alternate sizes do not
+ * regenerate them. */
+#define WORKER_INPUT_CACHE_BYTES (2ULL << 30)
+#define WORKER_MAX_INPUTS (2 * CASE_MAX_BUFS)
+
+/* A generated buffer content: an input, or the init of an output. */
+typedef struct HostCopy {
+    char key[65];
+    void *data;
+    uint64_t bytes;
+    uint64_t used;          /* clock of the last use */
+} HostCopy;
+
+/* An uploaded input; its layout depends on the buffer's offset. */
+typedef struct DevCopy {
+    char key[65];
+    uint64_t offset;
+    CUdeviceptr base;
+    uint64_t bytes;
+    uint64_t used;
+} DevCopy;
+
+/* A device allocation for outputs, kept for the next cases instead of a
+ * cuMemAlloc and a cuMemFree per case; an output is reset to its init before
+ * every launch, so what a previous case left in it is never seen. */
+#define WORKER_MAX_OUTS (2 * CASE_MAX_BUFS)
+typedef struct OutBuf {
+    CUdeviceptr base;
+    uint64_t bytes;
+    int busy;               /* lent to the current case */
+} OutBuf;
+
+/* Samples enqueued between two waits at most (three events each). */
+#define WORKER_MAX_BATCH 64
+
+typedef struct Baseline {
+    char key[65];           /* workload_key; "" = free slot */
+    uint64_t stamp;
+    void *data[CASE_MAX_BUFS];      /* by buffer index; NULL when not checked */
+    ElemTypeId type[CASE_MAX_BUFS];
+    uint64_t count[CASE_MAX_BUFS];
+} Baseline;
+
+/* A computed reference, kept for the next variants of the same workload point:
+ * every variant of a point checks against the same host reference, and
+ * computing it (a pass over up to 2^28 inputs) would otherwise dominate. */
+#define WORKER_MAX_EXPECTED 8
+typedef struct ExpCache {
+    char key[65];
+    uint64_t stamp;
+    Expected exp;
+} ExpCache;
+
+/* A reference kernel's checked outputs, by reference key (worker_ref.c). */
+#define WORKER_MAX_REFERENCES 4
+typedef struct RefCache {
+    char key[65];
+    uint64_t stamp;                 /* 0: free */
+    void *data[CASE_MAX_BUFS];      /* by buffer index; NULL when not checked */
+} RefCache;
+
+typedef struct Worker {
+    ExpCache expc[WORKER_MAX_EXPECTED];
+    RefCache refs[WORKER_MAX_REFERENCES];
+    int out_fd;
+    DeviceInfo dev;
+    CUdevice cudev;
+    CUcontext ctx;
+    CUstream stream;
+    CUevent ev[2];
+    CUevent bev[3 * WORKER_MAX_BATCH];  /* samples: before reset, start, end */
+    Nvml nvml;
+    double lap;             /* now_ms() at the end of the last step (worker_lap) */
+    CUdeviceptr scratch;    /* L2 flush, 2 x L2 bytes, allocated on first use */
+    size_t scratch_bytes;
+    unsigned flush_value;   /* the byte of the next write flush */
+    CUmodule flush_mod;     /* the read flush kernel, loaded on first use */
+    CUfunction flush_fn;
+    int threads;            /* for input generation */
+    uint64_t clock;
+    Module mods[WORKER_MAX_MODULES];
+    int nmods;
+    /* Inputs of the current workload point: at most one entry per buffer of a
+     * case, since entries a case does not use are evicted when it starts. */
+    HostCopy hosts[WORKER_MAX_INPUTS];
+    int nhosts;
+    DevCopy devs[WORKER_MAX_INPUTS];
+    int ndevs;
+    OutBuf outs[WORKER_MAX_OUTS];
+    int nouts;
+    void *hout[CASE_MAX_BUFS];          /* downloaded outputs, by buffer index */
+    uint64_t hout_bytes[CASE_MAX_BUFS];
+    Baseline baselines[WORKER_MAX_BASELINES];
+} Worker;
+
+typedef enum { RESET_D8, RESET_D16, RESET_D32, RESET_COPY } ResetKind;
+
+/* How one output is brought back to its init before a launch. */
+typedef struct Reset {
+    ResetKind kind;
+    uint32_t pattern;
+    CUdeviceptr ptr;
+    uint64_t bytes;
+    const void *host;
+} Reset;
+
+/* One case being run. */
+typedef struct Run {
+    CUfunction f;
+    CUdeviceptr base[CASE_MAX_BUFS];  /* 256-aligned allocation */
+    CUdeviceptr ptr[CASE_MAX_BUFS];   /* base + offset elements: what the kernel gets */
+    int owned[CASE_MAX_BUFS];         /* outputs: index into Worker.outs + 1; inputs are cached */
+    const void *host[CASE_MAX_BUFS];  /* host content: input, or output init */
+    Reset reset[CASE_MAX_BUFS];
+    void *out[CASE_MAX_BUFS];         /* downloaded outputs (the worker's hout) */
+    void *argv[CASE_MAX_ARGS];
+    uint64_t scalars[CASE_MAX_ARGS];
+    const RefCache *ref;              /* the reference's outputs, when the case has one */
+    double spent_ms;                  /* of the budget: wall time of the verified launch */
+} Run;
+
+/* ---- worker.c ------------------------------------------------------------------ */
+
+/* Set res's status and detail (printf-style).  Returns -1, for `return
+ * worker_fail(...)`. */
+int worker_fail(CaseResult *res, CaseStatus st, const char *fmt, ...) KVX_PRINTF(3, 4);
+
+/* Check a driver call made while running a case.  0 on success.  A sticky
+ * error, or any error reported by a synchronisation (sync = 1: what failed may
+ * be any earlier asynchronous work), is a fault: the result is sent and the
+ * process exits.  Other errors make the case a launch_error; -1. */
+int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sync);
+
+/* After these the context is unusable: only a new process can use the GPU. */
+int worker_is_sticky(CUresult r);
+
+/* The module at cubin_path, loaded once (LRU of WORKER_MAX_MODULES), with
+ * kernel as its function (m->fn) and that kernel's attributes.  0, or -1 with
+ * res load_error (a fault ends the worker). */
+int worker_function(Worker *w, const char *cubin_path, const char *kernel, Module **out,
+                    CaseResult *res);
+
+/* Enqueue one launch of f on the worker's stream (cuLaunchKernelEx for a
+ * cluster of more than one block). */
+CUresult worker_launch_raw(Worker *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
+                           const uint32_t cluster[3], uint32_t smem, void **argv);
+/* Close a step of the case's profile: the time since the last call goes to
+ * res->t_step[step].  Returns now_ms(). */
+double worker_lap(Worker *w, CaseResult *res, CaseStep step);
+
+/* Enqueue what precedes a launch: the outputs' resets and the L2 flush (mode
+ * MEASURE_FLUSH_*).  0, or -1 with res set. */
+int worker_prepare_launch(Worker *w, const CaseDesc *c, Run *run, int flush, CaseResult *res);
+
+/* Enqueue the case's kernel.  0, or -1 with res set. */
+int worker_enqueue_launch(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* Allocate the flush buffer and load the read flush kernel (mode
+ * MEASURE_FLUSH_*) if not yet done.  0, or -1 with res filled (skipped). */
+int worker_flush_prepare(Worker *w, int mode, CaseResult *res);
+/* Enqueue the read flush (prepared) on the worker's stream, with flush_ptx.h's
+ * geometry, the one kvx-peers uses.  0, or -1 with res set. */
+int worker_flush_read(Worker *w, CaseResult *res);
+
+/* Reset the outputs, flush L2 (mode MEASURE_FLUSH_* in flush), launch between
+ * the two events and wait.  The launch's time goes to *ms when given, else (the
+ * verified launch) to res->launch_ms, with its wall time to run->spent_ms and
+ * the step verify closed.  0, or -1 with res set; faults do not return. */
+int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
+                       CaseResult *res);
+
+/* ---- worker_measure.c ---------------------------------------------------------- */
+
+/* One untimed launch, its outputs downloaded and compared.  0 (status ok or
+ * mismatch: the case is then timed), or -1 (launch_error, skipped). */
+int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* Warm-up (measure_warmups), then samples in batches (measure_batch) until
+ * the noise target is met after min_samples, or max_samples, or the budget is
+ * spent (the budget wins over min_samples); the clocks are read while the first
+ * batch runs.  Fills res's statistics, gpu times, clocks and t_measure_ms.  0,
+ * or -1 with res set.  In worker_sample.c. */
+int worker_measure_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* ---- worker_ref.c -------------------------------------------------------------- */
+
+/* The outputs of c's reference kernel (c->ref), run on run's host contents on
+ * a miss.  NULL with res skipped and ref_failed when it could not run (a fault
+ * or a timeout ends the worker after sending res). */
+const RefCache *worker_reference(Worker *w, const CaseDesc *c, const Run *run, CaseResult *res);
+
+/* ---- worker_device.c ----------------------------------------------------------- */
+
+/* Fill d for device ordinal (cuInit done, no context needed).  0 or -1 with err. */
+int device_info_query(int ordinal, DeviceInfo *d, KvxError *err);
+
+/* Send the start frame: started when err is NULL or clear, else err's code and
+ * message (the reason the worker or the probe could not start).  0 or -1. */
+int worker_start_write(int fd, const KvxError *err);
+
+#endif

@@ -1,0 +1,77 @@
+/* verify: host references for the built-in workload families, and the
+ * comparison of a variant's output with them.
+ *
+ * A check is `BUFFER: REFERENCE` in a spec.  The reference is a call of one of
+ * the functions of core/refs.h (their signatures, argument kinds and meanings
+ * are that table's, and docs/spec.md lists them), an equal buffer (slice), or a
+ * plain scalar expression that every element of the buffer must equal.
+ * Integer references are computed in 64 bits and wrapped to the output type;
+ * float references in double.  A float result is compared by relative error
+ * ||out - ref|| / ||ref|| (2-norm; absolute error when ref is all zero) against
+ * a tolerance; a stalled accumulator (a half sum stuck at 32 where 2^20 was
+ * expected) is therefore a mismatch with its error shown.
+ *
+ * The outputs of a reference kernel, or of the baseline variant (differential
+ * mode, baseline()), become references through verify_from_output. */
+#ifndef KVX_VERIFY_H
+#define KVX_VERIFY_H
+
+#include "core/refs.h"
+#include "gen/spec.h"
+
+typedef enum { EXPECT_VALUES, EXPECT_MEMBER } ExpectKind;
+
+typedef struct Expected {
+    ExpectKind kind;
+    uint64_t count;         /* elements of the output checked */
+    int is_float;
+    double *f;              /* float references, count values */
+    uint64_t *u;            /* integer references (two's complement), count */
+    /* EXPECT_MEMBER: each output element must be one of set[0..nset) */
+    double *set; uint64_t nset;
+    /* EXPECT_MEMBER by address (reduce "exch"), used when member_vals is set:
+     * element j must equal init or one of member_vals[i] with i % count == j,
+     * each converted to the output type.  member_vals is an owned copy of the
+     * written values, in type member_t. */
+    void *member_vals;
+    const ElemType *member_t;
+    uint64_t member_n;
+    uint64_t member_init_u;     /* integer outputs, wrapped to the output type */
+    double member_init_f;       /* float outputs */
+} Expected;
+
+/* Compute the reference `name(args)` for an output of type out_t with count
+ * elements.  The call is checked against its signature first
+ * (refs_check_args).  0 or -1 with err (unknown function, bad argument types, a
+ * result whose size differs from the output buffer's count, a key out of
+ * range). */
+int verify_reference(const char *name, const RefArg *args, int nargs,
+                     const ElemType *out_t, uint64_t out_count,
+                     Expected *exp, KvxError *err);
+/* The same on up to `threads` threads (<= 0: the online cores); the result is
+ * the same bits for every thread count (verify_internal.h says how). */
+int verify_reference_threads(const char *name, const RefArg *args, int nargs,
+                             const ElemType *out_t, uint64_t out_count, int threads,
+                             Expected *exp, KvxError *err);
+/* 1 when verify_reference computes name (every row of refs_table must). */
+int verify_has_reference(const char *name);
+/* Every element equal to one scalar. */
+int verify_constant(Value v, const ElemType *out_t, uint64_t out_count, Expected *exp);
+/* A previously downloaded output (the baseline's) as the reference. */
+int verify_from_output(const ElemType *t, const void *data, uint64_t count, Expected *exp);
+void verify_expected_free(Expected *exp);
+
+typedef struct VerifyReport {
+    int ok;
+    uint64_t nmismatch;
+    double rel_err;         /* floats: norm-wise relative error; ints: 0 or 1 */
+    double max_abs_err;
+    char first[512];        /* "out[3]: got 5, expected 7; out[9]: ..." */
+} VerifyReport;
+
+/* Compare an output with its reference.  rtol applies to floats only;
+ * integers must match exactly. */
+void verify_compare(const Expected *exp, const ElemType *t, const void *out,
+                    const char *bufname, double rtol, VerifyReport *rep);
+
+#endif

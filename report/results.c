@@ -1,0 +1,881 @@
+/* results: cross-tabulation of stored cases (`kvx table`, and the core that
+ * `kvx compare` and `kvx report` reuse).
+ *
+ * A table is built in three steps: load the selected cases (their axis values
+ * through json_each, their value through one SELECT whose only variable parts
+ * are bound parameters), attach a ratio to the baseline when asked, and pivot
+ * the cases that match --where into cells.  --where is parsed with kvx's own
+ * expression parser and translated node by node into SQL; names become
+ * json_extract(c.axes, ?) with the path bound, literals become bound values,
+ * and every other construct is refused.  No user text is ever pasted into SQL.
+ *
+ * A cell that holds several cases shows their median and how many there were;
+ * a case that failed shows its status instead of a number. */
+#include "results_core.h"
+#include "host/case.h"
+#include "gen/spec.h"
+#include "core/values.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- value columns: what --value may name -------------------------------- */
+
+/* Each name of core/values.h with its SQL and unit.  Rows are placed by
+ * SpecValue, so a name spelt differently from the list does not compile; a
+ * name of the list without a row is caught by value_col's assertion (and
+ * test_results tabulates every name). */
+#define COL(n, sql, unit, measured) [SPEC_VALUE_##n] = {#n, sql, unit, measured}
+static const ValueCol value_cols[SPEC_VALUE_COUNT] = {
+    COL(median_ms, "c.median_ms", U_TIME, 1),
+    COL(min_ms, "c.min_ms", U_TIME, 1),
+    COL(mean_ms, "c.mean_ms", U_TIME, 1),
+    COL(max_ms, "c.max_ms", U_TIME, 1),
+    COL(stdev_ms, "c.stdev_ms", U_TIME, 1),
+    COL(gbs, "c.gbs", U_GBS, 1),
+    COL(pct_peak, "c.pct_peak", U_PCT, 1),
+    COL(elems_per_s, "c.elems_per_s", U_RATE, 1),
+    COL(atomics_per_s, "c.atomics_per_s", U_RATE, 1),
+    COL(rel_err, "c.rel_err", U_SCI, 0),
+    COL(noise, "c.noise", U_FRAC, 1),
+    COL(samples, "c.samples", U_COUNT, 1),
+    COL(sm_mhz, "c.sm_mhz", U_COUNT, 1),
+    COL(throttled, "c.throttled", U_COUNT, 1),
+    COL(l2_atomics, "(c.l2_atom_requests + c.l2_red_requests)", U_COUNT, 1),
+    COL(l2_atomics_per_1k, "((c.l2_atom_requests + c.l2_red_requests) * 1000.0 / nullif(c.atomics, 0))",
+        U_COUNT, 1),
+    COL(dram_read_bytes, "c.dram_read_bytes", U_COUNT, 1),
+    COL(dram_write_bytes, "c.dram_write_bytes", U_COUNT, 1),
+    COL(regs, "v.regs", U_COUNT, 0),
+    COL(spill_stores, "v.spill_stores", U_COUNT, 0),
+    COL(spill_loads, "v.spill_loads", U_COUNT, 0),
+    COL(stack, "v.stack", U_COUNT, 0),
+    COL(smem_static, "v.smem_static", U_COUNT, 0),
+    COL(compile_ms, "v.compile_ms", U_TIME, 0),
+};
+#undef COL
+
+/* The column of a value name, or NULL when name is not one. */
+const ValueCol *results_value_col(const char *name)
+{
+    int i = spec_value_find(name);
+    if (i < 0)
+        return NULL;
+    KVX_ASSERT(value_cols[i].sql);    /* every name of core/values.h has a row */
+    return &value_cols[i];
+}
+
+const char *results_value_doc(const ValueCol *c)
+{
+    return spec_value_docs[c - value_cols];
+}
+
+const char *const results_status_names[] = {
+#define X(n, d) #n,
+    CASE_STATUSES(X)
+#undef X
+};
+#define NSTATUS CASE_STATUS_COUNT
+
+int results_status_rank(const char *s)
+{
+    for (int i = 0; i < NSTATUS; i++)
+        if (!strcmp(s, results_status_names[i]))
+            return i;
+    return NSTATUS;
+}
+
+/* ---- small helpers --------------------------------------------------------- */
+
+int results_format_parse(const char *s, ResultsFormat *f)
+{
+    static const char *const names[] = {"md", "csv", "json"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *f = (ResultsFormat)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char **results_split(Arena *a, const char *s, int *n)
+{
+    int cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    const char **out = arena_alloc(a, sizeof *out * (size_t)cap);
+    *n = 0;
+    for (const char *p = s;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (len && (*p == ' ')) p++, len--;
+        while (len && p[len - 1] == ' ') len--;
+        if (len)
+            out[(*n)++] = arena_strndup(a, p, len);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return out;
+}
+
+/* path as a file: URI with immutable=1, its special characters escaped. */
+static char *immutable_uri(const char *path)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "file:");
+    for (const char *p = path; *p; p++)
+        if (*p == '?' || *p == '#' || *p == '%' || (unsigned char)*p < 0x21)
+            sb_printf(&b, "%%%02X", (unsigned char)*p);
+        else
+            sb_putc(&b, *p);
+    sb_puts(&b, "?immutable=1");
+    return sb_take(&b);
+}
+
+/* A database that fails SQLite's quick check is named corrupt, with what the
+ * check found: flipped bytes once read as "no cases stored". */
+static int check_intact(sqlite3 *db, const char *path, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q);
+    const char *what = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
+    int ok = what && !strcmp(what, "ok");
+    if (!ok)
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: the database is corrupt (%s: %s)", path,
+                      what ? "quick_check" : sqlite3_errstr(sqlite3_extended_errcode(db)),
+                      what ? what : sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return ok ? 0 : -1;
+}
+
+sqlite3 *results_open_existing(const char *path, KvxError *err)
+{
+    if (access(path, F_OK) != 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "no results database at '%s' (run `kvx run` first, or pass --db)", path);
+        return NULL;
+    }
+    /* Read verbs write nothing: read-only, and immutable (no -shm or -wal
+     * created beside the file, and readable where nothing may be written)
+     * unless a write-ahead log is there, which only a locking reader may read:
+     * a run in progress, whose pages are not all in the main file yet. */
+    char wal[4096];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    char *uri = access(wal, F_OK) == 0 ? xstrdup(path) : immutable_uri(path);
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open: %s", path,
+                      db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    if (check_intact(db, path, err)) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_stmt *q = NULL;
+    int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM cases LIMIT 0", -1, &q, NULL) == SQLITE_OK;
+    sqlite3_finalize(q);
+    if (!ok) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (%s)", path,
+                      sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+int results_resolve_spec(sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    const char *sql = "SELECT DISTINCT c.spec_name FROM cases c JOIN runs r ON r.id = c.run_id"
+                      " WHERE (?1 = 0 OR c.run_id = ?1) AND (?2 IS NULL OR (r.kind ="
+                      " 'reference' AND r.name = ?2)) ORDER BY c.spec_name";
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL)) {
+        kvx_error_set(err, KVX_EIO, NULL, "listing specs: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_int64(q, 1, sel->run_id);
+    if (sel->ref_name)
+        sqlite3_bind_text(q, 2, sel->ref_name, -1, SQLITE_TRANSIENT);
+    StrBuf names;
+    sb_init(&names);
+    int n = 0, found = 0;
+    const char *only = NULL;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        if (!name)
+            continue;
+        found |= sel->spec && !strcmp(sel->spec, name);
+        sb_printf(&names, "%s%s", n++ ? ", " : "", name);
+        if (n == 1)
+            only = arena_strdup(a, name);
+    }
+    sqlite3_finalize(q);
+    int rc = -1;
+    if (n == 0)
+        kvx_error_set(err, KVX_EINPUT, NULL, "no cases stored%s",
+                      sel->run_id || sel->ref_name ? " for that run or reference" : "");
+    else if (sel->spec && !found)
+        kvx_error_set(err, KVX_EINPUT, NULL, "no cases of spec '%s' (stored: %s)", sel->spec,
+                      sb_str(&names));
+    else if (!sel->spec && n > 1)
+        kvx_error_set(err, KVX_EINPUT, NULL, "several specs are stored; pick one with --spec (%s)",
+                      sb_str(&names));
+    else
+        rc = 0;
+    if (!rc && !sel->spec)
+        sel->spec = only;
+    sb_free(&names);
+    return rc;
+}
+
+void results_csv_field(FILE *out, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void results_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", out);
+        else if (ch == '\t')
+            fputs("\\t", out);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+/* Shortest text that reads back as d (0.05, not 0.050000000000000003). */
+void results_num_text(char *buf, size_t n, double d)
+{
+    snprintf(buf, n, "%.15g", d);
+    if (strtod(buf, NULL) != d)
+        snprintf(buf, n, "%.17g", d);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double results_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- bound-parameter SQL builder ------------------------------------------ */
+
+
+void results_sql_param(Sql *q, Value v)
+{
+    KVX_ASSERT(q->nparams < 64);
+    q->params[q->nparams++] = v;
+    sb_puts(&q->text, "?");
+}
+
+static sqlite3_stmt *sql_prepare(sqlite3 *db, Sql *q, KvxError *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sb_str(&q->text), -1, &st, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "results query: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    for (int i = 0; i < q->nparams; i++) {
+        Value v = q->params[i];
+        if (v.kind == VAL_STR)
+            sqlite3_bind_text(st, i + 1, v.s, -1, SQLITE_TRANSIENT);
+        else if (v.kind == VAL_FLOAT)
+            sqlite3_bind_double(st, i + 1, v.d);
+        else
+            sqlite3_bind_int64(st, i + 1, v.i);
+    }
+    return st;
+}
+
+/* " c.spec_name = ? [AND c.run_id = ?] [AND r.kind = 'reference' AND r.name = ?]" */
+static void sql_selection(Sql *q, const ResultsSel *sel)
+{
+    sb_puts(&q->text, " c.spec_name = ");
+    results_sql_param(q, val_str(sel->spec));
+    if (sel->run_id) {
+        sb_puts(&q->text, " AND c.run_id = ");
+        results_sql_param(q, val_int(sel->run_id));
+    }
+    if (sel->ref_name) {
+        sb_puts(&q->text, " AND r.kind = 'reference' AND r.name = ");
+        results_sql_param(q, val_str(sel->ref_name));
+    }
+}
+
+/* ---- the loaded case set --------------------------------------------------- */
+
+
+
+
+
+void caseset_free(CaseSet *cs)
+{
+    if (!cs)
+        return;
+    for (int i = 0; i < cs->naxes; i++)
+        free(cs->axes[i].vals);
+    free(cs->recs);
+    arena_free(cs->arena);
+}
+
+int caseset_axis(const CaseSet *cs, const char *name)
+{
+    for (int i = 0; i < cs->naxes; i++)
+        if (!strcmp(cs->axes[i].name, name))
+            return i;
+    return -1;
+}
+
+const char *caseset_axis_list(const CaseSet *cs)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < cs->naxes; i++)
+        sb_printf(&b, "%s%s", i ? ", " : "", cs->axes[i].name);
+    const char *s = arena_strdup(cs->arena, sb_str(&b));
+    sb_free(&b);
+    return s;
+}
+
+/* Find or add the value in column `col` of a json_each row (type, atom). */
+static int value_intern(CaseSet *cs, AxisInfo *ax, sqlite3_stmt *q, int tcol, int acol, int add)
+{
+    const char *type = (const char *)sqlite3_column_text(q, tcol);
+    RVal r = {0};
+    char buf[40];
+    r.decl = -1;
+    if (type && (!strcmp(type, "integer") || !strcmp(type, "real"))) {
+        r.is_num = 1;
+        r.num = sqlite3_column_double(q, acol);
+        if (!strcmp(type, "integer"))
+            snprintf(buf, sizeof buf, "%lld", (long long)sqlite3_column_int64(q, acol));
+        else
+            results_num_text(buf, sizeof buf, r.num);
+        r.text = buf;
+    } else if (type && (!strcmp(type, "true") || !strcmp(type, "false"))) {
+        r.is_num = 1;
+        r.num = type[0] == 't';
+        r.text = type;
+    } else {
+        const char *t = (const char *)sqlite3_column_text(q, acol);
+        r.text = t ? t : "null";
+    }
+    for (int i = 0; i < ax->nvals; i++) {
+        const RVal *o = &ax->vals[i];
+        if (o->is_num == r.is_num && (r.is_num ? o->num == r.num : !strcmp(o->text, r.text)))
+            return i;
+    }
+    if (!add)
+        return -1;
+    if (ax->nvals == ax->cap) {
+        ax->cap = ax->cap ? 2 * ax->cap : 8;
+        ax->vals = xrealloc(ax->vals, sizeof *ax->vals * (size_t)ax->cap);
+    }
+    r.text = arena_strdup(cs->arena, r.text);
+    ax->all_num &= r.is_num;
+    ax->vals[ax->nvals] = r;
+    return ax->nvals++;
+}
+
+static const AxisInfo *rank_axis; /* qsort has no context argument */
+static int cmp_rank(const void *a, const void *b)
+{
+    const RVal *x = &rank_axis->vals[*(const int *)a], *y = &rank_axis->vals[*(const int *)b];
+    if (rank_axis->all_num)
+        return (x->num > y->num) - (x->num < y->num);
+    if (x->decl >= 0 && y->decl >= 0)
+        return x->decl - y->decl;
+    if ((x->decl >= 0) != (y->decl >= 0))
+        return x->decl >= 0 ? -1 : 1;
+    return *(const int *)a - *(const int *)b;   /* first appearance */
+}
+
+/* Declared value order (runs.axes_json) and then display ranks. */
+static int rank_values(sqlite3 *db, CaseSet *cs, KvxError *err)
+{
+    Sql q = {0};
+    sb_puts(&q.text, "SELECT a.key, v.type, v.atom FROM runs r, json_each(r.axes_json) a,"
+                     " json_each(a.value) v WHERE json_valid(r.axes_json) AND EXISTS"
+                     " (SELECT 1 FROM cases c WHERE c.run_id = r.id AND");
+    sql_selection(&q, &cs->sel);
+    sb_puts(&q.text, ") ORDER BY r.id, a.id, v.id");
+    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    sb_free(&q.text);
+    if (!st)
+        return -1;
+    int next[RESULTS_MAX_AXES] = {0};
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int a = caseset_axis(cs, (const char *)sqlite3_column_text(st, 0));
+        if (a < 0)
+            continue;
+        int vi = value_intern(cs, &cs->axes[a], st, 1, 2, 0);
+        if (vi >= 0 && cs->axes[a].vals[vi].decl < 0)
+            cs->axes[a].vals[vi].decl = next[a]++;
+    }
+    sqlite3_finalize(st);
+    for (int a = 0; a < cs->naxes; a++) {
+        AxisInfo *ax = &cs->axes[a];
+        int *idx = xmalloc(sizeof *idx * (size_t)(ax->nvals + 1));
+        for (int i = 0; i < ax->nvals; i++)
+            idx[i] = i;
+        rank_axis = ax;
+        qsort(idx, (size_t)ax->nvals, sizeof *idx, cmp_rank);
+        for (int i = 0; i < ax->nvals; i++)
+            ax->vals[idx[i]].rank = i;
+        free(idx);
+    }
+    return 0;
+}
+
+typedef struct AxisHit { int64_t id; int axis, val; } AxisHit;
+
+/* Every axis value of every selected case, in case order. */
+static int load_axes(sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxError *err)
+{
+    Sql q = {0};
+    sb_puts(&q.text, "SELECT c.id, j.key, j.type, j.atom FROM cases c JOIN runs r ON r.id ="
+                     " c.run_id, json_each(c.axes) j WHERE");
+    sql_selection(&q, &cs->sel);
+    sb_puts(&q.text, " ORDER BY c.id, j.id");
+    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    sb_free(&q.text);
+    if (!st)
+        return -1;
+    int cap = 0, rc;
+    *hits = NULL;
+    *nhits = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 1);
+        int a = caseset_axis(cs, key ? key : "");
+        if (a < 0) {
+            if (cs->naxes == RESULTS_MAX_AXES) {
+                kvx_error_set(err, KVX_EINPUT, NULL, "more than %d axes stored", RESULTS_MAX_AXES);
+                break;
+            }
+            a = cs->naxes++;
+            cs->axes[a].name = arena_strdup(cs->arena, key ? key : "");
+            cs->axes[a].all_num = 1;
+        }
+        if (*nhits == cap) {
+            cap = cap ? 2 * cap : 256;
+            *hits = xrealloc(*hits, sizeof **hits * (size_t)cap);
+        }
+        AxisHit *h = &(*hits)[(*nhits)++];
+        h->id = sqlite3_column_int64(st, 0);
+        h->axis = a;
+        h->val = value_intern(cs, &cs->axes[a], st, 2, 3, 1);
+    }
+    if (rc != SQLITE_DONE && !err->code)
+        kvx_error_set(err, KVX_EIO, NULL, "reading axes: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return err->code ? -1 : 0;
+}
+
+/* ---- loading --------------------------------------------------------------- */
+
+static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
+{
+    if (!strncmp(name, "inspect.", 8)) {
+        const char *key = name + 8;
+        int ok = *key != 0;
+        for (const char *p = key; *p; p++)
+            ok &= (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '_' || *p == '.';
+        if (!ok) {
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "bad inspect fact '%s' (expected inspect.KEY with KEY made of letters,"
+                          " digits, _ and .)", name);
+            return -1;
+        }
+        sb_puts(&q->text, "json_extract(v.inspect_json, ");
+        results_sql_param(q, val_str(arena_printf(cs->arena, "$.%s", key)));
+        sb_puts(&q->text, ")");
+        cs->unit = U_RAW;
+        cs->measured = 0;
+        return 0;
+    }
+    const ValueCol *vc = results_value_col(name);
+    if (vc) {
+        cs->vcol = vc;
+        cs->unit = vc->unit;
+        cs->measured = vc->measured;
+        sb_puts(&q->text, vc->sql);
+        return 0;
+    }
+    kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY)",
+                  name, spec_value_list());
+    return -1;
+}
+
+/* One case of load_cases' query into a new Rec; hits (sorted by case id)
+ * from *h on give its axis values. */
+static void rec_read(CaseSet *cs, sqlite3_stmt *st, const AxisHit *hits, int nhits, int *h,
+                     int *cap)
+{
+    if (cs->nrecs == *cap) {
+        *cap = *cap ? 2 * *cap : 256;
+        cs->recs = xrealloc(cs->recs, sizeof *cs->recs * (size_t)*cap);
+    }
+    Rec *r = &cs->recs[cs->nrecs++];
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->run_id = sqlite3_column_int64(st, 1);
+    const char *status = (const char *)sqlite3_column_text(st, 2);
+    r->status = arena_strdup(cs->arena, status ? status : "ok");
+    int t = sqlite3_column_type(st, 3);
+    r->raw = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, 3) : NAN;
+    if (t == SQLITE_TEXT)
+        r->rawtext = arena_strdup(cs->arena, (const char *)sqlite3_column_text(st, 3));
+    r->noise = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+    r->match = sqlite3_column_int(st, 5);
+    for (int a = 0; a < RESULTS_MAX_AXES; a++)
+        r->ax[a] = -1;
+    while (*h < nhits && hits[*h].id < r->id)
+        (*h)++;
+    for (; *h < nhits && hits[*h].id == r->id; (*h)++)
+        r->ax[hits[*h].axis] = hits[*h].val;
+}
+
+/* The query of the selected cases: id, run, status, the value, the noise and
+ * whether the case matches where (1 without one). */
+static int cases_query(CaseSet *cs, Sql *q, const char *value, const char *where,
+                       const Spec *spec, KvxError *err)
+{
+    sb_puts(&q->text, "SELECT c.id, c.run_id, c.status, ");
+    if (value_resolve(cs, value, q, err))
+        return -1;
+    sb_puts(&q->text, ", c.noise, ");
+    if (where && *where) {
+        SrcPos pos = {"--where", 1, 1};
+        Expr *e = expr_parse(cs->arena, where, &pos, err);
+        if (!e || results_where_sql(cs, q, spec, e, err))
+            return -1;
+    } else {
+        sb_puts(&q->text, "1");
+    }
+    sb_puts(&q->text, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
+                      " v.id = c.variant_id WHERE");
+    sql_selection(q, &cs->sel);
+    sb_puts(&q->text, " ORDER BY c.id");
+    return 0;
+}
+
+static int load_cases(sqlite3 *db, CaseSet *cs, const char *value, const char *where,
+                      const Spec *spec, KvxError *err)
+{
+    AxisHit *hits = NULL;
+    int nhits = 0, rc = -1;
+    Sql q = {0};
+    sqlite3_stmt *st = NULL;
+    if (load_axes(db, cs, &hits, &nhits, err) || rank_values(db, cs, err))
+        goto fail;
+    cs->value_name = value;
+    if (cases_query(cs, &q, value, where, spec, err) || !(st = sql_prepare(db, &q, err)))
+        goto fail;
+    int cap = 0, h = 0, step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        rec_read(cs, st, hits, nhits, &h, &cap);
+    if (step != SQLITE_DONE) {
+        kvx_error_set(err, KVX_EIO, NULL, "reading cases: %s", sqlite3_errmsg(db));
+        goto fail;
+    }
+    rc = 0;
+fail:
+    sqlite3_finalize(st);
+    sb_free(&q.text);
+    free(hits);
+    return rc;
+}
+
+/* ---- baseline and ratios --------------------------------------------------- */
+
+static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num, double num,
+                    KvxError *err)
+{
+    int a = caseset_axis(cs, axis);
+    if (a < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "baseline axis '%s' is not stored (axes: %s)", axis,
+                      caseset_axis_list(cs));
+        return -1;
+    }
+    const AxisInfo *ax = &cs->axes[a];
+    char *end;
+    double d = is_num ? num : strtod(text, &end);
+    int text_is_num = is_num || (*text && !*end);
+    /* true/false are numbers to the table but words in the text. */
+    for (int i = 0; i < ax->nvals; i++)
+        if (ax->vals[i].is_num ? (text_is_num && ax->vals[i].num == d) ||
+                                     !strcmp(ax->vals[i].text, text)
+                               : !strcmp(ax->vals[i].text, text)) {
+            cs->base_axis[cs->nbase] = a;
+            cs->base_val[cs->nbase++] = i;
+            return 0;
+        }
+    kvx_error_set(err, KVX_EINPUT, NULL, "baseline %s=%s: no stored case has that value", axis,
+                  text);
+    return -1;
+}
+
+/* --baseline 'axis=value[,axis=value...]'. */
+static int baseline_given(CaseSet *cs, const char *given, KvxError *err)
+{
+    int n;
+    const char **parts = results_split(cs->arena, given, &n);
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(parts[i], '=');
+        if (!eq || eq == parts[i] || cs->nbase == RESULTS_MAX_AXES) {
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "--baseline '%s': expected axis=value[,axis=value...]", given);
+            return -1;
+        }
+        const char *axis = arena_strndup(cs->arena, parts[i], (size_t)(eq - parts[i]));
+        if (base_add(cs, axis, eq + 1, 0, 0, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* The baseline the first selected run stored (runs.baseline_json), if any. */
+static int baseline_stored(sqlite3 *db, CaseSet *cs, KvxError *err)
+{
+    Sql q = {0};
+    sb_puts(&q.text, "SELECT j.key, j.type, j.atom, r.id FROM runs r, json_each(r.baseline_json)"
+                     " j WHERE json_valid(r.baseline_json) AND EXISTS (SELECT 1 FROM cases c"
+                     " WHERE c.run_id = r.id AND");
+    sql_selection(&q, &cs->sel);
+    sb_puts(&q.text, ") ORDER BY r.id, j.id");
+    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    sb_free(&q.text);
+    if (!st)
+        return -1;
+    int64_t first_run = 0;
+    int rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t run = sqlite3_column_int64(st, 3);
+        if (first_run && run != first_run)
+            break;
+        first_run = run;
+        const char *type = (const char *)sqlite3_column_text(st, 1);
+        int is_num = type && (!strcmp(type, "integer") || !strcmp(type, "real"));
+        const char *t = (const char *)sqlite3_column_text(st, 2);
+        rc = base_add(cs, (const char *)sqlite3_column_text(st, 0), t ? t : "", is_num,
+                      sqlite3_column_double(st, 2), err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The baseline: given ("axis=value,..."), else the first selected run's stored
+ * one, else the borrowed fb[0..nfb). */
+static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, const BaseRef *fb,
+                            int nfb, KvxError *err)
+{
+    if (given)
+        return baseline_given(cs, given, err);
+    int rc = baseline_stored(db, cs, err);
+    if (!rc && cs->nbase == 0 && nfb > 0) {
+        cs->base_borrowed = 1;
+        for (int i = 0; !rc && i < nfb; i++)
+            rc = base_add(cs, fb[i].axis, fb[i].text, fb[i].is_num, fb[i].num, err);
+    }
+    if (!rc && cs->nbase == 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "--ratio: no baseline stored for spec '%s'; pass --baseline 'axis=value'",
+                      cs->sel.spec);
+        rc = -1;
+    }
+    return rc;
+}
+
+static void rec_key(const CaseSet *cs, const Rec *r, const int *subst, StrBuf *b)
+{
+    sb_reset(b);
+    sb_printf(b, "%lld", (long long)r->run_id);
+    for (int a = 0; a < cs->naxes; a++)
+        sb_printf(b, ",%d", subst && subst[a] >= 0 ? subst[a] : r->ax[a]);
+}
+
+typedef struct KeyIdx { const char *key; int rec; } KeyIdx;
+static int cmp_keyidx(const void *a, const void *b)
+{
+    return strcmp(((const KeyIdx *)a)->key, ((const KeyIdx *)b)->key);
+}
+
+/* rec->v is the value itself; a failed case's is NaN with rec->fail its
+ * status, unless failed_values keeps a measured one (rec->vstatus). */
+static void values_plain(CaseSet *cs)
+{
+    for (int i = 0; i < cs->nrecs; i++) {
+        Rec *r = &cs->recs[i];
+        r->v = r->raw;
+        r->fail = NULL;
+        r->vstatus = NULL;
+        if (strcmp(r->status, "ok") && (cs->measured || isnan(r->raw)) && !r->rawtext) {
+            if (cs->failed_values && cs->measured && !isnan(r->raw))
+                r->vstatus = r->status;
+            else
+                r->fail = r->status, r->v = NAN;
+        }
+    }
+}
+
+/* The cases by key (run and axis values, rec_key) for finding each case's
+ * baseline, and scratch of nrecs entries for the baseline cases' values and
+ * noise and the ratios' noise. */
+typedef struct Ratios {
+    KeyIdx *idx;                /* sorted by key */
+    int subst[RESULTS_MAX_AXES]; /* the baseline's value per axis, -1 elsewhere */
+    double *vals, *bnoise;
+    double *rnoise;             /* written back after the loop reads the cases' own */
+    StrBuf b;
+} Ratios;
+
+static void ratios_init(CaseSet *cs, Ratios *R)
+{
+    size_t n = (size_t)(cs->nrecs + 1);
+    R->idx = xmalloc(sizeof *R->idx * n);
+    sb_init(&R->b);
+    for (int i = 0; i < cs->nrecs; i++) {
+        rec_key(cs, &cs->recs[i], NULL, &R->b);
+        R->idx[i].key = arena_strdup(cs->arena, sb_str(&R->b));
+        R->idx[i].rec = i;
+    }
+    qsort(R->idx, (size_t)cs->nrecs, sizeof *R->idx, cmp_keyidx);
+    for (int a = 0; a < RESULTS_MAX_AXES; a++)
+        R->subst[a] = -1;
+    for (int k = 0; k < cs->nbase; k++)
+        R->subst[cs->base_axis[k]] = cs->base_val[k];
+    R->vals = xmalloc(sizeof *R->vals * n);
+    R->bnoise = xmalloc(sizeof *R->bnoise * n);
+    R->rnoise = xmalloc(sizeof *R->rnoise * n);
+}
+
+static void ratios_free(Ratios *R)
+{
+    free(R->rnoise);
+    free(R->bnoise);
+    free(R->vals);
+    sb_free(&R->b);
+    free(R->idx);
+}
+
+/* Case i's ratio to its baseline case(s) (several stored cases at the
+ * baseline point, re-runs: their median), or NaN with the reason in fail. */
+static void ratio_one(CaseSet *cs, Ratios *R, int i, int ratio)
+{
+    Rec *r = &cs->recs[i];
+    R->rnoise[i] = r->noise;
+    if (!r->match || r->fail || isnan(r->v))
+        return;
+    rec_key(cs, r, R->subst, &R->b);
+    KeyIdx probe = {sb_str(&R->b), 0};
+    KeyIdx *idx = R->idx;
+    KeyIdx *hit = bsearch(&probe, idx, (size_t)cs->nrecs, sizeof *idx, cmp_keyidx);
+    if (!hit) {
+        r->v = NAN, r->fail = "no baseline";
+        return;
+    }
+    while (hit > idx && !strcmp(hit[-1].key, probe.key))
+        hit--;
+    int n = 0, nn = 0, self = 0;
+    const char *bfail = NULL;
+    for (KeyIdx *p = hit; p < idx + cs->nrecs && !strcmp(p->key, probe.key); p++) {
+        const Rec *base = &cs->recs[p->rec];
+        double bv = strcmp(base->status, "ok") && cs->measured ? NAN : base->raw;
+        if (isnan(bv) || bv == 0) {
+            bfail = base->status;
+        } else {
+            R->vals[n++] = bv;
+            self |= base == r;
+            if (!isnan(base->noise))
+                R->bnoise[nn++] = base->noise;
+        }
+    }
+    if (n == 0) {
+        r->v = NAN;
+        r->fail = arena_printf(cs->arena, "baseline %s", bfail ? bfail : "n/a");
+        return;
+    }
+    /* ratio 2 is a speed-up: the baseline's time over this one's. */
+    double bm = results_median(R->vals, n);
+    r->v = ratio == 2 ? bm / r->raw : r->raw / bm;
+    if (self && n == 1)
+        R->rnoise[i] = 0;
+    else
+        R->rnoise[i] = nn < n || isnan(r->noise) ? NAN : hypot(r->noise, results_median(R->bnoise, nn));
+}
+
+/* Fill rec->v and rec->fail: the value itself, or its ratio to the baseline
+ * case at the same point of the other axes in the same run.  A ratio's noise
+ * is its case's and its baseline's combined (relative spreads add in
+ * quadrature), unknown when either is; the baseline point's own ratio is
+ * exact.  With failed_values a failed case that has a measured value keeps it
+ * (vstatus says why it is not a plain value); its baseline must have passed. */
+static void compute_values(CaseSet *cs, int ratio)
+{
+    values_plain(cs);
+    if (!ratio)
+        return;
+    Ratios R;
+    ratios_init(cs, &R);
+    for (int i = 0; i < cs->nrecs; i++)
+        ratio_one(cs, &R, i, ratio);
+    for (int i = 0; i < cs->nrecs; i++)
+        cs->recs[i].noise = R.rnoise[i];
+    ratios_free(&R);
+}
+
+int caseset_load(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
+                 int nfb, CaseSet *cs, KvxError *err)
+{
+    memset(cs, 0, sizeof *cs);
+    cs->arena = arena_new();
+    cs->sel = *sel;
+    cs->failed_values = o->failed_values;
+    if (results_resolve_spec(db, &cs->sel, cs->arena, err) ||
+        load_cases(db, cs, o->value ? o->value : "median_ms", o->where, o->spec, err))
+        return -1;
+    if (o->ratio && baseline_resolve(db, cs, o->baseline, fb, nfb, err))
+        return -1;
+    compute_values(cs, o->ratio);
+    return 0;
+}

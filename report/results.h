@@ -1,0 +1,131 @@
+/* results: what the verbs that read the results store do (table, report,
+ * compare, export) and the ones that feed it from outside a run (import,
+ * merge).  Their command lines are cmd_results.c's (cli.h).
+ *
+ * The functions below write to a FILE* so that tests and `kvx report` call
+ * them without a process or a redirection; errors go into a KvxError
+ * (KVX_EINPUT: bad input, an unknown axis, a bad --where, no such database;
+ * KVX_EIO: a database or file failure).  Files: results.c (case loading,
+ * formats), results_where.c (--where to SQL), results_table.c (`table`,
+ * `compare`), results_io.c (`export`, `import`, `merge`), results_report.c
+ * (`report`, gnuplot).  docs/results-schema.md describes the database. */
+#ifndef KVX_RESULTS_H
+#define KVX_RESULTS_H
+
+#include "core/util.h"
+#include "store/store.h"
+
+struct sqlite3;
+
+/* The database the verbs read when --db is not given (and `kvx run` writes). */
+#define RESULTS_DEFAULT_DB "results/kvx.db"
+/* Limits of `kvx import` (docs/spec.md, Limits). */
+#define RESULTS_MAX_IMPORT_ROWS 1000000
+#define RESULTS_MAX_IMPORT_BYTES (256u << 20)
+
+typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON } ResultsFormat;
+
+/* Which cases of a database a table reads. */
+typedef struct ResultsSel {
+    const char *spec;          /* NULL: the one spec stored (an error if several) */
+    int64_t run_id;            /* 0: every run */
+    const char *ref_name;      /* non-NULL: only the imported reference of that name */
+} ResultsSel;
+
+typedef struct TableOpts {
+    ResultsSel sel;
+    const char *const *rows; int nrows;   /* axis names */
+    const char *const *cols; int ncols;
+    const char *value;         /* NULL: median_ms */
+    int ratio;                 /* 1: value / baseline's; 2: speed-up, baseline's / value */
+    const char *baseline;      /* "axis=value,..."; NULL: the run's stored baseline */
+    const char *where;         /* kvx expression over axes, status and values */
+    ResultsFormat format;
+    const struct Spec *spec;   /* optional: its `let:` names may appear in where */
+    int failed_values;         /* 1: a failed case with a stored value (the worker times
+                                  mismatched cases) shows it, marked with its status */
+    double min_diff;           /* compare: smallest |B - A| / |A| that is marked; 0: none */
+    int best;                  /* table: per row, the best case instead of a pivot */
+    const char *beside;        /* with best: "AXIS=V1,V2...": the cases at those values (a
+                                  library's calls) are not candidates but shown beside the
+                                  best, the best of them with the ratio; NULL: none */
+} TableOpts;
+
+/* Pivot the selected cases and write the table.  0, or -1 with err
+ * (KVX_EINPUT for a bad option, KVX_EIO for the database).  With o->best: one
+ * line per value tuple of the rows axes with the best passing case among the
+ * matching ones (lowest time, error or count; highest bandwidth, % of peak or
+ * rate; a speed-up reverses it), named by the other axes that vary, and the
+ * runner-up with the margin between them (md or csv); with o->beside, the best
+ * of the cases at the beside values next to it, and how many times better the
+ * best is (>1: the best wins). */
+int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err);
+
+/* Side by side: a table over A and one over B with the same options (ratio and
+ * baseline included), written long: one line per cell with A, B, B/A and a `*`
+ * where |B - A| exceeds both min_diff*|A| and the larger of noise*value of the two
+ * cells (ratio cells: both sides' noise, each the case's and its baseline's
+ * combined; a side without it gives `?`).  With ratio and no baseline, a B that
+ * stores no baseline (an imported reference) takes A's stored one. */
+typedef struct CompareSide {
+    struct sqlite3 *db;
+    ResultsSel sel;
+    const char *name;          /* as the user wrote it, for the caption */
+    const char *where;         /* this side only, and-ed with o->where; may be NULL */
+} CompareSide;
+int results_compare(const CompareSide *a, const CompareSide *b, const TableOpts *o, FILE *out,
+                    KvxError *err);
+
+/* Every selected case, axes flattened to columns, with its run's environment
+ * and its variant's compile facts.  spec NULL: every spec. */
+int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out,
+                   KvxError *err);
+
+typedef struct ImportOpts {
+    const char *name;          /* reference name, required: runs.name */
+    const char *spec;          /* spec name the rows are filed under; NULL: name */
+    const char *gpu;           /* GPU the figures were measured on, may be NULL */
+    const char *source;        /* where the file came from, stored as the command */
+} ImportOpts;
+
+/* Read a reference CSV (axis columns, then value columns) into a new run of
+ * kind 'reference'.  *nrows gets the rows stored.  0 or -1 with err. */
+int results_import(Store *st, const char *csv_path, const ImportOpts *o,
+                   int *nrows, KvxError *err);
+
+typedef struct MergeStats {
+    int runs_added, runs_found;
+    int variants_added;
+    int cases_added, cases_present;   /* present: key already in OUT, kept as is */
+} MergeStats;
+
+/* Merge the database at in_path into out (an open store), all or nothing.
+ * Idempotent: runs are matched on their whole environment, variants on (run,
+ * source hash), cases on their key (a key already in out keeps its row). */
+int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
+
+/* Write DIR/<spec name>.md (and plots) for a spec; *written gets the path
+ * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT.
+ * only_run: report that measured run alone (0: every measured run, one section
+ * each); imported reference runs are always included.
+ * failed_values: the report's tables show failed cases' stored values, marked
+ * (TableOpts.failed_values). */
+int results_report(struct sqlite3 *db, const char *spec_path, const char *out_dir,
+                   int64_t only_run, int failed_values, char **written, KvxError *err);
+
+/* ---- shared by results_*.c ------------------------------------------------ */
+
+/* Parse "md", "csv", "json".  -1 if none of them. */
+int results_format_parse(const char *s, ResultsFormat *f);
+/* Split "a,b,c" into arena strings; *n gets the count. */
+const char **results_split(Arena *a, const char *s, int *n);
+/* Open a database that must exist (no silent creation by a reading verb). */
+struct sqlite3 *results_open_existing(const char *path, KvxError *err);
+/* Fill sel->spec when NULL and exactly one spec is stored (names in err). */
+int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err);
+/* CSV field / JSON string writers. */
+void results_csv_field(FILE *out, const char *s);
+void results_json_string(FILE *out, const char *s);
+/* The value names --value accepts are core/values.h's (inspect.KEY besides). */
+
+#endif

@@ -1,0 +1,119 @@
+/* results_core: what results*.c share: the set of cases a table is built
+ * from, loaded by results.c (axes through json_each, values and --where as
+ * bound-parameter SQL, baseline ratios), and small formatting helpers.
+ * Internal to the results verbs; report/results.h is the public face. */
+#ifndef KVX_RESULTS_CORE_H
+#define KVX_RESULTS_CORE_H
+
+#include "gen/spec.h"
+#include "results.h"
+
+#define RESULTS_MAX_AXES 64
+
+/* How a value is shown: its unit and scaling. */
+typedef enum {
+    U_TIME, U_GBS, U_PCT, U_FRAC, U_RATE, U_COUNT, U_SCI, U_RAW
+} Unit;
+
+typedef struct ValueCol {
+    const char *name;
+    const char *sql;     /* an expression over c (cases) and v (variants) */
+    Unit unit;
+    int measured;        /* 1: a failed case has no meaningful value */
+} ValueCol;
+
+/* The column of a value name, or NULL when name is not one. */
+const ValueCol *results_value_col(const char *name);
+
+/* What a value column means (core/values.h). */
+const char *results_value_doc(const ValueCol *c);
+
+typedef struct RVal {
+    int is_num;
+    double num;
+    const char *text;
+    int decl;            /* position in the run's declared axis values; -1 */
+    int rank;            /* display order */
+} RVal;
+
+typedef struct AxisInfo {
+    const char *name;
+    RVal *vals;
+    int nvals, cap;
+    int all_num;
+} AxisInfo;
+
+typedef struct Rec {
+    int64_t id, run_id;
+    int ax[RESULTS_MAX_AXES];    /* value index per axis, -1 when the case lacks it */
+    const char *status;
+    double raw;          /* the value column, NaN when NULL or text */
+    const char *rawtext; /* the value column when it is text (inspect facts) */
+    double noise;
+    int match;           /* satisfies --where */
+    double v;            /* what the cell uses (raw or ratio); NaN when unusable */
+    const char *fail;    /* why unusable: a status, "no baseline", ... */
+    const char *vstatus; /* --failed-values: v is a failed case's value, this its status */
+} Rec;
+
+typedef struct CaseSet {
+    Arena *arena;
+    ResultsSel sel;
+    AxisInfo axes[RESULTS_MAX_AXES];
+    int naxes;
+    Rec *recs;
+    int nrecs;
+    const ValueCol *vcol;       /* NULL for inspect.KEY */
+    const char *value_name;
+    Unit unit;
+    int measured;
+    int failed_values;
+    int base_axis[RESULTS_MAX_AXES], base_val[RESULTS_MAX_AXES], nbase;
+    int base_borrowed;          /* the baseline is the fallback, none was stored */
+} CaseSet;
+
+/* One axis value of a baseline handed from one case set to another (compare:
+ * a reference that stores no baseline takes the other side's). */
+typedef struct BaseRef {
+    const char *axis;
+    const char *text;
+    int is_num;
+    double num;
+} BaseRef;
+
+/* Load the cases of sel (spec resolved when NULL) with o's value, whether they
+ * match o->where (o->spec, when given, lends its `let:` names to it), and when
+ * o->ratio is set each one's ratio to its baseline case (o->baseline
+ * "axis=value,..."; NULL: the runs' stored baseline, else fb[0..nfb) when
+ * nfb > 0).  A ratio's noise combines the case's and its baseline's.  0, or -1
+ * with err; cs is to be freed with caseset_free either way (NULL is fine). */
+int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+                 const BaseRef *fb, int nfb, CaseSet *cs, KvxError *err);
+void caseset_free(CaseSet *cs);
+int caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
+const char *caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */
+
+/* Status names in tabulation order (host/case.h), and a status's place. */
+extern const char *const results_status_names[];
+int results_status_rank(const char *s);
+
+/* Shortest text that reads back as d. */
+void results_num_text(char *buf, size_t n, double d);
+/* Median of v[0..n), n > 0 (v is sorted in place). */
+double results_median(double *v, int n);
+
+/* SQL text with its bound parameters (results.c's builder). */
+typedef struct Sql {
+    StrBuf text;
+    Value params[64];
+    int nparams;
+} Sql;
+
+/* A "?" into q's text and v as its parameter. */
+void results_sql_param(Sql *q, Value v);
+
+/* Append where e as SQL to q (results_where.c).  0, or -1 with err at the
+ * offending node. */
+int results_where_sql(CaseSet *cs, Sql *q, const Spec *spec, const Expr *e, KvxError *err);
+
+#endif

@@ -1,0 +1,873 @@
+/* results_io: moving results in and out of the store: `kvx export` (every case
+ * as one flat row for pandas and spreadsheets), `kvx import` (a reference table
+ * measured elsewhere, stored as a run of kind 'reference') and `kvx merge`
+ * (shards and machines combined into one database).
+ *
+ * Invariants: an import is checked whole before anything is written, and a
+ * failed one leaves no rows; a merge of one input is one transaction; merging
+ * the same input twice changes nothing. */
+#include "results_core.h"
+#include "host/case.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- export ---------------------------------------------------------------- */
+
+/* Fixed columns of an exported row, in order.  Axes follow `spec_name`. */
+static const char *const export_head[] = {
+    "c.id AS case_id", "c.run_id", "r.kind AS run_kind", "r.name AS run_name", "c.spec_name",
+};
+static const char *const export_tail[] = {
+    "c.label", "c.status", "c.detail", "c.median_ms", "c.min_ms", "c.max_ms", "c.mean_ms",
+    "c.stdev_ms", "c.noise", "c.samples", "c.rel_err", "c.bytes", "c.atomics", "c.elements",
+    "c.gbs", "c.pct_peak", "c.elems_per_s", "c.atomics_per_s", "c.grid_x", "c.grid_y",
+    "c.grid_z", "c.block_x", "c.block_y", "c.block_z", "c.smem", "c.cluster_x", "c.cluster_y",
+    "c.cluster_z", "c.t_input_ms", "c.t_verify_ms", "c.t_measure_ms", "c.device_uuid",
+    "r.gpu_name", "r.gpu_uuid", "r.cc", "r.sm_count", "r.l2_bytes", "r.mem_bytes",
+    "r.clock_mhz", "r.mem_clock_mhz", "r.peak_gbs", "r.driver_version", "r.nvrtc_version",
+    "r.kvx_version", "r.arch", "r.hostname", "r.started_at", "r.measure_json",
+    "v.source_hash", "v.options", "v.compile_ok", "v.compile_ms", "v.regs", "v.spill_stores",
+    "v.spill_loads", "v.smem_static", "v.stack", "v.inspect_json", "c.key", "c.stored_at",
+};
+#define NHEAD ((int)(sizeof export_head / sizeof export_head[0]))
+#define NTAIL ((int)(sizeof export_tail / sizeof export_tail[0]))
+
+static const char *col_name(const char *expr)
+{
+    const char *as = strstr(expr, " AS ");
+    return as ? as + 4 : strchr(expr, '.') + 1;
+}
+
+static void export_cell(sqlite3_stmt *q, int i, ResultsFormat f, FILE *out)
+{
+    char buf[40];
+    switch (sqlite3_column_type(q, i)) {
+    case SQLITE_INTEGER:
+        fprintf(out, "%lld", (long long)sqlite3_column_int64(q, i));
+        break;
+    case SQLITE_FLOAT:
+        /* JSON has no Inf or NaN (a database written by an older kvx may hold
+         * them): they go out as null, and empty in CSV, like NULL. */
+        if (!isfinite(sqlite3_column_double(q, i))) {
+            if (f == RESULTS_JSON)
+                fputs("null", out);
+            break;
+        }
+        results_num_text(buf, sizeof buf, sqlite3_column_double(q, i));
+        fputs(buf, out);
+        break;
+    case SQLITE_NULL:
+        if (f == RESULTS_JSON)
+            fputs("null", out);
+        break;
+    default:
+        if (f == RESULTS_JSON)
+            results_json_string(out, (const char *)sqlite3_column_text(q, i));
+        else
+            results_csv_field(out, (const char *)sqlite3_column_text(q, i));
+    }
+}
+
+/* One `kvx export`: the stored axes (in order of first appearance), the
+ * query over the fixed columns with each axis between head and tail, and
+ * the output names of its columns. */
+typedef struct Export {
+    sqlite3 *db;
+    const char *spec;           /* NULL: every spec */
+    ResultsFormat f;
+    FILE *out;
+    Arena *a;
+    sqlite3_stmt *q;
+    const char **axes;          /* malloc'd; the strings in a */
+    int naxes, cap;
+    const char **names;         /* ncols, in a */
+    int ncols;
+} Export;
+
+static int export_axes(Export *x)
+{
+    const char *ax_sql = "SELECT j.key FROM cases c, json_each(c.axes) j"
+                         " WHERE ?1 IS NULL OR c.spec_name = ?1"
+                         " GROUP BY j.key ORDER BY min(c.id), min(j.id)";
+    if (sqlite3_prepare_v2(x->db, ax_sql, -1, &x->q, NULL))
+        return -1;
+    if (x->spec)
+        sqlite3_bind_text(x->q, 1, x->spec, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(x->q) == SQLITE_ROW) {
+        if (x->naxes == x->cap)
+            x->axes = xrealloc(x->axes, sizeof *x->axes * (size_t)(x->cap *= 2));
+        x->axes[x->naxes++] = arena_strdup(x->a, (const char *)sqlite3_column_text(x->q, 0));
+    }
+    sqlite3_finalize(x->q);
+    x->q = NULL;
+    return 0;
+}
+
+static int export_query(Export *x)
+{
+    StrBuf sql;
+    sb_init(&sql);
+    sb_puts(&sql, "SELECT ");
+    for (int i = 0; i < NHEAD; i++)
+        sb_printf(&sql, "%s, ", export_head[i]);
+    for (int i = 0; i < x->naxes; i++)
+        sb_puts(&sql, "json_extract(c.axes, ?), ");
+    for (int i = 0; i < NTAIL; i++)
+        sb_printf(&sql, "%s%s", i ? ", " : "", export_tail[i]);
+    sb_puts(&sql, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
+                  " v.id = c.variant_id WHERE ? IS NULL OR c.spec_name = ? ORDER BY c.id");
+    int rc = sqlite3_prepare_v2(x->db, sb_str(&sql), -1, &x->q, NULL);
+    sb_free(&sql);
+    if (rc)
+        return -1;
+    for (int i = 0; i < x->naxes; i++)
+        sqlite3_bind_text(x->q, i + 1, arena_printf(x->a, "$.\"%s\"", x->axes[i]), -1,
+                          SQLITE_TRANSIENT);
+    if (x->spec) {
+        sqlite3_bind_text(x->q, x->naxes + 1, x->spec, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(x->q, x->naxes + 2, x->spec, -1, SQLITE_TRANSIENT);
+    }
+    return 0;
+}
+
+/* Column names: an axis that collides with a fixed column becomes axis.NAME. */
+static void export_names(Export *x)
+{
+    int naxes = x->naxes;
+    x->ncols = NHEAD + naxes + NTAIL;
+    x->names = arena_alloc(x->a, sizeof *x->names * (size_t)x->ncols);
+    for (int i = 0; i < NHEAD; i++)
+        x->names[i] = col_name(export_head[i]);
+    for (int i = 0; i < NTAIL; i++)
+        x->names[NHEAD + naxes + i] = col_name(export_tail[i]);
+    for (int i = 0; i < naxes; i++) {
+        int clash = 0;
+        for (int j = 0; j < x->ncols; j++)
+            clash |= (j < NHEAD || j >= NHEAD + naxes) && !strcmp(x->names[j], x->axes[i]);
+        x->names[NHEAD + i] = clash ? arena_printf(x->a, "axis.%s", x->axes[i]) : x->axes[i];
+    }
+}
+
+/* The CSV header or JSON's '[', every row, and JSON's ']'.  0, or -1 when a
+ * step fails. */
+static int export_rows(Export *x)
+{
+    FILE *out = x->out;
+    int json = x->f == RESULTS_JSON;
+    if (!json) {
+        for (int i = 0; i < x->ncols; i++) {
+            if (i)
+                fputc(',', out);
+            results_csv_field(out, x->names[i]);
+        }
+        fputc('\n', out);
+    } else {
+        fputs("[", out);
+    }
+    int step, row = 0;
+    while ((step = sqlite3_step(x->q)) == SQLITE_ROW) {
+        if (json)
+            fputs(row ? ",\n{" : "\n{", out);
+        for (int i = 0; i < x->ncols; i++) {
+            if (json) {
+                fputs(i ? ", " : "", out);
+                results_json_string(out, x->names[i]);
+                fputs(": ", out);
+            } else if (i) {
+                fputc(',', out);
+            }
+            export_cell(x->q, i, x->f, out);
+        }
+        fputs(json ? "}" : "\n", out);
+        row++;
+    }
+    if (step != SQLITE_DONE)
+        return -1;
+    if (json)
+        fputs("\n]\n", out);
+    return 0;
+}
+
+int results_export(sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+{
+    Export x = {.db = db, .spec = spec, .f = f, .out = out, .a = arena_new(), .cap = 16};
+    x.axes = xmalloc(sizeof *x.axes * (size_t)x.cap);
+    int rc = -1;
+    if (export_axes(&x) || export_query(&x))
+        goto fail;
+    export_names(&x);
+    if (export_rows(&x))
+        goto fail;
+    rc = 0;
+fail:
+    if (rc)
+        kvx_error_set(err, KVX_EIO, NULL, "export: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(x.q);
+    free(x.axes);
+    arena_free(x.a);
+    return rc;
+}
+
+/* ---- import ---------------------------------------------------------------- */
+
+/* Value columns an imported CSV may carry, and where each goes in a CaseRow. */
+#define IMPORT_COLS(X)                                                          \
+    X(median_ms) X(min_ms) X(max_ms) X(mean_ms) X(stdev_ms) X(noise) X(rel_err) \
+    X(bytes) X(atomics) X(elements) X(gbs) X(pct_peak) X(elems_per_s)           \
+    X(atomics_per_s)
+
+static const struct { const char *name; size_t off; } import_cols[] = {
+#define X(n) {#n, offsetof(CaseRow, n)},
+    IMPORT_COLS(X)
+#undef X
+};
+#define NIMPORT ((int)(sizeof import_cols / sizeof import_cols[0]))
+
+typedef struct CsvRow {
+    char **f;
+    int n;
+    int line;
+    int *col;          /* 1-based column of each field, for messages */
+} CsvRow;
+
+/* The text past a NUL would be cut off unseen: an error naming where it is.
+ * 0 when text (len bytes) holds none, else -1. */
+static int csv_no_nul(const char *path, const char *text, size_t len, KvxError *err)
+{
+    const char *nul = memchr(text, 0, len);
+    if (!nul)
+        return 0;
+    SrcPos pos = {path, 1, 1};
+    for (const char *q = text; q < nul; q++)
+        pos.line += *q == '\n', pos.col = *q == '\n' ? 1 : pos.col + 1;
+    kvx_error_set(err, KVX_EINPUT, &pos, "a NUL byte (expected text)");
+    return -1;
+}
+
+/* The reader of one CSV text: where it is, and its current line. */
+typedef struct Csv {
+    Arena *a;
+    const char *path;
+    const char *p;
+    int line;
+    KvxError *err;
+} Csv;
+
+/* One field at c->p into b, quoted ("" for a quote, newlines inside) or not;
+ * c->p is left at the ',' or end of line after it.  A quote never closed is
+ * an error at the quote; the field keeps what was read. */
+static void csv_field(Csv *c, int col, StrBuf *b)
+{
+    if (*c->p == '"') {
+        SrcPos open = {c->path, c->line, col};
+        for (c->p++; *c->p && !(*c->p == '"' && c->p[1] != '"'); c->p++) {
+            if (*c->p == '"')
+                c->p++;
+            if (*c->p == '\n')
+                c->line++;
+            sb_putc(b, *c->p);
+        }
+        if (*c->p == '"')
+            c->p++;
+        else
+            kvx_error_set(c->err, KVX_EINPUT, &open, "a quote is never closed (expected '\"')");
+    }
+    while (*c->p && *c->p != ',' && *c->p != '\n' && *c->p != '\r')
+        sb_putc(b, *c->p++);
+}
+
+/* Field text, at 1-based column col, onto r (grown in a; *fcap its room). */
+static void row_add(Arena *a, CsvRow *r, int *fcap, int col, const char *text)
+{
+    if (r->n == *fcap) {
+        char **nf = arena_alloc(a, sizeof *nf * (size_t)*fcap * 2);
+        int *nc = arena_alloc(a, sizeof *nc * (size_t)*fcap * 2);
+        memcpy(nf, r->f, sizeof *nf * (size_t)*fcap);
+        memcpy(nc, r->col, sizeof *nc * (size_t)*fcap);
+        r->f = nf, r->col = nc, *fcap *= 2;
+    }
+    r->col[r->n] = col;
+    r->f[r->n++] = arena_strdup(a, text);
+}
+
+/* The row that starts at c->p, through its line end. */
+static CsvRow csv_row(Csv *c)
+{
+    CsvRow r = {0};
+    int fcap = 8;
+    r.f = arena_alloc(c->a, sizeof *r.f * (size_t)fcap);
+    r.col = arena_alloc(c->a, sizeof *r.col * (size_t)fcap);
+    r.line = c->line;
+    const char *ls = c->p;
+    for (;;) {
+        StrBuf b;
+        sb_init(&b);
+        int col = (int)(c->p - ls) + 1;
+        csv_field(c, col, &b);
+        row_add(c->a, &r, &fcap, col, sb_str(&b));
+        sb_free(&b);
+        if (*c->p != ',')
+            break;
+        c->p++;
+    }
+    while (*c->p == '\r')
+        c->p++;
+    if (*c->p == '\n')
+        c->p++, c->line++;
+    return r;
+}
+
+/* Split text (len bytes) into rows of fields (RFC 4180 quoting; blank lines
+ * and lines starting with '#' are skipped).  A NUL byte, a quote never closed
+ * and more than RESULTS_MAX_IMPORT_ROWS rows are errors at their position;
+ * the rows read so far are returned in any case, for the caller to free. */
+static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t len, int *nrows,
+                         KvxError *err)
+{
+    int cap = 16;
+    CsvRow *rows = xmalloc(sizeof *rows * (size_t)cap);
+    *nrows = 0;
+    if (csv_no_nul(path, text, len, err))
+        return rows;
+    Csv c = {a, path, text, 1, err};
+    while (*c.p) {
+        if (*c.p == '\n' || *c.p == '#' || (*c.p == '\r' && c.p[1] == '\n')) {
+            while (*c.p && *c.p != '\n')
+                c.p++;
+            if (*c.p)
+                c.p++;
+            c.line++;
+            continue;
+        }
+        CsvRow r = csv_row(&c);
+        if (*nrows == cap)
+            rows = xrealloc(rows, sizeof *rows * (size_t)(cap *= 2));
+        rows[(*nrows)++] = r;
+        if (*nrows > RESULTS_MAX_IMPORT_ROWS) {
+            SrcPos pos = {path, r.line, 1};
+            kvx_error_set(err, KVX_EINPUT, &pos, "more than %d rows (expected at most that many"
+                          " per import)", RESULTS_MAX_IMPORT_ROWS);
+        }
+        if (err->code)
+            break;
+    }
+    return rows;
+}
+
+static int is_ident(const char *s)
+{
+    if (!isalpha((unsigned char)*s) && *s != '_')
+        return 0;
+    for (s++; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
+/* A whole field that is a finite decimal number (not "inf", "nan", hex, or
+ * 1e400, which strtod makes Inf). */
+static int parse_number(const char *s, double *d)
+{
+    if (!*s || strpbrk(s, "xXnNiI"))
+        return 0;
+    char *end;
+    *d = strtod(s, &end);
+    return *end == 0 && isfinite(*d);
+}
+
+/* Rows whose keys (or whose field f) are equal, for the duplicate checks. */
+typedef struct RowKey { const CaseRow *cases; const CsvRow *rows; int f; const char *s; } RowKey;
+
+static int same_key(int stored, const void *ctx)
+{
+    const RowKey *k = ctx;
+    return strcmp(k->cases[stored].key, k->s) == 0;
+}
+
+static int same_field(int stored, const void *ctx)
+{
+    const RowKey *k = ctx;
+    return strcmp(k->rows[stored].f[k->f], k->s) == 0;
+}
+
+static void json_scalar(StrBuf *b, const char *s)
+{
+    double d;
+    char buf[40];
+    if (parse_number(s, &d)) {
+        results_num_text(buf, sizeof buf, d);
+        sb_puts(b, buf);
+        return;
+    }
+    sb_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_putc(b, '\\');
+        if ((unsigned char)*s < 0x20)
+            sb_printf(b, "\\u%04x", *s);
+        else
+            sb_putc(b, *s);
+    }
+    sb_putc(b, '"');
+}
+
+/* What the stages of an import share. */
+typedef struct Import {
+    Arena *a;
+    const char *csv_path;
+    const ImportOpts *o;
+    const char *spec;
+    CsvRow *rows;
+    int nrows;
+    int *which;                 /* per header column: import_cols index, NIMPORT (status), -1 (axis) */
+    int nax;                    /* axis columns, before the value columns */
+    CaseRow *cases;             /* by row (row 0, the header, unused) */
+    HashIdx keys;
+} Import;
+
+/* Header: axis columns up to the first value column, value columns after.
+ * 0 or -1 with err. */
+static int import_header(Import *im, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0];
+    im->nax = -1;
+    im->which = arena_alloc(im->a, sizeof *im->which * (size_t)h->n);
+    for (int i = 0; i < h->n; i++) {
+        SrcPos pos = {im->csv_path, h->line, h->col[i]};
+        int w = -1;
+        for (int k = 0; k < NIMPORT; k++)
+            if (!strcmp(h->f[i], import_cols[k].name))
+                w = k;
+        if (!strcmp(h->f[i], "status"))
+            w = NIMPORT;
+        im->which[i] = w;
+        if (w < 0 && im->nax >= 0) {
+            kvx_error_set(err, KVX_EINPUT, &pos,
+                          "'%s' follows the value columns: axis columns come first, then"
+                          " values (median_ms, min_ms, mean_ms, noise, gbs, ..., status)", h->f[i]);
+            return -1;
+        }
+        if (w >= 0 && im->nax < 0)
+            im->nax = i;
+        if (w < 0 && !is_ident(h->f[i])) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier", h->f[i]);
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(h->f[i], h->f[j])) {
+                kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
+                return -1;
+            }
+    }
+    if (im->nax <= 0) {
+        SrcPos pos = {im->csv_path, h->line, 1};
+        kvx_error_set(err, KVX_EINPUT, &pos, im->nax < 0 ? "no value column (median_ms, ...)"
+                                                         : "no axis column before the values");
+        return -1;
+    }
+    /* Every row's field count first: the checks below index any field. */
+    for (int r = 1; r < im->nrows; r++)
+        if (im->rows[r].n != h->n) {
+            SrcPos pos = {im->csv_path, im->rows[r].line, 1};
+            kvx_error_set(err, KVX_EINPUT, &pos, "%d fields, the header has %d", im->rows[r].n, h->n);
+            return -1;
+        }
+    return 0;
+}
+
+/* The values of row r into its case.  0 or -1 with err at the field. */
+static int import_values(Import *im, int r, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0], *row = &im->rows[r];
+    CaseRow *c = &im->cases[r];
+    for (int i = im->nax; i < h->n; i++) {
+        SrcPos pos = {im->csv_path, row->line, row->col[i]};
+        double d;
+        if (im->which[i] == NIMPORT) {
+            if (results_status_rank(row->f[i]) >= CASE_STATUS_COUNT) {
+                kvx_error_set(err, KVX_EINPUT, &pos, "unknown status '%s'", row->f[i]);
+                return -1;
+            }
+            c->status = row->f[i];
+        } else if (*row->f[i] && !parse_number(row->f[i], &d)) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "%s: '%s' is not a number", h->f[i], row->f[i]);
+            return -1;
+        } else if (*row->f[i]) {
+            *(double *)((char *)c + import_cols[im->which[i]].off) = d;
+        }
+    }
+    return 0;
+}
+
+/* Row r as a case: its axes, label, values and key (a repeated key is an
+ * error).  0 or -1 with err. */
+static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0], *row = &im->rows[r];
+    CaseRow *c = &im->cases[r];
+    store_case_init(c);
+    sb_reset(axes), sb_reset(label);
+    sb_putc(axes, '{');
+    for (int i = 0; i < im->nax; i++) {
+        sb_printf(axes, "%s\"%s\":", i ? "," : "", h->f[i]);
+        json_scalar(axes, row->f[i]);
+        sb_printf(label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
+    }
+    sb_putc(axes, '}');
+    c->axes_json = arena_strdup(im->a, sb_str(axes));
+    c->label = arena_strdup(im->a, sb_str(label));
+    c->spec_name = im->spec;
+    c->status = "ok";
+    c->device_uuid = arena_printf(im->a, "ref:%s", im->o->name);
+    if (import_values(im, r, err))
+        return -1;
+    const char *parts[] = {"reference", im->o->name, im->spec, c->axes_json, NULL};
+    char key[65];
+    store_case_key(parts, key);
+    c->key = arena_strdup(im->a, key);
+    int j = hidx_add(&im->keys, hash_bytes(key, 64), r, same_key, &(RowKey){im->cases, im->rows, 0, c->key});
+    if (j < 0)
+        return 0;
+    SrcPos pos = {im->csv_path, row->line, 1};
+    kvx_error_set(err, KVX_EINPUT, &pos, "repeats the axis values of line %d", im->rows[j].line);
+    return -1;
+}
+
+/* The declared order of axis values: the order of the file. */
+static const char *import_decl(Import *im)
+{
+    StrBuf decl;
+    sb_init(&decl);
+    sb_putc(&decl, '{');
+    for (int i = 0; i < im->nax; i++) {
+        sb_printf(&decl, "%s\"%s\":[", i ? "," : "", im->rows[0].f[i]);
+        int nv = 0;
+        HashIdx seen = {0};
+        for (int r = 1; r < im->nrows; r++) {
+            const char *f = im->rows[r].f[i];
+            if (hidx_add(&seen, hash_bytes(f, strlen(f)), r, same_field,
+                         &(RowKey){im->cases, im->rows, i, f}) < 0) {
+                sb_puts(&decl, nv++ ? "," : "");
+                json_scalar(&decl, f);
+            }
+        }
+        hidx_free(&seen);
+        sb_putc(&decl, ']');
+    }
+    sb_putc(&decl, '}');
+    const char *out = arena_strdup(im->a, sb_str(&decl));
+    sb_free(&decl);
+    return out;
+}
+
+/* A reference of this name must not exist yet.  0 or -1 with err. */
+static int import_name_free(sqlite3 *db, const char *name, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE kind = 'reference' AND name = ?", -1, &q, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "a reference named '%s' is already imported (run %lld); choose"
+                          " another --name", name, (long long)sqlite3_column_int64(q, 0));
+    }
+    sqlite3_finalize(q);
+    return err->code ? -1 : 0;
+}
+
+/* The reference run and all its cases, in one transaction.  0 or -1. */
+static int import_store(Store *st, Import *im, int64_t *run_id, KvxError *err)
+{
+    char when[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    RunEnv env = {.kind = "reference", .ref_name = im->o->name, .spec_name = im->spec,
+                  .spec_path = im->csv_path, .gpu_name = im->o->gpu,
+                  .gpu_uuid = arena_printf(im->a, "ref:%s", im->o->name), .kvx_version = KVX_VERSION,
+                  .command = im->o->source, .axes_json = import_decl(im), .started_at = when, .peak_gbs = 0};
+    /* One transaction for all rows: a commit per row made 200,000 rows take
+     * minutes. */
+    return store_begin_run(st, &env, run_id, err) ||
+           store_put_cases(st, *run_id, 0, im->cases + 1, im->nrows - 1, err) ? -1 : 0;
+}
+
+/* Leave nothing half-imported. */
+static void import_undo(sqlite3 *db, int64_t run_id)
+{
+    const char *sql[] = {"DELETE FROM cases WHERE run_id = ?", "DELETE FROM runs WHERE id = ?"};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *d = NULL;
+        if (sqlite3_prepare_v2(db, sql[i], -1, &d, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(d, 1, run_id);
+            sqlite3_step(d);
+            sqlite3_finalize(d);
+        }
+    }
+}
+
+int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *nstored,
+                   KvxError *err)
+{
+    Import im = {.a = arena_new(), .csv_path = csv_path, .o = o, .spec = o->spec ? o->spec : o->name};
+    size_t len;
+    char *text = file_read_max(csv_path, RESULTS_MAX_IMPORT_BYTES, &len);
+    int rc = -1;
+    int64_t run_id = 0;
+    *nstored = 0;
+    if (!text) {
+        char why[64];
+        kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s': %s", csv_path,
+                      file_read_why(errno, RESULTS_MAX_IMPORT_BYTES, why, sizeof why));
+        goto done;
+    }
+    if (!o->name || !is_ident(o->name)) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "import needs --name NAME ([A-Za-z_][A-Za-z0-9_]*), got '%s'",
+                      o->name ? o->name : "");
+        goto done;
+    }
+    im.rows = csv_parse(im.a, csv_path, text, len, &im.nrows, err);
+    if (err->code)
+        goto done;
+    if (im.nrows < 2) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: expected a header and at least one row", csv_path);
+        goto done;
+    }
+    if (import_header(&im, err))
+        goto done;
+    /* Check every row and build its case before storing anything. */
+    im.cases = arena_alloc(im.a, sizeof *im.cases * (size_t)im.nrows);
+    StrBuf axes, label;
+    sb_init(&axes), sb_init(&label);
+    for (int r = 1; r < im.nrows && !err->code; r++)
+        import_row(&im, r, &axes, &label, err);
+    sb_free(&axes), sb_free(&label);
+    if (err->code || import_name_free(store_db(st), o->name, err) || import_store(st, &im, &run_id, err))
+        goto done;
+    *nstored = im.nrows - 1;
+    rc = 0;
+done:
+    if (rc && run_id) {
+        import_undo(store_db(st), run_id);
+        *nstored = 0;
+    }
+    hidx_free(&im.keys);
+    free(im.rows);
+    free(text);
+    arena_free(im.a);
+    return rc;
+}
+
+/* ---- merge ----------------------------------------------------------------- */
+
+/* Columns of main.TABLE that src.TABLE has too, other than the skipped ones, as "c1, c2, ..." with a
+ * prefix before each; the names come from our own schema, never from input. */
+static char *columns(sqlite3 *db, const char *table, const char *prefix,
+                     const char *const *skip, const char *join)
+{
+    StrBuf b;
+    sb_init(&b);
+    sqlite3_stmt *q = NULL;
+    /* The columns both databases have: an older source lacks the newer ones,
+     * which stay NULL in the copy. */
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main') WHERE name IN"
+                           " (SELECT name FROM pragma_table_info(?1, 'src')) ORDER BY cid",
+                           -1, &q, NULL) == 0) {
+        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+        int n = 0;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(q, 0);
+            int skipped = 0;
+            for (int i = 0; skip[i]; i++)
+                skipped |= !strcmp(skip[i], name);
+            if (skipped)
+                continue;
+            if (join)   /* NULL-safe equality: "m.x IS s.x AND ..." */
+                sb_printf(&b, "%sm.\"%s\" IS s.\"%s\"", n++ ? join : "", name, name);
+            else
+                sb_printf(&b, "%s%s\"%s\"", n++ ? ", " : "", prefix, name);
+        }
+    }
+    sqlite3_finalize(q);
+    return sb_take(&b);
+}
+
+static int exec_count(sqlite3 *db, const char *sql, int *changes, KvxError *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "merge: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    if (changes)
+        *changes = sqlite3_changes(db);
+    return 0;
+}
+
+static int count_rows(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    int n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* Attach in_path as schema src.  0 or -1 with err (unreadable, or SQLite
+ * will not attach it). */
+static int merge_attach(sqlite3 *db, const char *in_path, KvxError *err)
+{
+    if (access(in_path, R_OK) != 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s'", in_path);
+        return -1;
+    }
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS src", -1, &q, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "merge: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_text(q, 1, in_path, -1, SQLITE_TRANSIENT);
+    int ok = sqlite3_step(q) == SQLITE_DONE;
+    sqlite3_finalize(q);
+    if (!ok) {
+        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot attach: %s", in_path, sqlite3_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+/* src is a kvx results database of a schema this kvx reads. */
+static int merge_check_schema(sqlite3 *db, const char *in_path, KvxError *err)
+{
+    int version = count_rows(db, "SELECT max(version) FROM src.schema_version");
+    if (version < 1 || count_rows(db, "SELECT count(*) FROM src.cases") < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database", in_path);
+        return -1;
+    }
+    if (version > STORE_SCHEMA_VERSION) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: results schema %d is newer than this kvx (%d)",
+                      in_path, version, STORE_SCHEMA_VERSION);
+        return -1;
+    }
+    return 0;
+}
+
+/* The column lists of the copy (columns()): each table's own and src's
+ * ("s."), and the equality that finds a run already present.  malloc'd. */
+typedef struct MergeCols {
+    char *run_cols, *run_src, *run_eq;
+    char *var_cols, *var_src;
+    char *case_cols, *case_src;
+} MergeCols;
+
+static void merge_cols_find(sqlite3 *db, MergeCols *c)
+{
+    /* A run is the same run when its whole environment is; wall_s and
+     * profile_json are written at its end and may differ between copies. */
+    static const char *const run_skip[] = {"id", NULL};
+    static const char *const run_eq_skip[] = {"id", "wall_s", "profile_json", NULL};
+    static const char *const var_skip[] = {"id", "run_id", NULL};
+    static const char *const case_skip[] = {"id", "run_id", "variant_id", NULL};
+    c->run_cols = columns(db, "runs", "", run_skip, NULL);
+    c->run_src = columns(db, "runs", "s.", run_skip, NULL);
+    c->run_eq = columns(db, "runs", "", run_eq_skip, " AND ");
+    c->var_cols = columns(db, "variants", "", var_skip, NULL);
+    c->var_src = columns(db, "variants", "s.", var_skip, NULL);
+    c->case_cols = columns(db, "cases", "", case_skip, NULL);
+    c->case_src = columns(db, "cases", "s.", case_skip, NULL);
+}
+
+static void merge_cols_free(MergeCols *c)
+{
+    free(c->run_cols), free(c->run_src), free(c->run_eq);
+    free(c->var_cols), free(c->var_src), free(c->case_cols), free(c->case_src);
+}
+
+/* The runs src has that main lacks, then src's variants under their runs'
+ * ids in main (run_map: src id -> main id). */
+static int merge_runs_variants(sqlite3 *db, const MergeCols *c, StrBuf *sql, MergeStats *st,
+                               KvxError *err)
+{
+    sb_reset(sql);
+    sb_printf(sql,
+              "CREATE TEMP TABLE IF NOT EXISTS run_map (src INTEGER PRIMARY KEY, dst INTEGER);"
+              "CREATE TEMP TABLE IF NOT EXISTS var_map (src INTEGER PRIMARY KEY, dst INTEGER);"
+              "DELETE FROM temp.run_map; DELETE FROM temp.var_map;"
+              "INSERT INTO main.runs (%s) SELECT %s FROM src.runs s WHERE NOT EXISTS"
+              " (SELECT 1 FROM main.runs m WHERE %s) ORDER BY s.id;",
+              c->run_cols, c->run_src, c->run_eq);
+    if (exec_count(db, sb_str(sql), &st->runs_added, err))
+        return -1;
+    sb_reset(sql);
+    sb_printf(sql,
+              "INSERT INTO temp.run_map SELECT s.id, (SELECT min(m.id) FROM main.runs m WHERE %s)"
+              " FROM src.runs s;"
+              "INSERT OR IGNORE INTO main.variants (run_id, %s) SELECT rm.dst, %s FROM"
+              " src.variants s JOIN temp.run_map rm ON rm.src = s.run_id ORDER BY s.id;",
+              c->run_eq, c->var_cols, c->var_src);
+    return exec_count(db, sb_str(sql), &st->variants_added, err);
+}
+
+/* src's cases under their runs' and variants' ids in main; a case whose key
+ * main holds already is skipped (INSERT OR IGNORE on the unique key). */
+static int merge_cases(sqlite3 *db, const MergeCols *c, StrBuf *sql, MergeStats *st,
+                       KvxError *err)
+{
+    sb_reset(sql);
+    sb_printf(sql,
+              "INSERT INTO temp.var_map SELECT s.id, m.id FROM src.variants s JOIN temp.run_map"
+              " rm ON rm.src = s.run_id JOIN main.variants m ON m.run_id = rm.dst AND"
+              " m.source_hash = s.source_hash;"
+              "INSERT OR IGNORE INTO main.cases (run_id, variant_id, %s) SELECT rm.dst, vm.dst, %s"
+              " FROM src.cases s JOIN temp.run_map rm ON rm.src = s.run_id LEFT JOIN"
+              " temp.var_map vm ON vm.src = s.variant_id ORDER BY s.id;",
+              c->case_cols, c->case_src);
+    return exec_count(db, sb_str(sql), &st->cases_added, err);
+}
+
+/* The copy of the attached src into main, in one transaction. */
+static int merge_copy(sqlite3 *db, MergeStats *st, KvxError *err)
+{
+    MergeCols c;
+    merge_cols_find(db, &c);
+    StrBuf sql;
+    sb_init(&sql);
+    int total_runs = count_rows(db, "SELECT count(*) FROM src.runs");
+    int total_cases = count_rows(db, "SELECT count(*) FROM src.cases");
+    int rc = -1;
+    if (exec_count(db, "BEGIN IMMEDIATE", NULL, err))
+        goto fail;
+    if (merge_runs_variants(db, &c, &sql, st, err) || merge_cases(db, &c, &sql, st, err) ||
+        exec_count(db, "COMMIT", NULL, err)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
+    st->runs_found = total_runs - st->runs_added;
+    st->cases_present = total_cases - st->cases_added;
+    rc = 0;
+fail:
+    sb_free(&sql);
+    merge_cols_free(&c);
+    return rc;
+}
+
+int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err)
+{
+    sqlite3 *db = store_db(out);
+    memset(st, 0, sizeof *st);
+    if (merge_attach(db, in_path, err))
+        return -1;
+    int rc = merge_check_schema(db, in_path, err) || merge_copy(db, st, err) ? -1 : 0;
+    sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
+    return rc;
+}

@@ -1,0 +1,48 @@
+/* resolve: one point of a plan made concrete, with no CUDA: its buffers and
+ * their inputs, launch geometry, kernel arguments, checks, metrics and
+ * reference evaluated into the CaseDesc a worker runs, and checked against
+ * the target's limits and the kernel's parameters.
+ *
+ * `kvx plan`, `compile` and `run` all resolve every point through here, so a
+ * spec that plans runs: plan knows the kernel's parameters from the emitted
+ * source (count, and which are pointers), compile and run from the PTX
+ * (widths and kinds too).  Errors name the spec position and the point. */
+#ifndef KVX_RESOLVE_H
+#define KVX_RESOLVE_H
+
+#include "host/case.h"
+#include "compile/jit.h"
+#include "gen/plan_ref.h"
+
+typedef struct Resolver {
+    const Plan *p;
+    const PlanRef *ref;
+    const MeasureSettings *m;
+    int checks_only;            /* validating (resolve_plan): skip the input keys,
+                                   which only a worker and a reference key need */
+} Resolver;
+
+/* What the parent knows of a case beyond its point.  The PTX and cubin are
+ * the compiled variant's and reference's; NULL before compiling (plan), when
+ * parameters are read from the emitted source instead. */
+typedef struct ResolveCase {
+    int point;
+    const char *ptx, *cubin_path;
+    const char *ref_ptx, *ref_cubin_path;
+    const char *workload_key;   /* NULL: "" */
+    int is_baseline, have_baseline;
+} ResolveCase;
+
+/* Resolve rc into c and metrics[3] (bytes, atomics, elements; NaN when the
+ * spec gives none).  0, or -1 with err at the spec position, its message
+ * ending in the point's axis values. */
+int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double metrics[3],
+                 KvxError *err);
+
+/* Resolve every selected point (sel NULL: all) against the plan's facts,
+ * kernels taken from the emitted sources: what `kvx plan` validates.  Also
+ * checks that the baseline names a point.  0, or -1 with err at the first
+ * failure. */
+int resolve_plan(const Plan *p, const PlanRef *ref, const unsigned char *sel, KvxError *err);
+
+#endif

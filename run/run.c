@@ -1,0 +1,566 @@
+/* run: `kvx run SPEC`, the supervisor.
+ *
+ * The parent never initialises CUDA.  It plans the spec for the GPU it finds (by
+ * probing in a child), compiles the distinct sources on a thread pool while
+ * workers measure, resolves every case into a self-contained CaseDesc (buffers,
+ * launch, arguments, checks), hands cases to one worker process per GPU over
+ * pipes, and stores each result in SQLite as it arrives.
+ *
+ * A worker that runs past the case's timeout is killed (status timeout); one
+ * that dies or reports a sticky fault is replaced (status fault); a case the
+ * parent cannot resolve, or whose limits the GPU cannot meet, is stored as
+ * skipped with the reason.  Nothing stops the exploration but the user.
+ * Cases are ordered by workload point, baseline first, so that a worker reuses
+ * one generated input for every variant of a point and the differential check
+ * has its baseline output; the groups go out longest first (run_order.c).
+ *
+ * run_main is a list of stages over one RunSession: open (the spec, the
+ * GPUs), plan (plan, references, every point resolved, the store, the case
+ * list), run_order (run_order.c: the groups, longest first), compile (the
+ * compile thread), begin (the run row, the workers), run_loop (run_loop.c:
+ * hand-out and results), finish (the summary, the counter pass), close (one
+ * NULL-safe release of everything).
+ *
+ * Its helpers: cmd_run.c (the verb: options, settings), run_order.c (the
+ * workload groups, their estimates and the hand-out order), run_cases.c (the
+ * case list and the closing summary), run_ref.c (reference keys), run_profile.c (the tally and
+ * where the time went), run_counters.c (--counters), resolve/resolve.c (a case
+ * into a CaseDesc); run_internal.h. */
+#include "run_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compile/inspect.h"
+#include "report/results.h"
+#include "gpu/worker.h"
+
+/* ---- compile thread: sources become ready as NVRTC finishes them ----------------- */
+
+
+static void compiled(void *ctx, JitJob *j)
+{
+    Compiler *c = ctx;
+    pthread_mutex_lock(&c->mu);
+    c->ready[j - c->jobs] = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* On a compile thread, after a compile: the variant's SASS facts for its
+ * row, disassembled in parallel with other compiles and kept in the cache. */
+static void inspect_after(void *ctx, JitJob *j)
+{
+    (void)ctx;
+    if (!j->ok || !j->cubin)
+        return;
+    StrBuf b;
+    sb_init(&b);
+    KvxError e = {0};
+    inspect_job_json(j, &b, &e);
+    kvx_error_clear(&e);
+    j->inspect_json = b.len ? xstrdup(sb_str(&b)) : NULL;
+    sb_free(&b);
+}
+
+static void *compile_main(void *arg)
+{
+    Compiler *c = arg;
+    double t0 = now_ms();
+    /* The pool takes jobs FIFO, so sources finish roughly in first-use order and
+     * the first cases start while later sources still compile. */
+    int rc = jit_compile_all(c->jobs, c->n, &c->jo, compiled, c, &c->err);
+    pthread_mutex_lock(&c->mu);
+    c->failed = rc != 0;
+    c->finished = 1;
+    c->wall_ms = now_ms() - t0;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- workers ---------------------------------------------------------------------- */
+
+int run_worker_start(Worker *w, int device, KvxError *err)
+{
+    int down[2] = {-1, -1}, up[2] = {-1, -1};
+    /* Close-on-exec: a worker started later must not inherit this worker's pipe
+     * ends, or closing ours would never give it EOF.  dup2 below clears the flag
+     * on the child's own stdin and stdout. */
+    if (pipe(down) || pipe(up)) {
+        kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
+        goto fail;
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(down[i], F_SETFD, FD_CLOEXEC);
+        fcntl(up[i], F_SETFD, FD_CLOEXEC);
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        kvx_error_set(err, KVX_EIO, NULL, "fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        /* A worker must not outlive a killed parent: EOF on its stdin reaches
+         * only an idle one, and one stuck in a kernel would hold its GPU. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+        /* Exec a fresh image: the parent has threads (NVRTC), and a CUDA context
+         * must not be created in a forked copy of a threaded process. */
+        dup2(down[0], STDIN_FILENO);
+        dup2(up[1], STDOUT_FILENO);
+        close(down[0]); close(down[1]); close(up[0]); close(up[1]);
+        char dev[16];
+        snprintf(dev, sizeof dev, "%d", device);
+        execl("/proc/self/exe", "kvx", "__worker", dev, (char *)NULL);
+        _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    w->device = device;
+    w->pid = pid;
+    w->to = down[1];
+    w->from = up[0];
+    w->nq = 0;
+    w->broken = 0;
+    w->started_at = now_ms();
+    if (worker_start_read(w->from, &w->info, err) != 0) {
+        int status = 0;
+        close(w->to);
+        waitpid(pid, &status, 0);
+        close(w->from);
+        w->pid = 0;
+        return -1;
+    }
+    return 0;
+fail:
+    /* A pipe() or fork() that failed: nothing of this start may leak. */
+    for (int i = 0; i < 2; i++) {
+        if (down[i] >= 0)
+            close(down[i]);
+        if (up[i] >= 0)
+            close(up[i]);
+    }
+    return -1;
+}
+
+void run_worker_stop(Worker *w, int kill_it)
+{
+    if (!w->pid)
+        return;
+    close(w->to);
+    if (kill_it)
+        kill(w->pid, SIGKILL);
+    int status;
+    waitpid(w->pid, &status, 0);
+    close(w->from);
+    w->pid = 0;
+}
+
+/* ---- the run ------------------------------------------------------------------------------ */
+
+static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const int *devs, int ndev)
+{
+    int done[RUN_MAX_DEVICES] = {0};
+    pid_t pids[RUN_MAX_DEVICES];
+    int nchild = 0, worst = 0;
+    for (int i = 0; i < ndev; i++) {
+        if (done[i])
+            continue;
+        char list[256] = "";
+        for (int k = i; k < ndev; k++)
+            if (infos[devs[k]].cc_major == infos[devs[i]].cc_major &&
+                infos[devs[k]].cc_minor == infos[devs[i]].cc_minor) {
+                done[k] = 1;
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", list[0] ? "," : "",
+                         devs[k]);
+            }
+        printf("kvx run: sm_%d%d on GPUs %s\n", infos[devs[i]].cc_major, infos[devs[i]].cc_minor, list);
+        fflush(stdout);
+        char **args = xcalloc((size_t)argc + 4, sizeof(char *));
+        int n = 0;
+        args[n++] = "kvx";
+        for (int a = 0; a < argc; a++) {
+            if (!strcmp(argv[a], "--devices")) {
+                a++;
+                continue;
+            }
+            if (!strncmp(argv[a], "--devices=", 10))
+                continue;
+            args[n++] = argv[a];
+        }
+        args[n++] = "--devices";
+        args[n++] = list;
+        args[n] = NULL;
+        pid_t pid = fork();
+        if (pid == 0) {
+            execv("/proc/self/exe", args);
+            _exit(127);
+        }
+        free(args);
+        if (pid > 0)
+            pids[nchild++] = pid;
+        else
+            worst = 3;
+    }
+    for (int c = 0; c < nchild; c++) {
+        int status = 0;
+        waitpid(pids[c], &status, 0);
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+        if (code > worst)
+            worst = code;
+    }
+    return worst;
+}
+
+
+int run_fail(RunSession *r, int rc)
+{
+    kvx_error_print(&r->err, stderr);
+    kvx_error_clear(&r->err);
+    return r->rc = rc;
+}
+
+/* The spec and the GPUs.  0; RUN_PER_ARCH when the selected GPUs span
+ * several archs; or the exit status. */
+enum { RUN_PER_ARCH = -1 };
+
+static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
+{
+    r->argc = argc, r->argv = argv;
+    r->o = *o;
+    r->prof.t0 = r->prof.lap = now_ms();
+    if (!(r->s = spec_load(r->o.spec_path, &r->err)))
+        return run_fail(r, 2);
+    stage_end(&r->prof, RUN_STAGE_load);
+    /* The GPU, probed in a child: the parent stays free of CUDA. */
+    int ngpu = 0;
+    if (worker_probe(r->infos, RUN_MAX_DEVICES, &ngpu, &r->err) != 0 || ngpu == 0) {
+        fprintf(stderr, "kvx run: %s (plan, gen, compile and inspect work without one)\n",
+                r->err.code ? r->err.msg : "no GPU found: measuring needs a GPU");
+        kvx_error_clear(&r->err);
+        return r->rc = 1;
+    }
+    stage_end(&r->prof, RUN_STAGE_probe);
+    r->ndev = run_parse_devices(r->o.devices, ngpu, r->devs, &r->err);
+    if (r->ndev <= 0) {
+        if (r->ndev == 0)
+            kvx_error_set(&r->err, KVX_EINPUT, NULL, "--devices selects no GPU");
+        return run_fail(r, 2);
+    }
+    /* One plan per arch.  A host whose selected GPUs span several archs runs one
+     * supervisor per arch, side by side, each with cubins for its own arch. */
+    for (int i = 1; i < r->ndev; i++)
+        if (r->infos[r->devs[i]].cc_major != r->infos[r->devs[0]].cc_major ||
+            r->infos[r->devs[i]].cc_minor != r->infos[r->devs[0]].cc_minor)
+            return RUN_PER_ARCH;
+    device_info_facts(&r->infos[r->devs[0]], &r->facts);
+    return 0;
+}
+
+/* The plan, every selected point resolved as plan does (before any GPU
+ * work), the store and the case list.  0 or the exit status. */
+static int session_plan(RunSession *r)
+{
+    const Spec *s = r->s;
+    if (plan_build(r->s, &r->facts, &r->p, &r->err) != 0 || plan_ref_build(&r->p, &r->pref, &r->err) != 0 ||
+        !(r->sel = plan_select(&r->p, r->o.where, &r->err)) ||
+        resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
+        return run_fail(r, 2);
+    stage_end(&r->prof, RUN_STAGE_load);
+    r->m = s->measure;
+    run_apply_overrides(&r->o, &r->m);
+    r->mjson = run_measure_json(&r->m);
+    r->db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
+    if (!r->o.db) {
+        char *dir = path_dir(r->db_path);
+        mkdir_p(dir);
+        free(dir);
+    }
+    if (!(r->st = store_open(r->db_path, &r->err)))
+        return run_fail(r, 3);
+    for (int i = 0; i < s->nbaseline; i++)
+        r->base_mask |= 1ULL << s->baseline[i].axis;
+    for (int i = 0; i < s->noptions; i++)
+        snprintf(r->opts_text + strlen(r->opts_text), sizeof r->opts_text - strlen(r->opts_text), "%s%s",
+                 i ? " " : "", s->options[i]);
+    /* Stored times for the hand-out's estimates, before --rerun forgets them. */
+    if (run_history_load(r->st, s->name, &r->hist, &r->err) != 0)
+        return run_fail(r, 3);
+    /* Cases: selected points of this shard, minus those already stored. */
+    RunKeyEnv ke = {.options = r->opts_text, .arch = r->facts.arch, .device_uuid = r->infos[r->devs[0]].uuid,
+                    .measure_json = r->mjson};
+    r->rc = run_cases_list(&r->p, r->sel, &r->shard, &ke, r->st, r->o.rerun, &r->cases, &r->ncases,
+                           &r->nstored, &r->nsel);
+    run_ref_order(&r->p, &r->pref, &r->m, r->cases, r->ncases);
+    printf("kvx run %s: %d points selected", s->path, r->nsel);
+    if (r->shard.n > 1)
+        printf(", shard %d/%d (from %s) has %d", r->shard.k + 1, r->shard.n, r->shard.from,
+               r->ncases + r->nstored);
+    printf(": %d to run, %d already stored (--rerun to repeat)\n", r->ncases, r->nstored);
+    const DeviceFacts *f = &r->facts;
+    printf("device  %s, %s, %d SMs, L2 %.0f MiB, peak %.0f GB/s; %d worker%s\n", r->infos[r->devs[0]].name,
+           f->arch, f->sm_count, f->l2_bytes / 1048576.0, f->peak_gbs, r->ndev, r->ndev > 1 ? "s" : "");
+    printf("measure %s\n", r->mjson);
+    fflush(stdout);
+    return r->rc;
+}
+
+/* Compile the sources the cases need, variants' and references', in
+ * first-use order (the hand-out's: the longest group's sources first), on a
+ * thread of its own while the cases run. */
+static void session_compile(RunSession *r)
+{
+    Compiler *comp = &r->comp;
+    pthread_mutex_init(&comp->mu, NULL);
+    pthread_cond_init(&comp->cv, NULL);
+    int nall = plan_ref_nsources(&r->p, &r->pref);
+    comp->jobs = xcalloc((size_t)(nall ? nall : 1), sizeof(JitJob));
+    comp->ready = xcalloc((size_t)(nall ? nall : 1), sizeof(int));
+    comp->job_of = xmalloc(sizeof(int) * (size_t)(nall ? nall : 1));
+    for (int k = 0; k < nall; k++)
+        comp->job_of[k] = -1;
+    r->cache = r->o.cache_dir ? xstrdup(r->o.cache_dir) : jit_default_cache_dir();
+    comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
+                            .cccl_include = NULL, .after = inspect_after};
+    int *order = xmalloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
+    for (int u = 0; u < r->nunits; u++)
+        for (int i = r->units[u].cur; i < r->units[u].end; i++)
+            order[no++] = i;
+    KVX_ASSERT(no == r->ncases);
+    for (int i = 0; i < 2 * r->ncases; i++) {
+        const RunCase *c = &r->cases[order[i / 2]];
+        int k = i % 2 ? plan_ref_src(&r->p, &r->pref, c->point) : c->src;
+        if (k < 0 || comp->job_of[k] >= 0)
+            continue;
+        const Source *so = plan_ref_source_at(&r->p, &r->pref, k);
+        comp->job_of[k] = comp->n;
+        JitJob *j = &comp->jobs[comp->n++];
+        *j = (JitJob){.name = so->file, .source = so->text, .arch = r->facts.arch, .options = r->s->options,
+                      .noptions = r->s->noptions, .use_cccl = r->s->use_cccl};
+    }
+    free(order);
+    stage_end(&r->prof, RUN_STAGE_store);
+    r->t0 = now_ms();
+    pthread_create(&comp->thread, NULL, compile_main, comp);
+    r->comp_started = 1;
+    stage_end(&r->prof, RUN_STAGE_workers);
+}
+
+/* The run row: the environment every case is measured in.  0 or 3. */
+static int session_run_row(RunSession *r)
+{
+    const Spec *s = r->s;
+    const DeviceInfo *d0 = &r->infos[r->devs[0]];
+    char host[256] = "", started[32], nvrtc[16];
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int nv_major = 0, nv_minor = 0;
+    jit_nvrtc_version(&nv_major, &nv_minor);
+    snprintf(nvrtc, sizeof nvrtc, "%d.%d", nv_major, nv_minor);
+    StrBuf cmd, basej, declared, devj;
+    sb_init(&cmd), sb_init(&basej), sb_init(&declared), sb_init(&devj);
+    for (int i = 0; i < r->argc; i++)
+        sb_printf(&cmd, "%s%s", i ? " " : "kvx ", r->argv[i]);
+    run_baseline_json(s, &basej);
+    run_declared_json(s, &declared);
+    /* Every GPU this run measures on; the run row's gpu_* fields are d0's. */
+    sb_putc(&devj, '[');
+    for (int i = 0; i < r->ndev; i++) {
+        const DeviceInfo *d = &r->infos[r->devs[i]];
+        sb_printf(&devj, "%s{\"ordinal\":%d,\"name\":", i ? "," : "", d->ordinal);
+        run_json_string(&devj, d->name);
+        sb_puts(&devj, ",\"uuid\":");
+        run_json_string(&devj, d->uuid);
+        sb_printf(&devj, ",\"cc\":%d,\"sm_count\":%d,\"clock_mhz\":%d,\"mem_clock_mhz\":%d,"
+                  "\"peak_gbs\":%.1f}", d->cc_major * 10 + d->cc_minor, d->sm_count,
+                  d->clock_khz / 1000, d->mem_clock_khz / 1000, d->peak_gbs);
+    }
+    sb_putc(&devj, ']');
+    RunEnv env = {.spec_name = s->name, .spec_path = s->path, .gpu_name = d0->name, .gpu_uuid = d0->uuid,
+                  .cc = r->facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
+                  .mem_bytes = d0->mem_bytes, .clock_mhz = d0->clock_khz / 1000,
+                  .mem_clock_mhz = d0->mem_clock_khz / 1000, .peak_gbs = d0->peak_gbs,
+                  .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = KVX_VERSION,
+                  .arch = r->facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = r->mjson,
+                  .started_at = started, .baseline_json = sb_str(&basej),
+                  .axes_json = sb_str(&declared), .devices_json = sb_str(&devj)};
+    int rc = store_begin_run(r->st, &env, &r->run_id, &r->err) != 0 ? run_fail(r, 3) : 0;
+    sb_free(&cmd), sb_free(&basej), sb_free(&declared), sb_free(&devj);
+    stage_end(&r->prof, RUN_STAGE_store);
+    return rc;
+}
+
+/* The per-case arrays and the profile's per-worker records. */
+static void session_cases(RunSession *r)
+{
+    size_t n = (size_t)(r->ncases ? r->ncases : 1);
+    r->variant_ids = xcalloc((size_t)(r->p.nsrcs ? r->p.nsrcs : 1), sizeof(int64_t));
+    r->tally.total = r->ncases;
+    r->tty = isatty(STDERR_FILENO);
+    r->prof.nwt = r->ndev;
+    for (int w = 0; w < r->ndev; w++)
+        r->prof.wt[w].device = r->devs[w];
+    r->prof.handout = xcalloc(RUN_HANDOUT_KEPT, sizeof *r->prof.handout);
+    r->live = xcalloc(n, sizeof(int));
+    r->mvals = xcalloc(n, sizeof *r->mvals);
+    r->geoms = xcalloc(n, sizeof *r->geoms);
+    r->medians = xmalloc(sizeof(double) * n);
+    for (int i = 0; i < r->ncases; i++)
+        r->medians[i] = NAN;
+    r->desc = xmalloc(sizeof *r->desc);
+    r->refkeys = xcalloc(n, 65);
+    r->kept = r->o.counters ? xcalloc(n, sizeof *r->kept) : NULL;
+    r->kept_keys = xcalloc(n, sizeof *r->kept_keys);
+}
+
+/* The run row, the per-case state and one worker per GPU.  0 or the exit
+ * status. */
+static int session_begin(RunSession *r)
+{
+    if (r->rc || session_run_row(r))
+        return r->rc;
+    session_cases(r);
+    for (int i = 0; i < r->ndev; i++) {
+        if (run_worker_start(&r->workers[i], r->devs[i], &r->err) != 0) {
+            kvx_error_print(&r->err, stderr);
+            kvx_error_clear(&r->err);
+            continue;
+        }
+        r->nworkers++;
+    }
+    if (r->nworkers == 0) {
+        fprintf(stderr, "kvx run: no worker started: measuring needs a working GPU\n");
+        r->rc = 1;
+    }
+    for (int i = 0; i < r->ndev; i++)
+        if (r->workers[i].pid && r->workers[i].info.clocks_note[0]) {
+            printf("clocks  %s\n", r->workers[i].info.clocks_note);
+            fflush(stdout);
+            break;
+        }
+    r->nworkers0 = r->nworkers;
+    stage_end(&r->prof, RUN_STAGE_workers);
+    return r->rc;
+}
+
+/* ---- the end ---------------------------------------------------------------------------- */
+
+/* Workers ended, the compile thread joined, the run row closed, the summary
+ * printed, then --counters' pass.  The exit status. */
+static int session_finish(RunSession *r)
+{
+    for (int w = 0; w < r->ndev; w++)
+        run_worker_stop(&r->workers[w], 0);
+    if (r->comp_started)
+        pthread_join(r->comp.thread, NULL);
+    r->comp_started = 0;
+    stage_end(&r->prof, RUN_STAGE_finish);
+    double wall = (r->prof.lap - r->prof.t0) / 1000, compile_ms = 0;
+    int nhit = 0;
+    for (int i = 0; i < r->comp.n; i++) {
+        compile_ms += r->comp.jobs[i].cached ? 0 : r->comp.jobs[i].compile_ms;
+        nhit += r->comp.jobs[i].cached;
+    }
+    StrBuf profj;
+    sb_init(&profj);
+    profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
+    if (r->run_id && store_end_run(r->st, r->run_id, wall, sb_str(&profj), &r->err) != 0) {
+        kvx_error_print(&r->err, stderr);
+        kvx_error_clear(&r->err);
+    }
+    const Tally *t = &r->tally;
+    printf("\n%d cases in %.1f s:", t->done, wall);
+    for (int k = 0; k < CASE_STATUS_COUNT; k++)
+        if (t->counts[k])
+            printf(" %d %s", t->counts[k], case_status_names[k]);
+    if (r->nstored)
+        printf(" (%d stored earlier, skipped)", r->nstored);
+    if (r->pref.kind != PLAN_REF_NONE)
+        printf("\nreference kernel: %d run%s for %d cases (once per reference key and worker)", t->refs_run,
+               t->refs_run == 1 ? "" : "s", t->done);
+    printf("\ntime    compile %.1f s wall (%d sources, %d from cache, %.1f s of NVRTC), inputs %.1f s, "
+           "verify %.1f s, measure %.1f s\n", r->comp.wall_ms / 1000, r->comp.n, nhit, compile_ms / 1000,
+           t->t_input / 1000, t->t_verify / 1000, t->t_measure / 1000);
+    if (r->o.profile) {
+        profile_print(&r->prof, t, r->nworkers0);
+        printf("profile_json %s\n", sb_str(&profj));
+    }
+    sb_free(&profj);
+    if (t->done && r->rc == 0) {
+        run_print_best(&r->p, r->cases, r->medians, r->ncases, r->base_mask);
+        printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
+               r->db_path, (long long)r->run_id, r->db_path, r->s->name);
+    }
+    /* A pass of its own, after the timed run: a profiler replays kernels. */
+    if (r->kept && r->rc == 0 && t->done)
+        r->rc = run_counters(r->st, r->run_id, r->kept, r->kept_keys, r->ncases, r->devs[0]);
+    if (r->rc)
+        return r->rc;
+    return t->counts[CASE_ok] == t->done ? 0 : 1;
+}
+
+/* Free whatever the stages made; a zeroed session is fine. */
+static void session_close(RunSession *r)
+{
+    for (int w = 0; w < r->ndev; w++)
+        run_worker_stop(&r->workers[w], 1);
+    if (r->comp_started)
+        pthread_join(r->comp.thread, NULL);
+    Compiler *comp = &r->comp;
+    for (int i = 0; i < comp->n; i++)
+        jit_job_release(&comp->jobs[i]);
+    free(comp->jobs);
+    free(comp->ready);
+    free(comp->job_of);
+    kvx_error_clear(&comp->err);
+    if (comp->jobs || comp->ready) {
+        pthread_mutex_destroy(&comp->mu);
+        pthread_cond_destroy(&comp->cv);
+    }
+    run_cases_free(r->cases, r->ncases);
+    free(r->variant_ids), free(r->live), free(r->mvals), free(r->geoms);
+    free(r->gstart), free(r->gbase), free(r->units), free(r->prof.handout), free(r->medians), free(r->desc);
+    run_history_free(&r->hist);
+    run_ref_fails_free(&r->refs_failed);
+    free(r->refkeys), free(r->kept), free(r->kept_keys);
+    free(r->cache), free(r->mjson), free(r->sel);
+    store_close(r->st);
+    plan_ref_free(&r->pref);
+    if (r->p.spec)
+        plan_free(&r->p);
+    spec_free(r->s);
+    kvx_error_clear(&r->err);
+}
+
+/* The stages in order; every failure ends in session_close. */
+int run_main(const RunOpts *o, int argc, char **argv)
+{
+    RunSession *r = xcalloc(1, sizeof *r);
+    int rc = session_open(r, o, argc, argv);
+    if (rc == RUN_PER_ARCH)
+        rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);
+    else if (rc == 0 && (rc = session_plan(r)) == 0) {
+        run_order(r);
+        session_compile(r);
+        if (session_begin(r) == 0)
+            run_loop(r);
+        rc = session_finish(r);
+    }
+    session_close(r);
+    free(r);
+    return rc;
+}

@@ -1,0 +1,411 @@
+/* run_internal: what the files of `kvx run` share.  cmd_run.c is the verb
+ * (its options, the settings they give); run.c is the supervisor (planning,
+ * the compile thread, worker processes, storing results); run_loop.c hands
+ * out cases and collects results; run_order.c orders the workload groups
+ * for hand-out (longest first, long ones cut); run_cases.c builds the case list (keys,
+ * order, JSON of axis values) and prints the best variants at the end;
+ * resolve/resolve.c turns one case into a self-contained CaseDesc.  Internal
+ * to `kvx run`: cli.h's cmd_run is the public face. */
+#ifndef KVX_RUN_INTERNAL_H
+#define KVX_RUN_INTERNAL_H
+
+#include "compile/jit.h"
+#include "gen/plan.h"
+#include "host/case.h"
+#include "shard.h"
+#include "store/store.h"
+#include "resolve/resolve.h"
+#include "gpu/worker.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#define RUN_MAX_DEVICES 16
+
+typedef struct RunOpts {
+    const char *spec_path;
+    const char *where;          /* --where filter over points */
+    const char *shard;          /* --shard K/N; NULL: Slurm's array variables, else the whole run */
+    const char *cache_dir;      /* NULL: jit_default_cache_dir() */
+    int no_cache;
+    int jobs;                   /* -j: compile threads; 0 = cores */
+    const char *db;             /* NULL: RESULTS_DEFAULT_DB, its folder made */
+    const char *devices;        /* "all" or "0,2" */
+    MeasureSettings m;          /* the defaults, then the flags' values: the set_* say which were given */
+    int set_warmup, set_min, set_max, set_noise, set_budget, set_flush, set_timeout, set_seed;
+    int set_warmup_ms, set_batch;
+    int rerun;
+    int profile;
+    int counters;               /* a counter pass under ncu after the timed run */
+} RunOpts;
+
+typedef struct RunCase {
+    int point;
+    int src;
+    char key[65];
+    char workload_key[65];
+    char ref_key[65];           /* its reference's key ("" without one): run_ref_order */
+    int is_baseline;
+    char *label;
+    char *axes_json;
+    char *workload_json;
+} RunCase;
+
+/* ---- cmd_run.c ----------------------------------------------------------------------- */
+
+/* Apply the measurement flags that were given over m (the spec's settings);
+ * max_samples is raised to min_samples when below it. */
+void run_apply_overrides(const RunOpts *o, MeasureSettings *m);
+
+/* m as the JSON stored with the run and hashed into every case key; malloc'd. */
+char *run_measure_json(const MeasureSettings *m);
+
+/* The GPU ordinals of --devices ("all" or NULL: every one of the ngpu, at most
+ * RUN_MAX_DEVICES) into out.  Returns the count, or -1 with err (an ordinal out
+ * of range, a duplicate). */
+int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
+
+/* ---- run.c --------------------------------------------------------------------------- */
+
+/* The run of o's spec, in stages (run.c's head).  argv: the verb's words, as
+ * stored with the run and passed on to the runs of other archs.  The exit
+ * status: 0 every case ok, 1 some not, 2 bad input, 3 a store failure. */
+int run_main(const RunOpts *o, int argc, char **argv);
+
+/* ---- run_cases.c --------------------------------------------------------------------- */
+
+/* What a case's store key holds besides the spec, the source and the point. */
+typedef struct RunKeyEnv {
+    const char *options;        /* the spec's NVRTC options, space-separated */
+    const char *arch;           /* "sm_90" */
+    const char *device_uuid;    /* the first selected GPU's */
+    const char *measure_json;   /* run_measure_json of the settings in force */
+} RunKeyEnv;
+
+/* The values of point's axes in mask as a JSON object {"axis":value,...}, in
+ * declaration order; malloc'd. */
+char *run_axes_json(const Plan *p, int point, uint64_t mask);
+
+/* s as a JSON string literal, quotes and escapes included, appended to b. */
+void run_json_string(StrBuf *b, const char *s);
+
+/* Append to b the baseline as {"axis":value,...} ({} without one). */
+void run_baseline_json(const Spec *s, StrBuf *b);
+
+/* Append to b every axis with its declared values, {"axis":[v,...],...}. */
+void run_declared_json(const Spec *s, StrBuf *b);
+
+/* The cases to run: of the points sel selects (*nsel, over all shards), those
+ * of shard->k less the ones st already holds (*nstored; with rerun they are
+ * forgotten and measured again), sorted by workload key with the baseline
+ * first, so that a workload group is contiguous (groups and shards: shard_points).
+ * *cases is malloc'd with *ncases entries; free them with run_cases_free, also
+ * after an error.  Returns 0, or 3 after printing a store error (the list stops
+ * there). */
+int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
+                   const RunKeyEnv *ke, Store *st, int rerun, RunCase **cases, int *ncases,
+                   int *nstored, int *nsel);
+
+/* Free n cases from run_cases_list and the array; NULL is fine. */
+void run_cases_free(RunCase *cases, int n);
+
+/* Print the best variant of each group of comparable cases and its speed-up
+ * over its baseline partner.  medians[i]: case i's median in ms, NaN when it
+ * has none (not ok, or not measured). */
+void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
+                    uint64_t base_mask);
+
+/* ---- run_ref.c ------------------------------------------------------------------------ */
+
+/* Reference keys whose kernel failed, with the reason every later case of
+ * the key is skipped with. */
+typedef struct RefFails {
+    char (*key)[65];
+    char **why;
+    int n, cap;
+} RefFails;
+
+void run_ref_fail(RefFails *f, const char *key, const char *why);
+
+/* With a reference, order the cases of each workload group by their
+ * reference's key, so that a worker runs each reference once and keeps it
+ * while its cases last.  A differential spec keeps its order (the baseline
+ * first in each group). */
+void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, RunCase *cases, int n);
+/* The reason key failed, or NULL. */
+const char *run_ref_failed(const RefFails *f, const char *key);
+void run_ref_fails_free(RefFails *f);
+
+/* ---- run_counters.c -------------------------------------------------------------------- */
+
+/* The counter pass (counters.h) over the n resolved cases descs[i] (those with
+ * keys[i] non-NULL: the cases that ran), on GPU device, each stored with its
+ * case.  Says what it did, or why there are no counters, on stdout.  0, or 3
+ * after a store error. */
+int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
+                 int device);
+
+/* ---- run_order.c: the hand-out order ----------------------------------------------- */
+
+/* A unit of hand-out: cases[cur..end) of workload group `group`, part `part`
+ * of nparts (1: the whole group; 0: an orphan, the rest of a group whose
+ * worker could not be restarted), estimated at est_ms. */
+typedef struct Range {
+    int cur, end, group;
+    int part, nparts;
+    double est_ms;
+} Range;
+
+/* The estimate's constants (run_order.c's head says how they are used).  A
+ * case's cost outside its sampling: on 2 H200s 13.5 s of a 35.6 s run of 254
+ * cases was worker start, module load, buffer set-up and warm-up launches
+ * (results/h200x2/scaling.md), about 50 ms a case. */
+#define RUN_EST_CASE_MS 50.0
+/* Host work once a group per byte of its buffers: the input generated and
+ * the host reference computed (1.4 + 2.9 s over 28 groups of 4 to 256 MB
+ * there, threaded: about 1 ns a byte each). */
+#define RUN_EST_HOST_NS_PER_BYTE 2.0
+
+/* Stored case times of a spec, by variant source and axis values. */
+typedef struct RunHistory {
+    void *rows;
+    int n, cap;
+} RunHistory;
+
+/* Read every timed case of spec_name in st (store_case_costs), the newest of
+ * each source and point kept.  0, or -1 with err. */
+int run_history_load(Store *st, const char *spec_name, RunHistory *h, KvxError *err);
+/* The stored cost (ms) of the case of this source and axes JSON, or NaN. */
+double run_history_ms(const RunHistory *h, const char *source_hash, const char *axes_json);
+void run_history_free(RunHistory *h);
+
+/* A case's modelled cost (ms) with no stored time: RUN_EST_CASE_MS plus its
+ * sampling under m, a launch moving bytes at peak_gbs (plus the L2 flush of
+ * l2_bytes), and its verified launch and warm-ups. */
+double run_case_model_ms(const MeasureSettings *m, double bytes, double peak_gbs, double l2_bytes);
+
+/* The hand-out units of ngroups groups (group g is cases [gstart[g],
+ * gstart[g+1])), case i costing case_ms[i] and group g host_ms[g] once per
+ * unit: a group whose cost is above total / nworkers is cut into parts when
+ * splittable (run_order.c's head), and the units are sorted by estimate,
+ * longest first (ties in case order).  malloc'd, *nunits of them; *nsplit
+ * groups were cut. */
+Range *run_units(const int *gstart, int ngroups, const double *case_ms, const double *host_ms, int splittable,
+                 int nworkers, int *nunits, int *nsplit);
+
+/* ---- run_profile.c: the tally and where the wall time went ------------------------- */
+
+typedef struct Tally {
+    int counts[CASE_STATUS_COUNT];
+    int done, total, skipped_stored;
+    double t_input, t_verify, t_measure;
+    int refs_run;               /* reference kernel runs (once per reference key and worker) */
+} Tally;
+
+/* Where the run's wall time went.  The stages tile cmd_run from its start to
+ * the run row's end; the loop's parts are the parent's side of the loop; the
+ * workers' steps (CASE_STEPS) are summed over every case measured. */
+#define RUN_STAGES(X)                                                            \
+    X(load, "spec load, plan, selection")                                        \
+    X(probe, "the GPU probe (a child process: cuInit)")                          \
+    X(store, "database open, case keys and lookups, the run row")                \
+    X(workers, "compile thread and worker processes started (cuInit, context)")  \
+    X(loop, "cases handed out, measured and stored")                             \
+    X(finish, "workers ended, compile thread joined")
+#define RUN_PARTS(X)                                                             \
+    X(compile_wait, "waiting for NVRTC (or the compile cache)")                  \
+    X(variants, "variant rows: SASS facts and their store")                      \
+    X(handout, "cases resolved and written to a worker")                         \
+    X(commit, "results stored (one transaction each) and printed")               \
+    X(poll, "waiting for results")
+
+typedef enum {
+#define X(n, d) RUN_STAGE_##n,
+    RUN_STAGES(X)
+#undef X
+    RUN_STAGE_COUNT
+} RunStage;
+typedef enum {
+#define X(n, d) RUN_PART_##n,
+    RUN_PARTS(X)
+#undef X
+    RUN_PART_COUNT
+} RunPart;
+
+/* One worker slot's time in the loop, its replacements included. */
+typedef struct WorkerTime {
+    int device;
+    int cases, units;           /* results read; units handed to it */
+    double busy_ms;             /* inside cases: its steps but recv, and the wait on cases it never answered */
+    double last_ms;             /* now_ms() of its last result; 0: none */
+} WorkerTime;
+
+/* One unit as it was handed out, in hand-out order. */
+typedef struct HandoutRec {
+    int group, part, nparts, cases, worker;
+    double est_ms;
+    double at_ms;               /* since the loop's start */
+} HandoutRec;
+
+/* Hand-out records kept in runs.profile_json; later ones are counted only. */
+#define RUN_HANDOUT_KEPT 1024
+
+typedef struct RunProfile {
+    double t0, lap;                     /* now_ms() at cmd_run's start, at the last stage's end */
+    double stage[RUN_STAGE_COUNT];      /* ms */
+    double part[RUN_PART_COUNT];        /* ms */
+    double step[CASE_STEP_COUNT];       /* ms, summed over cases */
+    double gpu_ms, prep_gpu_ms;         /* kernel time of the samples; their resets and flushes */
+    long launches, samples, measured;   /* measured: cases with samples */
+    int throttled;
+    double lost_ms;                     /* cases that never answered (timeout, death): their wait */
+    double loop_t0, loop_t1;            /* now_ms() at the loop's start and end */
+    WorkerTime wt[RUN_MAX_DEVICES];     /* per worker slot */
+    int nwt;
+    HandoutRec *handout;                /* the first RUN_HANDOUT_KEPT units handed out */
+    int nhandout;                       /* all units handed out */
+    double est_total_ms;                /* the units' estimates, summed */
+    int est_known, nsplit;              /* cases estimated from stored times; groups cut */
+} RunProfile;
+
+/* Close stage st: the time since the last stage's end goes to it. */
+void stage_end(RunProfile *pr, RunStage st);
+/* The time since *t goes to part; *t moves to now. */
+void part_add(RunProfile *pr, RunPart part, double *t);
+/* A worker's answer into the profile: its steps, GPU times, launches. */
+void profile_add_result(RunProfile *pr, const CaseResult *r);
+/* A case's time inside the worker (ms): its steps but recv. */
+double case_busy_ms(const CaseResult *r);
+/* A case's steps as JSON (cases.profile_json); malloc'd. */
+char *case_profile_json(const CaseResult *r);
+/* runs.profile_json of the run, into b. */
+void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compile_wall_ms, double compile_ms,
+                  int nhit, int nworkers, StrBuf *b);
+/* `kvx run --profile`'s table. */
+void profile_print(const RunProfile *pr, const Tally *t, int nworkers);
+/* The progress line (on a terminal) after each case. */
+void progress(const Tally *t, double t0, int tty);
+
+/* ---- run.c: the session ------------------------------------------------------------ */
+
+
+typedef struct CaseGeom {
+    uint32_t grid[3], block[3], cluster[3];
+    uint32_t smem;
+} CaseGeom;
+
+/* Cases handed to a worker ahead of their turn: while it runs one, the next
+ * waits in its pipe, so the parent's storing and resolving overlap the GPU's
+ * work instead of adding to it.  Two are enough for that (and a CaseDesc, 18
+ * KB, twice fits a pipe's 64 KB: the write never blocks). */
+#define RUN_PIPELINE 2
+
+typedef struct Worker {
+    int device;                 /* GPU ordinal */
+    pid_t pid;
+    int to, from;               /* pipe ends: parent writes to, reads from */
+    DeviceInfo info;
+    int q[RUN_PIPELINE];        /* indices into cases handed over, oldest (running) first */
+    int nq;
+    int broken;                 /* a write failed: hand nothing more until its results are read */
+    int cur, end;               /* the workload group it works through: cases[cur..end) */
+    int group;
+    double started;             /* ms, when the oldest case in q began (about) */
+    double timeout_ms;
+    double started_at;          /* ms, when the process was started */
+} Worker;
+
+typedef struct Compiler {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    JitJob *jobs;               /* the sources cases need, in first-use order */
+    int *ready;                 /* per job: 0 pending, 1 done */
+    int *job_of;                /* per source: index into jobs, or -1 */
+    int n;
+    JitOptions jo;
+    KvxError err;
+    int failed;
+    int finished;
+    double wall_ms;
+} Compiler;
+
+/* One `kvx run`: what its stages share.  (The parent's; a worker's own state
+ * is worker_internal.h's.)  Everything starts zeroed and session_close frees
+ * whatever exists, so a stage that fails just returns its exit status. */
+typedef struct RunSession {
+    int argc;
+    char **argv;
+    RunOpts o;
+    RunProfile prof;
+    KvxError err;
+    int rc;                     /* 0, or the exit status of the first failure */
+    Spec *s;
+    DeviceInfo infos[RUN_MAX_DEVICES];
+    int devs[RUN_MAX_DEVICES], ndev;
+    DeviceFacts facts;
+    Plan p;
+    PlanRef pref;
+    unsigned char *sel;
+    Shard shard;
+    MeasureSettings m;
+    char *mjson;
+    const char *db_path;
+    Store *st;
+    uint64_t base_mask;         /* a point's partner is itself with these set to the baseline */
+    char opts_text[1024];
+    RunCase *cases;
+    int ncases, nstored, nsel;
+    Compiler comp;
+    int comp_started;
+    char *cache;
+    int64_t run_id;
+    Worker workers[RUN_MAX_DEVICES];
+    int nworkers, nworkers0;
+    int64_t *variant_ids;       /* per source, once its row is stored */
+    Tally tally;
+    int tty;
+    double t0;
+    /* Workload groups (contiguous after the sort) go whole to one worker: it
+     * then generates each input once, keeps the group's host references, and
+     * holds the baseline's output for the differential check. */
+    int *gstart, ngroups;
+    unsigned char *gbase;       /* the group starts with its baseline */
+    RunHistory hist;            /* stored times (session_plan, before --rerun forgets them) */
+    Range *units;               /* what is handed out, longest first (run_order) */
+    int nunits, next_unit;
+    Range orphan[RUN_MAX_DEVICES];  /* groups whose worker could not be restarted */
+    int norphans;
+    int *live;                  /* 1 = handed out */
+    double (*mvals)[3];         /* bytes, atomics, elements per case */
+    CaseGeom *geoms;
+    double *medians;
+    CaseDesc *desc;
+    RefFails refs_failed;
+    char (*refkeys)[65];        /* each case's reference key */
+    CaseDesc *kept;             /* --counters: each case as it was sent */
+    const char **kept_keys;     /* --counters: the keys of those that ran */
+} RunSession;
+
+/* Print r->err and clear it; r->rc = rc.  Returns rc. */
+int run_fail(RunSession *r, int rc);
+/* Start a worker process for GPU device (fork + exec of `kvx __worker`) and
+ * read its start frame.  0, or -1 with err. */
+int run_worker_start(Worker *w, int device, KvxError *err);
+/* End a worker: close its pipe and wait, or kill it first (kill_it). */
+void run_worker_stop(Worker *w, int kill_it);
+
+/* ---- run_loop.c --------------------------------------------------------------------- */
+
+/* ---- run_order.c: the session's order ------------------------------------------------ */
+
+/* The workload groups of r->cases, each case's estimate (r->hist, then the
+ * model), the units to hand out, longest first, into r->units; frees
+ * r->hist.  Says what it did on stdout on a run of several GPUs. */
+void run_order(RunSession *r);
+
+/* Hand out and collect until every case is stored (or r->rc is set, or no
+ * worker is left); closes the loop stage. */
+void run_loop(RunSession *r);
+
+#endif

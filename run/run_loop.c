@@ -1,0 +1,426 @@
+/* run_loop: the supervisor's loop: cases handed to the workers in their
+ * groups as their sources compile, results read, stored and printed as they
+ * come, dead and hung workers replaced.  The session is run.c's. */
+#include "run_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/results.h"
+
+/* ---- the loop: hand-out ------------------------------------------------------------ */
+
+/* The unit u goes to worker slot w: noted for the profile. */
+static void note_handout(RunSession *r, int w, const Range *u)
+{
+    RunProfile *pr = &r->prof;
+    pr->wt[w].units++;
+    if (pr->nhandout < RUN_HANDOUT_KEPT)
+        pr->handout[pr->nhandout] = (HandoutRec){.group = u->group, .part = u->part, .nparts = u->nparts,
+                                                 .cases = u->end - u->cur, .worker = w, .est_ms = u->est_ms,
+                                                 .at_ms = now_ms() - pr->loop_t0};
+    pr->nhandout++;
+}
+
+/* Give an idle worker its next unit (an orphaned one first, then the units
+ * longest first: run_order.c).  0 when none is left. */
+static int next_group(RunSession *r, Worker *wk)
+{
+    if (wk->cur < wk->end)
+        return 1;
+    const Range *u;
+    if (r->norphans > 0)
+        u = &r->orphan[--r->norphans];
+    else if (r->next_unit < r->nunits)
+        u = &r->units[r->next_unit++];
+    else
+        return 0;
+    wk->cur = u->cur, wk->end = u->end, wk->group = u->group;
+    note_handout(r, (int)(wk - r->workers), u);
+    return 1;
+}
+
+/* Restart a worker that died; a worker that cannot be restarted leaves the
+ * rest of its group to the others. */
+static void worker_replace(RunSession *r, Worker *wk)
+{
+    if (run_worker_start(wk, wk->device, &r->err) == 0)
+        return;
+    kvx_error_print(&r->err, stderr);
+    kvx_error_clear(&r->err);
+    r->nworkers--;
+    if (wk->cur < wk->end)
+        r->orphan[r->norphans++] = (Range){.cur = wk->cur, .end = wk->end, .group = wk->group, .nparts = 0,
+                                           .est_ms = NAN};
+    wk->cur = wk->end;
+}
+
+/* Store the variant row of source k once (with its SASS facts, found on the
+ * compile threads).  0, or 3 after a store error. */
+static int variant_row(RunSession *r, const RunCase *c, const JitJob *j)
+{
+    if (r->variant_ids[c->src])
+        return 0;
+    const Source *so = &r->p.srcs[c->src];
+    char *code_json = run_axes_json(&r->p, c->point, so->code_axes);
+    VariantRow vr = {.spec_name = r->s->name, .source_hash = so->hash, .label = so->label,
+                     .code_axes_json = code_json, .arch = r->facts.arch, .options = r->opts_text,
+                     .compile_ok = j->ok, .compile_log = j->log, .compile_ms = j->compile_ms,
+                     .regs = j->regs, .spill_stores = j->spill_stores, .spill_loads = j->spill_loads,
+                     .smem_static = j->smem_static, .stack = j->stack, .inspect_json = j->inspect_json};
+    int rc = store_put_variant(r->st, r->run_id, &vr, &r->variant_ids[c->src], &r->err) ? run_fail(r, 3) : 0;
+    free(code_json);
+    return rc;
+}
+
+/* Resolve case idx into r->desc.  0, or -1 with res skipped (the reason). */
+static int resolve_one(RunSession *r, const Worker *wk, int idx, const JitJob *j, const JitJob *rj,
+                       CaseResult *res)
+{
+    const RunCase *c = &r->cases[idx];
+    KvxError ce = {0};
+    char cubin[1100], ref_cubin[1100];
+    snprintf(cubin, sizeof cubin, "%s/kernel.cubin", j->dir);
+    if (rj)
+        snprintf(ref_cubin, sizeof ref_cubin, "%s/kernel.cubin", rj->dir);
+    ResolveCase rcs = {.point = c->point, .ptx = j->ptx, .cubin_path = cubin,
+                       .ref_ptx = rj ? rj->ptx : NULL, .ref_cubin_path = rj ? ref_cubin : NULL,
+                       .workload_key = c->workload_key, .is_baseline = c->is_baseline,
+                       .have_baseline = r->gbase[wk->group]};
+    Resolver rv = {&r->p, &r->pref, &r->m, 0};
+    if (resolve_case(&rv, &rcs, r->desc, r->mvals[idx], &ce) == 0) {
+        const char *why = r->desc->ref.present ? run_ref_failed(&r->refs_failed, r->desc->ref.key) : NULL;
+        if (!why)
+            return 0;
+        res->status = CASE_skipped;
+        snprintf(res->detail, sizeof res->detail, "%s", why);
+        return -1;
+    }
+    res->status = CASE_skipped;
+    if (ce.file[0])
+        snprintf(res->detail, sizeof res->detail, "%.200s:%d:%d: %.700s", ce.file, ce.line, ce.col, ce.msg);
+    else
+        snprintf(res->detail, sizeof res->detail, "%.1000s", ce.msg);
+    kvx_error_clear(&ce);
+    return -1;
+}
+
+/* Queue r->desc (case idx) on the worker.  1 handed over; 0 when the worker
+ * died with a case in flight (the poll reports that one; this one goes to its
+ * replacement); -1 when it died before it: res is a fault. */
+static int send_one(RunSession *r, Worker *wk, int idx, CaseResult *res)
+{
+    CaseDesc *d = r->desc;
+    d->id = idx;
+    r->geoms[idx] = (CaseGeom){{d->grid[0], d->grid[1], d->grid[2]}, {d->block[0], d->block[1], d->block[2]},
+                               {d->cluster[0], d->cluster[1], d->cluster[2]}, d->smem};
+    if (case_write(wk->to, d) != 0) {
+        if (wk->nq > 0) {
+            wk->cur--;
+            wk->broken = 1;
+            return 0;
+        }
+        res->status = CASE_fault;
+        snprintf(res->detail, sizeof res->detail, "the worker for GPU %d died before the case", wk->device);
+        return -1;
+    }
+    if (wk->nq == 0)
+        wk->started = now_ms();
+    wk->q[wk->nq++] = idx;
+    /* A reference run first has a timeout of its own. */
+    wk->timeout_ms = r->m.timeout_s * 1000 * (d->ref.present ? 2 : 1);
+    memcpy(r->refkeys[idx], d->ref.key, sizeof r->refkeys[idx]);
+    r->live[idx] = 1;
+    if (r->kept) {
+        /* checks' strings point into desc: the pass needs none */
+        r->kept[idx] = *d;
+        r->kept[idx].nchecks = 0;
+    }
+    return 1;
+}
+
+/* A case's row with what names it and its status; no measurement yet. */
+static void row_identity(const RunSession *r, const Worker *wk, int idx, const CaseResult *res, CaseRow *row)
+{
+    const RunCase *rcs = &r->cases[idx];
+    store_case_init(row);
+    row->key = rcs->key, row->spec_name = r->s->name, row->label = rcs->label;
+    row->axes_json = rcs->axes_json, row->workload_json = rcs->workload_json;
+    row->device_uuid = wk->info.uuid, row->status = case_status_names[res->status], row->detail = res->detail;
+}
+
+/* A case decided in the parent (compile error, skipped, a dead worker): its row. */
+static void store_local(RunSession *r, const Worker *wk, int idx, const CaseResult *res)
+{
+    const RunCase *rcs = &r->cases[idx];
+    CaseRow row;
+    row_identity(r, wk, idx, res, &row);
+    if (store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err) != 0)
+        run_fail(r, 3);
+    r->tally.counts[res->status]++;
+    r->tally.done++;
+    if (!r->tty)
+        printf("%-13s %s  %s\n", case_status_names[res->status], rcs->label, res->detail);
+    progress(&r->tally, r->t0, r->tty);
+}
+
+/* The compiled jobs of the worker's next case, once ready.  1 ready; 0 not yet
+ * (the worker is busy: its result must be read first); -1 the compile thread
+ * failed. */
+static int jobs_ready(RunSession *r, Worker *wk, JitJob **j, JitJob **rj)
+{
+    const RunCase *c = &r->cases[wk->cur];
+    Compiler *comp = &r->comp;
+    int ji = comp->job_of[c->src], rsrc = plan_ref_src(&r->p, &r->pref, c->point);
+    int rji = rsrc >= 0 ? comp->job_of[rsrc] : ji;
+    double tp = now_ms();
+    pthread_mutex_lock(&comp->mu);
+    while (wk->nq == 0 && !(comp->ready[ji] && comp->ready[rji]) && !comp->finished)
+        pthread_cond_wait(&comp->cv, &comp->mu);
+    int ready = comp->ready[ji] && comp->ready[rji], pending = !ready && !comp->finished;
+    pthread_mutex_unlock(&comp->mu);
+    part_add(&r->prof, RUN_PART_compile_wait, &tp);
+    if (pending)
+        return 0;
+    if (!ready) {
+        kvx_error_print(&comp->err, stderr);
+        r->rc = 3;
+        return -1;
+    }
+    *j = &comp->jobs[ji];
+    *rj = rsrc >= 0 ? &comp->jobs[rji] : NULL;
+    return 1;
+}
+
+/* Hand the worker its next case.  1 when it may take another now, 0 when
+ * not (full, busy waiting on a compile, nothing left, or an error: r->rc). */
+static int handout_one(RunSession *r, Worker *wk)
+{
+    if (!wk->pid || wk->broken || wk->nq >= RUN_PIPELINE || !next_group(r, wk))
+        return 0;
+    JitJob *j, *rj;
+    if (jobs_ready(r, wk, &j, &rj) <= 0)
+        return 0;
+    double tp = now_ms();
+    if (variant_row(r, &r->cases[wk->cur], j))
+        return 0;
+    part_add(&r->prof, RUN_PART_variants, &tp);
+    int idx = wk->cur++;
+    CaseResult res;
+    memset(&res, 0, sizeof res);
+    res.id = idx;
+    res.rel_err = NAN;
+    int sent = -1;
+    if (!j->ok) {
+        res.status = CASE_compile_error;
+        snprintf(res.detail, sizeof res.detail, "NVRTC rejected %s (the log is stored with the variant)", j->name);
+    } else if (rj && !rj->ok) {
+        res.status = CASE_skipped;
+        snprintf(res.detail, sizeof res.detail, "reference kernel: NVRTC rejected %s", rj->name);
+    } else if (resolve_one(r, wk, idx, j, rj, &res) == 0) {
+        sent = send_one(r, wk, idx, &res);
+    }
+    part_add(&r->prof, RUN_PART_handout, &tp);
+    if (sent >= 0)
+        return sent;
+    store_local(r, wk, idx, &res);
+    if (res.status == CASE_fault) {
+        run_worker_stop(wk, 1);
+        worker_replace(r, wk);
+    }
+    part_add(&r->prof, RUN_PART_commit, &tp);
+    return r->rc == 0;
+}
+
+/* ---- the loop: results ------------------------------------------------------------- */
+
+/* The row of a case a worker answered (or that timed out, or whose worker
+ * died: got_result 0). */
+static void store_result(RunSession *r, const Worker *wk, int idx, const CaseResult *res, int got_result)
+{
+    const RunCase *rcs = &r->cases[idx];
+    CaseRow row;
+    row_identity(r, wk, idx, res, &row);
+    const CaseGeom *g = &r->geoms[idx];
+    for (int d = 0; d < 3; d++)
+        row.grid[d] = g->grid[d], row.block[d] = g->block[d], row.cluster[d] = g->cluster[d];
+    row.smem = g->smem;
+    int have_t = res->samples > 0;
+    row.median_ms = have_t ? res->median_ms : NAN;
+    row.min_ms = have_t ? res->min_ms : NAN;
+    row.max_ms = have_t ? res->max_ms : NAN;
+    row.mean_ms = have_t ? res->mean_ms : NAN;
+    row.stdev_ms = have_t ? res->stdev_ms : NAN;
+    row.noise = have_t ? res->noise : NAN;
+    row.samples = res->samples;
+    row.rel_err = res->rel_err;
+    row.bytes = r->mvals[idx][0], row.atomics = r->mvals[idx][1], row.elements = r->mvals[idx][2];
+    double sec = row.median_ms / 1000, peak = wk->info.peak_gbs;
+    row.gbs = have_t ? row.bytes / sec / 1e9 : NAN;
+    row.pct_peak = have_t && peak > 0 ? row.gbs / peak * 100 : NAN;
+    row.atomics_per_s = have_t ? row.atomics / sec : NAN;
+    row.elems_per_s = have_t ? row.elements / sec : NAN;
+    row.t_input_ms = res->t_input_ms, row.t_verify_ms = res->t_verify_ms, row.t_measure_ms = res->t_measure_ms;
+    char *cprof = got_result ? case_profile_json(res) : NULL;
+    row.profile_json = cprof;
+    row.sm_mhz = res->sm_mhz, row.mem_mhz = res->mem_mhz, row.sm_max_mhz = res->sm_max_mhz;
+    row.throttled = res->sm_mhz > 0 && res->sm_max_mhz > 0 ? res->throttled : -1;
+    if (store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err) != 0)
+        run_fail(r, 3);
+    free(cprof);
+}
+
+/* What a result means for the tally, the summary and the terminal. */
+static void note_result(RunSession *r, int idx, const CaseResult *res, int got_result)
+{
+    const RunCase *rcs = &r->cases[idx];
+    r->medians[idx] = res->status == CASE_ok && res->samples > 0 ? res->median_ms : NAN;
+    if (r->kept && (res->status == CASE_ok || res->status == CASE_mismatch))
+        r->kept_keys[idx] = rcs->key;
+    if (got_result)
+        profile_add_result(&r->prof, res);
+    r->tally.t_input += res->t_input_ms;
+    r->tally.t_verify += res->t_verify_ms;
+    r->tally.t_measure += res->t_measure_ms;
+    r->tally.counts[res->status]++;
+    r->tally.done++;
+    r->live[idx] = 0;
+    if (!r->tty || res->status != CASE_ok) {
+        if (r->tty)
+            fprintf(stderr, "\r%*s\r", 70, "");
+        printf("%-13s %s", case_status_names[res->status], rcs->label);
+        if (res->samples > 0)
+            printf("  %.4f ms", res->median_ms);
+        if (res->status != CASE_ok && res->detail[0])
+            printf("  %s", res->detail);
+        printf("\n");
+        fflush(stdout);
+    }
+    progress(&r->tally, r->t0, r->tty);
+}
+
+/* Read the worker's oldest case: its result, its death or its timeout.  1
+ * with res filled (*got_result: the worker answered; *restart: it must be
+ * replaced), 0 when there is nothing yet. */
+static int read_result(RunSession *r, Worker *wk, short revents, CaseResult *res, int *got_result,
+                       int *restart)
+{
+    int idx = wk->q[0];
+    memset(res, 0, sizeof *res);
+    *got_result = *restart = 0;
+    if (revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (result_read(wk->from, res) == 0 && res->id == idx) {
+            *got_result = 1;
+            /* A sticky fault ends the worker's context: it exits after saying
+             * so; so may a reference kernel that failed. */
+            *restart = res->status == CASE_fault || res->ref_failed;
+            if (res->ref_failed)
+                run_ref_fail(&r->refs_failed, r->refkeys[idx], res->detail);
+            r->tally.refs_run += res->ref_ran;
+            return 1;
+        }
+        memset(res, 0, sizeof *res);
+        res->status = CASE_fault;
+        res->rel_err = NAN;
+        run_worker_stop(wk, 1);
+        snprintf(res->detail, sizeof res->detail, "the worker for GPU %d died during the case", wk->device);
+        *restart = 1;
+        return 1;
+    }
+    if (now_ms() - wk->started <= wk->timeout_ms)
+        return 0;
+    res->status = CASE_timeout;
+    res->rel_err = NAN;
+    snprintf(res->detail, sizeof res->detail, "no result after %.0f s; the worker was killed",
+             wk->timeout_ms / 1000);
+    *restart = 1;
+    return 1;
+}
+
+/* One worker's poll outcome. */
+static void collect_one(RunSession *r, Worker *wk, short revents, double *tp)
+{
+    int idx = wk->q[0], got_result, restart;
+    CaseResult res;
+    if (!read_result(r, wk, revents, &res, &got_result, &restart))
+        return;
+    WorkerTime *wt = &r->prof.wt[wk - r->workers];
+    if (!got_result)
+        r->prof.lost_ms += now_ms() - wk->started;
+    wt->busy_ms += got_result ? case_busy_ms(&res) : now_ms() - wk->started;
+    wt->cases++;
+    wt->last_ms = now_ms();
+    /* The next case in the queue is running now. */
+    wk->q[0] = wk->q[1];
+    wk->nq--;
+    wk->started = now_ms();
+    if (restart) {
+        run_worker_stop(wk, 1);
+        /* What was queued behind it went with the process: hand it again (the
+         * queue holds the last case handed out, cases[cur - 1]). */
+        if (wk->nq > 0) {
+            KVX_ASSERT(wk->q[0] == wk->cur - 1);
+            wk->cur = wk->q[0];
+        }
+        wk->nq = 0;
+    }
+    store_result(r, wk, idx, &res, got_result);
+    note_result(r, idx, &res, got_result);
+    part_add(&r->prof, RUN_PART_commit, tp);
+    if (restart)
+        worker_replace(r, wk);
+}
+
+/* Wait for a result or a timeout (at most a second), and take what came. */
+static void collect(RunSession *r)
+{
+    struct pollfd pfd[RUN_MAX_DEVICES];
+    int map[RUN_MAX_DEVICES], npfd = 0;
+    double soonest = 1e18;
+    for (int w = 0; w < r->ndev; w++) {
+        const Worker *wk = &r->workers[w];
+        if (!wk->pid || wk->nq == 0)
+            continue;
+        pfd[npfd] = (struct pollfd){.fd = wk->from, .events = POLLIN};
+        map[npfd++] = w;
+        double left = wk->started + wk->timeout_ms - now_ms();
+        soonest = left < soonest ? left : soonest;
+    }
+    if (npfd == 0)
+        return;
+    int wait_ms = soonest < 0 ? 0 : soonest > 1000 ? 1000 : (int)soonest + 1;
+    double tp = now_ms();
+    int nready = poll(pfd, (nfds_t)npfd, wait_ms);
+    part_add(&r->prof, RUN_PART_poll, &tp);
+    if (nready < 0 && errno != EINTR) {
+        fprintf(stderr, "kvx run: poll: %s\n", strerror(errno));
+        r->rc = 3;
+        return;
+    }
+    for (int k = 0; k < npfd; k++)
+        collect_one(r, &r->workers[map[k]], pfd[k].revents, &tp);
+}
+
+void run_loop(RunSession *r)
+{
+    r->prof.loop_t0 = now_ms();
+    while (r->rc == 0 && r->tally.done < r->ncases && r->nworkers > 0) {
+        /* Cases to workers with room in their queue, in order, as their
+         * sources become ready. */
+        for (int w = 0; w < r->ndev && r->rc == 0; w++)
+            while (handout_one(r, &r->workers[w]))
+                ;
+        if (r->rc == 0)
+            collect(r);
+    }
+    r->prof.loop_t1 = now_ms();
+    if (r->tty)
+        fprintf(stderr, "\r%*s\r", 70, "");
+    stage_end(&r->prof, RUN_STAGE_loop);
+}
+

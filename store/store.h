@@ -1,0 +1,130 @@
+/* store: the SQLite results database.
+ *
+ * Three tables (docs/results-schema.md is the user-facing description):
+ *   runs      one row per `kvx run` invocation on one device: the environment
+ *   variants  one row per (run, source): compile and inspect facts
+ *   cases     one row per (variant, workload point): status and measurements
+ * The database is in WAL mode; each case is committed on its own, so a killed
+ * run loses at most the case in flight.  A case's `key` (see store_case_key) is
+ * unique: `kvx run` skips a case whose key is stored, and `kvx merge` keeps one
+ * row per key.  Axis values are stored as a JSON object in cases.axes so that any
+ * axis can be pivoted with json_extract and bound parameters. */
+#ifndef KVX_STORE_H
+#define KVX_STORE_H
+
+#include "core/util.h"
+
+typedef struct Store Store;
+
+/* Open (creating the schema when new).  NULL with err. */
+Store *store_open(const char *path, KvxError *err);
+void store_close(Store *s);     /* accepts NULL */
+
+typedef struct RunEnv {
+    const char *spec_name, *spec_path;
+    const char *gpu_name, *gpu_uuid;
+    int cc, sm_count;
+    int64_t l2_bytes, mem_bytes;
+    int clock_mhz, mem_clock_mhz;     /* max clocks the driver reports */
+    double peak_gbs;
+    int driver_version;               /* cuDriverGetVersion: 13000 */
+    const char *nvrtc_version;        /* "13.0" */
+    const char *kvx_version;
+    const char *arch;                 /* "sm_90" */
+    const char *hostname;
+    const char *command;              /* the command line */
+    const char *measure_json;         /* measurement settings */
+    const char *started_at;           /* ISO 8601 UTC */
+    /* Added for tables and imports (NULL = none): */
+    const char *baseline_json;        /* the spec's baseline: {"strategy":"naive"} */
+    const char *axes_json;            /* declared axes in order: {"strategy":["naive",...],...} */
+    const char *kind;                 /* "run" (NULL) or "reference" (kvx import) */
+    const char *ref_name;             /* reference runs: the --name given to import */
+    /* Every GPU the run measured on, as a JSON array of {ordinal, name, uuid,
+     * cc, sm_count, clock_mhz, mem_clock_mhz, peak_gbs}; the gpu_* fields
+     * above are the first of them.  NULL = not recorded. */
+    const char *devices_json;
+} RunEnv;
+
+/* Insert a run row; *run_id receives its id.  0 or -1. */
+int store_begin_run(Store *s, const RunEnv *env, int64_t *run_id, KvxError *err);
+int store_end_run(Store *s, int64_t run_id, double wall_s, const char *profile_json,
+                  KvxError *err);
+
+typedef struct VariantRow {
+    const char *spec_name;
+    const char *source_hash;
+    const char *label;                /* code axes: "strategy=naive counter=u32" */
+    const char *code_axes_json;       /* {"strategy":"naive","counter":"u32"} */
+    const char *arch;
+    const char *options;              /* NVRTC options, space-separated */
+    int compile_ok;
+    const char *compile_log;          /* may be NULL */
+    double compile_ms;
+    int regs, spill_stores, spill_loads, smem_static, stack;
+    const char *inspect_json;         /* inspect facts, NULL when not inspected */
+} VariantRow;
+
+/* Insert or find the variant row for (run, source hash); *variant_id gets it. */
+int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *variant_id,
+                      KvxError *err);
+
+typedef struct CaseRow {
+    const char *key;
+    const char *spec_name;
+    const char *label;                /* all axes */
+    const char *axes_json;            /* every axis value at this point */
+    const char *workload_json;        /* workload axes only */
+    const char *device_uuid;
+    const char *status;               /* ok mismatch compile_error ... */
+    const char *detail;               /* error name/message, mismatch elements */
+    int64_t grid[3], block[3], smem, cluster[3];
+    double median_ms, min_ms, max_ms, mean_ms, stdev_ms, noise;
+    int samples;
+    double rel_err;                   /* verification, floats; NaN when n/a */
+    double bytes, atomics, elements;  /* declared metrics; NaN when undeclared */
+    double gbs, pct_peak, elems_per_s, atomics_per_s;   /* derived; NaN n/a */
+    double t_input_ms, t_verify_ms, t_measure_ms;       /* where the time went */
+    const char *profile_json;         /* the worker's steps, ms (CASE_STEPS); NULL n/a */
+    int sm_mhz, mem_mhz, sm_max_mhz;  /* clocks during the samples; 0 = unknown (NULL) */
+    int throttled;                    /* 1, 0, or -1 = unknown (NULL) */
+} CaseRow;
+
+/* variant_id 0: no variant (imported reference rows).  A key already stored is
+ * an error (KVX_EIO); each call is its own transaction. */
+int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
+                   KvxError *err);
+/* n cases in one transaction: all stored, or none (a bulk import). */
+int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c, int n,
+                    KvxError *err);
+/* 1 when a case with this key is stored (any run), 0 when not, -1 on error. */
+int store_has_case(Store *s, const char *key, KvxError *err);
+/* Delete stored cases with this key (for --rerun).  0 or -1. */
+int store_forget_case(Store *s, const char *key, KvxError *err);
+
+/* Each stored case of spec_name that was timed, oldest first, to each(ctx,
+ * its variant's source hash, its axes JSON, its cost in ms: t_input_ms +
+ * t_verify_ms + t_measure_ms, or median_ms x samples where t_measure_ms is
+ * NULL).  What `kvx run` estimates a workload group's cost from.  0 or -1. */
+typedef void (*StoreCostFn)(void *ctx, const char *source_hash, const char *axes_json, double ms);
+int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ctx, KvxError *err);
+
+/* The key: sha256 over the NUL-separated parts given.  hex[65]. */
+void store_case_key(const char *const *parts, char hex[65]);
+
+/* The underlying handle, for table.c / report.c / merge. */
+struct sqlite3 *store_db(Store *s);
+
+/* Schema version written to schema_version; a newer database is refused. */
+#define STORE_SCHEMA_VERSION 4     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
+                                      4: cases' hardware counters */
+
+/* The hardware counters of case key of run run_id (counters.h's order:
+ * L2 atomic and reduction requests, DRAM bytes read and written; NaN stores
+ * NULL).  0 or -1 with err. */
+int store_put_counters(Store *s, int64_t run_id, const char *key, const double v[4], KvxError *err);
+
+/* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
+void store_case_init(CaseRow *c);
+
+#endif
