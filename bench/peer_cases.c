@@ -106,8 +106,7 @@ static void apply_overrides(const PeerOptions *o, MeasureSettings *m)
         m->budget_ms = o->budget_ms;
     if (o->set_seed)
         m->seed = o->seed;
-    if (m->max_samples < m->min_samples) /* as run_apply_overrides */
-        m->max_samples = m->min_samples;
+    measure_finish(m);
 }
 
 /* The device as kvx run's probe reports it, then as expression facts. */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/num.h"
 #include "resolve/resolve.h"
 #include "run/shard.h"
 #include "gpu/worker.h"
@@ -33,65 +34,12 @@ static const CliOpt HELP = {"help", 'h', CLI_FLAG, .help = "this text"};
 
 /* ---- values ---------------------------------------------------------------------------- */
 
-#define DIGITS "0123456789"
-
-/* Decimal digits only, below 2^64 (strtoull alone takes a sign, spaces and
- * wraps "-1").  0 or -1. */
-static int read_u64(const char *s, uint64_t *out)
-{
-    if (!*s || strspn(s, DIGITS) != strlen(s))
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, NULL, 10);
-    if (errno)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* A decimal number: an optional '-', digits with an optional fraction, an
- * optional exponent, nothing else (strtod alone takes spaces, hex, inf and
- * nan).  Finite.  0 or -1. */
-static int read_double(const char *s, double *out)
-{
-    const char *p = s + (*s == '-');
-    size_t whole = strspn(p, DIGITS), frac = 0;
-    p += whole;
-    if (*p == '.')
-        p += 1 + (frac = strspn(p + 1, DIGITS));
-    if (whole + frac == 0)
-        return -1;
-    if (*p == 'e' || *p == 'E') {
-        p += 1 + (p[1] == '+' || p[1] == '-');
-        size_t exp = strspn(p, DIGITS);
-        if (!exp)
-            return -1;
-        p += exp;
-    }
-    errno = 0;
-    double v = strtod(s, NULL);
-    if (*p || errno || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* A bound as the messages write it: 10^9 rather than 1e+09. */
-static void bound_text(double v, char *buf, size_t n)
-{
-    int k = (int)log10(v);
-    if (v >= 1e6 && pow(10, k) == v)
-        snprintf(buf, n, "10^%d", k);
-    else
-        snprintf(buf, n, "%g", v);
-}
-
 /* What a good value of o looks like, for the message about a bad one. */
 static void expectation(const CliOpt *o, char *buf, size_t n)
 {
     char lo[32], hi[32];
-    bound_text(o->lo, lo, sizeof lo);
-    bound_text(o->hi, hi, sizeof hi);
+    num_bound_text(o->lo, lo, sizeof lo);
+    num_bound_text(o->hi, hi, sizeof hi);
     const char *what = o->kind == CLI_DOUBLE ? "a number" : "a whole number";
     if (o->expect)
         snprintf(buf, n, "%s", o->expect);
@@ -129,22 +77,22 @@ static int store_kind(const CliOpt *o, const char *value, void *field)
         *(const char **)field = value;
         return 0;
     case CLI_INT:
-        if (read_u64(value, &u) || u > INT_MAX || (double)u < o->lo || (double)u > o->hi)
+        if (num_read_u64(value, &u) || u > INT_MAX || (double)u < o->lo || (double)u > o->hi)
             return -1;
         *(int *)field = (int)u;
         return 0;
     case CLI_INT64:
-        if (read_u64(value, &u) || u > INT64_MAX || (double)u < o->lo || (double)u > o->hi)
+        if (num_read_u64(value, &u) || u > INT64_MAX || (double)u < o->lo || (double)u > o->hi)
             return -1;
         *(int64_t *)field = (int64_t)u;
         return 0;
     case CLI_UINT64:
-        if (read_u64(value, &u))
+        if (num_read_u64(value, &u))
             return -1;
         *(uint64_t *)field = u;
         return 0;
     case CLI_DOUBLE:
-        if (read_double(value, &d) || d < o->lo || d > o->hi)
+        if (num_read_double(value, &d) || d < o->lo || d > o->hi)
             return -1;
         *(double *)field = d;
         return 0;

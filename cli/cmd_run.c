@@ -25,21 +25,49 @@ static int set_devices(CliSet *s)
     return ok ? 0 : -1;
 }
 
+/* A measurement flag: checked by the rule of its row of core/measure.h
+ * (measure_set), which a spec's measure: shares; the value goes to o->m and
+ * the flag is marked given. */
+static int set_measure(CliSet *s)
+{
+    RunOpts *o = s->opts;
+    size_t at = (size_t)((char *)s->field - (char *)&o->m);
+    for (int i = 0; i < MEASURE_COUNT; i++) {
+        const MeasureField *f = &measure_fields[i];
+        if (f->at != at)
+            continue;
+        char expect[128];
+        const char *v = s->value ? s->value : "read";  /* a bare --flush-l2 */
+        if (measure_set(&o->m, f, v, expect, sizeof expect)) {
+            snprintf(s->why, sizeof s->why, "--%s is '%s' (expected %s)", f->flag, v, expect);
+            return -1;
+        }
+        o->given[i] = 1;
+        return 0;
+    }
+    KVX_ASSERT(!"a measurement flag with no row");
+    return -1;
+}
+
 static int set_no_flush(CliSet *s)
 {
-    *(int *)s->field = MEASURE_FLUSH_OFF;
+    RunOpts *o = s->opts;
+    o->m.flush_l2 = MEASURE_FLUSH_OFF;
+    o->given[MEASURE_ID_flush_l2] = 1;
     return 0;
 }
 
-static const CliChoice flushes[] = {{"read", MEASURE_FLUSH_READ}, {"write", MEASURE_FLUSH_WRITE}, {NULL, 0}};
+static const CliChoice flushes[] = {
+    {"read", MEASURE_FLUSH_READ}, {"write", MEASURE_FLUSH_WRITE}, {"off", MEASURE_FLUSH_OFF}, {NULL, 0}};
 
 #define AT(field) offsetof(RunOpts, field)
-#define GIVEN(field) CLI_GIVEN(RunOpts, field)
-/* A measurement setting: m.field, marked given in its set_ flag, shown with
- * its default. */
-#define MEASURE(name, kind, arg, help, field, given_, lo_, hi_, ...)                                        \
-    CLI_OPT(name, 0, kind, arg, NULL, help, AT(m.field), .given = GIVEN(given_), .lo = lo_, .hi = hi_,      \
-            .flags = CLI_SHOW_DEFAULT, __VA_ARGS__)
+/* A measurement flag from its row of core/measure.h: the value's kind for the
+ * usage's default, the setter for the check. */
+#define MEASURE_KIND(k) (k == MEASURE_INT ? CLI_INT : k == MEASURE_DOUBLE ? CLI_DOUBLE : k == MEASURE_U64 ? CLI_UINT64 : CLI_CHOICE)
+#define MEASURE_OPT(field_, key_, flag_, kind_, lo_, hi_, def_, arg_, help_)                              \
+    CLI_OPT(flag_, 0, MEASURE_KIND(kind_), arg_, NULL, help_, AT(m.field_), .set = set_measure,            \
+            .flags = CLI_SHOW_DEFAULT, .choices = kind_ == MEASURE_FLUSH ? flushes : NULL,                 \
+            .implied = kind_ == MEASURE_FLUSH ? "read" : NULL),
 
 static const CliOpt run_opts[] = {
     CLI_OPT("db", 0, CLI_PATH, "PATH", RESULTS_DEFAULT_DB, "the results database", AT(db)),
@@ -57,28 +85,11 @@ static const CliOpt run_opts[] = {
     CLI_OPT("counters", 0, CLI_FLAG, NULL, NULL,
             "after the timed samples, a pass under Nsight Compute (ncu): L2 atomic/reduction requests and "
             "DRAM bytes per case", AT(counters)),
-    MEASURE("warmup", CLI_INT, "N", "at most N untimed launches after the verified one", warmup,
-            set_warmup, 0, 1e9,
-            .heading = "measurement (a spec's measure: overrides the defaults, these flags override both):"),
-    MEASURE("warmup-ms", CLI_DOUBLE, "X", "... or fewer: warm-up stops once X ms of launches ran",
-            warmup_ms, set_warmup_ms, 0, INFINITY),
-    MEASURE("min-samples", CLI_INT, "N", "at least N timed samples", min_samples, set_min, 1, 1e9),
-    MEASURE("max-samples", CLI_INT, "N", "at most N (raised to the minimum when below it)", max_samples,
-            set_max, 0, 1e9),
-    MEASURE("noise", CLI_DOUBLE, "X", "stop when (p75-p25)/median <= X", noise, set_noise, 0, INFINITY),
-    MEASURE("budget-ms", CLI_DOUBLE, "X",
-            "per case: verified launch, warm-up and samples; a kernel slower than it gets its verified "
-            "launch and 1 sample", budget_ms, set_budget, 0, INFINITY),
-    MEASURE("sample-batch", CLI_INT, "N", "samples per wait after the first min-samples (0 is 1)",
-            sample_batch, set_batch, 0, 1e9),
-    MEASURE("flush-l2", CLI_CHOICE, NULL,
-            "before each sample, read (clean L2) or overwrite (dirty L2) a buffer of twice the L2 size",
-            flush_l2, set_flush, 0, 0, .choices = flushes, .implied = "read"),
-    CLI_OPT("no-flush-l2", 0, CLI_FLAG, NULL, NULL, "no L2 flush before the samples", AT(m.flush_l2),
-            .given = GIVEN(set_flush), .set = set_no_flush),
-    MEASURE("timeout", CLI_DOUBLE, "S", "seconds per case, then the worker is killed", timeout_s,
-            set_timeout, 0, INFINITY),
-    MEASURE("seed", CLI_UINT64, "N", "input generation", seed, set_seed, 0, 0),
+    CLI_OPT("no-flush-l2", 0, CLI_FLAG, NULL, NULL, "no L2 flush before the samples (--flush-l2 off)",
+            AT(m.flush_l2), .set = set_no_flush,
+            .heading = "measurement (docs/measurement.md): these flags override a spec's measure:, which "
+                       "overrides the defaults"),
+    MEASURE_SETTINGS(MEASURE_OPT)
     {0},
 };
 
@@ -98,7 +109,7 @@ int cmd_run(int argc, char **argv)
 {
     RunOpts o = {0};
     CliArgs a;
-    spec_measure_defaults(&o.m);
+    measure_defaults(&o.m);
     if (cli_parse(&cmd_run_verb, argc, argv, &o, &a))
         return a.status;
     o.spec_path = a.operand[0];
@@ -107,33 +118,13 @@ int cmd_run(int argc, char **argv)
 
 void run_apply_overrides(const RunOpts *o, MeasureSettings *m)
 {
-    if (o->set_warmup) m->warmup = o->m.warmup;
-    if (o->set_min) m->min_samples = o->m.min_samples;
-    if (o->set_max) m->max_samples = o->m.max_samples;
-    if (o->set_noise) m->noise = o->m.noise;
-    if (o->set_budget) m->budget_ms = o->m.budget_ms;
-    if (o->set_flush) m->flush_l2 = o->m.flush_l2;
-    if (o->set_timeout) m->timeout_s = o->m.timeout_s;
-    if (o->set_seed) m->seed = o->m.seed;
-    if (o->set_warmup_ms) m->warmup_ms = o->m.warmup_ms;
-    if (o->set_batch) m->sample_batch = o->m.sample_batch < 1 ? 1 : o->m.sample_batch;
-    if (m->max_samples < m->min_samples)
-        m->max_samples = m->min_samples;
-}
-
-char *run_measure_json(const MeasureSettings *m)
-{
-    StrBuf b;
-    sb_init(&b);
-    sb_printf(&b, "{\"warmup\":%d,\"min_samples\":%d,\"max_samples\":%d,\"noise\":%g,\"budget_ms\":%g,"
-              "\"flush_l2\":%s,\"timeout_s\":%g,\"seed\":%llu,\"warmup_ms\":%g,\"sample_batch\":%d,"
-              "\"budget\":\"case\",\"stat\":\"median\",\"timer\":\"cuEvent\"}",
-              m->warmup, m->min_samples, m->max_samples, m->noise, m->budget_ms,
-              m->flush_l2 == MEASURE_FLUSH_READ    ? "\"read\""
-              : m->flush_l2 == MEASURE_FLUSH_WRITE ? "\"write\""
-                                                   : "false",
-              m->timeout_s, (unsigned long long)m->seed, m->warmup_ms, m->sample_batch);
-    return sb_take(&b);
+    for (int i = 0; i < MEASURE_COUNT; i++)
+        if (o->given[i]) {
+            const MeasureField *f = &measure_fields[i];
+            size_t size = f->kind == MEASURE_DOUBLE ? sizeof(double) : f->kind == MEASURE_U64 ? sizeof(uint64_t) : sizeof(int);
+            memcpy((char *)m + f->at, (const char *)&o->m + f->at, size);
+        }
+    measure_finish(m);
 }
 
 int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err)

@@ -531,7 +531,7 @@ static int load_sections(Loader *L, yaml_node_t *root)
         return -1;
     if (s->differential && s->nbaseline == 0)
         return loader_fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
-    spec_measure_defaults(&s->measure);
+    measure_defaults(&s->measure);
     if ((n = get(L, root, "measure")) && spec_sections_measure(L, n))
         return -1;
     if ((n = get(L, root, "options")) && loader_strings(L, n, "options", &s->options, &s->noptions))

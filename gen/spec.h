@@ -8,6 +8,7 @@
 #define KVX_SPEC_H
 
 #include "core/expr.h"
+#include "core/measure.h"
 #include "core/types.h"
 
 #define SPEC_MAX_AXES 64   /* axis dependency sets are 64-bit masks */
@@ -137,30 +138,6 @@ typedef struct ReferenceSpec {
  * timed kernel pays no write-back for it.  WRITE overwrites the buffer (a
  * memset), which also empties L2 of the case's data but leaves it full of
  * dirty lines that the timed kernel then writes back as it evicts them. */
-enum { MEASURE_FLUSH_OFF = 0, MEASURE_FLUSH_READ = 1, MEASURE_FLUSH_WRITE = 2 };
-
-/* "read", "write" or "off". */
-const char *spec_flush_name(int flush);
-
-/* How a case is measured.  Defaults in spec_measure_defaults(); the spec's
- * `measure:` and the command line override them, and every row stores them. */
-typedef struct MeasureSettings {
-    int warmup;         /* untimed launches after the verified run */
-    int min_samples;
-    int max_samples;
-    double noise;       /* target relative spread: (p75 - p25) / median */
-    double budget_ms;   /* wall-clock budget for sampling one case */
-    int flush_l2;       /* MEASURE_FLUSH_*: what is done to L2 before each sample */
-    double timeout_s;   /* one case, verification and sampling included */
-    uint64_t seed;      /* input generation */
-    double warmup_ms;   /* warm-up stops at this much launch time or at `warmup`
-                           launches, whichever comes first; 0: count only */
-    int sample_batch;   /* samples enqueued per synchronisation after the first
-                           min_samples (each between its own events); 1: wait
-                           for every sample */
-} MeasureSettings;
-
-void spec_measure_defaults(MeasureSettings *m);
 
 typedef struct ReportTable {
     const char *title;

@@ -408,81 +408,26 @@ int spec_sections_baseline(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-const char *spec_flush_name(int flush)
-{
-    return flush == MEASURE_FLUSH_READ ? "read" : flush == MEASURE_FLUSH_WRITE ? "write" : "off";
-}
-
-void spec_measure_defaults(MeasureSettings *m)
-{
-    m->warmup = 3;
-    m->min_samples = 10;
-    m->max_samples = 200;
-    m->noise = 0.02;
-    m->budget_ms = 2000;
-    m->flush_l2 = MEASURE_FLUSH_READ;
-    m->timeout_s = 30;
-    m->seed = 1;
-    m->warmup_ms = 10;
-    m->sample_batch = 8;
-}
-
+/* measure: every key a row of core/measure.h's table, its value checked by
+ * the same rule as the flag's (measure_set), so a spec and the command line
+ * accept the same values. */
 int spec_sections_measure(Loader *L, yaml_node_t *map)
 {
-    static const KeyDoc keys[] = {{"warmup", 0}, {"min_samples", 0}, {"max_samples", 0}, {"noise", 0},
-                                  {"budget_ms", 0}, {"flush_l2", 0}, {"timeout_s", 0}, {"seed", 0},
-                                  {"warmup_ms", 0}, {"sample_batch", 0}, {0}};
+    KeyDoc keys[MEASURE_COUNT + 1] = {{0}};
+    for (int i = 0; i < MEASURE_COUNT; i++)
+        keys[i].key = measure_fields[i].key;
     if (loader_check_keys(L, map, keys, "measure"))
         return -1;
     MeasureSettings *m = &L->s->measure;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         const char *k = scalar(node(L, p->key));
         yaml_node_t *v = node(L, p->value);
-        double d;
-        if (!strcmp(k, "flush_l2")) {
-            /* true is the default method (read); read or write name one. */
-            if (is_scalar(v) && !strcmp(scalar(v), "read")) {
-                m->flush_l2 = MEASURE_FLUSH_READ;
-                continue;
-            }
-            if (is_scalar(v) && !strcmp(scalar(v), "write")) {
-                m->flush_l2 = MEASURE_FLUSH_WRITE;
-                continue;
-            }
-            int on = 0;
-            if (is_scalar(v) && (!strcmp(scalar(v), "true") || !strcmp(scalar(v), "false"))) {
-                if (loader_bool(L, v, k, &on))
-                    return -1;
-                m->flush_l2 = on ? MEASURE_FLUSH_READ : MEASURE_FLUSH_OFF;
-                continue;
-            }
-            return loader_fail(L, v, "flush_l2 is '%s' (expected true, false, read or write)",
-                        is_scalar(v) ? scalar(v) : kind_name(v));
-        }
-        if (loader_double(L, v, k, &d))
-            return -1;
-        int integral = d == floor(d) && d >= 0;
-        if (!strcmp(k, "noise") || !strcmp(k, "budget_ms") || !strcmp(k, "timeout_s")) {
-            if (!(d > 0))
-                return loader_fail(L, v, "%s is %g (expected a positive number)", k, d);
-        } else if (!strcmp(k, "warmup_ms")) {
-            if (!(d >= 0))
-                return loader_fail(L, v, "%s is %g (expected a number >= 0)", k, d);
-        } else if (!integral || d > 1e9) {
-            return loader_fail(L, v, "%s is %g (expected a whole number >= 0)", k, d);
-        }
-        if (!strcmp(k, "warmup")) m->warmup = (int)d;
-        else if (!strcmp(k, "min_samples")) m->min_samples = (int)d;
-        else if (!strcmp(k, "max_samples")) m->max_samples = (int)d;
-        else if (!strcmp(k, "noise")) m->noise = d;
-        else if (!strcmp(k, "budget_ms")) m->budget_ms = d;
-        else if (!strcmp(k, "timeout_s")) m->timeout_s = d;
-        else if (!strcmp(k, "seed")) m->seed = (uint64_t)d;
-        else if (!strcmp(k, "warmup_ms")) m->warmup_ms = d;
-        else if (!strcmp(k, "sample_batch")) m->sample_batch = d < 1 ? 1 : (int)d;
+        char expect[128];
+        if (!is_scalar(v))
+            return loader_fail(L, v, "%s is a %s (expected a scalar)", k, kind_name(v));
+        if (measure_set(m, measure_find(k), scalar(v), expect, sizeof expect))
+            return loader_fail(L, v, "%s is '%s' (expected %s)", k, scalar(v), expect);
     }
-    if (m->min_samples < 1)
-        return loader_fail(L, map, "min_samples must be at least 1");
     if (m->max_samples < m->min_samples)
         return loader_fail(L, map, "max_samples (%d) is below min_samples (%d)", m->max_samples, m->min_samples);
     return 0;

@@ -135,7 +135,7 @@ static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md,
                 " target %.3g, budget %.0f ms, L2 flush %s, timeout %.0f s, seed %llu.  As"
                 " stored with each run:\n\n%s",
             m->warmup, m->min_samples, m->max_samples, m->noise, m->budget_ms,
-            spec_flush_name(m->flush_l2), m->timeout_s, (unsigned long long)m->seed,
+            measure_flush_name(m->flush_l2), m->timeout_s, (unsigned long long)m->seed,
             settings.len ? sb_str(&settings) : "- (none stored)\n");
     sb_free(&settings);
     return 0;

@@ -282,7 +282,7 @@ static int session_plan(RunSession *r)
     stage_end(&r->prof, RUN_STAGE_load);
     r->m = s->measure;
     run_apply_overrides(&r->o, &r->m);
-    r->mjson = run_measure_json(&r->m);
+    r->mjson = measure_json(&r->m);
     r->db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
     if (!r->o.db) {
         char *dir = path_dir(r->db_path);

@@ -31,9 +31,8 @@ typedef struct RunOpts {
     int jobs;                   /* -j: compile threads; 0 = cores */
     const char *db;             /* NULL: RESULTS_DEFAULT_DB, its folder made */
     const char *devices;        /* "all" or "0,2" */
-    MeasureSettings m;          /* the defaults, then the flags' values: the set_* say which were given */
-    int set_warmup, set_min, set_max, set_noise, set_budget, set_flush, set_timeout, set_seed;
-    int set_warmup_ms, set_batch;
+    MeasureSettings m;          /* the defaults, then the flags' values: given[] says which were given */
+    int given[MEASURE_COUNT];   /* by MeasureId */
     int rerun;
     int profile;
     int counters;               /* a counter pass under ncu after the timed run */
@@ -57,8 +56,6 @@ typedef struct RunCase {
  * max_samples is raised to min_samples when below it. */
 void run_apply_overrides(const RunOpts *o, MeasureSettings *m);
 
-/* m as the JSON stored with the run and hashed into every case key; malloc'd. */
-char *run_measure_json(const MeasureSettings *m);
 
 /* The GPU ordinals of --devices ("all" or NULL: every one of the ngpu, at most
  * RUN_MAX_DEVICES) into out.  Returns the count, or -1 with err (an ordinal out
@@ -79,7 +76,7 @@ typedef struct RunKeyEnv {
     const char *options;        /* the spec's NVRTC options, space-separated */
     const char *arch;           /* "sm_90" */
     const char *device_uuid;    /* the first selected GPU's */
-    const char *measure_json;   /* run_measure_json of the settings in force */
+    const char *measure_json;   /* measure_json of the settings in force */
 } RunKeyEnv;
 
 /* The values of point's axes in mask as a JSON object {"axis":value,...}, in

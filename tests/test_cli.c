@@ -430,7 +430,7 @@ static void test_usage_errors(void **state)
     USAGE_ERROR("--name NAME is required", "import", "x.csv");
     USAGE_ERROR("--show is 'asm' (expected source, ptx or sass)", "inspect", S, "--show", "asm");
     USAGE_ERROR("--format is 'md' (expected csv or json)", "export", "--format", "md");
-    USAGE_ERROR("--flush-l2 is 'none' (expected read or write)", "run", S, "--flush-l2=none");
+    USAGE_ERROR("--flush-l2 is 'none' (expected read, write, off, true or false)", "run", S, "--flush-l2=none");
     USAGE_ERROR("--arch takes one arch here, not 'sm_80,sm_90'", "plan", S, "--arch", "sm_80,sm_90");
     USAGE_ERROR("--arch: unknown arch 'sm_99'", "compile", S, "--arch", "sm_99");
     USAGE_ERROR("--shard is '3/2' (expected K/N with 1 <= K <= N)", "plan", S, "--shard", "3/2");

@@ -18,7 +18,7 @@
 static MeasureSettings defaults(void)
 {
     MeasureSettings m;
-    spec_measure_defaults(&m);
+    measure_defaults(&m);
     return m;
 }
 

@@ -134,7 +134,7 @@ static void test_model(void **state)
 {
     (void)state;
     MeasureSettings m;
-    spec_measure_defaults(&m);
+    measure_defaults(&m);
     m.warmup = 0, m.min_samples = 10, m.max_samples = 200, m.budget_ms = 2000, m.flush_l2 = 0;
     double small = run_case_model_ms(&m, 1e6, 4800, 0), big = run_case_model_ms(&m, 256e6, 4800, 0);
     assert_true(small > RUN_EST_CASE_MS && big > small);
