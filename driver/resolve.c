@@ -205,6 +205,7 @@ typedef struct ParamType {
     int size;           /* bytes */
     int is_signed;
     int is_bool;
+    const ElemType *half;   /* f16 or bf16 for a 16-bit float parameter, else NULL */
     char text[48];      /* "int thresh", for messages */
 } ParamType;
 
@@ -230,9 +231,12 @@ static const char *const type_words[] = {"unsigned", "signed", "char", "short", 
 static const struct {
     const char *name;
     int size, is_signed;
-} int_typedefs[] = {
-    {"int8_t", 1, 1}, {"uint8_t", 1, 0}, {"int16_t", 2, 1}, {"uint16_t", 2, 0}, {"int32_t", 4, 1},
-    {"uint32_t", 4, 0}, {"int64_t", 8, 1}, {"uint64_t", 8, 0}, {"size_t", 8, 0}, {"ptrdiff_t", 8, 1},
+    const char *half;   /* the element type of a 16-bit float */
+} type_names[] = {
+    {"int8_t", 1, 1, NULL}, {"uint8_t", 1, 0, NULL}, {"int16_t", 2, 1, NULL}, {"uint16_t", 2, 0, NULL},
+    {"int32_t", 4, 1, NULL}, {"uint32_t", 4, 0, NULL}, {"int64_t", 8, 1, NULL}, {"uint64_t", 8, 0, NULL},
+    {"size_t", 8, 0, NULL}, {"ptrdiff_t", 8, 1, NULL}, {"__half", 2, 1, "f16"}, {"half", 2, 1, "f16"},
+    {"__nv_bfloat16", 2, 1, "bf16"}, {"nv_bfloat16", 2, 1, "bf16"},
 };
 
 static int word_index(const char *w, size_t n)
@@ -243,14 +247,16 @@ static int word_index(const char *w, size_t n)
     return -1;
 }
 
-/* t from the words of a type, the name already dropped: one typedef of
- * int_typedefs, or type_words in any order.  Unknown otherwise. */
+/* t from the words of a type, the name already dropped: one of type_names,
+ * or type_words in any order.  Unknown otherwise. */
 static void classify(const char *const *w, const size_t *wl, int nw, ParamType *t)
 {
     enum { U, S, CHAR, SHORT, INT, LONG, FLOAT, DOUBLE, BOOL, NWORDS };
-    for (size_t i = 0; nw == 1 && i < sizeof int_typedefs / sizeof int_typedefs[0]; i++)
-        if (strlen(int_typedefs[i].name) == wl[0] && !strncmp(int_typedefs[i].name, w[0], wl[0])) {
-            *t = (ParamType){.known = 1, .size = int_typedefs[i].size, .is_signed = int_typedefs[i].is_signed};
+    for (size_t i = 0; nw == 1 && i < sizeof type_names / sizeof type_names[0]; i++)
+        if (strlen(type_names[i].name) == wl[0] && !strncmp(type_names[i].name, w[0], wl[0])) {
+            const char *h = type_names[i].half;
+            *t = (ParamType){.known = 1, .size = type_names[i].size, .is_signed = type_names[i].is_signed,
+                             .is_float = h != NULL, .half = h ? elem_type_find(h) : NULL};
             return;
         }
     int count[NWORDS] = {0};
@@ -488,10 +494,12 @@ static int scalar_fits(PointEnv *pe, const Expr *e, int i, const Params *ps, Val
     else
         snprintf(what, sizeof what, "(%d bits)", bits);
     double d = val_num(v);
-    if (is_float && bits == 32 && isfinite(d) && fabs(d) > FLT_MAX) {
+    /* the largest finite value: above it the parameter would read inf */
+    double fmax = ct->half ? (ct->half->id == ET_F16 ? 65504.0 : 0x1.fep127) : bits == 32 ? FLT_MAX : INFINITY;
+    if (is_float && fabs(d) > fmax) {
         kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is %s, out of the range of the kernel's "
                       "parameter %d %s (expected a magnitude of at most %g)", i + 1,
-                      val_text(pe->arena, v), i + 1, what, FLT_MAX);
+                      val_text(pe->arena, v), i + 1, what, fmax);
         return -1;
     }
     if (is_float)
@@ -544,10 +552,16 @@ static int one_arg(PointEnv *pe, const Expr *e, int i, const Params *ps, CaseArg
                       "is a pointer (expected a buffer)", i + 1, i + 1);
         return -1;
     }
+    if (v.kind == VAL_BOOL)
+        v = val_int(v.i);   /* val_num reads a bool as 0 */
     if (scalar_fits(pe, e, i, ps, v, err))
         return -1;
     PtxParam pp = ps->known_widths ? ps->p[i] : (PtxParam){8, 0, 8};
     put_scalar(ca, &pp, v);
+    if (ps->ct[i].half) {   /* the PTX calls it 2 bytes, not a float: encode it here */
+        *ca = (CaseArg){.buf = -1, .size = 2, .align = 2};
+        elem_set_f64(ps->ct[i].half, ca->bytes, 0, val_num(v));
+    }
     return 0;
 }
 

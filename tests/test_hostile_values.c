@@ -134,6 +134,43 @@ static void test_buffer_sum(void **state)
     spec_free(s);
 }
 
+/* Item 3: a 16-bit float parameter (the PTX calls it 2 bytes, not a float)
+ * was given the integer llround(1.5) in 8 bytes; it takes the value's f16 or
+ * bf16 encoding in 2. */
+static void test_half_args(void **state)
+{
+    (void)state;
+    copy_with("params3.cu", "tests/badspec/params3.cu", "params3", "params3");
+    const char *spec = copy_with("half.yaml", "tests/badspec/137_arg_half_range.yaml",
+                                 "args: [out, 70000, 1.5]", "args: [out, 1.5, -2]");
+    KvxError err = {0};
+    DeviceFacts f;
+    facts_for_arch("sm_90", &f);
+    Spec *s = spec_load(spec, &err);
+    assert_non_null(s);
+    Plan p;
+    PlanRef r = {0};
+    assert_int_equal(plan_build(s, &f, &p, &err), 0);
+    assert_int_equal(plan_ref_build(&p, &r, &err), 0);
+    Resolver rv = {&p, &r, &s->measure, 0};
+    ResolveCase rc = {.point = 0};
+    CaseDesc *c = xcalloc(1, sizeof *c);
+    double metrics[3];
+    if (resolve_case(&rv, &rc, c, metrics, &err))
+        fail_msg("resolve: %s", err.msg);
+    assert_int_equal(c->nargs, 3);
+    assert_int_equal(c->args[1].size, 2);
+    assert_int_equal(c->args[1].bytes[0], 0x00); /* f16 1.5 = 0x3e00, little-endian */
+    assert_int_equal(c->args[1].bytes[1], 0x3e);
+    assert_int_equal(c->args[2].size, 2);
+    assert_int_equal(c->args[2].bytes[0], 0x00); /* bf16 -2 = 0xc000 */
+    assert_int_equal(c->args[2].bytes[1], 0xc0);
+    free(c);
+    plan_free(&p);
+    plan_ref_free(&r);
+    spec_free(s);
+}
+
 /* Item 8: an impossible initialiser failed only in the GPU worker.  A run
  * refuses it before starting one, at the parameter's position. */
 static void test_run_init(void **state)
@@ -191,6 +228,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_int_range),
         cmocka_unit_test(test_buffer_sum),
+        cmocka_unit_test(test_half_args),
         cmocka_unit_test(test_run_init),
         cmocka_unit_test(test_init_exact_bounds),
         cmocka_unit_test(test_run_ptx_width),   /* last: it rewrites tiny.cu */
