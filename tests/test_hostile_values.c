@@ -1,6 +1,6 @@
 /* test_hostile_values: values that reached a launch or a worker changed or
  * unchecked (issue 22, items 3, 4 and 8).  The bad-spec corpus
- * (tests/badspec/120-136) holds each message and position at plan time; here
+ * (tests/badspec/120-137) holds each message and position at plan time; here
  * the other paths: `kvx run` (the kernel's parameters read from the PTX as
  * well as the source, on a fake device), the sum of several buffers' sizes
  * where the device's memory is unknown, and the init check of the worker
