@@ -241,10 +241,12 @@ static int fn_pow2(const Expr *c, const Value *v, const ExprEnv *env, Value *out
     int64_t k = v[0].i;
     if (k > 62)
         return expr_fail_node(err, c, "integer overflow: pow2(%lld) does not fit in 64 bits", (long long)k);
-    if (k < 0) /* 2^-k: a float, as 2^k with a negative exponent is */
-        *out = val_float(ldexp(1.0, k < -1100 ? -1100 : (int)k));
-    else
-        *out = val_int((int64_t)1 << k);
+    /* pow2 names a size or a count: a fraction would be rounded wherever it
+     * lands (a launch, a count), so it is an error; 2^k gives the fraction. */
+    if (k < 0)
+        return expr_fail_node(err, c, "'pow2' of a negative exponent (pow2(%lld) is not an integer; "
+                              "write 2^%lld for the fraction)", (long long)k, (long long)k);
+    *out = val_int((int64_t)1 << k);
     return 0;
 }
 
@@ -330,6 +332,10 @@ static int fn_float(const Expr *c, const Value *v, const ExprEnv *env, Value *ou
     }
     if (!val_is_num(x))
         return need_num(c, v, 0, err);
+    /* Above 2^53 not every integer is a double: say so rather than round. */
+    if (x.kind == VAL_INT && ((double)x.i >= 0x1p63 || (int64_t)(double)x.i != x.i))
+        return expr_fail_node(err, c, "'float' of %lld would round it (a double holds integers "
+                              "exactly up to 2^53)", (long long)x.i);
     *out = val_float(val_num(x));
     return 0;
 }

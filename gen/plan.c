@@ -8,6 +8,7 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,7 +112,7 @@ int point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err)
         *out = v.i;
         return 0;
     }
-    if (v.kind == VAL_FLOAT && v.d == (double)(int64_t)v.d) {
+    if (v.kind == VAL_FLOAT && v.d >= -0x1p63 && v.d < 0x1p63 && v.d == trunc(v.d)) {
         *out = (int64_t)v.d;
         return 0;
     }

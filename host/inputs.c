@@ -467,57 +467,68 @@ static void type_range(const ElemType *t, i128 *lo, i128 *hi)
     }
 }
 
-static int check_params(const ElemType *t, const InitParams *p, KvxError *err)
+/* lo..hi of a ranged kind: finite, ordered both as doubles and as the exact
+ * integers the spec wrote (2^63-1 and 2^63-2 are one double). */
+static int check_range(const ElemType *t, const InitParams *p, const char *kn, InputsAt *at,
+                       KvxError *err)
+{
+    *at = isfinite(p->lo) ? INPUTS_AT_HI : INPUTS_AT_LO;
+    if (!isfinite(p->lo) || !isfinite(p->hi)) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: bounds must be finite (lo %g, hi %g)", kn, p->lo, p->hi);
+        return -1;
+    }
+    *at = INPUTS_AT_LO;
+    if (p->lo > p->hi || ((p->exact & 6) == 6 && p->ilo > p->ihi)) {
+        if (p->lo > p->hi)
+            kvx_error_set(err, KVX_EINPUT, NULL, "%s: lo (%g) > hi (%g)", kn, p->lo, p->hi);
+        else
+            kvx_error_set(err, KVX_EINPUT, NULL, "%s: lo (%lld) > hi (%lld)", kn, (long long)p->ilo,
+                          (long long)p->ihi);
+        return -1;
+    }
+    if (t->is_float && !isfinite(p->hi - p->lo)) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: range %g..%g overflows a double", kn, p->lo, p->hi);
+        return -1;
+    }
+    /* ranks are doubles inside the sampler: beyond 2^53 they stop being exact */
+    if (p->kind == INIT_ZIPF && round_i128(p->hi) - round_i128(p->lo) + 1 > ((i128)1 << 53)) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "zipf: range %g..%g has more than 2^53 values", p->lo, p->hi);
+        return -1;
+    }
+    return 0;
+}
+
+int inputs_check(const ElemType *t, const InitParams *p, InputsAt *at, KvxError *err)
 {
     const char *kn = (unsigned)p->kind < INIT_COUNT_ ? kind_names[p->kind] : NULL;
+    *at = INPUTS_AT_KIND;
     if (!kn) {
         kvx_error_set(err, KVX_EINPUT, NULL, "unknown init kind %d", (int)p->kind);
         return -1;
     }
-    if (kind_has_range(p->kind)) {
-        if (!isfinite(p->lo) || !isfinite(p->hi)) {
-            kvx_error_set(err, KVX_EINPUT, NULL, "%s: bounds must be finite (lo %g, hi %g)",
-                          kn, p->lo, p->hi);
-            return -1;
-        }
-        if (p->lo > p->hi) {
-            kvx_error_set(err, KVX_EINPUT, NULL, "%s: lo (%g) > hi (%g)", kn, p->lo, p->hi);
-            return -1;
-        }
-        if (t->is_float && !isfinite(p->hi - p->lo)) {
-            kvx_error_set(err, KVX_EINPUT, NULL, "%s: range %g..%g overflows a double",
-                          kn, p->lo, p->hi);
-            return -1;
-        }
-    }
+    *at = INPUTS_AT_EXPONENT;
     if (p->kind == INIT_ZIPF && !(p->exponent > 0 && isfinite(p->exponent))) {
         kvx_error_set(err, KVX_EINPUT, NULL, "zipf: exponent must be > 0 (got %g)", p->exponent);
         return -1;
     }
+    *at = INPUTS_AT_FRACTION;
     if (p->kind == INIT_HOT && !(p->fraction >= 0 && p->fraction <= 1)) {
         kvx_error_set(err, KVX_EINPUT, NULL, "hot: fraction must be in [0, 1] (got %g)", p->fraction);
         return -1;
     }
+    *at = INPUTS_AT_LENGTH;
     if (p->kind == INIT_RUNS && p->length < 1) {
         kvx_error_set(err, KVX_EINPUT, NULL, "runs: length must be >= 1 (got %lld)",
                       (long long)p->length);
         return -1;
     }
+    *at = INPUTS_AT_VALUE;
     int uses_value = p->kind == INIT_CONST || p->kind == INIT_IOTA || p->kind == INIT_HOT;
     if (uses_value && !t->is_float && isnan(p->value)) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: value NaN for integer type %s", kn, t->name);
         return -1;
     }
-    if (p->kind == INIT_ZIPF) {
-        /* ranks are doubles inside the sampler: beyond 2^53 they stop being exact */
-        i128 n = round_i128(p->hi) - round_i128(p->lo) + 1;
-        if (n > ((i128)1 << 53)) {
-            kvx_error_set(err, KVX_EINPUT, NULL,
-                          "zipf: range %g..%g has more than 2^53 values", p->lo, p->hi);
-            return -1;
-        }
-    }
-    return 0;
+    return kind_has_range(p->kind) ? check_range(t, p, kn, at, err) : 0;
 }
 
 static void text_table(uint8_t *lut)
@@ -539,7 +550,8 @@ static void text_table(uint8_t *lut)
 int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams *p,
                 int threads, KvxError *err)
 {
-    if (check_params(t, p, err) < 0)
+    InputsAt at;
+    if (inputs_check(t, p, &at, err) < 0)
         return -1;
     threads = thread_count(threads);
     Gen g = {.t = t, .p = *p};

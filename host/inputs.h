@@ -24,10 +24,23 @@ typedef struct InitParams {
     int64_t ivalue, ilo, ihi;
 } InitParams;
 
+/* The parameter of an initialiser that inputs_check finds wrong. */
+typedef enum {
+    INPUTS_AT_KIND, INPUTS_AT_VALUE, INPUTS_AT_LO, INPUTS_AT_HI, INPUTS_AT_EXPONENT,
+    INPUTS_AT_FRACTION, INPUTS_AT_LENGTH,
+} InputsAt;
+
+/* Whether p makes sense for type t: lo <= hi (as the exact integers too, where
+ * the spec wrote them), finite bounds, a zipf exponent > 0 over at most 2^53
+ * ranks, a hot fraction in [0, 1], a run length >= 1.  0, or -1 with err (no
+ * position) and *at naming the parameter.  The one check of both resolve (per
+ * point, with the spec position) and inputs_fill (in the worker), so the two
+ * cannot disagree. */
+int inputs_check(const ElemType *t, const InitParams *p, InputsAt *at, KvxError *err);
+
 /* Fill count elements of type t at host.  Integer kinds round and saturate to
  * the type's range; float kinds round to the type (f16/bf16 round to nearest
- * even).  0, or -1 with err for parameters that make no sense (lo > hi, a zipf
- * exponent <= 0, a fraction outside [0, 1], a run length < 1). */
+ * even).  0, or -1 with err for parameters that make no sense (inputs_check). */
 int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams *p,
                 int threads, KvxError *err);
 

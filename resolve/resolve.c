@@ -7,6 +7,7 @@
 #include "resolve.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,18 +71,37 @@ static int eval_dim(PointEnv *pe, const Expr *e, int64_t max, const SrcPos *at, 
 
 /* ---- buffers ---------------------------------------------------------------------- */
 
+/* The worker's own check of the evaluated parameters (inputs_check), here at
+ * the spec position of the parameter it names, so a plan that passes never
+ * fails in the worker for its inputs. */
+static int init_check(const InitSpec *in, const char *buf, const ElemType *t, const InitParams *ip,
+                      KvxError *err)
+{
+    InputsAt at;
+    KvxError e = {0};
+    if (inputs_check(t, ip, &at, &e) == 0)
+        return 0;
+    const Expr *by_at[] = {[INPUTS_AT_VALUE] = in->value, [INPUTS_AT_LO] = in->lo, [INPUTS_AT_HI] = in->hi,
+                           [INPUTS_AT_EXPONENT] = in->exponent, [INPUTS_AT_FRACTION] = in->fraction,
+                           [INPUTS_AT_LENGTH] = in->length};
+    const Expr *x = by_at[at];
+    kvx_error_set(err, KVX_EINPUT, x ? &x->pos : &in->pos, "buffer '%s': %s", buf, e.msg);
+    kvx_error_clear(&e);
+    return -1;
+}
+
 static int resolve_init(PointEnv *pe, const BufferSpec *bs, const MeasureSettings *m, int keys, CaseBuf *cb,
                         KvxError *err)
 {
     const InitSpec *in = spec_init_at(&bs->init, pe->vals);
     InitParams *ip = &cb->init;
     ip->kind = in->kind;
-    double len = 1;
+    ip->length = 1;
     if (eval_double(pe, in->value, 0, &ip->value, err) || eval_double(pe, in->lo, 0, &ip->lo, err) ||
         eval_double(pe, in->hi, 0, &ip->hi, err) || eval_double(pe, in->exponent, 1, &ip->exponent, err) ||
-        eval_double(pe, in->fraction, 0, &ip->fraction, err) || eval_double(pe, in->length, 1, &len, err))
+        eval_double(pe, in->fraction, 0, &ip->fraction, err) ||
+        (in->length && point_eval_int(pe, in->length, &ip->length, err)))
         return -1;
-    ip->length = (int64_t)len;
     /* Integers exactly as written (a double rounds above 2^53). */
     const Expr *ix[3] = {in->value, in->lo, in->hi};
     int64_t *iv[3] = {&ip->ivalue, &ip->ilo, &ip->ihi};
@@ -93,8 +113,30 @@ static int resolve_init(PointEnv *pe, const BufferSpec *bs, const MeasureSetting
         }
     }
     ip->seed = name_seed(m->seed, bs->name);
+    if (init_check(in, bs->name, &elem_types[cb->type], ip, err))
+        return -1;
     if (keys)   /* a hash of the parameters: most of a plan's time when a million points check */
         inputs_key(&elem_types[cb->type], cb->count, ip, cb->input_key);
+    return 0;
+}
+
+/* total += (count + offset) x element size, every step checked: a sum that
+ * wrapped would pass the device-memory check below.  The cap, 2^63 bytes,
+ * leaves the worker room to round each allocation up to 256 bytes. */
+static int add_bytes(const BufferSpec *bs, const CaseBuf *cb, const ElemType *t, uint64_t *total,
+                     KvxError *err)
+{
+    uint64_t elems, bytes, sum;
+    if (__builtin_add_overflow(cb->count, cb->offset, &elems) ||
+        __builtin_mul_overflow(elems, (uint64_t)t->size, &bytes) ||
+        __builtin_add_overflow(*total, bytes, &sum) || sum > (uint64_t)INT64_MAX) {
+        const Expr *at = bs->offset && cb->offset > cb->count ? bs->offset : bs->count;
+        kvx_error_set(err, KVX_EINPUT, &at->pos, "buffer '%s' is (count %llu + offset %llu) x %d "
+                      "bytes: the buffers need more than 2^63 bytes", bs->name,
+                      (unsigned long long)cb->count, (unsigned long long)cb->offset, t->size);
+        return -1;
+    }
+    *total = sum;
     return 0;
 }
 
@@ -122,7 +164,7 @@ static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, int keys, Cas
         if (point_eval_int(pe, bs->count, &count, err) ||
             (bs->offset && point_eval_int(pe, bs->offset, &offset, err)))
             return -1;
-        if (count < 1 || offset < 0 || (uint64_t)count > UINT64_MAX / 16 - (uint64_t)offset) {
+        if (count < 1 || offset < 0) {
             kvx_error_set(err, KVX_EINPUT, &bs->pos, "buffer '%s' has count %lld and offset %lld "
                           "(expected count >= 1, offset >= 0)", bs->name, (long long)count,
                           (long long)offset);
@@ -130,7 +172,8 @@ static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, int keys, Cas
         }
         cb->count = (uint64_t)count;
         cb->offset = (uint64_t)offset;
-        total += (cb->count + cb->offset) * (uint64_t)t->size;
+        if (add_bytes(bs, cb, t, &total, err))
+            return -1;
         if (pe->facts->mem_bytes > 0 && total > (uint64_t)pe->facts->mem_bytes) {
             kvx_error_set(err, KVX_EINPUT, &bs->pos, "the buffers need %.3g GB by '%s' (expected at "
                           "most the %.3g GB of device memory of %s)", total / 1e9, bs->name,
@@ -154,9 +197,22 @@ typedef struct ResolveKernel {
     const char *ptx;
 } ResolveKernel;
 
+/* A scalar parameter's C type as the source spells it: which values it holds
+ * unchanged. */
+typedef struct ParamType {
+    int known;          /* 0: a pointer, or a name kvx does not read (a typedef, a struct) */
+    int is_float;
+    int size;           /* bytes */
+    int is_signed;
+    int is_bool;
+    const ElemType *half;   /* f16 or bf16 for a 16-bit float parameter, else NULL */
+    char text[48];      /* "int thresh", for messages */
+} ParamType;
+
 typedef struct Params {
     PtxParam p[CASE_MAX_ARGS];
     int is_ptr[CASE_MAX_ARGS];
+    ParamType ct[CASE_MAX_ARGS];    /* from the source, when it could be read */
     int n;
     int known_widths;   /* from the PTX; else from the source (count, pointers) */
 } Params;
@@ -168,8 +224,104 @@ static const char *skip_space(const char *q)
     return q;
 }
 
-/* The parameter list of `name(` in a __global__ declaration of src: count and
- * which are pointers.  -1 when it is not found (it may hide behind a macro). */
+/* The C scalar types kvx reads, by their words in any order ("long unsigned
+ * int"); the device's long is 64 bits, as on every 64-bit host CUDA supports. */
+static const char *const type_words[] = {"unsigned", "signed", "char", "short", "int", "long", "float",
+                                         "double", "bool", NULL};
+static const struct {
+    const char *name;
+    int size, is_signed;
+    const char *half;   /* the element type of a 16-bit float */
+} type_names[] = {
+    {"int8_t", 1, 1, NULL}, {"uint8_t", 1, 0, NULL}, {"int16_t", 2, 1, NULL}, {"uint16_t", 2, 0, NULL},
+    {"int32_t", 4, 1, NULL}, {"uint32_t", 4, 0, NULL}, {"int64_t", 8, 1, NULL}, {"uint64_t", 8, 0, NULL},
+    {"size_t", 8, 0, NULL}, {"ptrdiff_t", 8, 1, NULL}, {"__half", 2, 1, "f16"}, {"half", 2, 1, "f16"},
+    {"__nv_bfloat16", 2, 1, "bf16"}, {"nv_bfloat16", 2, 1, "bf16"},
+};
+
+static int word_index(const char *w, size_t n)
+{
+    for (int i = 0; type_words[i]; i++)
+        if (strlen(type_words[i]) == n && !strncmp(type_words[i], w, n))
+            return i;
+    return -1;
+}
+
+/* t from the words of a type, the name already dropped: one of type_names,
+ * or type_words in any order.  Unknown otherwise. */
+static void classify(const char *const *w, const size_t *wl, int nw, ParamType *t)
+{
+    enum { U, S, CHAR, SHORT, INT, LONG, FLOAT, DOUBLE, BOOL, NWORDS };
+    for (size_t i = 0; nw == 1 && i < sizeof type_names / sizeof type_names[0]; i++)
+        if (strlen(type_names[i].name) == wl[0] && !strncmp(type_names[i].name, w[0], wl[0])) {
+            const char *h = type_names[i].half;
+            *t = (ParamType){.known = 1, .size = type_names[i].size, .is_signed = type_names[i].is_signed,
+                             .is_float = h != NULL, .half = h ? elem_type_find(h) : NULL};
+            return;
+        }
+    int count[NWORDS] = {0};
+    for (int i = 0; i < nw; i++) {
+        int k = word_index(w[i], wl[i]);
+        if (k < 0)
+            return;
+        count[k]++;
+    }
+    int ints = count[U] + count[S] + count[CHAR] + count[SHORT] + count[INT] + count[LONG];
+    int sized = count[CHAR] + count[SHORT] + (count[LONG] > 0);
+    if (nw == 1 && count[FLOAT])
+        *t = (ParamType){.known = 1, .is_float = 1, .size = 4};
+    else if (nw == 1 && count[DOUBLE])
+        *t = (ParamType){.known = 1, .is_float = 1, .size = 8};
+    else if (nw == 1 && count[BOOL])
+        *t = (ParamType){.known = 1, .size = 1, .is_bool = 1};
+    else if (nw > 0 && ints == nw && sized <= 1 && count[LONG] <= 2 && count[INT] <= 1 &&
+             count[U] + count[S] <= 1)
+        *t = (ParamType){.known = 1, .is_signed = !count[U], .size = count[CHAR] ? 1 : count[SHORT] ? 2 :
+                         count[LONG] ? 8 : 4};
+}
+
+/* The type of one parameter declaration, text b..e: its words less the
+ * qualifiers and the parameter's name.  Unknown for pointers, references,
+ * arrays, templates and names kvx does not know. */
+static void param_type(const char *b, const char *e, ParamType *t)
+{
+    static const char *const quals[] = {"const", "volatile", "__restrict__", "__restrict", "restrict",
+                                        "register", "__grid_constant__", NULL};
+    memset(t, 0, sizeof *t);
+    const char *w[8];
+    size_t wl[8];
+    int nw = 0;
+    for (const char *q = b; q < e; q++) {
+        if (strchr("*&[(<=", *q))
+            return;
+        if (!(isalnum((unsigned char)*q) || *q == '_'))
+            continue;
+        size_t len = 0;
+        while (q + len < e && (isalnum((unsigned char)q[len]) || q[len] == '_'))
+            len++;
+        int is_qual = 0;
+        for (int i = 0; quals[i]; i++)
+            is_qual |= strlen(quals[i]) == len && !strncmp(quals[i], q, len);
+        if (!is_qual && nw == 8)
+            return;
+        if (!is_qual) {
+            w[nw] = q;
+            wl[nw++] = len;
+        }
+        q += len - 1;
+    }
+    if (nw >= 2 && word_index(w[nw - 1], wl[nw - 1]) < 0)
+        nw--;   /* the parameter's name */
+    classify(w, wl, nw, t);
+    b = skip_space(b);
+    while (e > b && strchr(" \t\n\r", e[-1]))
+        e--;
+    snprintf(t->text, sizeof t->text, "%.*s", (int)(e - b), b);
+}
+
+/* The parameter list of `name(` in a __global__ declaration of src: count,
+ * which are pointers, and the scalars' C types.  -1 when it is not found (it
+ * may hide behind a macro). */
 static int source_params(const char *src, const char *name, Params *ps)
 {
     size_t n = strlen(name);
@@ -182,7 +334,7 @@ static int source_params(const char *src, const char *name, Params *ps)
         const char *g = strstr(decl, "__global__");
         if (!g || g > q)
             continue;
-        const char *p = skip_space(q + n) + 1;
+        const char *p = skip_space(q + n) + 1, *seg = p;
         int depth = 0, ptr = 0, any = 0;
         ps->n = 0;
         for (; *p && !(depth == 0 && *p == ')'); p++) {
@@ -193,15 +345,20 @@ static int source_params(const char *src, const char *name, Params *ps)
             ptr |= *p == '*' || *p == '[';
             any |= !(*p == ' ' || *p == '\t' || *p == '\n');
             if (depth == 0 && *p == ',') {
-                if (ps->n < CASE_MAX_ARGS)
+                if (ps->n < CASE_MAX_ARGS) {
                     ps->is_ptr[ps->n] = ptr;
+                    param_type(seg, p, &ps->ct[ps->n]);
+                }
                 ps->n++;
                 ptr = any = 0;
+                seg = p + 1;
             }
         }
         if (any || ps->n > 0) {
-            if (ps->n < CASE_MAX_ARGS)
+            if (ps->n < CASE_MAX_ARGS) {
                 ps->is_ptr[ps->n] = ptr;
+                param_type(seg, p, &ps->ct[ps->n]);
+            }
             ps->n++;
         }
         if (ps->n == 1 && !any)
@@ -224,6 +381,11 @@ static int kernel_params(const ResolveKernel *k, const SrcPos *at, Params *ps, K
         ps->known_widths = 1;
         for (int i = 0; i < ps->n && i < CASE_MAX_ARGS; i++)
             ps->is_ptr[i] = ps->p[i].size == 8 && !ps->p[i].is_float;
+        /* The PTX has widths but no signedness: the source's C types, where
+         * they can be read, say which values a parameter holds. */
+        Params src = {0};
+        if (k->source && source_params(k->source, k->name, &src) == 0 && src.n == ps->n)
+            memcpy(ps->ct, src.ct, sizeof ps->ct);
         return 0;
     }
     if (source_params(k->source, k->name, ps) < 0) {
@@ -304,6 +466,61 @@ static int geometry(PointEnv *pe, const LaunchSpec *l, LaunchOut *o, KvxError *e
     return 0;
 }
 
+/* The values an integer parameter of `bits` holds: its C type's range, or
+ * with only a PTX width (no signedness) -2^(w-1) .. 2^w-1. */
+static void int_range(const ParamType *ct, int bits, int64_t *lo, uint64_t *hi)
+{
+    int sign = !ct->known || ct->is_signed, unsign = !ct->known || !ct->is_signed;
+    *lo = !sign ? 0 : bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+    *hi = ct->is_bool ? 1 : bits >= 64 ? (unsign ? UINT64_MAX : INT64_MAX)
+        : unsign ? ((uint64_t)1 << bits) - 1 : ((uint64_t)1 << (bits - 1)) - 1;
+}
+
+/* Whether v reaches parameter i unchanged: an integer parameter takes a
+ * whole number in its range (put_scalar keeps only the low bytes), a float
+ * one a number within FLT_MAX.  The type is the source's C type, else the
+ * PTX's width; with neither (plan, a type kvx does not read) nothing is
+ * known to check.  0, or -1 with err at the argument. */
+static int scalar_fits(PointEnv *pe, const Expr *e, int i, const Params *ps, Value v, KvxError *err)
+{
+    const ParamType *ct = &ps->ct[i];
+    if (!ct->known && !ps->known_widths)
+        return 0;
+    int is_float = ct->known ? ct->is_float : ps->p[i].is_float;
+    int bits = 8 * (ct->known ? ct->size : ps->p[i].size);
+    char what[80];
+    if (ct->known)
+        snprintf(what, sizeof what, "'%s'", ct->text);
+    else
+        snprintf(what, sizeof what, "(%d bits)", bits);
+    double d = val_num(v);
+    /* the largest finite value: above it the parameter would read inf */
+    double fmax = ct->half ? (ct->half->id == ET_F16 ? 65504.0 : 0x1.fep127) : bits == 32 ? FLT_MAX : INFINITY;
+    if (is_float && fabs(d) > fmax) {
+        kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is %s, out of the range of the kernel's "
+                      "parameter %d %s (expected a magnitude of at most %g)", i + 1,
+                      val_text(pe->arena, v), i + 1, what, fmax);
+        return -1;
+    }
+    if (is_float)
+        return 0;
+    if (v.kind == VAL_FLOAT && !(d >= -0x1p63 && d < 0x1p63 && d == trunc(d))) {
+        kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is %s but the kernel's parameter %d %s is "
+                      "an integer (expected a whole number: round(), floor() or int() say how to round)",
+                      i + 1, val_text(pe->arena, v), i + 1, what);
+        return -1;
+    }
+    int64_t x = v.kind == VAL_FLOAT ? (int64_t)d : v.i, lo;
+    uint64_t hi;
+    int_range(ct, bits, &lo, &hi);
+    if (x >= lo && (x < 0 || (uint64_t)x <= hi))
+        return 0;
+    kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is %lld, out of the range of the kernel's "
+                  "parameter %d %s (expected %lld .. %llu)", i + 1, (long long)x, i + 1, what,
+                  (long long)lo, (unsigned long long)hi);
+    return -1;
+}
+
 static int one_arg(PointEnv *pe, const Expr *e, int i, const Params *ps, CaseArg *ca, KvxError *err)
 {
     const Spec *s = pe->spec;
@@ -335,8 +552,16 @@ static int one_arg(PointEnv *pe, const Expr *e, int i, const Params *ps, CaseArg
                       "is a pointer (expected a buffer)", i + 1, i + 1);
         return -1;
     }
+    if (v.kind == VAL_BOOL)
+        v = val_int(v.i);   /* val_num reads a bool as 0 */
+    if (scalar_fits(pe, e, i, ps, v, err))
+        return -1;
     PtxParam pp = ps->known_widths ? ps->p[i] : (PtxParam){8, 0, 8};
     put_scalar(ca, &pp, v);
+    if (ps->ct[i].half) {   /* the PTX calls it 2 bytes, not a float: encode it here */
+        *ca = (CaseArg){.buf = -1, .size = 2, .align = 2};
+        elem_set_f64(ps->ct[i].half, ca->bytes, 0, val_num(v));
+    }
     return 0;
 }
 

@@ -272,7 +272,11 @@ static void test_functions(void **state)
     check_float("log2(1000)", log2(1000.0));
     check_err("log2(0)", "'log2' of a non-positive number (0)", 7, 12);
     check_int("pow2(10)", 1024);
-    check_float("pow2(-2)", 0.25);
+    /* issue 22 item 3: a fraction from pow2 was rounded where it landed */
+    check_err("pow2(-2)", "'pow2' of a negative exponent (pow2(-2) is not an integer; write 2^-2", 7, 12);
+    check_float("2^-2", 0.25);
+    check_float("float(2^53)", 9007199254740992.0);
+    check_err("float(2^53 + 1)", "'float' of 9007199254740993 would round it", 7, 12);
     check_int("clamp(5, 0, 3)", 3);
     check_int("clamp(-1, 0, 3)", 0);
     check_float("clamp(1.5, 0, 3)", 1.5);
