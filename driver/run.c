@@ -321,8 +321,9 @@ static int session_plan(RunSession *r)
         mkdir_p(dir);
         free(dir);
     }
+    /* Not a kvx database, or a newer one: bad input (2), as from every verb. */
     if (!(r->st = store_open(r->db_path, &r->err)))
-        return run_fail(r, 3);
+        return run_fail(r, r->err.code == KVX_EINPUT ? 2 : 3);
     for (int i = 0; i < s->nbaseline; i++)
         r->base_mask |= 1ULL << s->baseline[i].axis;
     for (int i = 0; i < s->noptions; i++)
