@@ -6,8 +6,10 @@
  *   cases     one row per (variant, workload point): status and measurements
  * The database is in WAL mode; each case is committed on its own, so a killed
  * run loses at most the case in flight.  A case's `key` (see store_case_key) is
- * unique: `kvx run` skips a case whose key is stored, and `kvx merge` keeps one
- * row per key.  Axis values are stored as a JSON object in cases.axes so that any
+ * unique: `kvx run` skips a case whose key is stored, two runs filling one file
+ * keep the first row committed (store_put_case), and `kvx merge` keeps one
+ * row per key.  A file with other applications' tables is refused before any
+ * pragma changes it.  Axis values are stored as a JSON object in cases.axes so that any
  * axis can be pivoted with json_extract and bound parameters. */
 #ifndef KVX_STORE_H
 #define KVX_STORE_H

@@ -167,7 +167,7 @@ static void stop_with(int sig, const char *name)
     unsetenv("KVX_FAKE_NS_PER_BYTE");
     if (rc != 128 + sig || !log_has(log, name)) {
         dump(log);
-        fail_msg("kvx run stopped by %s exited %d (expected %d)", name, rc, 128 + sig);
+        fail_msg("kvx run sent signal %d exited %d (expected %d and '%s')", sig, rc, 128 + sig, name);
     }
     int stored = db_int(db, "SELECT count(*) FROM cases");
     assert_true(stored >= 1 && stored < SCALE_POINTS);
