@@ -520,7 +520,10 @@ static int session_finish(RunSession *r)
     if (r->run_id && store_end_run(r->st, r->run_id, wall, sb_str(&profj), &r->err) != 0)
         run_fail(r, 3);
     const Tally *t = &r->tally;
-    int stored = t->done - t->taken;
+    int stored = 0;     /* the rows this run stored: a result another run stored first, or one
+                           a store error lost, is done but not counted */
+    for (int k = 0; k < CASE_STATUS_COUNT; k++)
+        stored += t->counts[k];
     /* A run that stored nothing leaves no row behind (its cases were all
      * stored earlier, or by another run meanwhile). */
     if (r->run_id && stored == 0) {

@@ -175,9 +175,11 @@ static void store_local(RunSession *r, const Worker *wk, int idx, const CaseResu
     CaseRow row;
     row_identity(r, wk, idx, res, &row);
     int put = store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err);
-    if (put < 0)
-        run_fail(r, 3);
     r->tally.done++;
+    if (put < 0) {
+        run_fail(r, 3);  /* not stored: not in the counts the summary prints */
+        return;
+    }
     if (put == 1) {
         note_taken(r, idx);
         return;
@@ -422,11 +424,16 @@ static void collect_one(RunSession *r, Worker *wk, short revents, double *tp)
         }
         wk->nq = 0;
     }
-    if (store_result(r, wk, idx, &res, got_result) == 1) {
-        r->tally.done++;
-        note_taken(r, idx);
-    } else {
+    int put = store_result(r, wk, idx, &res, got_result);
+    if (put == 0) {
         note_result(r, idx, &res, got_result);
+    } else {
+        /* Not this run's row: done, but not in the counts (a store error has
+         * set r->rc and ends the loop). */
+        r->tally.done++;
+        r->live[idx] = 0;
+        if (put == 1)
+            note_taken(r, idx);
     }
     part_add(&r->prof, RUN_PART_commit, tp);
     if (restart)

@@ -214,18 +214,19 @@ static int check_version(Store *s, KvxError *err)
     return 0;
 }
 
-/* A file that holds tables and not kvx's (another application's SQLite
- * database, given to --db by mistake) is refused before anything changes it:
- * the WAL pragma below would switch its journal mode for good.  0 or -1. */
+/* A file that holds tables but no schema_version, which every kvx layout
+ * has (another application's SQLite database, given to --db by mistake), is
+ * refused before anything changes it: the WAL pragma below would switch its
+ * journal mode for good.  0 or -1. */
 static int check_foreign(Store *s, KvxError *err)
 {
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(name IN ('cases', 'schema_version')), 0),"
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(name = 'schema_version'), 0),"
                            " group_concat(name, ', ') FROM sqlite_master WHERE type = 'table' AND"
                            " name NOT LIKE 'sqlite_%'", -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, err, "reading its tables");
     int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : db_fail(s, err, "reading its tables");
-    if (rc == 0 && sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) < 2) {
+    if (rc == 0 && sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (it holds other tables: %.200s);"
                       " left as it was", s->path, (const char *)sqlite3_column_text(q, 2));
         rc = -1;
