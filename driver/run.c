@@ -497,6 +497,27 @@ static int session_begin(RunSession *r)
 
 /* ---- the end ---------------------------------------------------------------------------- */
 
+/* The run row's end (wall_s, the profile), or no row at all for a run that
+ * stored nothing (its cases were all stored earlier, or by another run
+ * meanwhile).  The rows this run stored: a result another run stored first,
+ * or one a store error lost, is done but not counted. */
+static int close_row(RunSession *r, double wall, const char *profile_json)
+{
+    int stored = 0;
+    for (int k = 0; k < CASE_STATUS_COUNT; k++)
+        stored += r->tally.counts[k];
+    if (r->run_id && store_end_run(r->st, r->run_id, wall, profile_json, &r->err) != 0)
+        run_fail(r, 3);
+    if (r->run_id && stored == 0) {
+        int dropped = store_drop_empty_run(r->st, r->run_id, &r->err);
+        if (dropped < 0)
+            run_fail(r, 3);
+        else if (dropped)
+            r->run_id = 0;
+    }
+    return stored;
+}
+
 /* Workers ended, the compile thread joined, the run row closed, the summary
  * printed, then --counters' pass.  The exit status. */
 static int session_finish(RunSession *r)
@@ -517,22 +538,8 @@ static int session_finish(RunSession *r)
     StrBuf profj;
     sb_init(&profj);
     profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
-    if (r->run_id && store_end_run(r->st, r->run_id, wall, sb_str(&profj), &r->err) != 0)
-        run_fail(r, 3);
     const Tally *t = &r->tally;
-    int stored = 0;     /* the rows this run stored: a result another run stored first, or one
-                           a store error lost, is done but not counted */
-    for (int k = 0; k < CASE_STATUS_COUNT; k++)
-        stored += t->counts[k];
-    /* A run that stored nothing leaves no row behind (its cases were all
-     * stored earlier, or by another run meanwhile). */
-    if (r->run_id && stored == 0) {
-        int dropped = store_drop_empty_run(r->st, r->run_id, &r->err);
-        if (dropped < 0)
-            run_fail(r, 3);
-        else if (dropped)
-            r->run_id = 0;
-    }
+    int stored = close_row(r, wall, sb_str(&profj));
     printf("\n%d cases in %.1f s:", stored, wall);
     for (int k = 0; k < CASE_STATUS_COUNT; k++)
         if (t->counts[k])
