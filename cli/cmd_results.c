@@ -12,6 +12,7 @@
 #include "gen/spec.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -266,6 +267,60 @@ const CliVerb cmd_report_verb = {
 
 /* ---- output files and errors ----------------------------------------------------------------- */
 
+/* The temporary output being written, removed by SIGINT, SIGTERM or SIGHUP
+ * (the signal then re-raised, its default action restored by SA_RESETHAND),
+ * so that a killed table or export leaves no *.tmpXXXXXX beside its --out.
+ * One output at a time per process; the handler touches only this buffer. */
+static char tmp_live[4200];
+static const int tmp_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction tmp_old[sizeof tmp_sigs / sizeof tmp_sigs[0]];
+
+static void tmp_on_signal(int sig)
+{
+    if (tmp_live[0])
+        unlink(tmp_live);
+    raise(sig);
+}
+
+/* mkstemp on template (kept in tmp_live) with the handlers in place; signals
+ * held meanwhile, so none finds a file not yet named.  The fd, or -1. */
+static int tmp_create(const char *template)
+{
+    sigset_t hold, was;
+    sigemptyset(&hold);
+    for (size_t i = 0; i < sizeof tmp_sigs / sizeof tmp_sigs[0]; i++)
+        sigaddset(&hold, tmp_sigs[i]);
+    if (strlen(template) >= sizeof tmp_live) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    sigprocmask(SIG_BLOCK, &hold, &was);
+    snprintf(tmp_live, sizeof tmp_live, "%s", template);
+    int fd = mkstemp(tmp_live);
+    if (fd < 0) {
+        tmp_live[0] = 0;
+    } else {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tmp_on_signal;
+        sa.sa_flags = SA_RESETHAND;
+        for (size_t i = 0; i < sizeof tmp_sigs / sizeof tmp_sigs[0]; i++)
+            sigaction(tmp_sigs[i], &sa, &tmp_old[i]);
+    }
+    sigprocmask(SIG_SETMASK, &was, NULL);
+    return fd;
+}
+
+/* The temporary is gone (renamed or removed): the handlers as they were. */
+static void tmp_done(void)
+{
+    if (!tmp_live[0])
+        return;
+    for (size_t i = 0; i < sizeof tmp_sigs / sizeof tmp_sigs[0]; i++)
+        sigaction(tmp_sigs[i], &tmp_old[i], NULL);
+    tmp_live[0] = 0;
+}
+
 /* Write through a temporary in the destination's folder, renamed over it
  * only at the end, so that a failed table leaves no half file.  Only a
  * regular file is replaced: a device (as root, --out /dev/null would have
@@ -286,13 +341,16 @@ static FILE *out_open(const char *path, char **tmp)
     size_t n = strlen(path) + 16;
     *tmp = xmalloc(n);
     snprintf(*tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(*tmp);
+    int fd = tmp_create(*tmp);
+    if (fd >= 0)
+        snprintf(*tmp, n, "%s", tmp_live);
     FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
         fprintf(stderr, "kvx: cannot write '%s': %s\n", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
             unlink(*tmp);
+            tmp_done();
         }
         free(*tmp);
         *tmp = NULL;
@@ -317,6 +375,7 @@ static int out_close(FILE *f, const char *path, char *tmp, int ok)
             fprintf(stderr, "kvx: cannot write '%s': %s\n", path, strerror(errno));
         if (!ok || rc)
             remove(tmp);
+        tmp_done();
     } else if (f) {
         rc = fflush(f);
     }
@@ -610,6 +669,22 @@ static int merge_inputs(Store *out, char **in, int n, KvxError *err)
     return 0;
 }
 
+/* 1 after saying so when an input is the output itself (by device and
+ * inode: another name, a link): SQLite would wait for the output's own write
+ * lock, then fail with "database is locked". */
+static int merge_same_file(const char *outp, char **in, int n)
+{
+    struct stat o, st;
+    if (stat(outp, &o) != 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (stat(in[i], &st) == 0 && st.st_dev == o.st_dev && st.st_ino == o.st_ino) {
+            fprintf(stderr, "kvx merge: '%s' is the output '%s' itself: nothing to merge\n", in[i], outp);
+            return 1;
+        }
+    return 0;
+}
+
 int cmd_merge(int argc, char **argv)
 {
     CliArgs a;
@@ -625,6 +700,8 @@ int cmd_merge(int argc, char **argv)
         }
     KvxError err = {0};
     const char *outp = a.operand[0];
+    if (merge_same_file(outp, a.operand + 1, a.noperands - 1))
+        return KVX_EINPUT;
     int existed = access(outp, F_OK) == 0;
     Store *out = store_open(outp, &err);
     if (!out) {

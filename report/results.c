@@ -148,12 +148,41 @@ static int check_intact(sqlite3 *db, const char *path, KvxError *err)
         rc = sqlite3_step(q);
     const char *what = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
     int ok = what && !strcmp(what, "ok");
+    /* A database failure, the same class (3) as a corrupt file found by a
+     * run or a merge. */
     if (!ok)
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: the database is corrupt (%s: %s)", path,
+        kvx_error_set(err, KVX_EIO, NULL, "%s: the database is corrupt (%s: %s)", path,
                       what ? "quick_check" : sqlite3_errstr(sqlite3_extended_errcode(db)),
                       what ? what : sqlite3_errmsg(db));
     sqlite3_finalize(q);
     return ok ? 0 : -1;
+}
+
+/* A kvx database of a schema this kvx reads: one written by a newer kvx is
+ * refused, as `kvx run` refuses it, rather than misread.  0 or -1 with err
+ * (KVX_EINPUT). */
+static int check_schema(sqlite3 *db, const char *path, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    int ok = sqlite3_prepare_v2(db, "SELECT (SELECT max(version) FROM schema_version) FROM cases LIMIT 0",
+                                -1, &q, NULL) == SQLITE_OK;
+    sqlite3_finalize(q);
+    if (!ok) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (%s)", path,
+                      sqlite3_errmsg(db));
+        return -1;
+    }
+    int version = 0;
+    if (sqlite3_prepare_v2(db, "SELECT max(version) FROM schema_version", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        version = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (version > STORE_SCHEMA_VERSION) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: results schema %d is newer than this kvx understands (%d)",
+                      path, version, STORE_SCHEMA_VERSION);
+        return -1;
+    }
+    return 0;
 }
 
 sqlite3 *results_open_existing(const char *path, KvxError *err)
@@ -184,12 +213,7 @@ sqlite3 *results_open_existing(const char *path, KvxError *err)
         sqlite3_close(db);
         return NULL;
     }
-    sqlite3_stmt *q = NULL;
-    int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM cases LIMIT 0", -1, &q, NULL) == SQLITE_OK;
-    sqlite3_finalize(q);
-    if (!ok) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (%s)", path,
-                      sqlite3_errmsg(db));
+    if (check_schema(db, path, err)) {
         sqlite3_close(db);
         return NULL;
     }

@@ -746,9 +746,22 @@ static int merge_attach(sqlite3 *db, const char *in_path, KvxError *err)
     return 0;
 }
 
-/* src is a kvx results database of a schema this kvx reads. */
+/* src is a kvx results database of a schema this kvx reads; a corrupt one
+ * is a database failure (KVX_EIO), as from every verb. */
 static int merge_check_schema(sqlite3 *db, const char *in_path, KvxError *err)
 {
+    sqlite3_stmt *q = NULL;
+    const char *what = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA src.quick_check(1)", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        what = (const char *)sqlite3_column_text(q, 0);
+    if (!what || strcmp(what, "ok")) {
+        kvx_error_set(err, KVX_EIO, NULL, "%s: the database is corrupt (%s)", in_path,
+                      what ? what : sqlite3_errmsg(db));
+        sqlite3_finalize(q);
+        return -1;
+    }
+    sqlite3_finalize(q);
     int version = count_rows(db, "SELECT max(version) FROM src.schema_version");
     if (version < 1 || count_rows(db, "SELECT count(*) FROM src.cases") < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database", in_path);

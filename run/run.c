@@ -226,6 +226,38 @@ static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const in
 }
 
 
+/* ---- SIGINT, SIGTERM ---------------------------------------------------------------- */
+
+/* Set by the handler, read by the loop: a stop finishes the commit in
+ * progress (SQLite is never entered from the handler) and closes the run row,
+ * so that a ^C leaves every stored case and the run's wall_s. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
+int run_stopping(void) { return stop_signal; }
+
+/* The handlers while the run's cases go; *old gets the previous ones.  One
+ * shot (SA_RESETHAND): a second ^C kills at once.  No SA_RESTART: the loop's
+ * poll returns at the signal. */
+static void stop_catch(struct sigaction old[2])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void stop_release(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
 int run_fail(RunSession *r, int rc)
 {
     kvx_error_print(&r->err, stderr);
@@ -289,8 +321,9 @@ static int session_plan(RunSession *r)
         mkdir_p(dir);
         free(dir);
     }
+    /* Not a kvx database, or a newer one: bad input (2), as from every verb. */
     if (!(r->st = store_open(r->db_path, &r->err)))
-        return run_fail(r, 3);
+        return run_fail(r, r->err.code == KVX_EINPUT ? 2 : 3);
     for (int i = 0; i < s->nbaseline; i++)
         r->base_mask |= 1ULL << s->baseline[i].axis;
     for (int i = 0; i < s->noptions; i++)
@@ -399,6 +432,11 @@ static int session_run_row(RunSession *r)
                   .started_at = started, .baseline_json = sb_str(&basej),
                   .axes_json = sb_str(&declared), .devices_json = sb_str(&devj)};
     int rc = store_begin_run(r->st, &env, &r->run_id, &r->err) != 0 ? run_fail(r, 3) : 0;
+    if (rc == 0 && (r->from_end = store_run_beside(r->st, r->run_id, s->name, &r->err)) < 0)
+        rc = run_fail(r, 3);
+    if (r->from_end > 0)
+        printf("another run of %s is filling %s: this one takes its cases from the other end\n", s->name,
+               r->db_path);
     sb_free(&cmd), sb_free(&basej), sb_free(&declared), sb_free(&devj);
     stage_end(&r->prof, RUN_STAGE_store);
     return rc;
@@ -459,12 +497,34 @@ static int session_begin(RunSession *r)
 
 /* ---- the end ---------------------------------------------------------------------------- */
 
+/* The run row's end (wall_s, the profile), or no row at all for a run that
+ * stored nothing (its cases were all stored earlier, or by another run
+ * meanwhile).  The rows this run stored: a result another run stored first,
+ * or one a store error lost, is done but not counted. */
+static int close_row(RunSession *r, double wall, const char *profile_json)
+{
+    int stored = 0;
+    for (int k = 0; k < CASE_STATUS_COUNT; k++)
+        stored += r->tally.counts[k];
+    if (r->run_id && store_end_run(r->st, r->run_id, wall, profile_json, &r->err) != 0)
+        run_fail(r, 3);
+    if (r->run_id && stored == 0) {
+        int dropped = store_drop_empty_run(r->st, r->run_id, &r->err);
+        if (dropped < 0)
+            run_fail(r, 3);
+        else if (dropped)
+            r->run_id = 0;
+    }
+    return stored;
+}
+
 /* Workers ended, the compile thread joined, the run row closed, the summary
  * printed, then --counters' pass.  The exit status. */
 static int session_finish(RunSession *r)
 {
+    /* Stopped: a worker's case in flight is not waited for. */
     for (int w = 0; w < r->ndev; w++)
-        run_worker_stop(&r->workers[w], 0);
+        run_worker_stop(&r->workers[w], run_stopping() != 0);
     if (r->comp_started)
         pthread_join(r->comp.thread, NULL);
     r->comp_started = 0;
@@ -478,17 +538,16 @@ static int session_finish(RunSession *r)
     StrBuf profj;
     sb_init(&profj);
     profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
-    if (r->run_id && store_end_run(r->st, r->run_id, wall, sb_str(&profj), &r->err) != 0) {
-        kvx_error_print(&r->err, stderr);
-        kvx_error_clear(&r->err);
-    }
     const Tally *t = &r->tally;
-    printf("\n%d cases in %.1f s:", t->done, wall);
+    int stored = close_row(r, wall, sb_str(&profj));
+    printf("\n%d cases in %.1f s:", stored, wall);
     for (int k = 0; k < CASE_STATUS_COUNT; k++)
         if (t->counts[k])
             printf(" %d %s", t->counts[k], case_status_names[k]);
     if (r->nstored)
         printf(" (%d stored earlier, skipped)", r->nstored);
+    if (t->taken)
+        printf(" (%d stored by another run meanwhile, skipped)", t->taken);
     if (r->pref.kind != PLAN_REF_NONE)
         printf("\nreference kernel: %d run%s for %d cases (once per reference key and worker)", t->refs_run,
                t->refs_run == 1 ? "" : "s", t->done);
@@ -500,17 +559,22 @@ static int session_finish(RunSession *r)
         printf("profile_json %s\n", sb_str(&profj));
     }
     sb_free(&profj);
-    if (t->done && r->rc == 0) {
+    if (stored && r->rc == 0) {
         run_print_best(&r->p, r->cases, r->medians, r->ncases, r->base_mask);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
                r->db_path, (long long)r->run_id, r->db_path, r->s->name);
     }
     /* A pass of its own, after the timed run: a profiler replays kernels. */
-    if (r->kept && r->rc == 0 && t->done)
+    if (r->kept && r->rc == 0 && stored && !run_stopping())
         r->rc = run_counters(r->st, r->run_id, r->kept, r->kept_keys, r->ncases, r->devs[0]);
     if (r->rc)
         return r->rc;
-    return t->counts[CASE_ok] == t->done ? 0 : 1;
+    if (run_stopping()) {
+        fprintf(stderr, "kvx run: stopped by %s after %d of %d cases; the run is recorded, and a run again"
+                " measures the rest\n", run_stopping() == SIGINT ? "SIGINT" : "SIGTERM", t->done, r->ncases);
+        return 128 + run_stopping();
+    }
+    return t->counts[CASE_ok] == stored ? 0 : 1;
 }
 
 /* Free whatever the stages made; a zeroed session is fine. */
@@ -553,12 +617,17 @@ int run_main(const RunOpts *o, int argc, char **argv)
     int rc = session_open(r, o, argc, argv);
     if (rc == RUN_PER_ARCH)
         rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);
-    else if (rc == 0 && (rc = session_plan(r)) == 0) {
-        run_order(r);
-        session_compile(r);
-        if (session_begin(r) == 0)
-            run_loop(r);
-        rc = session_finish(r);
+    else if (rc == 0) {
+        struct sigaction old[2];
+        stop_catch(old);
+        if ((rc = session_plan(r)) == 0) {
+            run_order(r);
+            session_compile(r);
+            if (session_begin(r) == 0)
+                run_loop(r);
+            rc = session_finish(r);
+        }
+        stop_release(old);
     }
     session_close(r);
     free(r);

@@ -66,7 +66,8 @@ int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
 
 /* The run of o's spec, in stages (run.c's head).  argv: the verb's words, as
  * stored with the run and passed on to the runs of other archs.  The exit
- * status: 0 every case ok, 1 some not, 2 bad input, 3 a store failure. */
+ * status: 0 every case this run stored ok, 1 some not, 2 bad input, 3 a store
+ * failure, 128 + the signal when SIGINT or SIGTERM stopped it. */
 int run_main(const RunOpts *o, int argc, char **argv);
 
 /* ---- run_cases.c --------------------------------------------------------------------- */
@@ -195,6 +196,8 @@ Range *run_units(const int *gstart, int ngroups, const double *case_ms, const do
 typedef struct Tally {
     int counts[CASE_STATUS_COUNT];
     int done, total, skipped_stored;
+    int taken;                  /* of done: cases another run on the database stored first (skipped at
+                                   hand-out, or measured here and dropped); not in counts */
     double t_input, t_verify, t_measure;
     int refs_run;               /* reference kernel runs (once per reference key and worker) */
 } Tally;
@@ -371,6 +374,7 @@ typedef struct RunSession {
     RunHistory hist;            /* stored times (session_plan, before --rerun forgets them) */
     Range *units;               /* what is handed out, longest first (run_order) */
     int nunits, next_unit;
+    int from_end;               /* units taken last first: another run fills the database (store_run_beside) */
     Range orphan[RUN_MAX_DEVICES];  /* groups whose worker could not be restarted */
     int norphans;
     int *live;                  /* 1 = handed out */
@@ -383,6 +387,11 @@ typedef struct RunSession {
     CaseDesc *kept;             /* --counters: each case as it was sent */
     const char **kept_keys;     /* --counters: the keys of those that ran */
 } RunSession;
+
+/* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0.  The loop
+ * then hands out nothing more and stores nothing more than the results that
+ * came; the run row is closed and the exit status is 128 + it. */
+int run_stopping(void);
 
 /* Print r->err and clear it; r->rc = rc.  Returns rc. */
 int run_fail(RunSession *r, int rc);

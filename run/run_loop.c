@@ -37,7 +37,7 @@ static int next_group(RunSession *r, Worker *wk)
     if (r->norphans > 0)
         u = &r->orphan[--r->norphans];
     else if (r->next_unit < r->nunits)
-        u = &r->units[r->next_unit++];
+        u = &r->units[r->from_end ? r->nunits - 1 - r->next_unit++ : r->next_unit++];
     else
         return 0;
     wk->cur = u->cur, wk->end = u->end, wk->group = u->group;
@@ -154,19 +154,64 @@ static void row_identity(const RunSession *r, const Worker *wk, int idx, const C
     row->device_uuid = wk->info.uuid, row->status = case_status_names[res->status], row->detail = res->detail;
 }
 
+/* Case idx was stored by another run first: counted as done, not as this
+ * run's. */
+static void note_taken(RunSession *r, int idx)
+{
+    r->tally.taken++;
+    r->live[idx] = 0;
+    r->medians[idx] = NAN;
+    if (!r->tty) {
+        printf("%-13s %s  stored by another run first (its row is kept)\n", "taken", r->cases[idx].label);
+        fflush(stdout);
+    }
+    progress(&r->tally, r->t0, r->tty);
+}
+
 /* A case decided in the parent (compile error, skipped, a dead worker): its row. */
 static void store_local(RunSession *r, const Worker *wk, int idx, const CaseResult *res)
 {
     const RunCase *rcs = &r->cases[idx];
     CaseRow row;
     row_identity(r, wk, idx, res, &row);
-    if (store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err) != 0)
-        run_fail(r, 3);
-    r->tally.counts[res->status]++;
+    int put = store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err);
     r->tally.done++;
+    if (put < 0) {
+        run_fail(r, 3);  /* not stored: not in the counts the summary prints */
+        return;
+    }
+    if (put == 1) {
+        note_taken(r, idx);
+        return;
+    }
+    r->tally.counts[res->status]++;
     if (!r->tty)
         printf("%-13s %s  %s\n", case_status_names[res->status], rcs->label, res->detail);
     progress(&r->tally, r->t0, r->tty);
+}
+
+/* Skip the cases at the head of the worker's unit that another run on the
+ * database has stored since the case list was made (two unsharded runs side
+ * by side): measured once is enough.  A skipped baseline leaves the rest of
+ * its group without the differential check, as a baseline stored earlier
+ * does.  1 a case is left in the unit, 0 none, -1 after a store error. */
+static int skip_stored(RunSession *r, Worker *wk)
+{
+    for (; wk->cur < wk->end; wk->cur++) {
+        const RunCase *c = &r->cases[wk->cur];
+        int has = store_has_case(r->st, c->key, &r->err);
+        if (has < 0) {
+            run_fail(r, 3);
+            return -1;
+        }
+        if (!has)
+            return 1;
+        if (c->is_baseline)
+            r->gbase[wk->group] = 0;
+        r->tally.done++;
+        note_taken(r, wk->cur);
+    }
+    return 0;
 }
 
 /* The compiled jobs of the worker's next case, once ready.  1 ready; 0 not yet
@@ -201,8 +246,11 @@ static int jobs_ready(RunSession *r, Worker *wk, JitJob **j, JitJob **rj)
  * not (full, busy waiting on a compile, nothing left, or an error: r->rc). */
 static int handout_one(RunSession *r, Worker *wk)
 {
-    if (!wk->pid || wk->broken || wk->nq >= RUN_PIPELINE || !next_group(r, wk))
+    if (run_stopping() || !wk->pid || wk->broken || wk->nq >= RUN_PIPELINE || !next_group(r, wk))
         return 0;
+    int left = skip_stored(r, wk);
+    if (left <= 0)
+        return left == 0;
     JitJob *j, *rj;
     if (jobs_ready(r, wk, &j, &rj) <= 0)
         return 0;
@@ -240,8 +288,9 @@ static int handout_one(RunSession *r, Worker *wk)
 /* ---- the loop: results ------------------------------------------------------------- */
 
 /* The row of a case a worker answered (or that timed out, or whose worker
- * died: got_result 0). */
-static void store_result(RunSession *r, const Worker *wk, int idx, const CaseResult *res, int got_result)
+ * died: got_result 0).  store_put_case's 0, 1 (another run stored it first)
+ * or -1 (r->rc is 3). */
+static int store_result(RunSession *r, const Worker *wk, int idx, const CaseResult *res, int got_result)
 {
     const RunCase *rcs = &r->cases[idx];
     CaseRow row;
@@ -270,9 +319,11 @@ static void store_result(RunSession *r, const Worker *wk, int idx, const CaseRes
     row.profile_json = cprof;
     row.sm_mhz = res->sm_mhz, row.mem_mhz = res->mem_mhz, row.sm_max_mhz = res->sm_max_mhz;
     row.throttled = res->sm_mhz > 0 && res->sm_max_mhz > 0 ? res->throttled : -1;
-    if (store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err) != 0)
+    int put = store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err);
+    if (put < 0)
         run_fail(r, 3);
     free(cprof);
+    return put;
 }
 
 /* What a result means for the tally, the summary and the terminal. */
@@ -324,6 +375,10 @@ static int read_result(RunSession *r, Worker *wk, short revents, CaseResult *res
             r->tally.refs_run += res->ref_ran;
             return 1;
         }
+        /* A worker dead after a stop was asked for went with the same
+         * signal (a terminal's ^C reaches the whole group): no fault. */
+        if (run_stopping())
+            return 0;
         memset(res, 0, sizeof *res);
         res->status = CASE_fault;
         res->rel_err = NAN;
@@ -369,8 +424,17 @@ static void collect_one(RunSession *r, Worker *wk, short revents, double *tp)
         }
         wk->nq = 0;
     }
-    store_result(r, wk, idx, &res, got_result);
-    note_result(r, idx, &res, got_result);
+    int put = store_result(r, wk, idx, &res, got_result);
+    if (put == 0) {
+        note_result(r, idx, &res, got_result);
+    } else {
+        /* Not this run's row: done, but not in the counts (a store error has
+         * set r->rc and ends the loop). */
+        r->tally.done++;
+        r->live[idx] = 0;
+        if (put == 1)
+            note_taken(r, idx);
+    }
     part_add(&r->prof, RUN_PART_commit, tp);
     if (restart)
         worker_replace(r, wk);
@@ -409,7 +473,7 @@ static void collect(RunSession *r)
 void run_loop(RunSession *r)
 {
     r->prof.loop_t0 = now_ms();
-    while (r->rc == 0 && r->tally.done < r->ncases && r->nworkers > 0) {
+    while (r->rc == 0 && !run_stopping() && r->tally.done < r->ncases && r->nworkers > 0) {
         /* Cases to workers with room in their queue, in order, as their
          * sources become ready. */
         for (int w = 0; w < r->ndev && r->rc == 0; w++)

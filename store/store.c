@@ -74,7 +74,7 @@ static const char *const cases_v4_columns[] = {
 
 enum {
     ST_RUN, ST_END_RUN, ST_VAR_INSERT, ST_VAR_FIND, ST_CASE, ST_HAS, ST_FORGET,
-    ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNTERS, ST_COUNT
+    ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNTERS, ST_DROP_VARS, ST_DROP_RUN, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -104,6 +104,10 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_COUNTERS] = "UPDATE cases SET l2_atom_requests = ?, l2_red_requests = ?, dram_read_bytes = ?,"
                     " dram_write_bytes = ? WHERE run_id = ? AND key = ?",
+    /* Only a run without cases: a case's variant_id points at its run's variants. */
+    [ST_DROP_VARS] = "DELETE FROM variants WHERE run_id = ?1 AND NOT EXISTS"
+                     " (SELECT 1 FROM cases WHERE run_id = ?1)",
+    [ST_DROP_RUN] = "DELETE FROM runs WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM cases WHERE run_id = ?1)",
 };
 
 struct Store {
@@ -210,6 +214,27 @@ static int check_version(Store *s, KvxError *err)
     return 0;
 }
 
+/* A file that holds tables but no schema_version, which every kvx layout
+ * has (another application's SQLite database, given to --db by mistake), is
+ * refused before anything changes it: the WAL pragma below would switch its
+ * journal mode for good.  0 or -1. */
+static int check_foreign(Store *s, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(name = 'schema_version'), 0),"
+                           " group_concat(name, ', ') FROM sqlite_master WHERE type = 'table' AND"
+                           " name NOT LIKE 'sqlite_%'", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, err, "reading its tables");
+    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : db_fail(s, err, "reading its tables");
+    if (rc == 0 && sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (it holds other tables: %.200s);"
+                      " left as it was", s->path, (const char *)sqlite3_column_text(q, 2));
+        rc = -1;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
 Store *store_open(const char *path, KvxError *err)
 {
     Store *s = xcalloc(1, sizeof *s);
@@ -222,6 +247,8 @@ Store *store_open(const char *path, KvxError *err)
     /* Several kvx processes (shards on one host, a `kvx table` during a run)
      * may share a file: wait for a lock instead of failing at once. */
     sqlite3_busy_timeout(s->db, 10000);
+    if (check_foreign(s, err))
+        goto fail;
     /* synchronous=NORMAL: in WAL mode a commit then writes the log without an
      * fsync, which cost more than a small kernel's measurement per case; a
      * power loss may drop the last cases, which a resumed run measures again,
@@ -439,9 +466,11 @@ static int insert_case(Store *s, int64_t run_id, int64_t variant_id, const CaseR
         bind_int(q, i++, c->throttled);
     else
         sqlite3_bind_null(q, i++);
-    int rc = sqlite3_step(q);
+    int rc = sqlite3_step(q), dup = 0;
     if (rc != SQLITE_DONE) {
-        if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE)
+        /* The key is the only unique column but the id. */
+        dup = sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE;
+        if (dup)
             kvx_error_set(err, KVX_EIO, NULL, "%s: case key %.16s... is already stored",
                           s->path, c->key ? c->key : "");
         else
@@ -449,7 +478,7 @@ static int insert_case(Store *s, int64_t run_id, int64_t variant_id, const CaseR
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return rc == SQLITE_DONE ? 0 : dup ? 1 : -1;
 }
 
 int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c, int n,
@@ -468,7 +497,23 @@ int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow 
 int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
                    KvxError *err)
 {
-    return store_put_cases(s, run_id, variant_id, c, 1, err);
+    /* Two runs of one spec on one database (unsharded, side by side) measure
+     * the same cases: the first to commit a key keeps it, and the other's
+     * result is dropped here rather than ending that run.  The insert itself
+     * decides, inside the write lock, so no check before it can race. */
+    if (step_done(s, s->st[ST_BEGIN], err, "starting a case transaction"))
+        return -1;
+    KvxError dup_err = {0};
+    int rc = insert_case(s, run_id, variant_id, c, &dup_err);
+    if (rc) {
+        step_done(s, s->st[ST_ROLLBACK], NULL, "rollback");
+        if (rc < 0)
+            *err = dup_err;
+        else
+            kvx_error_clear(&dup_err);
+        return rc;
+    }
+    return step_done(s, s->st[ST_COMMIT], err, "committing cases");
 }
 
 int store_has_case(Store *s, const char *key, KvxError *err)
@@ -490,6 +535,40 @@ int store_forget_case(Store *s, const char *key, KvxError *err)
     sqlite3_stmt *q = s->st[ST_FORGET];
     bind_text(q, 1, key);
     return step_done(s, q, err, "forgetting a case");
+}
+
+int store_run_beside(Store *s, int64_t run_id, const char *spec_name, KvxError *err)
+{
+    /* A run killed outright never records its end: recent activity tells a
+     * live one (a stale one costs only the order of the cases). */
+    static const char sql[] =
+        "SELECT count(*) FROM runs r WHERE r.id < ?1 AND r.spec_name = ?2 AND r.kind = 'run' AND"
+        " r.wall_s IS NULL AND (r.started_at >= strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-600 seconds')"
+        " OR EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND"
+        " c.stored_at >= strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-600 seconds')))";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, err, "looking for other runs");
+    bind_int(q, 1, run_id);
+    bind_text(q, 2, spec_name);
+    int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : db_fail(s, err, "looking for other runs");
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int store_drop_empty_run(Store *s, int64_t run_id, KvxError *err)
+{
+    if (step_done(s, s->st[ST_BEGIN], err, "starting a transaction"))
+        return -1;
+    bind_int(s->st[ST_DROP_VARS], 1, run_id);
+    bind_int(s->st[ST_DROP_RUN], 1, run_id);
+    if (step_done(s, s->st[ST_DROP_VARS], err, "removing an empty run's variants") ||
+        step_done(s, s->st[ST_DROP_RUN], err, "removing an empty run")) {
+        step_done(s, s->st[ST_ROLLBACK], NULL, "rollback");
+        return -1;
+    }
+    int dropped = sqlite3_changes(s->db) > 0;
+    return step_done(s, s->st[ST_COMMIT], err, "removing an empty run") ? -1 : dropped;
 }
 
 void store_case_key(const char *const *parts, char hex[65]) { sha256_hex_parts(parts, hex); }

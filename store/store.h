@@ -6,8 +6,10 @@
  *   cases     one row per (variant, workload point): status and measurements
  * The database is in WAL mode; each case is committed on its own, so a killed
  * run loses at most the case in flight.  A case's `key` (see store_case_key) is
- * unique: `kvx run` skips a case whose key is stored, and `kvx merge` keeps one
- * row per key.  Axis values are stored as a JSON object in cases.axes so that any
+ * unique: `kvx run` skips a case whose key is stored, two runs filling one file
+ * keep the first row committed (store_put_case), and `kvx merge` keeps one
+ * row per key.  A file with other applications' tables is refused before any
+ * pragma changes it.  Axis values are stored as a JSON object in cases.axes so that any
  * axis can be pivoted with json_extract and bound parameters. */
 #ifndef KVX_STORE_H
 #define KVX_STORE_H
@@ -90,17 +92,29 @@ typedef struct CaseRow {
     int throttled;                    /* 1, 0, or -1 = unknown (NULL) */
 } CaseRow;
 
-/* variant_id 0: no variant (imported reference rows).  A key already stored is
- * an error (KVX_EIO); each call is its own transaction. */
+/* variant_id 0: no variant (imported reference rows).  Each call is its own
+ * transaction.  0 stored; 1 when the key was already stored (another run on
+ * the same database measured the case first: nothing is written, and the row
+ * there is not this run's); -1 with err. */
 int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
                    KvxError *err);
-/* n cases in one transaction: all stored, or none (a bulk import). */
+/* n cases in one transaction: all stored, or none (a bulk import); a key
+ * already stored is an error (KVX_EIO). */
 int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c, int n,
                     KvxError *err);
 /* 1 when a case with this key is stored (any run), 0 when not, -1 on error. */
 int store_has_case(Store *s, const char *key, KvxError *err);
 /* Delete stored cases with this key (for --rerun).  0 or -1. */
 int store_forget_case(Store *s, const char *key, KvxError *err);
+/* 1 when an older run of spec_name than run_id is filling the database now
+ * (no end recorded, and started or storing a case in the last 10 minutes), 0
+ * when not, -1 with err.  A run beside it takes its cases from the other end,
+ * so that the two measure each case once instead of in step. */
+int store_run_beside(Store *s, int64_t run_id, const char *spec_name, KvxError *err);
+/* Delete run run_id with its variants when it stored no case (a run that found
+ * everything stored, or whose cases another run stored first), so that no
+ * empty run row is left.  1 deleted, 0 kept (it has cases), -1 with err. */
+int store_drop_empty_run(Store *s, int64_t run_id, KvxError *err);
 
 /* Each stored case of spec_name that was timed, oldest first, to each(ctx,
  * its variant's source hash, its axes JSON, its cost in ms: t_input_ms +

@@ -321,7 +321,7 @@ static void test_corrupt_db(void **state)
         bytes[4096 + (size_t)rand() % (len - 4096)] ^= 0x5a;
     assert_int_equal(file_write_atomic(db, bytes, len), 0);
     free(bytes);
-    EXPECT(2, "the database is corrupt", "table", "--db", db);
+    EXPECT(3, "the database is corrupt", "table", "--db", db);
 }
 
 int main(void)
