@@ -1,6 +1,6 @@
 /* test_hostile_store: the results database under careless and concurrent
  * use (issue 22, item 13).  Each test runs the kvx binary as a user does (on
- * fake GPUs, driver/fake.h) and checks what a user would: the exit status of
+ * fake GPUs, gpu/fake.h) and checks what a user would: the exit status of
  * the failure's class (docs/cli.md), the rows stored, and nothing changed or
  * left behind that should not be. */
 #include <setjmp.h>
