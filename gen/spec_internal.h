@@ -127,6 +127,9 @@ int loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out
 int loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out);
 /* Any scalar, copied into the arena. */
 int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out);
+/* A template: path (relative to the spec), a regular .cu or .cuh file,
+ * into *path (the arena's). */
+int loader_template(Loader *L, yaml_node_t *n, const char **path);
 /* A list of scalars into an arena array *out of *n strings. */
 int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n);
 
