@@ -22,7 +22,9 @@
 #define OPT_ARCHS                                                                                           \
     CLI_OPT("arch", 0, CLI_STRING, "ARCHS", "the GPU's, else sm_90",                                        \
             "target archs, comma-separated (sm_80,sm_90)", AT(archs), .set = cli_set_archs)
-#define OPT_WHERE CLI_OPT("where", 0, CLI_STRING, "EXPR", NULL, "only the points where EXPR holds", AT(where))
+#define OPT_WHERE                                                                                           \
+    CLI_OPT("where", 0, CLI_STRING, "EXPR", NULL, "only the points where EXPR holds", AT(where),            \
+            .flags = CLI_AND)
 #define OPT_CACHE                                                                                           \
     CLI_OPT("cache", 0, CLI_PATH, "DIR", "$KVX_CACHE_DIR or ~/.cache/kvx", "the compile cache", AT(cache_dir))
 #define OPT_NO_CACHE CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything again", AT(no_cache))

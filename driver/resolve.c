@@ -168,6 +168,21 @@ static const char *skip_space(const char *q)
     return q;
 }
 
+/* Past the comment at p, or p when none starts there: a `,` or `>` in a
+ * comment inside a parameter list is prose, not a separator. */
+static const char *skip_comment(const char *p)
+{
+    if (p[0] == '/' && p[1] == '/') {
+        const char *e = strchr(p, '\n');
+        return e ? e : p + strlen(p);
+    }
+    if (p[0] == '/' && p[1] == '*') {
+        const char *e = strstr(p + 2, "*/");
+        return e ? e + 2 : p + strlen(p);
+    }
+    return p;
+}
+
 /* The parameter list of `name(` in a __global__ declaration of src: count and
  * which are pointers.  -1 when it is not found (it may hide behind a macro). */
 static int source_params(const char *src, const char *name, Params *ps)
@@ -186,6 +201,11 @@ static int source_params(const char *src, const char *name, Params *ps)
         int depth = 0, ptr = 0, any = 0;
         ps->n = 0;
         for (; *p && !(depth == 0 && *p == ')'); p++) {
+            const char *c = skip_comment(p);
+            if (c != p) {
+                p = c - 1;
+                continue;
+            }
             if (*p == '(' || *p == '<' || *p == '[')
                 depth++;
             else if (*p == ')' || *p == '>' || *p == ']')

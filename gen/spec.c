@@ -587,7 +587,7 @@ static int load_sections(Loader *L, yaml_node_t *root)
     spec_measure_defaults(&s->measure);
     if ((n = get(L, root, "measure")) && spec_sections_measure(L, n))
         return -1;
-    if ((n = get(L, root, "options")) && loader_strings(L, n, "options", &s->options, &s->noptions))
+    if ((n = get(L, root, "options")) && spec_options_load(L, n))
         return -1;
     if ((n = get(L, root, "headers")) && load_headers(L, n))
         return -1;
