@@ -95,14 +95,14 @@ int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const cha
 
 /* ---- scalar values --------------------------------------------------------- */
 
-/* Parse an axis value as written: numbers in every form docs/spec.md lists,
- * booleans, else a string.  Quoted scalars are always strings. */
 /* Text that reaches generated sources, labels and index.tsv is one line of
  * printable text: a "\n" in a value once wrote "#error injected" as a live
  * line of every variant.  0, or -1 with L->err naming the character. */
 static int printable(Loader *L, const yaml_node_t *n, const char *what, int lines_ok)
 {
-    const char *c = text_control(scalar(n), lines_ok);
+    /* A "\0" escape ends the C string early: the rest would vanish unseen. */
+    size_t len = strlen(scalar(n));
+    const char *c = len < n->data.scalar.length ? scalar(n) + len : text_control(scalar(n), lines_ok);
     if (!c)
         return 0;
     StrBuf b;
@@ -114,6 +114,8 @@ static int printable(Loader *L, const yaml_node_t *n, const char *what, int line
     return -1;
 }
 
+/* Parse an axis value as written: numbers in every form docs/spec.md lists,
+ * booleans, else a string.  Quoted scalars are always strings. */
 Value loader_scalar_value(Loader *L, const yaml_node_t *n)
 {
     const char *t = scalar(n);
@@ -198,6 +200,8 @@ Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what)
         loader_fail(L, n, "%s is empty (expected an expression)", what);
         return NULL;
     }
+    if (printable(L, n, what, 1))
+        return NULL;
     SrcPos p = text_pos(L, n);
     Expr *e = expr_parse(L->s->arena, scalar(n), &p, L->err);
     if (!e && !is_quoted(n) && L->text) {
