@@ -225,8 +225,10 @@ static int store(const CliVerb *v, const CliOpt *o, const char *spelled, const c
 static const char *join_and(const CliOpt *o, const char *value, void *opts, const void *defaults)
 {
     static Arena *kept;
+    if (!(o->flags & CLI_AND))
+        return value;   /* the field may be no pointer at all */
     const char *prev = *(const char *const *)((const char *)opts + o->at);
-    if (!(o->flags & CLI_AND) || !prev || prev == *(const char *const *)((const char *)defaults + o->at))
+    if (!prev || prev == *(const char *const *)((const char *)defaults + o->at))
         return value;
     if (!kept)
         kept = arena_new();
