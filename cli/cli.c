@@ -167,6 +167,22 @@ static int store(const CliVerb *v, const CliOpt *o, const char *spelled, const c
     return 0;
 }
 
+/* A CLI_AND option given again: "(prev) && (value)", so that every
+ * condition holds (the last alone once won, silently).  The joined text
+ * lives until exit, as argv does: the one thing the parser keeps. */
+static const char *join_and(const CliOpt *o, const char *value, void *opts, const void *defaults)
+{
+    static Arena *kept;
+    if (!(o->flags & CLI_AND))
+        return value;   /* the field may be no pointer at all */
+    const char *prev = *(const char *const *)((const char *)opts + o->at);
+    if (!prev || prev == *(const char *const *)((const char *)defaults + o->at))
+        return value;
+    if (!kept)
+        kept = arena_new();
+    return arena_printf(kept, "(%s) && (%s)", prev, value);
+}
+
 /* The option at argv[i] and its value into opts; *used gets 1 when the value
  * was the next word.  0, 2 after a usage error, or -1 after --help, whose
  * defaults are those of defaults. */
@@ -204,7 +220,7 @@ static int take_option(const CliVerb *v, int argc, char **argv, int i, void *opt
             return o->arg ? cli_fail(v, "%s needs a value (%s)", spelled, o->arg)
                           : cli_fail(v, "%s needs a value", spelled);
     }
-    return store(v, o, spelled, value, opts);
+    return store(v, o, spelled, join_and(o, value, opts, defaults), opts);
 }
 
 /* After the options: the operands' count and the required options.  0 or 2. */

@@ -49,6 +49,7 @@ typedef struct CliChoice {
 enum {
     CLI_REQUIRED = 1,       /* the verb needs it (a CLI_STRING or CLI_PATH, NULL until given) */
     CLI_SHOW_DEFAULT = 2,   /* the usage shows the field's value before parsing as the default */
+    CLI_AND = 4,            /* a CLI_STRING given again joins the earlier: (A) && (B) */
 };
 
 /* What a setter gets: it checks value and stores it, and returns 0, or -1

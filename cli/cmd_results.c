@@ -111,7 +111,8 @@ static int set_baseline(CliSet *s)
             "what --ratio and --speedup divide by (alone: --ratio)", TA(o.baseline),                        \
             .set = set_baseline),                                                                           \
     CLI_OPT("where", 0, CLI_STRING, "EXPR", NULL,                                                           \
-            "only the cases where EXPR holds (axes, status, values)", TA(o.where)),                         \
+            "only the cases where EXPR holds (axes, status, values)", TA(o.where),                          \
+            .flags = CLI_AND),                                                                              \
     CLI_OPT("spec-file", 0, CLI_PATH, "PATH", "the spec path the run stored, when it still loads",          \
             "the spec whose let: names --where may use", TA(spec_file)),                                    \
     CLI_OPT("format", 0, CLI_CHOICE, NULL, "md", "the output's format", TA(format), .choices = formats)
@@ -138,8 +139,8 @@ static const CliOpt compare_opts[] = {
     OPT_DB(TableArgs),
     OPT_SPEC(TA(o.sel.spec)),
     TABLE_SHAPE,
-    CLI_OPT("where-a", 0, CLI_STRING, "EXPR", NULL, "and on A's side only", TA(where_a)),
-    CLI_OPT("where-b", 0, CLI_STRING, "EXPR", NULL, "and on B's side only", TA(where_b)),
+    CLI_OPT("where-a", 0, CLI_STRING, "EXPR", NULL, "and on A's side only", TA(where_a), .flags = CLI_AND),
+    CLI_OPT("where-b", 0, CLI_STRING, "EXPR", NULL, "and on B's side only", TA(where_b), .flags = CLI_AND),
     CLI_OPT("min-diff", 0, CLI_DOUBLE, "X", NULL, "the smallest |B-A|/|A| marked *", TA(o.min_diff), .lo = 0,
             .hi = 1e6, .expect = "a relative difference from 0 to 10^6: 0.02 is 2%",
             .flags = CLI_SHOW_DEFAULT),

@@ -22,7 +22,9 @@
 #define OPT_ARCHS                                                                                           \
     CLI_OPT("arch", 0, CLI_STRING, "ARCHS", "the GPU's, else sm_90",                                        \
             "target archs, comma-separated (sm_80,sm_90)", AT(archs), .set = cli_set_archs)
-#define OPT_WHERE CLI_OPT("where", 0, CLI_STRING, "EXPR", NULL, "only the points where EXPR holds", AT(where))
+#define OPT_WHERE                                                                                           \
+    CLI_OPT("where", 0, CLI_STRING, "EXPR", NULL, "only the points where EXPR holds", AT(where),            \
+            .flags = CLI_AND)
 #define OPT_CACHE                                                                                           \
     CLI_OPT("cache", 0, CLI_PATH, "DIR", "$KVX_CACHE_DIR or ~/.cache/kvx", "the compile cache", AT(cache_dir))
 #define OPT_NO_CACHE CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything again", AT(no_cache))
@@ -181,8 +183,14 @@ static void print_axes(const Spec *s, const Plan *p)
         else
             snprintf(kind, sizeof kind, "code (%d of %d sources)", in, p->nsrcs);
         printf("  %-14s %-24s %2d: ", s->axes[a].name, kind, s->axes[a].nvals);
-        for (int v = 0; v < s->axes[a].nvals; v++)
-            printf("%s%s", v ? ", " : "", s->axes[a].vals[v].text);
+        StrBuf vals;
+        sb_init(&vals);
+        for (int v = 0; v < s->axes[a].nvals; v++) {
+            sb_puts(&vals, v ? ", " : "");
+            sb_put_escaped(&vals, s->axes[a].vals[v].text);
+        }
+        printf("%s", sb_str(&vals));
+        sb_free(&vals);
         if (s->axes[a].zip >= 0)
             printf("  (zip group %d)", s->axes[a].zip + 1);
         printf("\n");
@@ -308,8 +316,10 @@ static int gen_index(const char *out, const Spec *s, const Plan *p, const unsign
         const Source *so = &p->srcs[p->point_src[i]];
         sb_printf(&idx, "%d\t%s\t%s", i, so->file, so->hash);
         const int *v = plan_point(p, i);
-        for (int a = 0; a < s->naxes; a++)
-            sb_printf(&idx, "\t%s", s->axes[a].vals[v[a]].text);
+        for (int a = 0; a < s->naxes; a++) {
+            sb_putc(&idx, '\t');   /* escaped: one point, one line */
+            sb_put_escaped(&idx, s->axes[a].vals[v[a]].text);
+        }
         sb_putc(&idx, '\n');
     }
     int rc = write_file(out, "index.tsv", idx.p, idx.len);

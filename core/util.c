@@ -257,6 +257,36 @@ char *sb_take(StrBuf *b)
     return p;
 }
 
+/* A control character (below 0x20, or DEL) starts a new line, moves the
+ * cursor or hides what follows on a terminal: text that reaches a line of
+ * output must carry none.  lines_ok lets newline and tab through (prose). */
+const char *text_control(const char *s, int lines_ok)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c < 0x20 || c == 0x7f) && !(lines_ok && (c == '\n' || c == '\t')))
+            return s;
+    }
+    return NULL;
+}
+
+void sb_put_escaped(StrBuf *b, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\n')
+            sb_puts(b, "\\n");
+        else if (c == '\t')
+            sb_puts(b, "\\t");
+        else if (c == '\r')
+            sb_puts(b, "\\r");
+        else if (c < 0x20 || c == 0x7f)
+            sb_printf(b, "\\x%02x", c);
+        else
+            sb_putc(b, (char)c);
+    }
+}
+
 /* ---- files ---------------------------------------------------------------- */
 
 char *file_read(const char *path, size_t *len)

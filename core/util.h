@@ -95,6 +95,13 @@ void sb_vprintf(StrBuf *b, const char *fmt, va_list ap) KVX_PRINTF(2, 0);
 const char *sb_str(const StrBuf *b);             /* "" when empty */
 char *sb_take(StrBuf *b);                        /* caller frees; b is reset */
 
+/* The first control character of s (below 0x20, or DEL; with lines_ok,
+ * newline and tab are allowed), or NULL. */
+const char *text_control(const char *s, int lines_ok);
+/* s with each control character written as an escape (\n, \t, \r, \xNN), so
+ * that a value put on a line of a source, a comment or a TSV stays on it. */
+void sb_put_escaped(StrBuf *b, const char *s);
+
 /* ---- files ---------------------------------------------------------------- */
 /* Read a whole file; returns malloc'd NUL-terminated text or NULL with errno. */
 char *file_read(const char *path, size_t *len);

@@ -17,6 +17,7 @@
 #define PLAN_MAX_INCLUDE_DEPTH 16
 #define PLAN_MAX_IF_DEPTH 64
 #define PLAN_MAX_SOURCE_BYTES (16u << 20)     /* one generated source */
+#define PLAN_MAX_PLAN_BYTES (64u << 20)       /* the distinct sources of one plan, together */
 
 /* Evaluation environment of one point: axes, set variables, lets, device facts
  * (a buffer name is not one of its names: a check's arguments look buffers up

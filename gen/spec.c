@@ -95,11 +95,32 @@ int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const cha
 
 /* ---- scalar values --------------------------------------------------------- */
 
+/* Text that reaches generated sources, labels and index.tsv is one line of
+ * printable text: a "\n" in a value once wrote "#error injected" as a live
+ * line of every variant.  0, or -1 with L->err naming the character. */
+static int printable(Loader *L, const yaml_node_t *n, const char *what, int lines_ok)
+{
+    /* A "\0" escape ends the C string early: the rest would vanish unseen. */
+    size_t len = strlen(scalar(n));
+    const char *c = len < n->data.scalar.length ? scalar(n) + len : text_control(scalar(n), lines_ok);
+    if (!c)
+        return 0;
+    StrBuf b;
+    sb_init(&b);
+    sb_put_escaped(&b, scalar(n));
+    loader_fail(L, n, "%s \"%s\" has a control character (byte %d) (expected printable text)", what,
+                sb_str(&b), (int)(c - scalar(n)) + 1);
+    sb_free(&b);
+    return -1;
+}
+
 /* Parse an axis value as written: numbers in every form docs/spec.md lists,
  * booleans, else a string.  Quoted scalars are always strings. */
 Value loader_scalar_value(Loader *L, const yaml_node_t *n)
 {
     const char *t = scalar(n);
+    if (printable(L, n, "value", 0))
+        return val_str(arena_strdup(L->s->arena, t));
     if (is_quoted(n))
         return val_str(arena_strdup(L->s->arena, t));
     if (strcmp(t, "true") == 0)
@@ -152,12 +173,21 @@ int loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out)
     return 0;
 }
 
-int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out)
+/* A string: one line of printable text, or (lines_ok: doc:) prose. */
+static int load_string(Loader *L, const yaml_node_t *n, const char *what, int lines_ok,
+                       const char **out)
 {
     if (!is_scalar(n))
         return loader_fail(L, n, "%s is %s (expected a string)", what, kind_name(n));
+    if (printable(L, n, what, lines_ok))
+        return -1;
     *out = arena_strdup(L->s->arena, scalar(n));
     return 0;
+}
+
+int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out)
+{
+    return load_string(L, n, what, 0, out);
 }
 
 Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what)
@@ -170,6 +200,8 @@ Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what)
         loader_fail(L, n, "%s is empty (expected an expression)", what);
         return NULL;
     }
+    if (printable(L, n, what, 1))
+        return NULL;
     SrcPos p = text_pos(L, n);
     Expr *e = expr_parse(L->s->arena, scalar(n), &p, L->err);
     if (!e && !is_quoted(n) && L->text) {
@@ -449,23 +481,48 @@ static int load_head(Loader *L, yaml_node_t *root)
     for (const char *c = s->name; *c; c++)
         if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '-'))
             return loader_fail(L, n, "name '%s' has a '%c' (expected letters, digits, _ and -)", s->name, *c);
-    if ((n = get(L, root, "doc")) && loader_string(L, n, "doc", &s->doc))
+    if ((n = get(L, root, "doc")) && load_string(L, n, "doc", 1, &s->doc))
         return -1;
     n = get(L, root, "kernel");
     if (loader_string(L, n, "kernel", &s->kernel))
         return -1;
     if (!is_ident(s->kernel))
         return loader_fail(L, n, "kernel '%s' is not a C identifier", s->kernel);
-    n = get(L, root, "template");
+    return loader_template(L, get(L, root, "template"), &s->template_path);
+}
+
+/* What a file that is not a regular one is, for a message. */
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+           : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* Its includes are confined to the spec's and the template's folders; the
+ * template itself, which fixes the second folder, must be CUDA source by its
+ * name after symbolic links: `template: /etc/passwd` (or a link to a key)
+ * would paste a secret into every source, and make its folder a root. */
+int loader_template(Loader *L, yaml_node_t *n, const char **path)
+{
     const char *tmpl;
     if (loader_string(L, n, "template", &tmpl))
         return -1;
-    char *full = path_join(s->dir, tmpl);
-    s->template_path = arena_strdup(s->arena, full);
+    char *full = path_join(L->s->dir, tmpl);
+    *path = arena_strdup(L->s->arena, full);
     free(full);
     struct stat st;
-    if (stat(s->template_path, &st) != 0 || !S_ISREG(st.st_mode))
-        return loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, s->template_path);
+    if (stat(*path, &st) != 0)
+        return loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, *path);
+    if (!S_ISREG(st.st_mode))
+        return loader_fail(L, n, "template '%s' is %s (expected a regular file)", tmpl,
+                           file_kind(st.st_mode));
+    char *real = realpath(*path, NULL);
+    const char *dot = real ? strrchr(real, '.') : NULL;
+    int cuda = dot && !strchr(dot, '/') && (!strcmp(dot, ".cu") || !strcmp(dot, ".cuh"));
+    free(real);
+    if (!cuda)
+        return loader_fail(L, n, "template '%s' is not a .cu or .cuh file (after symbolic links)",
+                           tmpl);
     return 0;
 }
 
@@ -534,7 +591,7 @@ static int load_sections(Loader *L, yaml_node_t *root)
     measure_defaults(&s->measure);
     if ((n = get(L, root, "measure")) && spec_sections_measure(L, n))
         return -1;
-    if ((n = get(L, root, "options")) && loader_strings(L, n, "options", &s->options, &s->noptions))
+    if ((n = get(L, root, "options")) && spec_options_load(L, n))
         return -1;
     if ((n = get(L, root, "headers")) && load_headers(L, n))
         return -1;

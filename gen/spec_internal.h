@@ -1,4 +1,4 @@
-/* spec_internal: what the two files of the spec loader share; nothing outside
+/* spec_internal: what the files of the spec loader share; nothing outside
  * gen/spec*.c includes it.
  *
  *   spec.c           the loader core: reading the YAML document, checking keys
@@ -6,6 +6,7 @@
  *                    across all sections, the top level and spec_load
  *   spec_sections.c  buffers and their initialisers, launch, check, metrics,
  *                    baseline, measure and report
+ *   spec_options.c   options: (what may reach NVRTC's command line)
  *
  * Convention for every helper and loader below: on success 0 (or an index, or
  * a non-NULL pointer); on bad input L->err is set with code KVX_EINPUT and the
@@ -127,6 +128,9 @@ int loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out
 int loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out);
 /* Any scalar, copied into the arena. */
 int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out);
+/* A template: path (relative to the spec), a regular .cu or .cuh file,
+ * into *path (the arena's). */
+int loader_template(Loader *L, yaml_node_t *n, const char **path);
 /* A list of scalars into an arena array *out of *n strings. */
 int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n);
 
@@ -164,5 +168,7 @@ int spec_sections_metrics(Loader *L, yaml_node_t *map);
 int spec_sections_baseline(Loader *L, yaml_node_t *map);
 int spec_sections_measure(Loader *L, yaml_node_t *map);
 int spec_sections_report(Loader *L, yaml_node_t *seq);
+/* options: (spec_options.c): NVRTC options that touch no file, -I confined. */
+int spec_options_load(Loader *L, yaml_node_t *seq);
 
 #endif

@@ -282,17 +282,8 @@ int spec_sections_reference(Loader *L, yaml_node_t *map)
         return -1;
     if (!is_ident(r->kernel))
         return loader_fail(L, n, "kernel '%s' is not a C identifier", r->kernel);
-    if ((n = get(L, map, "template"))) {
-        const char *tmpl;
-        if (loader_string(L, n, "template", &tmpl))
-            return -1;
-        char *full = path_join(s->dir, tmpl);
-        r->template_path = arena_strdup(s->arena, full);
-        free(full);
-        struct stat st;
-        if (stat(r->template_path, &st) != 0 || !S_ISREG(st.st_mode))
-            return loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, r->template_path);
-    }
+    if ((n = get(L, map, "template")) && loader_template(L, n, &r->template_path))
+        return -1;
     if ((n = get(L, map, "launch"))) {
         r->has_launch = 1;
         if (load_launch(L, n, &r->launch, "a reference's launch"))

@@ -229,7 +229,7 @@ static int set_var(Loader *L, int a, int vi, int first_entry, yaml_node_t *vk, y
     se->var = arena_strdup(s->arena, scalar(vk));
     se->v = loader_scalar_value(L, vv);
     se->pos = node_pos(L, vv);
-    return 0;
+    return L->err->code ? -1 : 0;
 }
 
 /* A variable bound for one value of the axis must be bound for all:

@@ -409,6 +409,18 @@ static int include_allowed(const Template *t, const char *real)
     return 0;
 }
 
+/* The lexer reads text up to a NUL: one in a template once hid the rest of
+ * the file, with its unknown names and unclosed #if, from every check. */
+static int refuse_nul(Lexer *lx, size_t len, KvxError *err)
+{
+    const char *nul = memchr(lx->src, 0, len);
+    if (!nul)
+        return 0;
+    SrcPos sp = pos_at(lx, nul);
+    kvx_error_set(err, KVX_EINPUT, &sp, "a NUL byte in the template (expected text)");
+    return -1;
+}
+
 static int load_file(Template *t, const Spec *s, const char *path, int depth, TList *out,
                      const SrcPos *from, KvxError *err)
 {
@@ -449,8 +461,10 @@ static int load_file(Template *t, const Spec *s, const char *path, int depth, TL
         return -1;
     }
     Lexer lx = {.arena = t->arena, .file = arena_strdup(t->arena, path),
-                .src = arena_strdup(t->arena, text)};
+                .src = arena_strndup(t->arena, text, len)};
     free(text);
+    if (refuse_nul(&lx, len, err))
+        return -1;
     int i = 0, rc = lex(&lx, err);
     if (rc == 0)
         rc = parse_list(t, s, &lx, &i, depth, out, NULL, err);

@@ -224,6 +224,21 @@ static const char *skip_space(const char *q)
     return q;
 }
 
+/* Past the comment at p, or p when none starts there: a `,` or `>` in a
+ * comment inside a parameter list is prose, not a separator. */
+static const char *skip_comment(const char *p)
+{
+    if (p[0] == '/' && p[1] == '/') {
+        const char *e = strchr(p, '\n');
+        return e ? e : p + strlen(p);
+    }
+    if (p[0] == '/' && p[1] == '*') {
+        const char *e = strstr(p + 2, "*/");
+        return e ? e + 2 : p + strlen(p);
+    }
+    return p;
+}
+
 /* The C scalar types kvx reads, by their words in any order ("long unsigned
  * int"); the device's long is 64 bits, as on every 64-bit host CUDA supports. */
 static const char *const type_words[] = {"unsigned", "signed", "char", "short", "int", "long", "float",
@@ -292,6 +307,11 @@ static void param_type(const char *b, const char *e, ParamType *t)
     size_t wl[8];
     int nw = 0;
     for (const char *q = b; q < e; q++) {
+        const char *c = skip_comment(q);
+        if (c != q) {
+            q = c - 1;
+            continue;
+        }
         if (strchr("*&[(<=", *q))
             return;
         if (!(isalnum((unsigned char)*q) || *q == '_'))
@@ -338,6 +358,11 @@ static int source_params(const char *src, const char *name, Params *ps)
         int depth = 0, ptr = 0, any = 0;
         ps->n = 0;
         for (; *p && !(depth == 0 && *p == ')'); p++) {
+            const char *c = skip_comment(p);
+            if (c != p) {
+                p = c - 1;
+                continue;
+            }
             if (*p == '(' || *p == '<' || *p == '[')
                 depth++;
             else if (*p == ')' || *p == '>' || *p == ']')
