@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <nvrtc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1043,12 +1044,14 @@ static void compile_one(void *arg)
     if (rc == 0 && c->opt->after)
         c->opt->after(c->opt->after_ctx, job);
     pthread_mutex_lock(&c->mu);
-    /* Once, for the first job the cache refused; jobs already compiling
-     * may refuse it too, silently. */
+    /* Once a process (kvx compile calls this once per arch), for the first
+     * job the cache refused; jobs already compiling may refuse it too. */
+    static atomic_int warned;
     if (rc == 0 && job->cache_warning && !c->cache_off) {
         c->cache_off = 1;
-        fprintf(stderr, "kvx: warning: the compile cache cannot be written (%s): compiling without it\n",
-                job->cache_warning);
+        if (!atomic_exchange(&warned, 1))
+            fprintf(stderr, "kvx: warning: the compile cache cannot be written (%s): compiling without it\n",
+                    job->cache_warning);
     }
     if (rc != 0) {
         if (!c->failed) {

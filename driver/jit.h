@@ -13,7 +13,7 @@
  * compile unless --no-cache is given.
  *
  * The cache is best-effort: one that cannot be written costs a warning (once
- * per jit_compile_all) and the compiles go on without it. */
+ * a process, from jit_compile_all) and the compiles go on without it. */
 #ifndef KVX_JIT_H
 #define KVX_JIT_H
 
@@ -84,8 +84,8 @@ int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err);
 
 /* Compile n jobs on a pool of opt->threads threads; on_done (may be NULL) is
  * called from the worker thread as each finishes, serialised by a mutex.  The
- * first job whose cache_warning is set prints it on stderr, and the later jobs
- * do without the cache.  Returns 0, or -1 if any job hit a non-source failure
+ * first job whose cache_warning is set prints it on stderr (the first of the
+ * process only), and the later jobs write no more to the cache.  Returns 0, or -1 if any job hit a non-source failure
  * (first error in err). */
 int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
                     void (*on_done)(void *ctx, JitJob *job), void *ctx, KvxError *err);
