@@ -863,6 +863,53 @@ static const char **nvrtc_options(const JitJob *job, const JitOptions *opt, cons
     return opts;
 }
 
+/* ---- scratch --------------------------------------------------------------------- */
+
+struct JitScratch {
+    pthread_mutex_t mu;         /* the compile threads make dir once */
+    char *dir;                  /* NULL until first used */
+};
+
+JitScratch *jit_scratch_new(void)
+{
+    JitScratch *s = xcalloc(1, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    return s;
+}
+
+void jit_scratch_free(JitScratch *s)
+{
+    if (!s)
+        return;
+    if (s->dir)
+        remove_tree(s->dir, 2);
+    free(s->dir);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* The scratch directory, made on first use; NULL with err when it cannot be. */
+static const char *scratch_dir(JitScratch *s, KvxError *err)
+{
+    pthread_mutex_lock(&s->mu);
+    if (!s->dir) {
+        const char *t = getenv("TMPDIR");
+        char *dir = path_join(t && *t ? t : "/tmp", "kvx-scratch-XXXXXX");
+        if (mkdtemp(dir))
+            s->dir = dir;
+        else {
+            kvx_error_set(err, KVX_EIO, NULL, "cannot create a scratch directory %s: %s", dir,
+                          strerror(errno));
+            free(dir);
+        }
+    }
+    const char *dir = s->dir;
+    pthread_mutex_unlock(&s->mu);
+    return dir;
+}
+
+/* ---- compile: the cache or the scratch ------------------------------------------- */
+
 /* The job's cache entry, CACHE/KE/KEY, into *dir (malloc'd; NULL without a
  * cache or with --no-cache, which never touches it).  1 when the entry was
  * loaded into job; else 0, with *overwrite saying whether a compile must
@@ -887,7 +934,7 @@ static int cache_lookup(JitJob *job, const JitOptions *opt, char **dir, int *ove
 }
 
 /* Keep a fresh compile's files: as the cache entry dir when store (and dir)
- * allow, else in opt->scratch_dir.  A cache that cannot take them is no
+ * allow, else in opt->scratch.  A cache that cannot take them is no
  * failure: job->cache_warning says why, and the scratch takes them.  0, or -1
  * with err when the scratch cannot. */
 static int entry_keep(JitJob *job, const JitOptions *opt, const char *const *opts, int nopts,
@@ -900,9 +947,12 @@ static int entry_keep(JitJob *job, const JitOptions *opt, const char *const *opt
         job->cache_warning = xstrdup(e.msg);
         kvx_error_clear(&e);
     }
-    if (!opt->scratch_dir)
+    if (!opt->scratch)
         return 0;
-    char *sdir = entry_path(opt->scratch_dir, job->key);
+    const char *root = scratch_dir(opt->scratch, err);
+    if (!root)
+        return -1;
+    char *sdir = entry_path(root, job->key);
     int rc = cache_store(job, opts, nopts, sdir, 0, err);
     free(sdir);
     return rc;
@@ -991,28 +1041,6 @@ char *jit_cache_get(const JitJob *job, const char *name, size_t *len)
     return text;
 }
 
-/* ---- scratch --------------------------------------------------------------------- */
-
-char *jit_scratch_new(KvxError *err)
-{
-    const char *t = getenv("TMPDIR");
-    char *dir = path_join(t && *t ? t : "/tmp", "kvx-scratch-XXXXXX");
-    if (!mkdtemp(dir)) {
-        kvx_error_set(err, KVX_EIO, NULL, "cannot create a scratch directory %s: %s", dir, strerror(errno));
-        free(dir);
-        return NULL;
-    }
-    return dir;
-}
-
-void jit_scratch_free(char *dir)
-{
-    if (!dir)
-        return;
-    remove_tree(dir, 2);
-    free(dir);
-}
-
 /* ---- many jobs ----------------------------------------------------------------- */
 
 typedef struct CompileAll {
@@ -1047,7 +1075,7 @@ static void compile_one(void *arg)
     /* Once a process (kvx compile calls this once per arch), for the first
      * job the cache refused; jobs already compiling may refuse it too. */
     static atomic_int warned;
-    if (rc == 0 && job->cache_warning && !c->cache_off) {
+    if (job->cache_warning && !c->cache_off) {
         c->cache_off = 1;
         if (!atomic_exchange(&warned, 1))
             fprintf(stderr, "kvx: warning: the compile cache cannot be written (%s): compiling without it\n",

@@ -20,6 +20,7 @@
 #include "../gen/util.h"
 
 typedef struct JitJob JitJob;
+typedef struct JitScratch JitScratch;
 
 typedef struct JitOptions {
     const char *cache_dir;      /* NULL: no cache */
@@ -31,9 +32,8 @@ typedef struct JitOptions {
     /* Where a compile's files go when the cache does not take them (no cache,
      * --no-cache, or one that cannot be written), as entries of the same
      * layout, so that job->dir is always set: a run's workers load
-     * kernel.cubin from it.  A directory of jit_scratch_new; NULL: job->dir
-     * stays NULL then. */
-    const char *scratch_dir;
+     * kernel.cubin from it.  NULL: job->dir stays NULL then. */
+    JitScratch *scratch;
     /* Called on the pool's thread after each successful compile, outside the
      * lock, so that work on the result (disassembly) runs in parallel too. */
     void (*after)(void *ctx, JitJob *job);
@@ -104,13 +104,13 @@ int jit_cache_put(const JitJob *job, const char *name, const void *data, size_t 
  * makes it again). */
 char *jit_cache_get(const JitJob *job, const char *name, size_t *len);
 
-/* A private directory for JitOptions.scratch_dir under $TMPDIR (else /tmp),
- * malloc'd, or NULL with err. */
-char *jit_scratch_new(KvxError *err);
+/* A private directory for JitOptions.scratch, made under $TMPDIR (else /tmp)
+ * on first use only: where the cache takes every compile there is none, and
+ * a killed run leaves none behind. */
+JitScratch *jit_scratch_new(void);
 
-/* Remove a directory of jit_scratch_new with its entries, and free the path.
- * Accepts NULL. */
-void jit_scratch_free(char *dir);
+/* Remove the directory, if it was made, with its entries.  Accepts NULL. */
+void jit_scratch_free(JitScratch *s);
 
 /* Parse ptxas -v output ("Used 12 registers, ...") into job's figures. */
 void jit_parse_ptxas(const char *log, JitJob *job);

@@ -324,12 +324,6 @@ static int session_plan(RunSession *r)
 static void session_compile(RunSession *r)
 {
     Compiler *comp = &r->comp;
-    /* The files of compiles the cache does not take (--no-cache, a cache that
-     * cannot be written), for the workers to load. */
-    if (!(r->scratch = jit_scratch_new(&r->err))) {
-        run_fail(r, 3);
-        return;
-    }
     pthread_mutex_init(&comp->mu, NULL);
     pthread_cond_init(&comp->cv, NULL);
     int nall = plan_ref_nsources(&r->p, &r->pref);
@@ -339,8 +333,11 @@ static void session_compile(RunSession *r)
     for (int k = 0; k < nall; k++)
         comp->job_of[k] = -1;
     r->cache = r->o.cache_dir ? xstrdup(r->o.cache_dir) : cli_default_cache_dir();
+    /* The files of compiles the cache does not take (--no-cache, a cache that
+     * cannot be written), for the workers to load. */
+    r->scratch = jit_scratch_new();
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
-                            .scratch_dir = r->scratch, .cccl_include = NULL, .after = inspect_after};
+                            .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after};
     int *order = xmalloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
     for (int u = 0; u < r->nunits; u++)
         for (int i = r->units[u].cur; i < r->units[u].end; i++)

@@ -358,7 +358,7 @@ typedef struct RunSession {
     Compiler comp;
     int comp_started;
     char *cache;
-    char *scratch;              /* jit_scratch_new: what the cache does not take */
+    JitScratch *scratch;        /* what the cache does not take */
     int64_t run_id;
     Worker workers[RUN_MAX_DEVICES];
     int nworkers, nworkers0;
