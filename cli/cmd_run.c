@@ -80,7 +80,7 @@ static const CliOpt run_opts[] = {
     CLI_OPT("rerun", 0, CLI_FLAG, NULL, NULL, "measure cases again even when stored", AT(rerun)),
     CLI_OPT("cache", 0, CLI_PATH, "DIR", "$KVX_CACHE_DIR or ~/.cache/kvx", "the compile cache",
             AT(cache_dir)),
-    CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything again", AT(no_cache)),
+    CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache)),
     CLI_OPT("jobs", 'j', CLI_INT, "N", "the cores", "compile threads", AT(jobs), .lo = 1, .hi = 4096),
     CLI_OPT("profile", 0, CLI_FLAG, NULL, NULL, "print where the time went", AT(profile)),
     CLI_OPT("counters", 0, CLI_FLAG, NULL, NULL,

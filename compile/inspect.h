@@ -173,10 +173,10 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
 
 /* inspect_job as the JSON of inspect_to_json, into out (appended), kept in
  * the job's cache entry (job->dir, when it has one) as
- * inspect-KEY.json, KEY naming the disassembler (path, size, mtime), the kvx
- * version and INSPECT_SCHEMA: a second run disassembles nothing.  Safe to
- * call on several threads (the file is written under a temporary name and
- * renamed).  0, or -1 with err as inspect_job (nothing cached then). */
+ * inspect-KEY.json (jit_cache_put: checksummed with the entry), KEY naming
+ * the disassembler (path, size, mtime), the kvx version and INSPECT_SCHEMA: a
+ * second run disassembles nothing.  Safe to call on several threads.  0, or
+ * -1 with err as inspect_job (nothing cached then). */
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err);
 
 /* The sites, one per line: "global REDG.ADD: source one per warp; ptxas none;

@@ -373,18 +373,14 @@ static void cache_name(char *name, size_t n)
 
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err)
 {
-    char name[64], *path = NULL;
+    char name[64];
     cache_name(name, sizeof name);
-    if (job->dir) {
-        path = path_join(job->dir, name);
-        size_t len = 0;
-        char *text = file_read(path, &len);
-        if (text) {
-            sb_put(out, text, len);
-            free(text);
-            free(path);
-            return 0;
-        }
+    size_t len = 0;
+    char *text = jit_cache_get(job, name, &len);
+    if (text) {
+        sb_put(out, text, len);
+        free(text);
+        return 0;
     }
     InspectFacts f;
     int rc = inspect_job(job, &f, err);
@@ -392,20 +388,9 @@ int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err)
     sb_init(&b);
     inspect_to_json(&f, &b);
     sb_put(out, b.p ? b.p : "", b.len);
-    if (rc == 0 && path) {
-        StrBuf tb;
-        sb_init(&tb);
-        sb_printf(&tb, "%s.tmp.%ld.%lu", path, (long)getpid(), (unsigned long)pthread_self());
-        const char *tmp = sb_str(&tb);
-        FILE *fp = fopen(tmp, "wb");
-        int ok = fp && fwrite(b.p ? b.p : "", 1, b.len, fp) == b.len;
-        if (fp && fclose(fp) != 0)
-            ok = 0;
-        if (!ok || rename(tmp, path) != 0)
-            unlink(tmp);    /* a cache that cannot be written costs a disassembly next time */
-        sb_free(&tb);
-    }
+    /* A cache that cannot be written costs a disassembly next time. */
+    if (rc == 0)
+        jit_cache_put(job, name, b.p ? b.p : "", b.len);
     sb_free(&b);
-    free(path);
     return rc;
 }

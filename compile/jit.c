@@ -11,6 +11,11 @@
  *   option list in order, use_cccl, NVRTC's version and kvx's version.
  * - A source that does not compile is a result (ok=0, the log), cached like a
  *   success; only failures outside the source return -1.
+ * - Nothing of an entry is trusted before its checksum matched: meta.txt's
+ *   last line covers meta.txt and the compile's files, each later file
+ *   (jit_cache_put) carries its own, tied to it.
+ * - The cache is best-effort: one that cannot be written is a warning, and
+ *   the job's files go to the caller's scratch directory instead.
  *
  * NVRTC is thread-safe for distinct programs, so jit_compile runs on the pool
  * with no lock of its own. */
@@ -21,6 +26,7 @@
 #include <limits.h>
 #include <nvrtc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -291,7 +297,27 @@ static void hash_str(Sha256 *h, const char *s)
     sha256_update(h, s, strlen(s) + 1);   /* NUL-terminated: no ambiguity */
 }
 
-/* The cache key; the options are the full list passed to NVRTC. */
+/* Hash one part with its length, so that parts cannot run into each other;
+ * an absent part hashes apart from an empty one. */
+static void hash_part(Sha256 *h, const void *data, size_t len, int present)
+{
+    uint64_t n = present ? (uint64_t)len + 1 : 0;
+    sha256_update(h, &n, sizeof n);
+    if (present && len)
+        sha256_update(h, data, len);
+}
+
+static void hash_hex(Sha256 *h, char hex[65])
+{
+    uint8_t d[32];
+    sha256_final(h, d);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* The cache key; the options are the full list passed to NVRTC.  "kvx-jit-2":
+ * entries whose checksum covers meta.txt, source.cu and the extra files; the
+ * entries of "kvx-jit-1" are never looked up. */
 static void job_key(const JitJob *job, const char *const *opts, int nopts, char key[65])
 {
     int ma = 0, mi = 0;
@@ -299,7 +325,7 @@ static void job_key(const JitJob *job, const char *const *opts, int nopts, char 
     char buf[64];
     Sha256 h;
     sha256_init(&h);
-    hash_str(&h, "kvx-jit-1");
+    hash_str(&h, "kvx-jit-2");
     hash_str(&h, KVX_VERSION);
     snprintf(buf, sizeof buf, "nvrtc %d.%d", ma, mi);
     hash_str(&h, buf);
@@ -309,28 +335,43 @@ static void job_key(const JitJob *job, const char *const *opts, int nopts, char 
     for (int i = 0; i < nopts; i++)
         hash_str(&h, opts[i]);
     hash_str(&h, job->source);
-    uint8_t d[32];
-    sha256_final(&h, d);
-    for (int i = 0; i < 32; i++)
-        snprintf(key + 2 * i, 3, "%02x", d[i]);
+    hash_hex(&h, key);
+}
+
+/* ROOT/KE/KEY, malloc'd. */
+static char *entry_path(const char *root, const char *key)
+{
+    char sub[3] = { key[0], key[1], 0 };
+    char *shard = path_join(root, sub);
+    char *dir = path_join(shard, key);
+    free(shard);
+    return dir;
+}
+
+/* Remove dir and what it holds, depth levels of directories down (an entry
+ * holds files only: 0; a scratch directory holds KE/KEY/files: 2). */
+static void remove_tree(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *p = path_join(dir, e->d_name);
+        if (depth > 0)
+            remove_tree(p, depth - 1);  /* a file: opendir and rmdir fail, unlink takes it */
+        unlink(p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
 }
 
 /* Remove a flat directory (cache entries hold files only). */
 static void remove_dir(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            char *p = path_join(dir, e->d_name);
-            unlink(p);
-            free(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
+    remove_tree(dir, 0);
 }
 
 static int write_file(const char *dir, const char *name, const void *data, size_t len)
@@ -380,94 +421,197 @@ static int meta_int(const char *meta, const char *key, int *out)
     return 0;
 }
 
-/* The checksum meta.txt keeps of an entry's outputs: the log, PTX and CUBIN,
- * each with its length, so that a file changed or cut short is a miss. */
-static void entry_sum(const JitJob *job, char hex[65])
+/* meta.txt's figures into job, its ok and cubin fields into *ok and
+ * *has_cubin.  0, or -1 when one is missing. */
+static int meta_figures(JitJob *job, const char *meta, int *ok, int *has_cubin)
 {
-    /* A failed compile keeps (and loads) its log alone. */
-    int outs = job->ok != 0;
-    const void *parts[3] = {job->log ? job->log : "", job->ptx ? job->ptx : "", job->cubin};
-    size_t lens[3] = {job->log ? strlen(job->log) : 0, outs && job->ptx ? job->ptx_len : 0,
-                      outs ? job->cubin_len : 0};
-    Sha256 h;
-    sha256_init(&h);
-    for (int i = 0; i < 3; i++) {
-        uint64_t n = lens[i];
-        sha256_update(&h, &n, sizeof n);
-        if (n)
-            sha256_update(&h, parts[i], n);
-    }
-    uint8_t d[32];
-    sha256_final(&h, d);
-    for (int i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    char v[64];
+    if (meta_int(meta, "ok", ok) || (*ok != 0 && *ok != 1) || !meta_get(meta, "compile_ms", v, sizeof v)
+        || meta_int(meta, "cubin", has_cubin))
+        return -1;
+    job->compile_ms = strtod(v, NULL);
+    static const struct { const char *key; size_t off; } FIGURES[] = {
+        { "regs", offsetof(JitJob, regs) },
+        { "spill_stores", offsetof(JitJob, spill_stores) },
+        { "spill_loads", offsetof(JitJob, spill_loads) },
+        { "smem", offsetof(JitJob, smem_static) },
+        { "stack", offsetof(JitJob, stack) },
+        { "cmem", offsetof(JitJob, cmem) },
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof FIGURES / sizeof *FIGURES; i++)
+        bad |= meta_int(meta, FIGURES[i].key, (int *)((char *)job + FIGURES[i].off));
+    return bad ? -1 : 0;
 }
 
-/* Load a complete entry into job.  0 on a hit, -1 when absent or unusable
- * (a checksum that does not match says so on stderr: it is compiled again). */
+/* The files of an entry that meta.txt's checksum covers besides meta.txt, in
+ * the order they are hashed.  kernel.ptx and kernel.cubin are absent after a
+ * failed compile, kernel.cubin for a virtual arch. */
+enum { ENTRY_SOURCE, ENTRY_LOG, ENTRY_PTX, ENTRY_CUBIN, NENTRY };
+static const char *const ENTRY_FILES[NENTRY] = { "source.cu", "log.txt", "kernel.ptx", "kernel.cubin" };
+
+static int is_entry_file(const char *name)
+{
+    for (int i = 0; i < NENTRY; i++)
+        if (!strcmp(name, ENTRY_FILES[i]))
+            return 1;
+    return !strcmp(name, "meta.txt");
+}
+
+/* The checksum that ends meta.txt: its text before the sum line, then each of
+ * ENTRY_FILES (data[i] NULL: absent), so that an edited figure, and a file
+ * changed, cut short, added or removed, all make the entry a miss. */
+static void entry_sum(const char *meta, size_t meta_len, const void *const data[NENTRY],
+                      const size_t len[NENTRY], char hex[65])
+{
+    Sha256 h;
+    sha256_init(&h);
+    hash_str(&h, "kvx-entry-2");
+    hash_part(&h, meta, meta_len, 1);
+    for (int i = 0; i < NENTRY; i++)
+        hash_part(&h, data[i], len[i], data[i] != NULL);
+    hash_hex(&h, hex);
+}
+
+/* "sum=HEX\n", meta.txt's last line. */
+#define SUM_LINE (sizeof "sum=\n" - 1 + 64)
+
+/* The offset of meta.txt's sum line, or -1 when its last line is not one. */
+static long sum_line(const char *meta, size_t len)
+{
+    if (len < SUM_LINE + 1)
+        return -1;
+    const char *s = meta + len - SUM_LINE;
+    if (s[-1] != '\n' || strncmp(s, "sum=", 4) != 0 || s[SUM_LINE - 1] != '\n')
+        return -1;
+    return (long)(s - meta);
+}
+
+/* A file of jit_cache_put starts with "kvx-sum HEX\n", HEX covering the
+ * entry's checksum, the file's name and the rest of the file: a file edited,
+ * renamed, or left from an entry since replaced does not match. */
+#define EXTRA_HEAD (sizeof "kvx-sum \n" - 1 + 64)
+
+static void extra_sum(const char *entry, const char *name, const void *body, size_t len, char hex[65])
+{
+    Sha256 h;
+    sha256_init(&h);
+    hash_str(&h, "kvx-extra-1");
+    hash_str(&h, entry);
+    hash_str(&h, name);
+    hash_part(&h, body, len, 1);
+    hash_hex(&h, hex);
+}
+
+static int extra_ok(const char *entry, const char *name, const char *text, size_t len)
+{
+    char want[65];
+    if (len < EXTRA_HEAD || strncmp(text, "kvx-sum ", 8) != 0 || text[EXTRA_HEAD - 1] != '\n')
+        return 0;
+    extra_sum(entry, name, text + EXTRA_HEAD, len - EXTRA_HEAD, want);
+    return memcmp(text + 8, want, 64) == 0;
+}
+
+/* An entry as read back: meta.txt and ENTRY_FILES (NULL: absent). */
+typedef struct EntryRead {
+    char *meta;
+    size_t meta_len;
+    char *data[NENTRY];
+    size_t len[NENTRY];
+} EntryRead;
+
+static void entry_read_free(EntryRead *f)
+{
+    free(f->meta);
+    for (int i = 0; i < NENTRY; i++)
+        free(f->data[i]);
+}
+
+/* Check the entry at dir, read into f, against its checksums: meta.txt's,
+ * then each other file's own (names starting with '.' are files being
+ * written).  0 with sum set, or -1 with what does not match in *bad
+ * (malloc'd). */
+static int entry_verify(const char *dir, const EntryRead *f, char sum[65], char **bad)
+{
+    long at = sum_line(f->meta, f->meta_len);
+    if (at >= 0)
+        entry_sum(f->meta, (size_t)at, (const void *const *)f->data, f->len, sum);
+    if (at < 0 || memcmp(f->meta + at + 4, sum, 64) != 0) {
+        *bad = xstrdup("its files do not match the checksum in meta.txt");
+        return -1;
+    }
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (!*bad && d && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || is_entry_file(e->d_name))
+            continue;
+        size_t len = 0;
+        char *text = read_entry_file(dir, e->d_name, &len);
+        if (!text || !extra_ok(sum, e->d_name, text, len)) {
+            StrBuf b;
+            sb_init(&b);
+            sb_printf(&b, "%s does not match its checksum", e->d_name);
+            *bad = sb_take(&b);
+        }
+        free(text);
+    }
+    if (d)
+        closedir(d);
+    return *bad ? -1 : 0;
+}
+
+/* Load a complete entry into job.  0 on a hit, -1 when absent or unusable (a
+ * file that does not match its checksum says so on stderr: it is compiled
+ * again).  meta.txt's figures are trusted only once its checksum matched. */
 static int cache_load(JitJob *job, const char *dir)
 {
-    size_t len = 0;
-    char *meta = read_entry_file(dir, "meta.txt", &len);
-    if (!meta)
-        return -1;
-    char v[64];
-    int ok = -1, has_cubin = 0;
-    int bad = meta_int(meta, "ok", &ok) || (ok != 0 && ok != 1)
-           || !meta_get(meta, "compile_ms", v, sizeof v)
-           || meta_int(meta, "cubin", &has_cubin);
-    if (!bad) {
-        job->compile_ms = strtod(v, NULL);
-        static const struct { const char *key; size_t off; } FIGURES[] = {
-            { "regs", offsetof(JitJob, regs) },
-            { "spill_stores", offsetof(JitJob, spill_stores) },
-            { "spill_loads", offsetof(JitJob, spill_loads) },
-            { "smem", offsetof(JitJob, smem_static) },
-            { "stack", offsetof(JitJob, stack) },
-            { "cmem", offsetof(JitJob, cmem) },
-        };
-        for (size_t i = 0; i < sizeof FIGURES / sizeof *FIGURES; i++)
-            bad |= meta_int(meta, FIGURES[i].key, (int *)((char *)job + FIGURES[i].off));
+    EntryRead f = { 0 };
+    char *bad = NULL;
+    int rc = -1, ok = -1, has_cubin = 0;
+    if (!(f.meta = read_entry_file(dir, "meta.txt", &f.meta_len)))
+        goto fail;
+    for (int i = 0; i < NENTRY; i++)
+        f.data[i] = read_entry_file(dir, ENTRY_FILES[i], &f.len[i]);
+    if (entry_verify(dir, &f, job->sum, &bad) != 0) {
+        fprintf(stderr, "kvx: cache entry %s is corrupt (%s): compiling %s again\n", dir, bad,
+                job_name(job));
+        goto fail;
     }
-    char *sum_meta = meta;      /* freed once the sum is checked */
-    if (bad) {
-        free(sum_meta);
-        return -1;
+    /* The checksum matched what this kvx wrote: these hold unless kvx is wrong. */
+    if (meta_figures(job, f.meta, &ok, &has_cubin) != 0 || !f.data[ENTRY_LOG] ||
+        (ok && !f.data[ENTRY_PTX]) || (ok && has_cubin && !f.data[ENTRY_CUBIN]))
+        goto fail;
+    job->log = f.data[ENTRY_LOG], f.data[ENTRY_LOG] = NULL;
+    if (ok) {
+        job->ptx = f.data[ENTRY_PTX], job->ptx_len = f.len[ENTRY_PTX], f.data[ENTRY_PTX] = NULL;
+        if (has_cubin)
+            job->cubin = f.data[ENTRY_CUBIN], job->cubin_len = f.len[ENTRY_CUBIN], f.data[ENTRY_CUBIN] = NULL;
     }
-    job->log = read_entry_file(dir, "log.txt", &len);
-    int missing = !job->log;
-    if (!missing && ok) {
-        job->ptx = read_entry_file(dir, "kernel.ptx", &job->ptx_len);
-        missing = !job->ptx ||
-                  (has_cubin && !(job->cubin = read_entry_file(dir, "kernel.cubin", &job->cubin_len)));
-    }
-    if (missing) {
-        free(sum_meta);
-        return -1;
-    }
-    char want[65] = "", got[65];
-    job->ok = ok;
-    entry_sum(job, got);
-    if (!meta_get(sum_meta, "sum", want, sizeof want) || strcmp(want, got) != 0) {
-        /* An entry of an older kvx has no sum: replaced without a word. */
-        if (want[0])
-            fprintf(stderr, "kvx: cache entry %s is corrupt (its checksum does not match): compiling "
-                    "%s again\n", dir, job_name(job));
-        free(sum_meta);
-        return -1;
-    }
-    free(sum_meta);
     job->ok = ok;
     job->cached = 1;
     job->dir = xstrdup(dir);
-    return 0;
+    rc = 0;
+fail:
+    if (rc)
+        job->sum[0] = 0;
+    free(bad);
+    entry_read_free(&f);
+    return rc;
 }
 
-/* Write job's outputs as the entry `dir`.  overwrite: replace an existing entry
- * (a --no-cache run, or an unusable entry); otherwise an entry published first
- * by another process wins, being the same compile.  0 or -1 with err. */
+/* The files job's entry holds besides meta.txt, as ENTRY_FILES (NULL: not
+ * written). */
+static void job_files(const JitJob *job, const void *data[NENTRY], size_t len[NENTRY])
+{
+    data[ENTRY_SOURCE] = job->source, len[ENTRY_SOURCE] = strlen(job->source);
+    data[ENTRY_LOG] = job->log ? job->log : "", len[ENTRY_LOG] = job->log ? strlen(job->log) : 0;
+    data[ENTRY_PTX] = job->ptx, len[ENTRY_PTX] = job->ptx ? job->ptx_len : 0;
+    data[ENTRY_CUBIN] = job->cubin_len ? job->cubin : NULL, len[ENTRY_CUBIN] = job->cubin_len;
+}
+
 /* meta.txt of a cache entry: the compile's facts, the toolchain, the options
- * (one line), the job's name and the checksum of its files. */
+ * (one line), the job's name, and last the checksum of all that and of the
+ * entry's other files. */
 static void entry_meta(const JitJob *job, const char *const *opts, int nopts, StrBuf *meta)
 {
     int ma = 0, mi = 0;
@@ -485,20 +629,27 @@ static void entry_meta(const JitJob *job, const char *const *opts, int nopts, St
     }
     if (nopts == 0)
         sb_putc(meta, '\n');
-    sb_printf(meta, "name=%s\n", job_name(job));
+    sb_puts(meta, "name=");
+    for (const char *c = job_name(job); *c; c++)
+        sb_putc(meta, *c == '\n' ? ' ' : *c);
+    sb_putc(meta, '\n');
+    const void *data[NENTRY];
+    size_t len[NENTRY];
+    job_files(job, data, len);
     char sum[65];
-    entry_sum(job, sum);
+    entry_sum(meta->p, meta->len, data, len, sum);
     sb_printf(meta, "sum=%s\n", sum);
 }
 
 static int entry_write(const JitJob *job, const char *tmp, const StrBuf *meta)
 {
-    const char *log = job->log ? job->log : "";
-    return write_file(tmp, "source.cu", job->source, strlen(job->source))
-        || write_file(tmp, "log.txt", log, strlen(log))
-        || (job->ptx && write_file(tmp, "kernel.ptx", job->ptx, job->ptx_len))
-        || (job->cubin_len && write_file(tmp, "kernel.cubin", job->cubin, job->cubin_len))
-        || write_file(tmp, "meta.txt", meta->p, meta->len);
+    const void *data[NENTRY];
+    size_t len[NENTRY];
+    job_files(job, data, len);
+    for (int i = 0; i < NENTRY; i++)
+        if (data[i] && write_file(tmp, ENTRY_FILES[i], data[i], len[i]))
+            return -1;
+    return write_file(tmp, "meta.txt", meta->p, meta->len);
 }
 
 /* Publish the written entry tmp as dir by rename.  An entry already there
@@ -534,6 +685,25 @@ static int entry_publish(const char *parent, const char *tmp, const char *dir, i
     return 0;
 }
 
+/* The checksum of the entry published at dir (another publisher's, when it
+ * won: the files jit_cache_put adds must be tied to that one) into sum; ""
+ * when it cannot be read. */
+static void published_sum(const char *dir, char sum[65])
+{
+    size_t len = 0;
+    char *meta = read_entry_file(dir, "meta.txt", &len);
+    long at = meta ? sum_line(meta, len) : -1;
+    sum[0] = 0;
+    if (at >= 0) {
+        memcpy(sum, meta + at + 4, 64);
+        sum[64] = 0;
+    }
+    free(meta);
+}
+
+/* Write job's outputs as the entry `dir`.  overwrite: replace an existing entry
+ * (one that does not match its checksum); otherwise an entry published first
+ * by another process wins, being the same compile.  0 or -1 with err. */
 static int cache_store(JitJob *job, const char *const *opts, int nopts, const char *dir,
                        int overwrite, KvxError *err)
 {
@@ -557,6 +727,7 @@ static int cache_store(JitJob *job, const char *const *opts, int nopts, const ch
     if (entry_write(job, tmp, &meta) || entry_publish(parent, tmp, dir, overwrite, &old, &why))
         goto fail;
     job->dir = xstrdup(dir);
+    published_sum(dir, job->sum);
     rc = 0;
 fail:
     if (rc) {
@@ -585,7 +756,10 @@ void jit_job_release(JitJob *job)
     free(job->log);
     free(job->dir);
     free(job->inspect_json);
+    free(job->cache_warning);
     job->inspect_json = NULL;
+    job->cache_warning = NULL;
+    job->sum[0] = 0;
     job->ptx = NULL;
     job->cubin = NULL;
     job->log = NULL;
@@ -689,22 +863,64 @@ static const char **nvrtc_options(const JitJob *job, const JitOptions *opt, cons
     return opts;
 }
 
+/* ---- scratch --------------------------------------------------------------------- */
+
+struct JitScratch {
+    pthread_mutex_t mu;         /* the compile threads make dir once */
+    char *dir;                  /* NULL until first used */
+};
+
+JitScratch *jit_scratch_new(void)
+{
+    JitScratch *s = xcalloc(1, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    return s;
+}
+
+void jit_scratch_free(JitScratch *s)
+{
+    if (!s)
+        return;
+    if (s->dir)
+        remove_tree(s->dir, 2);
+    free(s->dir);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* The scratch directory, made on first use; NULL with err when it cannot be. */
+static const char *scratch_dir(JitScratch *s, KvxError *err)
+{
+    pthread_mutex_lock(&s->mu);
+    if (!s->dir) {
+        const char *t = getenv("TMPDIR");
+        char *dir = path_join(t && *t ? t : "/tmp", "kvx-scratch-XXXXXX");
+        if (mkdtemp(dir))
+            s->dir = dir;
+        else {
+            kvx_error_set(err, KVX_EIO, NULL, "cannot create a scratch directory %s: %s", dir,
+                          strerror(errno));
+            free(dir);
+        }
+    }
+    const char *dir = s->dir;
+    pthread_mutex_unlock(&s->mu);
+    return dir;
+}
+
+/* ---- compile: the cache or the scratch ------------------------------------------- */
+
 /* The job's cache entry, CACHE/KE/KEY, into *dir (malloc'd; NULL without a
- * cache).  1 when the entry was loaded into job; else 0, with *overwrite
- * saying whether a compile must replace what is there (an entry edited by
- * hand, or a forced compile). */
+ * cache or with --no-cache, which never touches it).  1 when the entry was
+ * loaded into job; else 0, with *overwrite saying whether a compile must
+ * replace what is there (an entry that does not match its checksum). */
 static int cache_lookup(JitJob *job, const JitOptions *opt, char **dir, int *overwrite)
 {
     *dir = NULL;
-    *overwrite = !opt->use_cache;
-    if (!opt->cache_dir)
+    *overwrite = 0;
+    if (!opt->cache_dir || !opt->use_cache)
         return 0;
-    char sub[3] = { job->key[0], job->key[1], 0 };
-    char *shard = path_join(opt->cache_dir, sub);
-    *dir = path_join(shard, job->key);
-    free(shard);
-    if (!opt->use_cache)
-        return 0;
+    *dir = entry_path(opt->cache_dir, job->key);
     if (cache_load(job, *dir) == 0)
         return 1;
     /* Absent, or unusable (edited by hand): compile and replace it. */
@@ -717,7 +933,34 @@ static int cache_lookup(JitJob *job, const JitOptions *opt, char **dir, int *ove
     return 0;
 }
 
-int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
+/* Keep a fresh compile's files: as the cache entry dir when store (and dir)
+ * allow, else in opt->scratch.  A cache that cannot take them is no
+ * failure: job->cache_warning says why, and the scratch takes them.  0, or -1
+ * with err when the scratch cannot. */
+static int entry_keep(JitJob *job, const JitOptions *opt, const char *const *opts, int nopts,
+                      const char *dir, int overwrite, int store, KvxError *err)
+{
+    if (dir && store) {
+        KvxError e = { 0 };
+        if (cache_store(job, opts, nopts, dir, overwrite, &e) == 0)
+            return 0;
+        job->cache_warning = xstrdup(e.msg);
+        kvx_error_clear(&e);
+    }
+    if (!opt->scratch)
+        return 0;
+    const char *root = scratch_dir(opt->scratch, err);
+    if (!root)
+        return -1;
+    char *sdir = entry_path(root, job->key);
+    int rc = cache_store(job, opts, nopts, sdir, 0, err);
+    free(sdir);
+    return rc;
+}
+
+/* jit_compile; store 0: the cache is read but not written (it could not be,
+ * for an earlier job of jit_compile_all). */
+static int compile_job(JitJob *job, const JitOptions *opt, int store, KvxError *err)
 {
     jit_job_release(job);
     if (!job->source || !job->arch || !job->arch[0] || job->noptions < 0) {
@@ -738,12 +981,64 @@ int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
     int overwrite, rc = 0;
     if (!cache_lookup(job, opt, &dir, &overwrite) &&
         (compile_nvrtc(job, opts, nopts, err) != 0 ||
-         (dir && cache_store(job, opts, nopts, dir, overwrite, err) != 0)))
+         entry_keep(job, opt, opts, nopts, dir, overwrite, store, err) != 0))
         rc = -1;
     free(dir);
     arena_free(a);
     free(found);
     return rc;
+}
+
+int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
+{
+    return compile_job(job, opt, 1, err);
+}
+
+/* ---- files besides the compile's: jit_cache_put, jit_cache_get -------------------- */
+
+int jit_cache_put(const JitJob *job, const char *name, const void *data, size_t len)
+{
+    KVX_ASSERT(name[0] && name[0] != '.' && !strchr(name, '/') && !is_entry_file(name));
+    if (!job->dir || !job->sum[0])
+        return -1;
+    char hex[65], head[EXTRA_HEAD + 1];
+    extra_sum(job->sum, name, data, len, hex);
+    snprintf(head, sizeof head, "kvx-sum %s\n", hex);
+    /* A name starting with '.' until renamed: cache_load passes over it. */
+    StrBuf tmp;
+    sb_init(&tmp);
+    sb_printf(&tmp, "%s/.%s.tmp.%ld.%lu", job->dir, name, (long)getpid(), (unsigned long)pthread_self());
+    char *path = path_join(job->dir, name);
+    FILE *f = fopen(sb_str(&tmp), "wb");
+    int ok = f && fwrite(head, 1, EXTRA_HEAD, f) == EXTRA_HEAD && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok || rename(sb_str(&tmp), path) != 0) {
+        unlink(sb_str(&tmp));
+        ok = 0;
+    }
+    free(path);
+    sb_free(&tmp);
+    return ok ? 0 : -1;
+}
+
+char *jit_cache_get(const JitJob *job, const char *name, size_t *len)
+{
+    if (!job->dir || !job->sum[0])
+        return NULL;
+    size_t n = 0;
+    char *text = read_entry_file(job->dir, name, &n);
+    if (!text)
+        return NULL;
+    if (!extra_ok(job->sum, name, text, n)) {
+        fprintf(stderr, "kvx: cache file %s/%s is corrupt (it does not match its checksum): making it "
+                "again\n", job->dir, name);
+        free(text);
+        return NULL;
+    }
+    memmove(text, text + EXTRA_HEAD, n - EXTRA_HEAD + 1);  /* with file_read's NUL */
+    *len = n - EXTRA_HEAD;
+    return text;
 }
 
 /* ---- many jobs ----------------------------------------------------------------- */
@@ -753,9 +1048,10 @@ typedef struct CompileAll {
     const JitOptions *opt;
     void (*on_done)(void *ctx, JitJob *job);
     void *ctx;
-    pthread_mutex_t mu;         /* serialises on_done and the first error */
+    pthread_mutex_t mu;         /* serialises on_done, the first error and cache_off */
     KvxError first;
     int failed;
+    int cache_off;              /* the cache could not be written: read it, write no more */
 } CompileAll;
 
 typedef struct CompileTask {
@@ -767,11 +1063,24 @@ static void compile_one(void *arg)
 {
     CompileTask *t = arg;
     CompileAll *c = t->all;
+    JitJob *job = &c->jobs[t->i];
     KvxError e = { 0 };
-    int rc = jit_compile(&c->jobs[t->i], c->opt, &e);
-    if (rc == 0 && c->opt->after)
-        c->opt->after(c->opt->after_ctx, &c->jobs[t->i]);
     pthread_mutex_lock(&c->mu);
+    int store = !c->cache_off;
+    pthread_mutex_unlock(&c->mu);
+    int rc = compile_job(job, c->opt, store, &e);
+    if (rc == 0 && c->opt->after)
+        c->opt->after(c->opt->after_ctx, job);
+    pthread_mutex_lock(&c->mu);
+    /* Once a process (kvx compile calls this once per arch), for the first
+     * job the cache refused; jobs already compiling may refuse it too. */
+    static atomic_int warned;
+    if (job->cache_warning && !c->cache_off) {
+        c->cache_off = 1;
+        if (!atomic_exchange(&warned, 1))
+            fprintf(stderr, "kvx: warning: the compile cache cannot be written (%s): compiling without it\n",
+                    job->cache_warning);
+    }
     if (rc != 0) {
         if (!c->failed) {
             c->first = e;           /* takes the log along */

@@ -5,22 +5,35 @@
  * an entry is a directory <cache>/<key[0:2]>/<key>/ holding source.cu, kernel.ptx,
  * kernel.cubin, log.txt and meta.txt (the parsed report and the compile time),
  * written to a temporary directory and renamed, so a killed compile never leaves
- * a half entry.  meta.txt keeps a checksum of the log, PTX and CUBIN: an entry
- * changed by hand or by a failing disk is compiled again, with a warning.  A failed compile is cached too (status and log), so a second
- * run does not retry what cannot compile unless --no-cache is given. */
+ * a half entry.  meta.txt ends with a checksum of its own text and of every
+ * other file of the entry; files added later (jit_cache_put: inspect-KEY.json)
+ * carry a checksum tied to it.  An entry that does not match in any file is a
+ * miss, with a warning, and is compiled again and replaced.  A failed compile
+ * is cached too (status and log), so a second run does not retry what cannot
+ * compile unless --no-cache is given.
+ *
+ * The cache is best-effort: one that cannot be written costs a warning (once
+ * a process, from jit_compile_all) and the compiles go on without it. */
 #ifndef KVX_JIT_H
 #define KVX_JIT_H
 
 #include "core/util.h"
 
 typedef struct JitJob JitJob;
+typedef struct JitScratch JitScratch;
 
 typedef struct JitOptions {
     const char *cache_dir;      /* NULL: no cache */
     const char *cuda_include;   /* toolkit include dir, NULL = found by jit_find_cuda */
     const char *cccl_include;   /* include/cccl when the spec asks for it */
     int threads;                /* <=0: number of cores */
-    int use_cache;              /* 0: compile everything (the cache is still written) */
+    int use_cache;              /* 0: compile everything; the cache is neither read nor
+                                 * written (--no-cache) */
+    /* Where a compile's files go when the cache does not take them (no cache,
+     * --no-cache, or one that cannot be written), as entries of the same
+     * layout, so that job->dir is always set: a run's workers load
+     * kernel.cubin from it.  NULL: job->dir stays NULL then. */
+    JitScratch *scratch;
     /* Called on the pool's thread after each successful compile, outside the
      * lock, so that work on the result (disassembly) runs in parallel too. */
     void (*after)(void *ctx, JitJob *job);
@@ -50,6 +63,9 @@ struct JitJob {
     int stack;                  /* stack frame, bytes */
     int cmem;                   /* constant bank 0, bytes */
     char *inspect_json;         /* set by an `after` hook (run: inspect_job_json), malloc'd */
+    char *cache_warning;        /* why the cache could not take this compile, malloc'd, or
+                                 * NULL; the job is fine (jit_compile_all says it once) */
+    char sum[65];               /* the checksum of the entry at dir ("" without one) */
 };
 
 /* NVRTC's version as "13.0", and its supported archs as "sm_75,sm_80,...". */
@@ -61,17 +77,40 @@ char *jit_supported_archs(void);        /* malloc'd, NULL if NVRTC fails */
 char *jit_find_cuda_include(void);
 
 /* Compile one job (thread-safe).  Returns 0 when the job ran (ok says whether it
- * compiled) or -1 with err when something other than the source failed (NVRTC
- * missing, cache unwritable). */
+ * compiled; a cache that could not take it leaves job->cache_warning), or -1
+ * with err when something other than the source failed (NVRTC missing, options
+ * rejected, the scratch directory unwritable). */
 int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err);
 
 /* Compile n jobs on a pool of opt->threads threads; on_done (may be NULL) is
- * called from the worker thread as each finishes, serialised by a mutex.
- * Returns 0, or -1 if any job hit a non-source failure (first error in err). */
+ * called from the worker thread as each finishes, serialised by a mutex.  The
+ * first job whose cache_warning is set prints it on stderr (the first of the
+ * process only), and the later jobs write no more to the cache.  Returns 0, or -1 if any job hit a non-source failure
+ * (first error in err). */
 int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
                     void (*on_done)(void *ctx, JitJob *job), void *ctx, KvxError *err);
 
 void jit_job_release(JitJob *job);      /* frees outputs, keeps inputs */
+
+/* A file of the job's cache entry besides the compile's own, such as the SASS
+ * facts: kept under name (no '/', not starting with '.') with a checksum tied
+ * to the entry's, written under a temporary name and renamed (safe on several
+ * threads and processes).  Best-effort: 0, or -1 when the job has no entry or
+ * the file cannot be written. */
+int jit_cache_put(const JitJob *job, const char *name, const void *data, size_t len);
+
+/* That file back, malloc'd and NUL-terminated, its length in *len; NULL when
+ * absent, or when it does not match its checksum (said on stderr: the caller
+ * makes it again). */
+char *jit_cache_get(const JitJob *job, const char *name, size_t *len);
+
+/* A private directory for JitOptions.scratch, made under $TMPDIR (else /tmp)
+ * on first use only: where the cache takes every compile there is none, and
+ * a killed run leaves none behind. */
+JitScratch *jit_scratch_new(void);
+
+/* Remove the directory, if it was made, with its entries.  Accepts NULL. */
+void jit_scratch_free(JitScratch *s);
 
 /* Parse ptxas -v output ("Used 12 registers, ...") into job's figures. */
 void jit_parse_ptxas(const char *log, JitJob *job);

@@ -366,8 +366,11 @@ static void session_compile(RunSession *r)
     for (int k = 0; k < nall; k++)
         comp->job_of[k] = -1;
     r->cache = r->o.cache_dir ? xstrdup(r->o.cache_dir) : jit_default_cache_dir();
+    /* The files of compiles the cache does not take (--no-cache, a cache that
+     * cannot be written), for the workers to load. */
+    r->scratch = jit_scratch_new();
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
-                            .cccl_include = NULL, .after = inspect_after};
+                            .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after};
     int *order = xmalloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
     for (int u = 0; u < r->nunits; u++)
         for (int i = r->units[u].cur; i < r->units[u].end; i++)
@@ -602,6 +605,7 @@ static void session_close(RunSession *r)
     run_ref_fails_free(&r->refs_failed);
     free(r->refkeys), free(r->kept), free(r->kept_keys);
     free(r->cache), free(r->mjson), free(r->sel);
+    jit_scratch_free(r->scratch);
     store_close(r->st);
     plan_ref_free(&r->pref);
     if (r->p.spec)

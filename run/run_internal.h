@@ -359,6 +359,7 @@ typedef struct RunSession {
     Compiler comp;
     int comp_started;
     char *cache;
+    JitScratch *scratch;        /* what the cache does not take */
     int64_t run_id;
     Worker workers[RUN_MAX_DEVICES];
     int nworkers, nworkers0;

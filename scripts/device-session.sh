@@ -2,7 +2,8 @@
 # device-session.sh [STEP...]: what kvx runs on a lent GPU machine.
 #
 # Builds kvx there (the machine has CUDA and cmake but no libyaml or cmocka: a
-# folder .devdeps/ with their headers and libraries travels with the tree), then
+# folder .devdeps/ with their headers and libraries, made by scripts/devdeps.sh
+# and git-ignored, must be carried along with the tree), then
 # runs the requested steps and leaves logs, databases and captured listings in
 # $OUT/bundle.tgz plus a short summary.  Steps:
 #   doctor    nvidia-smi and kvx doctor
@@ -28,6 +29,10 @@ B=$OUT/bundle
 # A database carried in from an earlier call resumes there.
 [ -f results/kvx.db ] && cp results/kvx.db "$B/kvx.db"
 root=$(pwd)
+if [ ! -d "$root/.devdeps/include" ] || [ ! -d "$root/.devdeps/lib" ]; then
+    echo "no .devdeps/ here: run scripts/devdeps.sh where apt works and carry .devdeps along" \
+        "(it is git-ignored); building against the system's libraries instead" | tee -a "$B/session.log"
+fi
 export LD_LIBRARY_PATH=$root/.devdeps/lib:${LD_LIBRARY_PATH:-}
 export KVX_CACHE_DIR=$root/.kvx-cache
 kvx=$root/build-dev/kvx

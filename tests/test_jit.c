@@ -165,19 +165,21 @@ static void test_compile_and_cache_hit(void **state)
         assert_int_equal(k.cmem, j.cmem);
         assert_true(k.compile_ms > j.compile_ms - 0.01 && k.compile_ms < j.compile_ms + 0.01);
 
-        /* use_cache=0 compiles again and rewrites the entry. */
+        /* use_cache=0 (--no-cache) compiles again and leaves the entry alone:
+         * no entry for the job, the next lookup still the first compile's. */
         JitOptions fresh = o;
         fresh.use_cache = 0;
         JitJob f = make_job("count.cu", ATOMIC_SRC, archs[a]);
         compile_ok(&f, &fresh);
         assert_int_equal(f.ok, 1);
         assert_int_equal(f.cached, 0);
+        assert_null(f.dir);
         assert_string_equal(f.key, j.key);
         assert_string_equal(f.ptx, j.ptx);
         JitJob g = make_job("count.cu", ATOMIC_SRC, archs[a]);
         compile_ok(&g, &o);
         assert_int_equal(g.cached, 1);
-        assert_true(g.compile_ms > f.compile_ms - 0.01 && g.compile_ms < f.compile_ms + 0.01);
+        assert_true(g.compile_ms > j.compile_ms - 0.01 && g.compile_ms < j.compile_ms + 0.01);
 
         /* A byte of the cached CUBIN flipped by hand: a miss, compiled again
          * and replaced, then a hit with the right bytes. */
@@ -494,6 +496,9 @@ static void test_compile_all(void **state)
         assert_string_equal(jobs[i].key, jobs[i + 1].key);
         assert_string_equal(jobs[i].dir, jobs[i + 1].dir);
         assert_string_equal(jobs[i].ptx, jobs[i + 1].ptx);
+        /* The loser of the publish holds the winner's checksum, so that what
+         * it adds (jit_cache_put) matches the entry on disk. */
+        assert_string_equal(jobs[i].sum, jobs[i + 1].sum);
     }
     int tmp_left = 0;
     assert_int_equal(count_entries(root, &tmp_left), 4);
@@ -512,12 +517,62 @@ static void test_compile_all(void **state)
     nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Files added to an entry (jit_cache_put) come back while they match their
+ * checksum; an edited one is absent to jit_cache_get and makes the entry a
+ * miss.  Without a cache, a scratch directory takes the entry. */
+static void test_cache_files(void **state)
+{
+    (void)state;
+    JitOptions o = cache_opts();
+    JitJob j = make_job("count.cu", ATOMIC_SRC, "sm_80");
+    compile_ok(&j, &o);
+    assert_int_equal(jit_cache_put(&j, "facts.json", "{\"n\":1}", 7), 0);
+    size_t len = 0;
+    char *got = jit_cache_get(&j, "facts.json", &len);
+    assert_non_null(got);
+    assert_int_equal(len, 7);
+    assert_string_equal(got, "{\"n\":1}");
+    free(got);
+    JitJob k = make_job("count.cu", ATOMIC_SRC, "sm_80");
+    compile_ok(&k, &o);
+    assert_int_equal(k.cached, 1);
+    char *path = path_join(k.dir, "facts.json");
+    char *text = file_read(path, &len);
+    text[len - 2] = '2';
+    assert_int_equal(file_write_atomic(path, text, len), 0);
+    free(text);
+    assert_null(jit_cache_get(&k, "facts.json", &len));
+    JitJob m = make_job("count.cu", ATOMIC_SRC, "sm_80");
+    compile_ok(&m, &o);
+    assert_int_equal(m.cached, 0);          /* replaced, without facts.json */
+    assert_int_equal(access(path, F_OK), -1);
+    free(path);
+
+    JitScratch *scratch = jit_scratch_new();
+    JitOptions none = { 0 };
+    none.scratch = scratch;
+    JitJob s = make_job("count.cu", ATOMIC_SRC, "sm_80");
+    compile_ok(&s, &none);
+    assert_non_null(s.dir);
+    assert_non_null(strstr(s.dir, "/kvx-scratch-"));
+    path = path_join(s.dir, "kernel.cubin");
+    assert_int_equal(access(path, R_OK), 0);
+    free(path);
+    jit_scratch_free(scratch);
+    assert_int_equal(access(s.dir, F_OK), -1);
+    jit_job_release(&j);
+    jit_job_release(&k);
+    jit_job_release(&m);
+    jit_job_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_parse_ptxas),
         cmocka_unit_test(test_compile_and_cache_hit),
+        cmocka_unit_test(test_cache_files),
         cmocka_unit_test(test_half_and_smem),
         cmocka_unit_test(test_syntax_error),
         cmocka_unit_test(test_static_smem_limit),
