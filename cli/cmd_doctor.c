@@ -2,6 +2,7 @@
  * archs, the CUDA headers, the compile cache, the disassembler, gnuplot, the
  * driver and the GPUs.  Exit 1 when kvx cannot compile here. */
 #include "cli.h"
+#include "core/version.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ int cmd_doctor(int argc, char **argv)
     char none = 0;
     if (cli_parse(&cmd_doctor_verb, argc, argv, &none, &a))
         return a.status;
-    printf("kvx %s\n", KVX_VERSION);
+    printf("kvx %s\n", kvx_version());
     int problems = doctor_compiler();
     doctor_tools();
     doctor_gpus();

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/version.h"
 #include "gpu/worker.h"
 
 /* The verbs kvx starts itself; not listed. */
@@ -68,7 +69,7 @@ static const Internal internals[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "kvx %s: a CUDA kernel variant explorer\n\nusage: kvx VERB [options]  (kvx VERB --help)\n\n",
-            KVX_VERSION);
+            kvx_version());
     for (const CliVerb *const *v = CLI_VERBS; *v; v++)
         fprintf(f, "  %-9s %s\n", (*v)->name, (*v)->summary);
     fprintf(f, "\ndocs/cli.md lists every verb's options, docs/spec.md describes specs,\n"
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("kvx %s\n", KVX_VERSION);
+        printf("kvx %s\n", kvx_version());
         return 0;
     }
     if (argv[1][0] == '-') {

@@ -3,6 +3,7 @@
  * listing; inspect_job ties PTX, SASS and compile figures together for one
  * compiled variant.  Without a disassembler the PTX facts stand alone. */
 #include "inspect_internal.h"
+#include "core/version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -365,7 +366,7 @@ static void cache_name(char *name, size_t n)
     char id[4400];
     snprintf(id, sizeof id, "%s|%lld|%lld|%s|%d", tool ? tool : "-",
              tool && stat(tool, &st) == 0 ? (long long)st.st_size : 0LL,
-             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, KVX_VERSION, INSPECT_SCHEMA);
+             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, kvx_version(), INSPECT_SCHEMA);
     char hex[65];
     sha256_hex(id, strlen(id), hex);
     snprintf(name, n, "inspect-%.16s.json", hex);

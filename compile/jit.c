@@ -20,6 +20,7 @@
  * NVRTC is thread-safe for distinct programs, so jit_compile runs on the pool
  * with no lock of its own. */
 #include "jit.h"
+#include "core/version.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -326,7 +327,7 @@ static void job_key(const JitJob *job, const char *const *opts, int nopts, char 
     Sha256 h;
     sha256_init(&h);
     hash_str(&h, "kvx-jit-2");
-    hash_str(&h, KVX_VERSION);
+    hash_str(&h, kvx_version());
     snprintf(buf, sizeof buf, "nvrtc %d.%d", ma, mi);
     hash_str(&h, buf);
     hash_str(&h, job->arch);
@@ -620,7 +621,7 @@ static void entry_meta(const JitJob *job, const char *const *opts, int nopts, St
               "smem=%d\nstack=%d\ncmem=%d\ncubin=%d\nnvrtc=%d.%d\nkvx=%s\narch=%s\nuse_cccl=%d\n",
               job->ok, job->compile_ms, job->regs, job->spill_stores, job->spill_loads,
               job->smem_static, job->stack, job->cmem, job->cubin_len > 0, ma, mi,
-              KVX_VERSION, job->arch, job->use_cccl ? 1 : 0);
+              kvx_version(), job->arch, job->use_cccl ? 1 : 0);
     sb_puts(meta, "options=");
     for (int i = 0; i < nopts; i++) {
         for (const char *c = opts[i]; *c; c++)

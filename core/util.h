@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define KVX_VERSION "0.1.0"
 
 #if defined(__GNUC__)
 #define KVX_PRINTF(f, a) __attribute__((format(printf, f, a)))

@@ -7,6 +7,7 @@
  * failed one leaves no rows; a merge of one input is one transaction; merging
  * the same input twice changes nothing. */
 #include "results_core.h"
+#include "core/version.h"
 #include "host/case.h"
 
 #include <ctype.h>
@@ -592,7 +593,7 @@ static int import_store(Store *st, Import *im, int64_t *run_id, KvxError *err)
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     RunEnv env = {.kind = "reference", .ref_name = im->o->name, .spec_name = im->spec,
                   .spec_path = im->csv_path, .gpu_name = im->o->gpu,
-                  .gpu_uuid = arena_printf(im->a, "ref:%s", im->o->name), .kvx_version = KVX_VERSION,
+                  .gpu_uuid = arena_printf(im->a, "ref:%s", im->o->name), .kvx_version = kvx_version(),
                   .command = im->o->source, .axes_json = import_decl(im), .started_at = when, .peak_gbs = 0};
     /* One transaction for all rows: a commit per row made 200,000 rows take
      * minutes. */

@@ -27,6 +27,7 @@
  * where the time went), run_counters.c (--counters), resolve/resolve.c (a case
  * into a CaseDesc); run_internal.h. */
 #include "run_internal.h"
+#include "core/version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -430,7 +431,7 @@ static int session_run_row(RunSession *r)
                   .cc = r->facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
                   .mem_bytes = d0->mem_bytes, .clock_mhz = d0->clock_khz / 1000,
                   .mem_clock_mhz = d0->mem_clock_khz / 1000, .peak_gbs = d0->peak_gbs,
-                  .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = KVX_VERSION,
+                  .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = kvx_version(),
                   .arch = r->facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = r->mjson,
                   .started_at = started, .baseline_json = sb_str(&basej),
                   .axes_json = sb_str(&declared), .devices_json = sb_str(&devj)};

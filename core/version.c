@@ -1,0 +1,10 @@
+/* version: kvx_version (version.h).  The only file that includes the
+ * generated header, so that a new commit recompiles one file. */
+#include "version.h"
+
+#include "kvx_version.h"
+
+const char *kvx_version(void)
+{
+    return KVX_VERSION;
+}
