@@ -342,10 +342,10 @@ static CsvRow csv_row(Csv *c)
 /* Split text (len bytes) into rows of fields (RFC 4180 quoting; blank lines
  * are skipped, and so are lines starting with '#' before the header, and only
  * there: after it, '#' starts a value like any other).  A NUL byte, bytes
- * that are not UTF-8, a quote never closed and more than
- * RESULTS_MAX_IMPORT_ROWS rows or RESULTS_MAX_IMPORT_CELLS fields are errors
- * at their position; the rows read so far are returned in any case, for the
- * caller to free. */
+ * that are not UTF-8, a quote never closed, more than RESULTS_MAX_IMPORT_ROWS
+ * rows below the header and more than RESULTS_MAX_IMPORT_CELLS fields (the
+ * header's too) are errors at their position; the rows read so far are
+ * returned in any case, for the caller to free. */
 static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t len, int *nrows,
                          KvxError *err)
 {
@@ -368,7 +368,7 @@ static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t le
         if (*nrows == cap)
             rows = xrealloc(rows, sizeof *rows * (size_t)(cap *= 2));
         rows[(*nrows)++] = r;
-        if (*nrows > RESULTS_MAX_IMPORT_ROWS) {
+        if (*nrows - 1 > RESULTS_MAX_IMPORT_ROWS) {     /* the header is not a row */
             SrcPos pos = {path, r.line, 1};
             kvx_error_set(err, KVX_EINPUT, &pos, "more than %d rows (expected at most that many"
                           " per import)", RESULTS_MAX_IMPORT_ROWS);
