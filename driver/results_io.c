@@ -247,7 +247,7 @@ static int csv_text_check(const char *path, const char *text, size_t len, KvxErr
 {
     SrcPos pos = {path, 1, 1};
     for (size_t i = 0; i < len;) {
-        int n = results_utf8_len(text + i, len - i);
+        int n = (unsigned char)text[i] < 0x80 ? 1 : results_utf8_len(text + i, len - i);
         if (n == 0 || text[i] == 0) {
             kvx_error_set(err, KVX_EINPUT, &pos, text[i] ? "invalid UTF-8 (expected text)"
                                                          : "a NUL byte (expected text)");
