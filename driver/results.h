@@ -25,6 +25,9 @@ struct sqlite3;
 /* Fields of all rows together: rows and bytes alone let one import hold
  * 10^8 fields (gigabytes, at some 30 bytes of bookkeeping a field). */
 #define RESULTS_MAX_IMPORT_CELLS 10000000
+/* The cases' axes (JSON) and labels, all rows together: each repeats the
+ * header's axis names, so a long header times many rows is unbounded else. */
+#define RESULTS_MAX_IMPORT_TEXT (256u << 20)
 
 typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON } ResultsFormat;
 

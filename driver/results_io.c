@@ -455,6 +455,7 @@ typedef struct Import {
     CaseRow *cases;             /* by row (row 0, the header, unused) */
     HashIdx keys;
     HashIdx cols;               /* the header's names: a repeat found in linear time */
+    size_t text;                /* bytes of the rows' axes and labels so far */
 } Import;
 
 /* Header: axis columns up to the first value column, value columns after.
@@ -546,6 +547,15 @@ static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *
         sb_printf(label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
     }
     sb_putc(axes, '}');
+    /* Each row repeats the axis names: 100 names of 1 MB were 200 MB a row. */
+    im->text += axes->len + label->len;
+    if (im->text > RESULTS_MAX_IMPORT_TEXT) {
+        SrcPos pos = {im->csv_path, row->line, 1};
+        kvx_error_set(err, KVX_EINPUT, &pos, "the rows' axes and labels pass %u bytes (expected at"
+                      " most that many per import; each row repeats the axis names)",
+                      RESULTS_MAX_IMPORT_TEXT);
+        return -1;
+    }
     c->axes_json = arena_strdup(im->a, sb_str(axes));
     c->label = arena_strdup(im->a, sb_str(label));
     c->spec_name = im->spec;
