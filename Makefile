@@ -44,8 +44,8 @@ test-asan: deps
 
 fuzz: deps
 	@cmake -S . -B $(BUILD)-fuzz -DKVX_FUZZ=ON -DCMAKE_C_COMPILER=clang $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_expr fuzz_spec
-	@for t in expr spec; do mkdir -p $(BUILD)-fuzz/corpus-$$t && cp tests/fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/ && \
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_expr fuzz_spec fuzz_import
+	@for t in expr spec import; do mkdir -p $(BUILD)-fuzz/corpus-$$t && cp tests/fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/ && \
 	  $(BUILD)-fuzz/tests/fuzz_$$t -max_total_time=$${FUZZ_SECONDS:-60} -timeout=10 $(BUILD)-fuzz/corpus-$$t || exit 1; done
 
 clean:

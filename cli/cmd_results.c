@@ -364,7 +364,8 @@ static FILE *out_open(const char *path, char **tmp)
     return f;
 }
 
-/* Close f and, when ok, put it in place.  0, or KVX_EIO after saying why. */
+/* Close f and, when ok, put it in place.  0, or KVX_EIO after saying why.
+ * stdout is main()'s to flush and check, as for every verb. */
 static int out_close(FILE *f, const char *path, char *tmp, int ok)
 {
     int rc = 0;
@@ -377,8 +378,6 @@ static int out_close(FILE *f, const char *path, char *tmp, int ok)
         if (!ok || rc)
             remove(tmp);
         tmp_done();
-    } else if (f) {
-        rc = fflush(f);
     }
     free(tmp);
     return rc ? KVX_EIO : 0;

@@ -76,15 +76,34 @@ static void usage(FILE *f)
             "docs/results-schema.md the results database.\n");
 }
 
+/* The exit status once stdout is flushed and closed: output lost to a full
+ * disk, a closed pipe (SIGPIPE is ignored) or >&- is a failure, exit 3, with
+ * one message for every verb and --help, where each verb's own writes went
+ * unchecked.  A failure of the verb itself (2, 3) stays its status.  verb:
+ * "kvx" or "kvx VERB". */
+static int close_stdout(const char *verb, int rc)
+{
+    int bad = ferror(stdout), saved = EIO;  /* the error of an earlier write is gone */
+    if (fflush(stdout) != 0)
+        bad = 1, saved = errno;
+    /* A stdout closed (>&-) that was never written to is no loss (EBADF). */
+    if (fclose(stdout) != 0 && errno != EBADF)
+        bad = 1, saved = errno;
+    if (!bad)
+        return rc;
+    fprintf(stderr, "%s: cannot write standard output: %s\n", verb, strerror(saved));
+    return rc >= 2 ? rc : 3;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return close_stdout("kvx", argc < 2 ? 2 : 0);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("kvx %s\n", kvx_version());
-        return 0;
+        return close_stdout("kvx", 0);
     }
     if (argv[1][0] == '-') {
         fprintf(stderr, "kvx: '%s' before the verb: options go after it (kvx VERB [options]; kvx --help "
@@ -95,8 +114,11 @@ int main(int argc, char **argv)
      * its pipe then fail with EPIPE and the case is recorded as a fault. */
     signal(SIGPIPE, SIG_IGN);
     for (const CliVerb *const *v = CLI_VERBS; *v; v++)
-        if (!strcmp(argv[1], (*v)->name))
-            return (*v)->run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], (*v)->name)) {
+            char verb[64];
+            snprintf(verb, sizeof verb, "kvx %s", (*v)->name);
+            return close_stdout(verb, (*v)->run(argc - 1, argv + 1));
+        }
     for (size_t i = 0; i < sizeof internals / sizeof internals[0]; i++)
         if (!strcmp(argv[1], internals[i].name))
             return internals[i].fn(argc - 1, argv + 1);

@@ -282,11 +282,38 @@ void results_csv_field(FILE *out, const char *s)
     fputc('"', out);
 }
 
+int results_utf8_len(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    unsigned char lo = 0x80, hi = 0xbf;     /* the second byte's range */
+    int len;
+    if (n == 0)
+        return 0;
+    if (u[0] < 0x80)
+        return 1;
+    if (u[0] >= 0xc2 && u[0] <= 0xdf)
+        len = 2;
+    else if (u[0] >= 0xe0 && u[0] <= 0xef)
+        len = 3, lo = u[0] == 0xe0 ? 0xa0 : lo, hi = u[0] == 0xed ? 0x9f : hi;
+    else if (u[0] >= 0xf0 && u[0] <= 0xf4)
+        len = 4, lo = u[0] == 0xf0 ? 0x90 : lo, hi = u[0] == 0xf4 ? 0x8f : hi;
+    else
+        return 0;
+    if ((size_t)len > n || u[1] < lo || u[1] > hi)
+        return 0;
+    /* A NUL fails each test before the byte after it is read. */
+    for (int i = 2; i < len; i++)
+        if ((u[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
 void results_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
     for (; s && *s; s++) {
         unsigned char ch = (unsigned char)*s;
+        int len = ch < 0x80 ? 1 : results_utf8_len(s, 4);
         if (ch == '"' || ch == '\\')
             fprintf(out, "\\%c", ch);
         else if (ch == '\n')
@@ -295,8 +322,10 @@ void results_json_string(FILE *out, const char *s)
             fputs("\\t", out);
         else if (ch < 0x20)
             fprintf(out, "\\u%04x", ch);
+        else if (len == 0)  /* not UTF-8: a JSON reader would refuse the whole document */
+            fputs("\\ufffd", out);
         else
-            fputc(ch, out);
+            fwrite(s, 1, (size_t)len, out), s += len - 1;
     }
     fputc('"', out);
 }

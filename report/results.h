@@ -22,6 +22,12 @@ struct sqlite3;
 /* Limits of `kvx import` (docs/spec.md, Limits). */
 #define RESULTS_MAX_IMPORT_ROWS 1000000
 #define RESULTS_MAX_IMPORT_BYTES (256u << 20)
+/* Fields of all rows together: rows and bytes alone let one import hold
+ * 10^8 fields (gigabytes, at some 30 bytes of bookkeeping a field). */
+#define RESULTS_MAX_IMPORT_CELLS 10000000
+/* The cases' axes (JSON) and labels, all rows together: each repeats the
+ * header's axis names, so a long header times many rows is unbounded else. */
+#define RESULTS_MAX_IMPORT_TEXT (256u << 20)
 
 typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON } ResultsFormat;
 
@@ -123,9 +129,15 @@ const char **results_split(Arena *a, const char *s, int *n);
 struct sqlite3 *results_open_existing(const char *path, KvxError *err);
 /* Fill sel->spec when NULL and exactly one spec is stored (names in err). */
 int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err);
-/* CSV field / JSON string writers. */
+/* CSV field / JSON string writers.  The JSON one writes valid JSON whatever
+ * the bytes (a database may hold any): a byte that is not part of valid UTF-8
+ * goes out as U+FFFD. */
 void results_csv_field(FILE *out, const char *s);
 void results_json_string(FILE *out, const char *s);
+/* The length of the UTF-8 sequence at s (1 to 4), or 0 when s does not start
+ * one (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
+ * s holds n bytes, or a NUL within them. */
+int results_utf8_len(const char *s, size_t n);
 /* The value names --value accepts are core/values.h's (inspect.KEY besides). */
 
 #endif

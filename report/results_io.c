@@ -3,9 +3,10 @@
  * measured elsewhere, stored as a run of kind 'reference') and `kvx merge`
  * (shards and machines combined into one database).
  *
- * Invariants: an import is checked whole before anything is written, and a
- * failed one leaves no rows; a merge of one input is one transaction; merging
- * the same input twice changes nothing. */
+ * Invariants: an import is checked whole before anything is written, and is
+ * one transaction (its run row and every case), so that a failed or killed
+ * one leaves no rows; a merge of one input is one transaction; merging the
+ * same input twice changes nothing. */
 #include "results_core.h"
 #include "core/version.h"
 #include "host/case.h"
@@ -239,18 +240,24 @@ typedef struct CsvRow {
     int *col;          /* 1-based column of each field, for messages */
 } CsvRow;
 
-/* The text past a NUL would be cut off unseen: an error naming where it is.
- * 0 when text (len bytes) holds none, else -1. */
-static int csv_no_nul(const char *path, const char *text, size_t len, KvxError *err)
+/* Text (len bytes) is UTF-8 without a NUL: the text past a NUL would be cut
+ * off unseen, and bytes that are not UTF-8 would be stored as they are and
+ * make every JSON written from them invalid.  0, or -1 with an error at the
+ * first bad byte. */
+static int csv_text_check(const char *path, const char *text, size_t len, KvxError *err)
 {
-    const char *nul = memchr(text, 0, len);
-    if (!nul)
-        return 0;
     SrcPos pos = {path, 1, 1};
-    for (const char *q = text; q < nul; q++)
-        pos.line += *q == '\n', pos.col = *q == '\n' ? 1 : pos.col + 1;
-    kvx_error_set(err, KVX_EINPUT, &pos, "a NUL byte (expected text)");
-    return -1;
+    for (size_t i = 0; i < len;) {
+        int n = (unsigned char)text[i] < 0x80 ? 1 : results_utf8_len(text + i, len - i);
+        if (n == 0 || text[i] == 0) {
+            kvx_error_set(err, KVX_EINPUT, &pos, text[i] ? "invalid UTF-8 (expected text)"
+                                                         : "a NUL byte (expected text)");
+            return -1;
+        }
+        pos.line += text[i] == '\n', pos.col = text[i] == '\n' ? 1 : pos.col + n;
+        i += (size_t)n;
+    }
+    return 0;
 }
 
 /* The reader of one CSV text: where it is, and its current line. */
@@ -259,6 +266,7 @@ typedef struct Csv {
     const char *path;
     const char *p;
     int line;
+    long cells;         /* fields read so far, of all rows */
     KvxError *err;
 } Csv;
 
@@ -315,6 +323,12 @@ static CsvRow csv_row(Csv *c)
         csv_field(c, col, &b);
         row_add(c->a, &r, &fcap, col, sb_str(&b));
         sb_free(&b);
+        if (++c->cells > RESULTS_MAX_IMPORT_CELLS) {
+            SrcPos pos = {c->path, c->line, col};
+            kvx_error_set(c->err, KVX_EINPUT, &pos, "more than %d fields in all (expected at most"
+                          " that many per import)", RESULTS_MAX_IMPORT_CELLS);
+            break;
+        }
         if (*c->p != ',')
             break;
         c->p++;
@@ -327,20 +341,23 @@ static CsvRow csv_row(Csv *c)
 }
 
 /* Split text (len bytes) into rows of fields (RFC 4180 quoting; blank lines
- * and lines starting with '#' are skipped).  A NUL byte, a quote never closed
- * and more than RESULTS_MAX_IMPORT_ROWS rows are errors at their position;
- * the rows read so far are returned in any case, for the caller to free. */
+ * are skipped, and so are lines starting with '#' before the header, and only
+ * there: after it, '#' starts a value like any other).  A NUL byte, bytes
+ * that are not UTF-8, a quote never closed, more than RESULTS_MAX_IMPORT_ROWS
+ * rows below the header and more than RESULTS_MAX_IMPORT_CELLS fields (the
+ * header's too) are errors at their position; the rows read so far are
+ * returned in any case, for the caller to free. */
 static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t len, int *nrows,
                          KvxError *err)
 {
     int cap = 16;
     CsvRow *rows = xmalloc(sizeof *rows * (size_t)cap);
     *nrows = 0;
-    if (csv_no_nul(path, text, len, err))
+    if (csv_text_check(path, text, len, err))
         return rows;
-    Csv c = {a, path, text, 1, err};
+    Csv c = {a, path, text, 1, 0, err};
     while (*c.p) {
-        if (*c.p == '\n' || *c.p == '#' || (*c.p == '\r' && c.p[1] == '\n')) {
+        if (*c.p == '\n' || (*c.p == '#' && *nrows == 0) || (*c.p == '\r' && c.p[1] == '\n')) {
             while (*c.p && *c.p != '\n')
                 c.p++;
             if (*c.p)
@@ -352,7 +369,7 @@ static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t le
         if (*nrows == cap)
             rows = xrealloc(rows, sizeof *rows * (size_t)(cap *= 2));
         rows[(*nrows)++] = r;
-        if (*nrows > RESULTS_MAX_IMPORT_ROWS) {
+        if (*nrows - 1 > RESULTS_MAX_IMPORT_ROWS) {     /* the header is not a row */
             SrcPos pos = {path, r.line, 1};
             kvx_error_set(err, KVX_EINPUT, &pos, "more than %d rows (expected at most that many"
                           " per import)", RESULTS_MAX_IMPORT_ROWS);
@@ -399,6 +416,12 @@ static int same_field(int stored, const void *ctx)
     return strcmp(k->rows[stored].f[k->f], k->s) == 0;
 }
 
+static int same_column(int stored, const void *ctx)
+{
+    const RowKey *k = ctx;
+    return strcmp(k->rows[0].f[stored], k->s) == 0;
+}
+
 static void json_scalar(StrBuf *b, const char *s)
 {
     double d;
@@ -432,6 +455,8 @@ typedef struct Import {
     int nax;                    /* axis columns, before the value columns */
     CaseRow *cases;             /* by row (row 0, the header, unused) */
     HashIdx keys;
+    HashIdx cols;               /* the header's names: a repeat found in linear time */
+    size_t text;                /* bytes of the rows' axes and labels so far */
 } Import;
 
 /* Header: axis columns up to the first value column, value columns after.
@@ -462,11 +487,11 @@ static int import_header(Import *im, KvxError *err)
             kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier", h->f[i]);
             return -1;
         }
-        for (int j = 0; j < i; j++)
-            if (!strcmp(h->f[i], h->f[j])) {
-                kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
-                return -1;
-            }
+        if (hidx_add(&im->cols, hash_bytes(h->f[i], strlen(h->f[i])), i, same_column,
+                     &(RowKey){im->cases, im->rows, 0, h->f[i]}) >= 0) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
+            return -1;
+        }
     }
     if (im->nax <= 0) {
         SrcPos pos = {im->csv_path, h->line, 1};
@@ -523,6 +548,15 @@ static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *
         sb_printf(label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
     }
     sb_putc(axes, '}');
+    /* Each row repeats the axis names: 100 names of 1 MB were 200 MB a row. */
+    im->text += axes->len + label->len;
+    if (im->text > RESULTS_MAX_IMPORT_TEXT) {
+        SrcPos pos = {im->csv_path, row->line, 1};
+        kvx_error_set(err, KVX_EINPUT, &pos, "the rows' axes and labels pass %u bytes (expected at"
+                      " most that many per import; each row repeats the axis names)",
+                      RESULTS_MAX_IMPORT_TEXT);
+        return -1;
+    }
     c->axes_json = arena_strdup(im->a, sb_str(axes));
     c->label = arena_strdup(im->a, sb_str(label));
     c->spec_name = im->spec;
@@ -585,9 +619,14 @@ static int import_name_free(sqlite3 *db, const char *name, KvxError *err)
     return err->code ? -1 : 0;
 }
 
-/* The reference run and all its cases, in one transaction.  0 or -1. */
-static int import_store(Store *st, Import *im, int64_t *run_id, KvxError *err)
+/* The name's check, the reference run and all its cases, in one transaction:
+ * an import killed half-way leaves nothing (a run row committed alone once
+ * stayed with 0 cases and made the retry "already imported"), and of two
+ * imports of one name, one is refused.  0 or -1. */
+static int import_store(Store *st, Import *im, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
+    int64_t run_id;
     char when[32];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -595,24 +634,20 @@ static int import_store(Store *st, Import *im, int64_t *run_id, KvxError *err)
                   .spec_path = im->csv_path, .gpu_name = im->o->gpu,
                   .gpu_uuid = arena_printf(im->a, "ref:%s", im->o->name), .kvx_version = kvx_version(),
                   .command = im->o->source, .axes_json = import_decl(im), .started_at = when, .peak_gbs = 0};
-    /* One transaction for all rows: a commit per row made 200,000 rows take
-     * minutes. */
-    return store_begin_run(st, &env, run_id, err) ||
-           store_put_cases(st, *run_id, 0, im->cases + 1, im->nrows - 1, err) ? -1 : 0;
-}
-
-/* Leave nothing half-imported. */
-static void import_undo(sqlite3 *db, int64_t run_id)
-{
-    const char *sql[] = {"DELETE FROM cases WHERE run_id = ?", "DELETE FROM runs WHERE id = ?"};
-    for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *d = NULL;
-        if (sqlite3_prepare_v2(db, sql[i], -1, &d, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(d, 1, run_id);
-            sqlite3_step(d);
-            sqlite3_finalize(d);
-        }
+    /* One transaction for all rows, too: a commit per row made 200,000 rows
+     * take minutes.  store_put_cases joins it. */
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "import: %s", sqlite3_errmsg(db));
+        return -1;
     }
+    if (import_name_free(db, im->o->name, err) || store_begin_run(st, &env, &run_id, err) ||
+        store_put_cases(st, run_id, 0, im->cases + 1, im->nrows - 1, err) ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "import: %s", sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *nstored,
@@ -622,7 +657,6 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
     size_t len;
     char *text = file_read_max(csv_path, RESULTS_MAX_IMPORT_BYTES, &len);
     int rc = -1;
-    int64_t run_id = 0;
     *nstored = 0;
     if (!text) {
         char why[64];
@@ -651,16 +685,13 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
     for (int r = 1; r < im.nrows && !err->code; r++)
         import_row(&im, r, &axes, &label, err);
     sb_free(&axes), sb_free(&label);
-    if (err->code || import_name_free(store_db(st), o->name, err) || import_store(st, &im, &run_id, err))
+    if (err->code || import_store(st, &im, err))
         goto done;
     *nstored = im.nrows - 1;
     rc = 0;
 done:
-    if (rc && run_id) {
-        import_undo(store_db(st), run_id);
-        *nstored = 0;
-    }
     hidx_free(&im.keys);
+    hidx_free(&im.cols);
     free(im.rows);
     free(text);
     arena_free(im.a);

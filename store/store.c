@@ -484,14 +484,18 @@ static int insert_case(Store *s, int64_t run_id, int64_t variant_id, const CaseR
 int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c, int n,
                     KvxError *err)
 {
-    if (step_done(s, s->st[ST_BEGIN], err, "starting a case transaction"))
+    /* Inside the caller's transaction (an import: its run row and its cases
+     * are one), the cases join it, and the caller commits or rolls back. */
+    int own = sqlite3_get_autocommit(s->db);
+    if (own && step_done(s, s->st[ST_BEGIN], err, "starting a case transaction"))
         return -1;
     for (int i = 0; i < n; i++)
         if (insert_case(s, run_id, variant_id, &c[i], err)) {
-            step_done(s, s->st[ST_ROLLBACK], NULL, "rollback");
+            if (own)
+                step_done(s, s->st[ST_ROLLBACK], NULL, "rollback");
             return -1;
         }
-    return step_done(s, s->st[ST_COMMIT], err, "committing cases");
+    return own ? step_done(s, s->st[ST_COMMIT], err, "committing cases") : 0;
 }
 
 int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,

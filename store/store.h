@@ -98,8 +98,8 @@ typedef struct CaseRow {
  * there is not this run's); -1 with err. */
 int store_put_case(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c,
                    KvxError *err);
-/* n cases in one transaction: all stored, or none (a bulk import); a key
- * already stored is an error (KVX_EIO). */
+/* n cases in one transaction: all stored, or none (a bulk import).  Inside
+ * the caller's open transaction they join it instead. */
 int store_put_cases(Store *s, int64_t run_id, int64_t variant_id, const CaseRow *c, int n,
                     KvxError *err);
 /* 1 when a case with this key is stored (any run), 0 when not, -1 on error. */
