@@ -44,6 +44,7 @@ struct CUmod_st {
     int is_elf;
     uint64_t hash;              /* of the image: part of each kernel's time */
     Behaviour what;
+    int counter_bytes;          /* FakeLaunch's */
     struct CUfunc_st *funcs;    /* looked up so far, freed with the module */
 };
 
@@ -77,7 +78,7 @@ static struct {
     int inited;
     Block *blocks;
     int nblocks, cap;
-    uint64_t mem_used, mem_bytes;   /* KVX_FAKE_MEM_BYTES */
+    uint64_t mem_used, mem_free;    /* KVX_FAKE_MEM_FREE: what allocations may take */
     double clock_ms;                /* virtual */
     double wall_ms;                 /* owed at the next synchronisation */
     double ns_per_byte;             /* KVX_FAKE_NS_PER_BYTE */
@@ -174,7 +175,7 @@ static CUresult init(unsigned flags)
     (void)flags;
     if (!fk.inited) {
         fk.inited = 1;
-        fk.mem_bytes = (uint64_t)env_number("KVX_FAKE_MEM_BYTES", (double)FAKE_MEM_DEFAULT);
+        fk.mem_free = (uint64_t)env_number("KVX_FAKE_MEM_FREE", (double)FAKE_MEM_DEFAULT);
         fk.ns_per_byte = env_number("KVX_FAKE_NS_PER_BYTE", 0);
         fk.fault_at = (long)env_number("KVX_FAKE_FAULT_LAUNCH", 0);
     }
@@ -270,7 +271,7 @@ static CUresult device_get_attribute(int *v, CUdevice_attribute attr, CUdevice d
 static CUresult device_total_mem(size_t *bytes, CUdevice d)
 {
     (void)d;
-    *bytes = (size_t)fk.mem_bytes;
+    *bytes = (size_t)FAKE_MEM_DEFAULT;
     return CUDA_SUCCESS;
 }
 
@@ -323,7 +324,7 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes)
         return fk.sticky;
     if (bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (bytes > fk.mem_bytes - fk.mem_used)
+    if (fk.mem_used > fk.mem_free || bytes > fk.mem_free - fk.mem_used)
         return CUDA_ERROR_OUT_OF_MEMORY;
     unsigned char *host = malloc(bytes);
     if (!host)
@@ -576,6 +577,7 @@ static CUresult module_load_data(CUmodule *m, const void *image)
     mod->is_elf = memcmp(p, ELFMAG, SELFMAG) == 0;
     mod->hash = fnv1a(1469598103934665603ULL, p, len);
     mod->what = image_behaviour(mod->image, len, mod->is_elf);
+    mod->counter_bytes = bytes_find(mod->image, len, "global.add.u64", 14) ? 8 : 4;
     *m = mod;
     return CUDA_SUCCESS;
 }
@@ -687,6 +689,7 @@ static CUresult launch(CUfunction f, const uint32_t grid[3], const uint32_t bloc
     memcpy(l.block, block, sizeof l.block);
     l.params = params;
     l.mismatch = what == DO_MISMATCH;
+    l.counter_bytes = f->mod->counter_bytes;
     uint64_t bytes = 0;
     double ms = kernel_ms(f, &l, &bytes);
     if (f->k->run(&l) < 0) {

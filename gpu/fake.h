@@ -47,9 +47,10 @@
  *                           allocations its pointer arguments point into,
  *                           spent at the next synchronisation (as waiting for
  *                           a GPU), so that a test sees busy workers;
- *   KVX_FAKE_MEM_BYTES=B    the device's memory (default 141 GiB): an
- *                           allocation past it fails with
- *                           CUDA_ERROR_OUT_OF_MEMORY (fault injection);
+ *   KVX_FAKE_MEM_FREE=B     the bytes allocations may take (default, and
+ *                           always the reported total, 141 GiB; as when other
+ *                           processes hold the rest): one past them fails
+ *                           with CUDA_ERROR_OUT_OF_MEMORY (fault injection);
  *   KVX_FAKE_FAULT_LAUNCH=N the N-th kernel launch of each worker process
  *                           (every cuLaunchKernel/Ex counts: flushes and
  *                           references too) faults as kvx_fake_fault does
@@ -93,6 +94,9 @@ typedef struct FakeLaunch {
     uint32_t grid[3], block[3];
     void **params;
     int mismatch;           /* kvx_fake_mismatch: write one wrong value */
+    int counter_bytes;      /* 8 where the module's PTX adds 64-bit integers in global
+                             * memory (the cubin carries its PTX, .nv_debug_ptx_txt,
+                             * as kvx compiles with line info), else 4 */
 } FakeLaunch;
 
 /* A kernel's host stand-in: its entry point, its parameters ('p' a pointer,

@@ -7,10 +7,11 @@
  * through fake_mem(), so a buffer too small for the launch is the illegal
  * address it would be on a GPU.
  *
- * Limits: counters are 32-bit (a u64 counter reads the same while it is below
- * 2^32 and alone; filter_count's u64 counters past the first are not
- * supported), and a 64-bit scalar read of a 32-bit argument relies on the
- * worker's zeroed argument slots (Run.scalars). */
+ * Limits: count's counter is 32-bit (a u64 one reads the same while it is
+ * below 2^32: the bytes above are its init, 0); filter_count's counters are as
+ * wide as the module's PTX adds (FakeLaunch.counter_bytes); a 64-bit scalar
+ * read of a 32-bit argument relies on the worker's zeroed argument slots
+ * (Run.scalars). */
 #include "fake.h"
 
 #include <string.h>
@@ -110,17 +111,26 @@ static int filter_count(const FakeLaunch *l)
     const uint16_t *addr = arg_mem(l, 1, m, 2);
     if (!in || !addr)
         return -1;
+    /* The counters the launch touches, checked once rather than per hit. */
+    uint16_t top = 0;
+    for (uint64_t i = 0; i < m; i++)
+        if (in[i] < thresh && addr[i] > top)
+            top = addr[i];
+    unsigned char *c = arg_mem(l, 4, (uint64_t)top + 1, l->counter_bytes);
+    if (!c)
+        return -1;
+    uint64_t *c64 = (uint64_t *)(void *)c;
+    uint32_t *c32 = (uint32_t *)(void *)c;
     for (uint64_t i = 0; i < m; i++) {
         if (in[i] >= thresh)
             continue;
-        uint32_t *c = arg_mem(l, 4, (uint64_t)addr[i] + 1, 4);
-        if (!c)
-            return -1;
-        c[addr[i]] += 1;
+        if (l->counter_bytes == 8)
+            c64[addr[i]] += 1;
+        else
+            c32[addr[i]] += 1;
     }
-    uint32_t *out = arg_mem(l, 4, 1, 4);
-    if (l->mismatch && out)
-        out[0] += 1;
+    if (l->mismatch)
+        c32[0] += 1;
     return 0;
 }
 
