@@ -48,10 +48,27 @@ struct CUmod_st {
     struct CUfunc_st *funcs;    /* looked up so far, freed with the module */
 };
 
+/* The last launch of a function, to replay while nothing it reads changed:
+ * the worker launches one case up to max_samples times on the same inputs,
+ * with its outputs reset to the same init, and a stand-in over 2^26 elements
+ * costs what a sample should not.  Inputs ('p') are known by allocation and
+ * version (any write makes a new one); outputs ('o') by their contents from
+ * the pointer to the end of their allocation, before and after. */
+#define MEMO_ARGS 8
+typedef struct Memo {
+    int valid;
+    uint32_t grid[3], block[3];
+    uint64_t arg[MEMO_ARGS];        /* scalars' bits; inputs' pointers */
+    uint64_t version[MEMO_ARGS];    /* inputs' allocation versions */
+    uint64_t out_bytes[MEMO_ARGS];
+    unsigned char *pre[MEMO_ARGS], *post[MEMO_ARGS];
+} Memo;
+
 struct CUfunc_st {
     struct CUmod_st *mod;
     char name[128];
     const FakeKernel *k;        /* NULL: no stand-in, the launch fails */
+    Memo memo;
     struct CUfunc_st *next;
 };
 
@@ -71,6 +88,7 @@ struct CUctx_st {
 typedef struct Block {
     unsigned char *p;
     uint64_t bytes;
+    uint64_t version;           /* fk.versions at its last write */
 } Block;
 
 /* The process's one fake GPU. */
@@ -83,6 +101,7 @@ static struct {
     double wall_ms;                 /* owed at the next synchronisation */
     double ns_per_byte;             /* KVX_FAKE_NS_PER_BYTE */
     long launches, fault_at;        /* KVX_FAKE_FAULT_LAUNCH */
+    uint64_t versions;              /* of allocations, never reused */
     int hang;                       /* a hung kernel is queued */
     CUresult sticky;
     struct CUctx_st ctx[FAKE_MAX_GPUS];
@@ -308,7 +327,7 @@ void *fake_mem(CUdeviceptr p, uint64_t bytes)
 }
 
 /* The allocation p points into, or NULL. */
-static const Block *block_of(CUdeviceptr p)
+static Block *block_of(CUdeviceptr p)
 {
     for (int i = 0; i < fk.nblocks; i++) {
         uintptr_t base = (uintptr_t)fk.blocks[i].p;
@@ -335,7 +354,7 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes)
         fk.cap = fk.cap ? 2 * fk.cap : 64;
         fk.blocks = xrealloc(fk.blocks, sizeof *fk.blocks * (size_t)fk.cap);
     }
-    fk.blocks[fk.nblocks++] = (Block){host, bytes};
+    fk.blocks[fk.nblocks++] = (Block){host, bytes, ++fk.versions};
     fk.mem_used += bytes;
     *p = (CUdeviceptr)(uintptr_t)host;
     return CUDA_SUCCESS;
@@ -371,6 +390,7 @@ static CUresult memcpy_htod_async(CUdeviceptr dst, const void *src, size_t n, CU
     if (fk.sticky || !d)
         return fk.sticky ? fk.sticky : CUDA_ERROR_INVALID_VALUE;
     memcpy(d, src, n);
+    block_of(dst)->version = ++fk.versions;
     clock_bytes(n);
     return CUDA_SUCCESS;
 }
@@ -384,6 +404,8 @@ static CUresult memset_async(CUdeviceptr dst, uint32_t v, int size, size_t n)
         memset(d, (int)v, n);
     for (size_t i = 0; size > 1 && i < n; i++)
         memcpy(d + i * (size_t)size, &v, (size_t)size);   /* little-endian: the low bytes */
+    if (n)
+        block_of(dst)->version = ++fk.versions;
     clock_bytes((uint64_t)n * (uint64_t)size);
     return CUDA_SUCCESS;
 }
@@ -582,6 +604,15 @@ static CUresult module_load_data(CUmodule *m, const void *image)
     return CUDA_SUCCESS;
 }
 
+static void memo_clear(Memo *m)
+{
+    for (int i = 0; i < MEMO_ARGS; i++) {
+        free(m->pre[i]);
+        free(m->post[i]);
+    }
+    memset(m, 0, sizeof *m);
+}
+
 static CUresult module_unload(CUmodule m)
 {
     if (!m)
@@ -589,6 +620,7 @@ static CUresult module_unload(CUmodule m)
     while (m->funcs) {
         CUfunction f = m->funcs;
         m->funcs = f->next;
+        memo_clear(&f->memo);
         free(f);
     }
     free(m->image);
@@ -651,7 +683,7 @@ static double kernel_ms(CUfunction f, const FakeLaunch *l, uint64_t *bytes)
     *bytes = 0;
     for (int i = 0; f->k->params[i]; i++) {
         char kind = f->k->params[i];
-        if (kind != 'p') {
+        if (kind != 'p' && kind != 'o') {
             h = fnv1a(h, l->params[i], kind == 'q' ? 8 : 4);
             continue;
         }
@@ -665,6 +697,87 @@ static double kernel_ms(CUfunction f, const FakeLaunch *l, uint64_t *bytes)
         *bytes += b->bytes;
     }
     return 0.010 + (double)(h % 10001) * 1e-6;
+}
+
+/* An argument's bits (scalars zero-extended; pointers whole). */
+static uint64_t arg_bits(char kind, void *param)
+{
+    uint64_t v = 0;
+    memcpy(&v, param, kind == 'i' ? 4 : 8);
+    return v;
+}
+
+/* The bytes from output pointer p to the end of its allocation; NULL without one. */
+static unsigned char *out_region(void *param, uint64_t *bytes)
+{
+    CUdeviceptr p;
+    memcpy(&p, param, sizeof p);
+    const Block *b = block_of(p);
+    *bytes = b ? b->bytes - (p - (uintptr_t)b->p) : 0;
+    return b ? (unsigned char *)(uintptr_t)p : NULL;
+}
+
+/* 1 when l is f's last launch on the same inputs and output contents: the
+ * outputs are then set to what it left.  0: run the stand-in. */
+static int memo_replay(CUfunction f, const FakeLaunch *l)
+{
+    const Memo *m = &f->memo;
+    if (!m->valid || memcmp(m->grid, l->grid, sizeof m->grid) || memcmp(m->block, l->block, sizeof m->block))
+        return 0;
+    const char *kinds = f->k->params;
+    for (int i = 0; kinds[i]; i++) {
+        uint64_t bytes = 0;
+        unsigned char *out = kinds[i] == 'o' ? out_region(l->params[i], &bytes) : NULL;
+        if (kinds[i] == 'o' && (!out || bytes != m->out_bytes[i] || memcmp(out, m->pre[i], bytes)))
+            return 0;
+        if (kinds[i] != 'o' && arg_bits(kinds[i], l->params[i]) != m->arg[i])
+            return 0;
+        if (kinds[i] == 'p' && (!block_of(m->arg[i]) || block_of(m->arg[i])->version != m->version[i]))
+            return 0;
+    }
+    for (int i = 0; kinds[i]; i++)
+        if (kinds[i] == 'o') {
+            uint64_t bytes = 0;
+            unsigned char *out = out_region(l->params[i], &bytes);
+            memcpy(out, m->post[i], m->out_bytes[i]);
+            block_of(arg_bits('o', l->params[i]))->version = ++fk.versions;
+        }
+    return 1;
+}
+
+/* Run f's stand-in for l, remembering the launch for memo_replay.  0, or -1
+ * on an illegal address. */
+static int run_standin(CUfunction f, const FakeLaunch *l)
+{
+    Memo *m = &f->memo;
+    const char *kinds = f->k->params;
+    memo_clear(m);
+    KVX_ASSERT(strlen(kinds) <= MEMO_ARGS);
+    for (int i = 0; kinds[i]; i++) {
+        unsigned char *out = kinds[i] == 'o' ? out_region(l->params[i], &m->out_bytes[i]) : NULL;
+        m->arg[i] = arg_bits(kinds[i], l->params[i]);
+        if (kinds[i] == 'p' && block_of(m->arg[i]))
+            m->version[i] = block_of(m->arg[i])->version;
+        if (out) {
+            m->pre[i] = xmalloc(m->out_bytes[i]);
+            memcpy(m->pre[i], out, m->out_bytes[i]);
+        }
+    }
+    if (f->k->run(l) < 0) {
+        memo_clear(m);
+        return -1;
+    }
+    for (int i = 0; kinds[i]; i++)
+        if (m->pre[i]) {
+            unsigned char *out = out_region(l->params[i], &m->out_bytes[i]);
+            m->post[i] = xmalloc(m->out_bytes[i]);
+            memcpy(m->post[i], out, m->out_bytes[i]);
+            block_of(m->arg[i])->version = ++fk.versions;
+        }
+    memcpy(m->grid, l->grid, sizeof m->grid);
+    memcpy(m->block, l->block, sizeof m->block);
+    m->valid = 1;
+    return 0;
 }
 
 static CUresult launch(CUfunction f, const uint32_t grid[3], const uint32_t block[3], void **params)
@@ -692,7 +805,7 @@ static CUresult launch(CUfunction f, const uint32_t grid[3], const uint32_t bloc
     l.counter_bytes = f->mod->counter_bytes;
     uint64_t bytes = 0;
     double ms = kernel_ms(f, &l, &bytes);
-    if (f->k->run(&l) < 0) {
+    if (!memo_replay(f, &l) && run_standin(f, &l) < 0) {
         fk.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
         return CUDA_SUCCESS;
     }

@@ -28,15 +28,19 @@
  *   - kernels are host stand-ins chosen by entry point name (fake_kernels.c):
  *     they compute the real outputs, so the worker's own check says ok.  An
  *     entry point without a stand-in fails its launch with
- *     CUDA_ERROR_NOT_SUPPORTED (a launch_error row, never a silent ok);
+ *     CUDA_ERROR_NOT_SUPPORTED (a launch_error row, never a silent ok).  A
+ *     launch on the same inputs (unwritten since) and the same output
+ *     contents as its function's last one is replayed from that one's
+ *     outputs: a case's samples do not each recompute 2^26 elements;
  *   - a module's behaviour comes from a `__device__` variable in it (an ELF
  *     symbol of the cubin) named kvx_fake_<behaviour>:
  *       kvx_fake_hang      the next synchronisation never returns (it gives
  *                          up after FAKE_HANG_S, so that a stray worker cannot
  *                          outlive a CI job): the parent's timeout kills it
  *       kvx_fake_crash     the launch ends the process (status 9, no result)
- *       kvx_fake_fault     the launch faults: the next synchronisation, and
- *                          every call after it, return the sticky
+ *       kvx_fake_fault     the launch faults: every call after it that needs
+ *                          the context (the case's next cuEventRecord, or a
+ *                          synchronisation) returns the sticky
  *                          CUDA_ERROR_ILLEGAL_ADDRESS
  *       kvx_fake_mismatch  the stand-in writes one wrong value
  *       (none)             the stand-in's outputs
@@ -99,9 +103,11 @@ typedef struct FakeLaunch {
                              * as kvx compiles with line info), else 4 */
 } FakeLaunch;
 
-/* A kernel's host stand-in: its entry point, its parameters ('p' a pointer,
- * 'q' a 64-bit, 'i' a 32-bit integer), and its body: 0, or -1 when it
- * touched memory outside every allocation (a fault). */
+/* A kernel's host stand-in: its entry point, its parameters ('p' a pointer
+ * the kernel only reads, 'o' one it writes, 'q' a 64-bit, 'i' a 32-bit
+ * integer), and its body: 0, or -1 when it touched memory outside every
+ * allocation (a fault).  A launch whose inputs and outputs are as at the
+ * function's last launch is replayed, not run again (fake.c, Memo). */
 typedef struct FakeKernel {
     const char *name;
     const char *params;
