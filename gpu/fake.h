@@ -6,9 +6,10 @@
  * A TEST HOOK, NOT A FEATURE.  It is switched on by the environment variable
  * KVX_FAKE_GPUS=N (N in 1..16; unset or 0: the real driver).  Then
  * cudadl_load() fills the `CudaApi cu` table with the host implementations of
- * fake.c instead of libcuda's, and nvml.c takes fake.c's NVML; nothing else
- * knows.  worker_probe() execs its probe and worker_main() runs its cases as
- * on a GPU: only the driver underneath is made up.
+ * fake.c instead of libcuda's, and nvml.c takes fake_nvml.c's NVML; nothing
+ * else knows but worker_main's call of fake_log_case (KVX_FAKE_LOG).
+ * worker_probe() execs its probe and worker_main() runs its cases as on a
+ * GPU: only the driver underneath is made up.
  *
  * The fake device: name "kvx fake device", uuid GPU-6b767866-0000-0000-0000-
  * 00000000000D (D the ordinal; "kvxf" in its first bytes), sm_90, 132 SMs, 60 MiB
@@ -85,7 +86,8 @@ int fake_gpus(void);
 /* Fill api with the fake driver's entry points (driver 13000, loaded). */
 void fake_cuda_api(CudaApi *api);
 
-/* The fake NVML's entry point of that name (nvml.c's subset), or NULL. */
+/* The fake NVML's entry point of that name (nvml.c's subset), or NULL
+ * (fake_nvml.c). */
 void *fake_nvml_sym(const char *name);
 
 /* KVX_FAKE_LOG's line for case c, starting on device (nothing when unset). */
