@@ -1,6 +1,7 @@
 /* cudadl: dlopen the CUDA driver and fetch its entry points through
  * cuGetProcAddress_v2 (see cudadl.h for the versioning rule). */
 #include "cudadl.h"
+#include "fake.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -106,6 +107,11 @@ int cudadl_load(KvxError *err)
 {
     if (cu.loaded)
         return 0;
+    /* Test hook (fake.h): host implementations instead of libcuda's. */
+    if (fake_gpus() > 0) {
+        fake_cuda_api(&cu);
+        return 0;
+    }
     CudaApi api;
     memset(&api, 0, sizeof api);
     const EntryPoint table[] = {

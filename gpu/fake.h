@@ -1,83 +1,126 @@
-/* fake: a stand-in GPU so that CI, which has none, can test the supervisor of
- * `kvx run` (run/run.c): worker start-up, hand-out of workload groups,
- * timeouts, crashes, sticky faults, restarts, resume and shards.
+/* fake: a fake CUDA driver, so that CI, which has no GPU, runs the real worker
+ * (gpu/worker*.c) and the supervisor of `kvx run` (run/run.c) end to end:
+ * worker start-up, buffer layout, resets, batching, the verified launch,
+ * reference kernels, sticky faults, restarts, resume and shards.
  *
  * A TEST HOOK, NOT A FEATURE.  It is switched on by the environment variable
  * KVX_FAKE_GPUS=N (N in 1..16; unset or 0: the real driver).  Then
- *   - worker_probe() answers N fake devices without forking or touching CUDA
- *     (every verb that probes sees them: run, compile's arch, doctor);
- *   - `kvx __worker D` (worker_main) sends the ordinary start frame with fake
- *     device D's DeviceInfo and runs nothing on any GPU.  Everything upstream
- *     of the worker is real: planning, NVRTC into the compile cache, case
- *     resolution from the PTX, the pipes, SQLite.
+ * cudadl_load() fills the `CudaApi cu` table with the host implementations of
+ * fake.c instead of libcuda's, and nvml.c takes fake_nvml.c's NVML; nothing
+ * else knows but worker_main's call of fake_log_case (KVX_FAKE_LOG).
+ * worker_probe() execs its probe and worker_main() runs its cases as on a
+ * GPU: only the driver underneath is made up.
  *
- * The fake device: name "kvx fake device", uuid "FAKE-000D", sm_90, 132 SMs,
- * 60 MiB L2, 141 GiB, 4800 GB/s peak (3125 MHz x 6144-bit), driver 13000, the
- * usual sm_90 limits.
+ * The fake device: name "kvx fake device", uuid GPU-6b767866-0000-0000-0000-
+ * 00000000000D (D the ordinal; "kvxf" in its first bytes), sm_90, 132 SMs, 60 MiB
+ * L2, 141 GiB, 4800 GB/s peak (3125 MHz x 6144-bit), driver 13000, the usual
+ * sm_90 limits; NVML clocks FAKE_SM_MHZ and FAKE_MEM_MHZ, at their maximum.
  *
- * A fake worker decides what each case does from the source it was compiled
- * from, `dirname(cubin_path)/source.cu` (the compile cache entry), by a marker
- * comment a template emits:
- *   kvx-fake: hang      never answers (sleeps; the parent's timeout kills it;
- *                       it gives up by itself after FAKE_HANG_S, so that a
- *                       stray one cannot outlive a CI job)
- *   kvx-fake: crash     exits with status 9 and no result
- *   kvx-fake: fault     status fault, detail "CUDA_ERROR_ILLEGAL_ADDRESS
- *                       (fake)", then exits with WORKER_EXIT_FAULT, as a
- *                       worker does after a sticky error
- *   kvx-fake: mismatch  status mismatch, timed anyway
- *   (none)              ok
- * A source it cannot read is a load_error.  Checks, buffers and launch
- * geometry are not looked at: the fake ignores the spec's check.  An ok or
- * mismatch case gets samples = the clamped min_samples (as the real sampler
- * stops there when the noise target is met), min = median = max = a
- * deterministic time in 0.010 .. 0.020 ms hashed from the name of the cubin's
- * cache entry and the buffers' counts and input keys (the same case gives the
- * same figure in every run, whatever the cache directory), and
- * t_measure_ms = samples x median; its warm-ups are what measure_warmups decides
- * for a launch of that median, its launches 1 + warm-ups + samples, and its
- * clocks FAKE_SM_MHZ and FAKE_MEM_MHZ, both at their maximum (not throttled).
- * A fake worker's profile steps are send, recv (timed as a real worker times
- * them) and stats (all the rest).
+ * The driver (fake.c):
+ *   - device memory is host memory (a CUdeviceptr is the block's address);
+ *     every access a stand-in makes is checked against the live allocations,
+ *     and one outside them is a sticky CUDA_ERROR_ILLEGAL_ADDRESS;
+ *   - the one stream runs its work as it is enqueued; events are stamps of a
+ *     virtual clock that a memset or copy advances by its bytes at the peak
+ *     bandwidth and a kernel by a deterministic time in 0.010 .. 0.020 ms,
+ *     hashed from the module image, the entry point, the geometry, the scalar
+ *     arguments and the first bytes each pointer argument points at (the same
+ *     case gives the same time in every run and every worker process);
+ *   - kernels are host stand-ins chosen by entry point name (fake_kernels.c):
+ *     they compute the real outputs, so the worker's own check says ok.  An
+ *     entry point without a stand-in fails its launch with
+ *     CUDA_ERROR_NOT_SUPPORTED (a launch_error row, never a silent ok).  A
+ *     launch on the same inputs (unwritten since) and the same output
+ *     contents as its function's last one is replayed from that one's
+ *     outputs: a case's samples do not each recompute 2^26 elements;
+ *   - a module's behaviour comes from a `__device__` variable in it (an ELF
+ *     symbol of the cubin) named kvx_fake_<behaviour>:
+ *       kvx_fake_hang      the next synchronisation never returns (it gives
+ *                          up after FAKE_HANG_S, so that a stray worker cannot
+ *                          outlive a CI job): the parent's timeout kills it
+ *       kvx_fake_crash     the launch ends the process (status 9, no result)
+ *       kvx_fake_fault     the launch faults: every call after it that needs
+ *                          the context (the case's next cuEventRecord, or a
+ *                          synchronisation) returns the sticky
+ *                          CUDA_ERROR_ILLEGAL_ADDRESS
+ *       kvx_fake_mismatch  the stand-in writes one wrong value
+ *       (none)             the stand-in's outputs
+ *     The error strings of the fake driver end in "(fake)".
  *
- * Two things a real worker does are kept: a check against the baseline's
- * output (a differential spec) is skipped, "no baseline output for ...
- * (fake)", on a worker process that has not run that workload point's
- * baseline; and with KVX_FAKE_NS_PER_BYTE=X an ok case sleeps X ns per byte
- * of its buffers, counted as its samples step and in t_measure_ms, so that a
- * test of the hand-out sees busy workers and groups of unequal cost.
- *
- * When KVX_FAKE_LOG names a file, each case appends one line as it starts
- * (one write, O_APPEND: lines of several workers do not interleave):
- *     <pid> <workload_key> <device> <behaviour>
- * behaviour being ok, hang, crash, fault, mismatch or load_error; so a test
- * can see which worker process, on which device, got which workload group. */
+ * Environment (read by each worker process):
+ *   KVX_FAKE_NS_PER_BYTE=X  a launch takes X ns of wall time per byte of the
+ *                           allocations its pointer arguments point into,
+ *                           spent at the next synchronisation (as waiting for
+ *                           a GPU), so that a test sees busy workers;
+ *   KVX_FAKE_MEM_FREE=B     the bytes allocations may take (default, and
+ *                           always the reported total, 141 GiB; as when other
+ *                           processes hold the rest): one past them fails
+ *                           with CUDA_ERROR_OUT_OF_MEMORY (fault injection);
+ *   KVX_FAKE_FAULT_LAUNCH=N the N-th kernel launch of each worker process
+ *                           (every cuLaunchKernel/Ex counts: flushes and
+ *                           references too) faults as kvx_fake_fault does
+ *                           (fault injection: a sticky error mid-group);
+ *   KVX_FAKE_LOG=FILE       the worker appends one line per case as it starts
+ *                           (one write, O_APPEND: lines of several workers do
+ *                           not interleave):
+ *                               <pid> <workload_key> <device> <behaviour>
+ *                           behaviour being ok, hang, crash, fault, mismatch
+ *                           (the case's module's) or load_error (no cubin);
+ *                           so a test can see which worker process, on which
+ *                           device, got which workload group. */
 #ifndef KVX_FAKE_H
 #define KVX_FAKE_H
 
 #include "worker.h"
+#include "cudadl.h"
 
 #define FAKE_MAX_GPUS 16
-#define FAKE_HANG_S 300         /* a hung fake worker gives up after this */
-#define FAKE_SM_MHZ 1980        /* the clocks a fake case reports, at their maximum */
+#define FAKE_HANG_S 300         /* a hung fake synchronisation gives up after this */
+#define FAKE_SM_MHZ 1980        /* the clocks fake NVML reports, at their maximum */
 #define FAKE_MEM_MHZ 3201
 
 /* KVX_FAKE_GPUS as a count: 1..FAKE_MAX_GPUS, or 0 (unset, "0", or a value
  * that is not such a number: then a warning on stderr, once per process). */
 int fake_gpus(void);
 
-/* Fake device `ordinal`'s DeviceInfo.  0, or -1 with err when there is no
- * such fake device. */
-int fake_device(int ordinal, DeviceInfo *d, KvxError *err);
+/* Fill api with the fake driver's entry points (driver 13000, loaded). */
+void fake_cuda_api(CudaApi *api);
 
-/* worker_probe's contract with fake devices: at most max entries filled, *n
- * = fake_gpus().  Always 0 (err is untouched). */
-int fake_probe(DeviceInfo *out, int max, int *n, KvxError *err);
+/* The fake NVML's entry point of that name (nvml.c's subset), or NULL
+ * (fake_nvml.c). */
+void *fake_nvml_sym(const char *name);
 
-/* The case loop of a fake worker for `device`, after the caller has sent the
- * start frame: reads CaseDesc from in_fd and answers on out_fd until in_fd
- * ends or a result cannot be written (the parent is gone), as worker_main
- * does.  Returns the exit status, 0; hang, crash and fault do not return. */
-int fake_worker_run(int device, int in_fd, int out_fd);
+/* KVX_FAKE_LOG's line for case c, starting on device (nothing when unset). */
+void fake_log_case(int device, const CaseDesc *c);
+
+/* ---- between fake.c and its stand-ins (fake_kernels.c) ---------------------- */
+
+/* One launch as a stand-in sees it.  params as cuLaunchKernel got them. */
+typedef struct FakeLaunch {
+    uint32_t grid[3], block[3];
+    void **params;
+    int mismatch;           /* kvx_fake_mismatch: write one wrong value */
+    int counter_bytes;      /* 8 where the module's PTX adds 64-bit integers in global
+                             * memory (the cubin carries its PTX, .nv_debug_ptx_txt,
+                             * as kvx compiles with line info), else 4 */
+} FakeLaunch;
+
+/* A kernel's host stand-in: its entry point, its parameters ('p' a pointer
+ * the kernel only reads, 'o' one it writes, 'q' a 64-bit, 'i' a 32-bit
+ * integer), and its body: 0, or -1 when it touched memory outside every
+ * allocation (a fault).  A launch whose inputs and outputs are as at the
+ * function's last launch is replayed, not run again (fake.c, Memo). */
+typedef struct FakeKernel {
+    const char *name;
+    const char *params;
+    int (*run)(const FakeLaunch *l);
+} FakeKernel;
+
+/* The stand-in for entry point name, or NULL. */
+const FakeKernel *fake_kernel_find(const char *name);
+
+/* The host address of device bytes [p, p + bytes), inside one allocation;
+ * NULL when they are not (an illegal address). */
+void *fake_mem(CUdeviceptr p, uint64_t bytes);
 
 #endif

@@ -5,6 +5,7 @@
  * maps nvmlInit and nvmlDeviceGetHandleByPciBusId to. */
 #include "nvml.h"
 #include "host/case.h"
+#include "fake.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -29,6 +30,26 @@ static struct {
     PFN_nvmlDeviceGetClock clock, max_clock;
 } api;
 
+/* Under the fake driver (fake.h, KVX_FAKE_GPUS) its NVML stands in for the
+ * library, behind a handle that is no dlopen's. */
+static char fake_lib;
+
+static void *lib_open(const char *lib)
+{
+    return fake_gpus() > 0 ? &fake_lib : dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void *lib_sym(void *lib, const char *name)
+{
+    return lib == &fake_lib ? fake_nvml_sym(name) : dlsym(lib, name);
+}
+
+static void lib_close(void *lib)
+{
+    if (lib != &fake_lib)
+        dlclose(lib);
+}
+
 static const char *why(nvmlReturn_t r)
 {
     const char *s = api.error_string ? api.error_string(r) : NULL;
@@ -47,7 +68,7 @@ static int fetch(Nvml *n, const char *lib)
         {"nvmlDeviceGetMaxClockInfo", (void **)&api.max_clock},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
-        if (!(*syms[i].slot = dlsym(n->lib, syms[i].name))) {
+        if (!(*syms[i].slot = lib_sym(n->lib, syms[i].name))) {
             snprintf(n->note, sizeof n->note, "%s has no %s", lib, syms[i].name);
             return -1;
         }
@@ -58,7 +79,7 @@ int nvml_open(Nvml *n, const char *lib, const char *uuid, const char *pci_bus)
 {
     memset(n, 0, sizeof *n);
     lib = lib ? lib : NVML_LIBRARY;
-    if (!(n->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
+    if (!(n->lib = lib_open(lib))) {
         snprintf(n->note, sizeof n->note, "no NVML (%s not found): clocks not recorded", lib);
         return -1;
     }
@@ -87,7 +108,7 @@ int nvml_open(Nvml *n, const char *lib, const char *uuid, const char *pci_bus)
         n->mem_max_mhz = (int)mem;
     return 0;
 fail:
-    dlclose(n->lib);
+    lib_close(n->lib);
     n->lib = NULL;
     n->dev = NULL;
     return -1;
@@ -112,7 +133,7 @@ void nvml_close(Nvml *n)
     if (!n || !n->lib)
         return;
     api.shutdown();
-    dlclose(n->lib);
+    lib_close(n->lib);
     n->lib = NULL;
     n->dev = NULL;
 }

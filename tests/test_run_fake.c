@@ -1,8 +1,10 @@
 /* cpu: the supervisor of `kvx run` end to end without a GPU, on two fake
  * devices (KVX_FAKE_GPUS=2, gpu/fake.h).  The kvx binary is started as a
  * child, as a user runs it; NVRTC, the compile cache, the pipes, the worker
- * processes and SQLite are real, only what happens to each case is made up by
- * the fake worker from a marker in the case's source (tests/data/specs/fake.cu).
+ * processes with their buffers, launches, checks and timing, and SQLite are
+ * real; only the CUDA driver under the worker is the fake one, whose kernels
+ * are host stand-ins and which hangs, crashes, faults or writes a wrong value
+ * where a marker symbol in the cubin says so (tests/data/specs/fake.cu).
  *
  * Checked, with tests/data/specs/fake.yaml (6 strategies x 3 sizes x 2 modes;
  * workload groups are (size, mode), six cases each):
@@ -45,6 +47,9 @@
 #define POINTS 36               /* 6 strategies x 3 sizes x 2 modes */
 #define GROUPS 6                /* (size, mode) */
 #define PER_GROUP 6             /* one case per strategy */
+/* The fake devices' uuids (gpu/fake.h: "kvxf", then the ordinal) */
+#define FAKE_UUID0 "GPU-6b767866-0000-0000-0000-000000000000"
+#define FAKE_UUID1 "GPU-6b767866-0000-0000-0000-000000000001"
 #define KVX_DEADLINE_S 60       /* one kvx command; a full run takes ~7 s */
 
 #include "tests/kvx_child.h"
@@ -100,8 +105,9 @@ static const Expect expects[] = {
     {"alt", "ok", NULL, 1},
     {"hang", "timeout", "no result after 2 s", 0},  /* the spec's measure: timeout_s */
     {"crash", "fault", "died during the case", 0},
-    {"fault", "fault", "CUDA_ERROR_ILLEGAL_ADDRESS (fake)", 0},
-    {"mismatch", "mismatch", "(fake)", 1},           /* a mismatch is timed anyway */
+    /* the fake driver's sticky error, reported by the first call after the launch */
+    {"fault", "fault", "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered (fake))", 0},
+    {"mismatch", "mismatch", "(1 wrong); timed anyway", 1}, /* the worker's own check */
 };
 #define NEXPECTS ((int)(sizeof expects / sizeof expects[0]))
 
@@ -267,16 +273,16 @@ static void test_full_run(void **state)
 
     /* The fake device is what the run recorded, and both workers measured. */
     assert_int_equal(db_int(plain_db(), "SELECT count(*) FROM runs WHERE gpu_name = 'kvx fake device' AND "
-                                        "gpu_uuid = 'FAKE-0000' AND cc = 90 AND sm_count = 132 AND "
+                                        "gpu_uuid = '" FAKE_UUID0 "' AND cc = 90 AND sm_count = 132 AND "
                                         "peak_gbs = 4800 AND driver_version = 13000"),
                      1);
     assert_int_equal(db_int(plain_db(), "SELECT count(DISTINCT device_uuid) FROM cases WHERE device_uuid IN "
-                                        "('FAKE-0000', 'FAKE-0001')"),
+                                        "('" FAKE_UUID0 "', '" FAKE_UUID1 "')"),
                      2);
     /* The run row lists both GPUs it measured on. */
     assert_int_equal(db_int(plain_db(), "SELECT json_array_length(devices_json) = 2 AND"
-                                        " json_extract(devices_json, '$[0].uuid') = 'FAKE-0000' AND"
-                                        " json_extract(devices_json, '$[1].uuid') = 'FAKE-0001' AND"
+                                        " json_extract(devices_json, '$[0].uuid') = '" FAKE_UUID0 "' AND"
+                                        " json_extract(devices_json, '$[1].uuid') = '" FAKE_UUID1 "' AND"
                                         " json_extract(devices_json, '$[1].sm_count') = 132 FROM runs"),
                      1);
 

@@ -9,11 +9,12 @@
  * - run_case_model_ms: more bytes cost more, the budget caps the sampling,
  *   min_samples overrides the budget;
  * - tests/data/specs/fake_scale.yaml (a 12-case group at 4K beside three
- *   2-case groups; the fake sleeps 1500 ns a byte, 12 to 49 ms a case) on 2
+ *   2-case groups; the fake driver spends 1500 ns a byte of a launch's
+ *   buffers, 12 to 49 ms a launch, two launches a case) on 2
  *   and 4 fake GPUs: the long group is cut and its parts handed out first,
  *   its cases ran on several GPUs and all are ok; runs.profile_json has one
  *   per_worker record a GPU whose busy + idle + tail is the loop's time
- *   (and no more than the wall), busy being the workers' sleep;
+ *   (and no more than the wall), busy being the workers' waits;
  * - fake_scale_diff.yaml (the same, differential: a check needs the
  *   baseline's output, which the fake holds only where the baseline ran):
  *   the long group is not cut, goes first to GPU 0 (its first case in the
@@ -241,14 +242,15 @@ static void test_split_four_and_history(void **state)
     check_workers(db, 4);
     assert_int_equal(db_int(db, "SELECT json_extract(profile_json, '$.estimate.cases_from_history') FROM runs"),
                      0);
-    /* Again, --rerun: every case's estimate is its stored time (t_measure_ms
-     * is the fake's sleep) plus RUN_EST_CASE_MS. */
+    /* Again, --rerun: every case's estimate is its stored time (input,
+     * verified launch and measurement, run/run_order.c) plus RUN_EST_CASE_MS. */
     run_spec(SPECS "fake_scale.yaml", db, tmp_path("split4-rerun.log"), 4, 1);
     assert_int_equal(db_int(db, "SELECT json_extract(profile_json, '$.estimate.cases_from_history') FROM runs"
                                 " ORDER BY id DESC LIMIT 1"), NCASES);
-    char sql[256];
+    char sql[320];
     snprintf(sql, sizeof sql, "SELECT abs(json_extract(profile_json, '$.estimate.total_s') - (SELECT (sum("
-             "t_measure_ms) + %d * %g) / 1000 FROM cases)) < 0.05 FROM runs ORDER BY id DESC LIMIT 1", NCASES,
+             "t_input_ms + t_verify_ms + t_measure_ms) + %d * %g) / 1000 FROM cases)) < 0.05 FROM runs ORDER BY"
+             " id DESC LIMIT 1", NCASES,
              RUN_EST_CASE_MS);
     /* the stored times of the first run (the rerun replaced them with equal ones, within the sleep's jitter) */
     assert_int_equal(db_int(db, sql), 1);

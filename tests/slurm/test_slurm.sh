@@ -2,7 +2,7 @@
 # test_slurm (ctest label slurm): scripts/slurm-array.sh on a real, one-node
 # Slurm.  munged, slurmctld and slurmd start from a config in a temporary
 # folder (root, no systemd); the contention spec is submitted as 3 array tasks
-# and the merge job, on the fake device (KVX_FAKE_GPUS=1; the node lists no
+# and the merge job, on the fake driver (KVX_FAKE_GPUS=1; the node lists no
 # GPU, so KVX_SLURM_GRES is empty).  The merged database must hold exactly
 # the plan's cases, each once, all ok, with the keys and statuses of one
 # unsharded run.  Exit 77 (skipped) where Slurm is not installed or not root.

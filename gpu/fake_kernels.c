@@ -1,0 +1,158 @@
+/* fake_kernels: the fake driver's kernels (fake.h): a host stand-in per entry
+ * point that the CPU tests run, computing the kernel's real outputs so that the
+ * worker's own verification judges them.  A stand-in knows its entry point's
+ * parameters, not the template's placeholders: it does what every variant of
+ * that kernel computes, over the elements the launch covers (fill and count:
+ * one thread an element; the grid-stride kernels: all n).  Every access goes
+ * through fake_mem(), so a buffer too small for the launch is the illegal
+ * address it would be on a GPU.
+ *
+ * Limits: count's counter is 32-bit (a u64 one reads the same while it is
+ * below 2^32: the bytes above are its init, 0); filter_count's counters are as
+ * wide as the module's PTX adds (FakeLaunch.counter_bytes); a 64-bit scalar
+ * read of a 32-bit argument relies on the worker's zeroed argument slots
+ * (Run.scalars). */
+#include "fake.h"
+
+#include <string.h>
+
+static int64_t arg_i64(const FakeLaunch *l, int i)
+{
+    int64_t v;
+    memcpy(&v, l->params[i], sizeof v);
+    return v;
+}
+
+static int32_t arg_i32(const FakeLaunch *l, int i)
+{
+    int32_t v;
+    memcpy(&v, l->params[i], sizeof v);
+    return v;
+}
+
+/* The host address of n elements of size at pointer argument i, or NULL. */
+static void *arg_mem(const FakeLaunch *l, int i, uint64_t n, int size)
+{
+    CUdeviceptr p;
+    memcpy(&p, l->params[i], sizeof p);
+    return fake_mem(p, n ? n * (uint64_t)size : 1);
+}
+
+static uint64_t threads(const FakeLaunch *l)
+{
+    return (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] * l->block[1] * l->block[2];
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* fill(const int *in, long long n, unsigned *out): out[i] = 7 (tests/data/specs/fake.cu). */
+static int fill(const FakeLaunch *l)
+{
+    int64_t n = arg_i64(l, 1);
+    uint64_t m = n > 0 ? min_u64((uint64_t)n, threads(l)) : 0;
+    const int32_t *in = arg_mem(l, 0, m, 4);
+    uint32_t *out = arg_mem(l, 2, m, 4);
+    if (!in || !out)
+        return -1;
+    for (uint64_t i = 0; i < m; i++)
+        out[i] = 7u + (uint32_t)(in[i] & 0);
+    if (l->mismatch && m)
+        out[0] += 1;
+    return 0;
+}
+
+/* out[0] += the elements of in[0, m) below thresh. */
+static int count_into(const FakeLaunch *l, int in_arg, uint64_t m, int32_t thresh, int out_arg)
+{
+    const int32_t *in = arg_mem(l, in_arg, m, 4);
+    uint32_t *out = arg_mem(l, out_arg, 1, 4);
+    if (!in || !out)
+        return -1;
+    uint32_t hits = 0;
+    for (uint64_t i = 0; i < m; i++)
+        hits += in[i] < thresh;
+    *out += hits + (l->mismatch ? 1 : 0);
+    return 0;
+}
+
+/* count(const int *in, long long n, int thresh, unsigned *out), one thread an
+ * element (tests/data/specs/tiny.cu, count.cu, refcount.cu). */
+static int count(const FakeLaunch *l)
+{
+    int64_t n = arg_i64(l, 1);
+    return count_into(l, 0, n > 0 ? min_u64((uint64_t)n, threads(l)) : 0, arg_i32(l, 2), 3);
+}
+
+/* tiny_count(in, long long n, int thresh, out): `items` elements a thread
+ * over a grid that covers n (templates/tiny_count.cu). */
+static int tiny_count(const FakeLaunch *l)
+{
+    int64_t n = arg_i64(l, 1);
+    return count_into(l, 0, n > 0 ? (uint64_t)n : 0, arg_i32(l, 2), 3);
+}
+
+/* count_serial(const int *in, int n, int thresh, unsigned *out): one thread
+ * in all (tests/data/specs/refcount_ref.cu). */
+static int count_serial(const FakeLaunch *l)
+{
+    int32_t n = arg_i32(l, 1);
+    return count_into(l, 0, n > 0 ? (uint64_t)n : 0, arg_i32(l, 2), 3);
+}
+
+/* filter_count(in, const unsigned short *addr, int n, int thresh, out):
+ * out[addr[i]] += in[i] < thresh over all n, every strategy's result
+ * (templates/filter_count.cu; count_ref of tests/data/specs/count_by_ref.cu).
+ * With address=const addr is all zeros, as the spec draws it from [0, 0]. */
+static int filter_count(const FakeLaunch *l)
+{
+    int32_t n = arg_i32(l, 2), thresh = arg_i32(l, 3);
+    uint64_t m = n > 0 ? (uint64_t)n : 0;
+    const int32_t *in = arg_mem(l, 0, m, 4);
+    const uint16_t *addr = arg_mem(l, 1, m, 2);
+    if (!in || !addr)
+        return -1;
+    /* The counters the launch may touch, checked once rather than per hit
+     * (the loops are branch-free: a stand-in runs every sample's launch). */
+    uint16_t top = 0;
+    for (uint64_t i = 0; i < m; i++)
+        top = addr[i] > top ? addr[i] : top;
+    unsigned char *c = arg_mem(l, 4, m ? (uint64_t)top + 1 : 1, l->counter_bytes);
+    if (!c)
+        return -1;
+    uint64_t *c64 = (uint64_t *)(void *)c;
+    uint32_t *c32 = (uint32_t *)(void *)c;
+    if (l->counter_bytes == 8)
+        for (uint64_t i = 0; i < m; i++)
+            c64[addr[i]] += (uint64_t)(in[i] < thresh);
+    else
+        for (uint64_t i = 0; i < m; i++)
+            c32[addr[i]] += (uint32_t)(in[i] < thresh);
+    if (l->mismatch)
+        c32[0] += 1;
+    return 0;
+}
+
+/* kvx_l2_flush(buf, n16, out): reads every 16-byte word (gpu/flush_ptx.h);
+ * on the host only whether the buffer is there. */
+static int l2_flush(const FakeLaunch *l)
+{
+    return arg_mem(l, 0, (uint64_t)arg_i64(l, 1), 16) ? 0 : -1;
+}
+
+static const FakeKernel kernels[] = {
+    {"fill", "pqo", fill},
+    {"count", "pqio", count},
+    {"tiny_count", "pqio", tiny_count},
+    {"count_serial", "piio", count_serial},
+    {"filter_count", "ppiio", filter_count},
+    {"count_ref", "ppiio", filter_count},
+    {"kvx_l2_flush", "pqp", l2_flush},
+};
+
+const FakeKernel *fake_kernel_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        if (strcmp(kernels[i].name, name) == 0)
+            return &kernels[i];
+    return NULL;
+}
