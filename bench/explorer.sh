@@ -10,7 +10,10 @@
 #      Tuner's settings (7 samples, no L2 flush) cold (empty compile cache) and
 #      warm, then at kvx's defaults (warm);
 #   2. the whole contention spec (612 cases), cold (empty compile cache) and warm;
-#   3. bench/tiny.yaml: 1,100 cases of a kernel of a few microseconds.
+#   3. bench/tiny.yaml: 1,100 cases of a kernel of a few microseconds;
+#   4. the user-shaped specs of bench/specs/ (a transpose checked against a
+#      reference kernel, a copy checked by `out: in`, a compaction with
+#      several outputs, each up to 256 MB), compiled first, then warm.
 # The Kernel Tuner side of (1): bench/kernel_tuner_contention.py (see its head).
 set -eu
 KVX=${1:-build/kvx}
@@ -45,4 +48,9 @@ bench subset-default specs/contention.yaml --where "$SUBSET" --cache "$OUT/cache
 bench whole-cold specs/contention.yaml --cache "$OUT/cache"
 bench whole-warm specs/contention.yaml --cache "$OUT/cache"
 bench tiny bench/tiny.yaml
+for spec in bench/specs/*.yaml; do
+    name=$(basename "$spec" .yaml)
+    "$KVX" compile "$spec" --cache "$OUT/cache" >/dev/null 2>&1 || true
+    bench "user-$name" "$spec" --cache "$OUT/cache"
+done
 echo "logs and databases in $OUT (kvx run --profile output in each .log)"
