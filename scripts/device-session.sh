@@ -16,6 +16,8 @@
 #   test:NAME     kvx run tests/data/specs/NAME.yaml into $OUT/test-NAME.db
 #   bench     bench/explorer.sh (cases/s, GPU share, accounted) into $OUT/bench
 #   kt        Kernel Tuner on the contention subset (wheels in .whl/), cold and warm
+#   kt-transpose  Kernel Tuner on bench/specs/transpose.yaml's 36 cases verified against
+#             numpy, then kvx run of the same spec (compiled first), both timed whole
 #   counters  the contention spec at hit rate 1, 2^24, one counter, with --counters,
 #             and the table of L2 atomic requests per 1,000 hits
 #   peers:NAME    the library calls beside specs/NAME.yaml (build-dev/bench/kvx-peers:
@@ -120,6 +122,21 @@ for step in "$@"; do
             >>"$B/kt-install.log" 2>&1
         PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL 240 python3 bench/kernel_tuner_contention.py \
             /tmp/gen192 --repeat 2 --csv "$B/kt.csv" 2>&1 | tail -n 8 | tee -a "$B/session.log"
+        ;;
+    kt-transpose)
+        say "kernel tuner: transpose"
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+            .whl/*.whl >"$B/kt-install.log" 2>&1
+        "$kvx" gen bench/specs/transpose.yaml --out /tmp/gen-transpose >>"$B/kt-install.log" 2>&1
+        t0=$(date +%s.%N)
+        PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL 300 python3 bench/kernel_tuner_transpose.py \
+            /tmp/gen-transpose --repeat 1 2>&1 | tail -n 8 | tee -a "$B/session.log"
+        echo "kernel tuner, whole: $(echo "$(date +%s.%N) - $t0" | bc) s" | tee -a "$B/session.log"
+        "$kvx" compile bench/specs/transpose.yaml >/dev/null 2>&1
+        t0=$(date +%s.%N)
+        "$kvx" run bench/specs/transpose.yaml --db "$B/kt-transpose.db" --rerun --profile >"$B/kvx-transpose.log" 2>&1
+        echo "kvx run (warm), whole: $(echo "$(date +%s.%N) - $t0" | bc) s, exit $?" | tee -a "$B/session.log"
+        tail -n 25 "$B/kvx-transpose.log" | tee -a "$B/session.log"
         ;;
     counters)
         say counters
