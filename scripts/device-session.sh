@@ -135,7 +135,8 @@ for step in "$@"; do
         "$kvx" compile bench/specs/transpose.yaml >/dev/null 2>&1
         t0=$(date +%s.%N)
         "$kvx" run bench/specs/transpose.yaml --db "$B/kt-transpose.db" --rerun --profile >"$B/kvx-transpose.log" 2>&1
-        echo "kvx run (warm), whole: $(echo "$(date +%s.%N) - $t0" | bc) s, exit $?" | tee -a "$B/session.log"
+        rc=$?
+        echo "kvx run (warm), whole: $(echo "$(date +%s.%N) - $t0" | bc) s, exit $rc" | tee -a "$B/session.log"
         tail -n 25 "$B/kvx-transpose.log" | tee -a "$B/session.log"
         ;;
     counters)
