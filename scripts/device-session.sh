@@ -131,12 +131,12 @@ for step in "$@"; do
         t0=$(date +%s.%N)
         PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL 300 python3 bench/kernel_tuner_transpose.py \
             /tmp/gen-transpose --repeat 1 2>&1 | tail -n 8 | tee -a "$B/session.log"
-        echo "kernel tuner, whole: $(echo "$(date +%s.%N) - $t0" | bc) s" | tee -a "$B/session.log"
+        echo "kernel tuner, whole: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"
         "$kvx" compile bench/specs/transpose.yaml >/dev/null 2>&1
         t0=$(date +%s.%N)
         "$kvx" run bench/specs/transpose.yaml --db "$B/kt-transpose.db" --rerun --profile >"$B/kvx-transpose.log" 2>&1
         rc=$?
-        echo "kvx run (warm), whole: $(echo "$(date +%s.%N) - $t0" | bc) s, exit $rc" | tee -a "$B/session.log"
+        echo "kvx run (warm), whole: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s, exit $rc" | tee -a "$B/session.log"
         tail -n 25 "$B/kvx-transpose.log" | tee -a "$B/session.log"
         ;;
     counters)
