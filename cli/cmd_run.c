@@ -1,6 +1,6 @@
 /* cmd_run: the `kvx run` verb: its option table, the measurement settings
  * its flags give (flags override the spec's measure:, which overrides the
- * defaults, spec_measure_defaults), --devices, and the entry, which hands the
+ * defaults of core/measure.h), --devices, and the entry, which hands the
  * options to the run's stages (run.c, run_main). */
 #include "cli/cli.h"
 #include "run/run_internal.h"
