@@ -89,6 +89,11 @@ typedef struct CaseCheck {
     Value constant;          /* ref == "": every element equals this */
     char strs[CASE_MAX_REFARGS][16];/* storage for string args (op names) */
     double rtol;
+    int order_any;           /* compared as multisets: the order written is free */
+    int has_length;          /* only the first L elements are compared, L being the value
+                                of bufs[length_buf] (one integer element) after the launch,
+                                itself verified first; an L past the buffer is a mismatch */
+    int length_buf;
 } CaseCheck;
 
 /* A reference kernel's launch: run once on the case's inputs (its own buffer

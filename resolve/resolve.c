@@ -696,6 +696,25 @@ static int check_constant(PointEnv *pe, const CheckSpec *cs, const CaseDesc *c, 
     return 0;
 }
 
+/* The order and length of cs (the spec's check of one buffer) onto cc: a
+ * length buffer holds one integer element at every point. */
+static int check_shape(const CheckSpec *cs, const CaseDesc *c, CaseCheck *cc, KvxError *err)
+{
+    cc->order_any = cs->order_any;
+    if (cs->length < 0)
+        return 0;
+    const CaseBuf *lb = &c->bufs[cs->length];
+    if (lb->count != 1 || elem_types[lb->type].is_float) {
+        kvx_error_set(err, KVX_EINPUT, &cs->length_pos, "check of '%s': length '%s' is %llu x %s "
+                      "(expected one element of an integer type)", c->bufs[cs->buffer].name,
+                      lb->name, (unsigned long long)lb->count, elem_types[lb->type].name);
+        return -1;
+    }
+    cc->has_length = 1;
+    cc->length_buf = cs->length;
+    return 0;
+}
+
 static double check_rtol(const Spec *s, const CheckSpec *cs, const ElemType *t)
 {
     return cs->rtol >= 0 ? cs->rtol : s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
@@ -719,17 +738,18 @@ static int resolve_checks(PointEnv *pe, const ResolveCase *rc, CaseDesc *c, KvxE
             bad = check_call(pe, cs, c, cc, err);
         else
             bad = check_constant(pe, cs, c, cc, err);
-        if (bad)
+        if (bad || check_shape(cs, c, cc, err))
             return -1;
     }
     if (!(s->differential && rc->have_baseline && !rc->is_baseline))
         return 0;
-    for (int b = 0; b < s->nbufs && c->nchecks < CASE_MAX_BUFS; b++) {
-        if (!s->bufs[b].checked)
-            continue;
+    /* Against the baseline with each buffer's own order and length. */
+    for (int k = 0; k < s->nchecks && c->nchecks < CASE_MAX_BUFS; k++) {
+        int b = s->checks[k].buffer;
         CaseCheck *cc = &c->checks[c->nchecks++];
         memset(cc, 0, sizeof *cc);
         cc->buf = b;
+        check_shape(&s->checks[k], c, cc, err);
         snprintf(cc->ref, sizeof cc->ref, "baseline");
         const ElemType *t = &elem_types[c->bufs[b].type];
         cc->rtol = s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
