@@ -265,6 +265,11 @@ int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
                         "cuMemcpyDtoH", 1) < 0)
             return -1;
     }
+    for (int i = 0; i < c->nbufs; i++)
+        if (c->bufs[i].checked && c->bufs[i].count == 1) {
+            res->out_value[i] = elem_get_f64(&elem_types[c->bufs[i].type], run->out[i], 0);
+            res->out_known |= 1u << i;
+        }
     /* Whole-buffer checks first: a length is a verified scalar output. */
     int bad[CASE_MAX_BUFS] = {0}, own_ok = 1;
     for (int pass = 0; pass < 2; pass++)

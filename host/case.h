@@ -155,6 +155,11 @@ typedef struct CaseResult {
     int sm_mhz, mem_mhz;     /* clocks read after the samples (NVML); 0 = not known */
     int sm_max_mhz, mem_max_mhz;
     int throttled;           /* 1: sm_mhz below CASE_THROTTLE_SHARE of sm_max_mhz */
+    /* Scalar outputs after the verified launch, for metrics that read them:
+     * bit b of out_known set when out_value[b] is element 0 of checked
+     * one-element buffer b (as a double: integers exact up to 2^53). */
+    uint32_t out_known;
+    double out_value[CASE_MAX_BUFS];
 } CaseResult;
 
 #define CASE_THROTTLE_SHARE 0.9
