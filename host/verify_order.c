@@ -86,6 +86,8 @@ static void compare_multiset_ints(const Expected *exp, const ElemType *t, const 
         sb_puts(&sb, "; ...");
     snprintf(rep->first, sizeof rep->first, "%s", sb_str(&sb));
     sb_free(&sb);
+    free(want);
+    free(got);
 }
 
 /* Both sides sorted as doubles, then compared in order under the tolerance;
