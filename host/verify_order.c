@@ -21,10 +21,33 @@ static uint64_t sort_key(const ElemType *t, uint64_t v)
     return t->is_signed ? v ^ (1ull << 63) : v;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* v[0..n) ascending: LSD radix sort by 16-bit digits, a pass skipped where
+ * every key has the same digit (a 32-bit type's upper half).  qsort took
+ * 3.3 s on 2 x 16M keys, per case; this is linear. */
+static void sort_u64(uint64_t *v, uint64_t n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    uint64_t *tmp = xmalloc(sizeof *tmp * (n ? n : 1)), *src = v, *dst = tmp;
+    uint64_t *cnt = xmalloc(sizeof *cnt * 65536);
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(cnt, 0, sizeof *cnt * 65536);
+        for (uint64_t i = 0; i < n; i++)
+            cnt[(src[i] >> shift) & 0xffff]++;
+        if (n == 0 || cnt[(src[0] >> shift) & 0xffff] == n)
+            continue;
+        for (uint64_t d = 0, sum = 0; d < 65536; d++) {
+            uint64_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            dst[cnt[(src[i] >> shift) & 0xffff]++] = src[i];
+        uint64_t *t = src;
+        src = dst, dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, sizeof *v * n);
+    free(cnt);
+    free(tmp);
 }
 
 /* Ascending, NaNs last (as one value: a NaN matches a NaN). */
@@ -74,8 +97,8 @@ static void compare_multiset_ints(const Expected *exp, const ElemType *t, const 
         got[i] = sort_key(t, load_u(t, out, i));
         want[i] = sort_key(t, wrap(t, exp->u[i]));
     }
-    qsort(got, n, sizeof *got, cmp_u64);
-    qsort(want, n, sizeof *want, cmp_u64);
+    sort_u64(got, n);
+    sort_u64(want, n);
     StrBuf sb;
     sb_init(&sb);
     int listed = 0;
