@@ -67,6 +67,9 @@ void inspect_sites(const InspectFacts *f, StrBuf *out)
             sb_printf(out, "; %d global atomic%s per warp", st->per_warp, st->per_warp == 1 ? "" : "s");
         sb_putc(out, '\n');
     }
+    if (f->sites_more)
+        sb_printf(out, "%d more site%s (over %d, not listed)\n", f->sites_more,
+                  f->sites_more == 1 ? "" : "s", INSPECT_MAX_SITES);
 }
 
 /* The tags in a fixed order; verbose adds what each rests on (summary). */
@@ -217,6 +220,7 @@ static void json_sites(const InspectFacts *f, StrBuf *out)
         sb_printf(out, ",\"per_warp\":%d}", st->per_warp);
     }
     sb_putc(out, ']');
+    sb_printf(out, ",\"sites_more\":%d", f->sites_more);
 }
 
 /* "ptx": the PTX counts, or null without PTX facts. */

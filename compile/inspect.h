@@ -91,7 +91,7 @@ typedef struct InspectSass {
  * bar.sync), heuristics like those of the SASS.  ptxas: "none",
  * "warp-aggregated", "REDUX", "shuffle tree", "CAS loop", "HW increment",
  * "generic-address" (a generic atomic with its shared-memory fallback). */
-#define INSPECT_MAX_SITES 16
+#define INSPECT_MAX_SITES 128    /* kept per variant; more are counted in sites_more */
 typedef struct InspectSite {
     char space[8];              /* "global" or "shared" (PTX generic counts as global) */
     char source[16];
@@ -115,6 +115,7 @@ typedef struct InspectFacts {
     char tool[64];                        /* the disassembler: "nvdisasm 13.5.37"; "" without SASS */
     InspectSite sites[INSPECT_MAX_SITES]; /* in PTX order; SASS atomics matched in order by space */
     int nsites;
+    int sites_more;                       /* sites past INSPECT_MAX_SITES: counted, not kept */
     char agg_seq[96];                     /* first aggregated site, e.g.
                                              "VOTEU.ANY+UFLO.U32+POPC" */
     /* compile figures (compile/jit.h JitJob), -1 when unknown */
@@ -169,7 +170,7 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
 
 /* Bump when the classifier or the JSON changes: cached results of an older
  * classifier are then not reused. */
-#define INSPECT_SCHEMA 2
+#define INSPECT_SCHEMA 3
 
 /* inspect_job as the JSON of inspect_to_json, into out (appended), kept in
  * the job's cache entry (job->dir, when it has one) as
@@ -180,7 +181,8 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err);
 
 /* The sites, one per line: "global REDG.ADD: source one per warp; ptxas none;
- * 1 global atomic per warp".  Nothing when there are none. */
+ * 1 global atomic per warp", then "N more sites (over INSPECT_MAX_SITES)" when
+ * there were more.  Nothing when there are none. */
 void inspect_sites(const InspectFacts *f, StrBuf *out);
 
 /* The classification as a short comma-separated text, the cell of

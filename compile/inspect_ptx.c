@@ -89,11 +89,22 @@ static void ptx_atomic(const char *mn, InspectPtx *p, int *is_cas)
 /* What a function's code before an atomic says about who executes it. */
 typedef struct SrcSeen {
     int ballot, popc, redux, shfl, bar;
+    int active, lanemask;       /* activemask.b32; a read of %lanemask_lt/le/eq */
 } SrcSeen;
 
-static void seen_note(SrcSeen *w, const char *tok)
+/* tok is the instruction, args the rest of its line. */
+static void seen_note(SrcSeen *w, const char *tok, const char *args, const char *end)
 {
-    if (strncmp(tok, "vote.", 5) == 0 && strstr(tok, "ballot"))
+    /* A warp leader as cooperative groups write it (coalesced_threads(),
+     * thread_rank() == 0, size()): the active mask and the lanes below. */
+    if (strncmp(tok, "mov.", 4) == 0) {
+        size_t n = (size_t)(end - args);
+        for (size_t k = 0; k + 10 <= n && !w->lanemask; k++)
+            w->lanemask = memcmp(args + k, "%lanemask_", 10) == 0;
+    }
+    if (strncmp(tok, "activemask.", 11) == 0)
+        w->active = 1;
+    else if (strncmp(tok, "vote.", 5) == 0 && strstr(tok, "ballot"))
         w->ballot = 1;
     else if (strncmp(tok, "popc.", 5) == 0)
         w->popc = 1;
@@ -109,13 +120,18 @@ static void seen_note(SrcSeen *w, const char *tok)
 /* A site for atomic mnemonic mn, executed after what w saw. */
 static void site_add(InspectFacts *f, const char *mn, const SrcSeen *w)
 {
-    if (!f || f->nsites == INSPECT_MAX_SITES)
+    if (!f)
         return;
+    if (f->nsites == INSPECT_MAX_SITES) {
+        f->sites_more++;
+        return;
+    }
     InspectSite *st = &f->sites[f->nsites++];
     memset(st, 0, sizeof *st);
     int shared = strstr(mn, ".shared") != NULL;
     snprintf(st->space, sizeof st->space, "%s", shared ? "shared" : "global");
-    int warp = (w->ballot && w->popc) || w->redux || w->shfl >= 5;
+    int warp = ((w->ballot || w->active) && w->popc) || (w->active && w->lanemask) || w->redux ||
+               w->shfl >= 5;
     const char *src = !shared && w->bar ? "one per block" : warp ? "one per warp" : "per-thread";
     snprintf(st->source, sizeof st->source, "%s", src);
 }
@@ -148,7 +164,7 @@ void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s, InspectFacts *f)
             memset(&seen, 0, sizeof seen);      /* a new function */
         if (tok[0] == '@')
             after = take_token(skip_ws(after, end), end, tok, sizeof tok);
-        seen_note(&seen, tok);
+        seen_note(&seen, tok, after, end);
         if (strncmp(tok, "atom.", 5) == 0 || strncmp(tok, "red.", 4) == 0) {
             PtxLine *l = ptx_push(s, ln);
             l->atomic = 1;
@@ -180,7 +196,7 @@ int inspect_ptx(const char *ptx, InspectFacts *f)
 {
     PtxScan s = {0};
     memset(&f->ptx, 0, sizeof f->ptx);
-    f->nsites = 0;
+    f->nsites = f->sites_more = 0;
     ptx_scan(ptx ? ptx : "", &f->ptx, &s, f);
     free(s.v);
     f->has_ptx = 1;

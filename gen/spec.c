@@ -232,6 +232,10 @@ int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***
 
 /* ---- name checks ------------------------------------------------------------ */
 
+/* check_names' allow_buffers: 0 none, 1 any buffer, NAMES_OUTPUTS checked
+ * buffers (metrics, which read scalar outputs). */
+enum { NAMES_OUTPUTS = 2 };
+
 typedef struct NameCheck {
     Loader *L;
     int allow_buffers;
@@ -246,7 +250,15 @@ static void check_ident(void *ctx, const Expr *id)
     const Spec *s = nc->L->s;
     if (loader_name_taken(s, id->name))
         return;
-    if (spec_buffer_find(s, id->name) >= 0) {
+    int bi = spec_buffer_find(s, id->name);
+    if (bi >= 0 && nc->allow_buffers == NAMES_OUTPUTS && !s->bufs[bi].checked) {
+        kvx_error_set(nc->L->err, KVX_EINPUT, &id->pos, "metric reads buffer '%s', which is not "
+                      "checked (expected an output with a check: a metric reads a scalar output "
+                      "after the verified launch)", id->name);
+        nc->failed = 1;
+        return;
+    }
+    if (bi >= 0) {
         if (nc->allow_buffers)
             return;
         kvx_error_set(nc->L->err, KVX_EINPUT, &id->pos,
@@ -457,7 +469,7 @@ static int check_all_names(Loader *L)
     }
     const Expr *ms[] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
     for (int i = 0; i < 3; i++)
-        if (check_names(L, ms[i], 0))
+        if (check_names(L, ms[i], NAMES_OUTPUTS))
             return -1;
     return 0;
 }

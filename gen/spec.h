@@ -102,6 +102,10 @@ typedef struct CheckSpec {
     Expr *ref;          /* CHECK_EXPR, CHECK_BUFFER (the identifier) */
     int other;          /* CHECK_BUFFER: index of the buffer compared with */
     double rtol;        /* <0: the type's default (or the spec's tolerance:) */
+    int order_any;      /* `order: any`: compared as multisets (the order written is free) */
+    int length;         /* -1: the whole buffer; else `length: BUF`, the scalar output whose
+                           value after the launch is how many leading elements are compared */
+    SrcPos length_pos;
     SrcPos pos;
 } CheckSpec;
 

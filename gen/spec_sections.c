@@ -317,10 +317,118 @@ static int check_kind(Loader *L, yaml_node_t *v, CheckSpec *c)
     return 0;
 }
 
+/* `length: BUF` or `length: BUF[0]`: the buffer, checked later (check_links)
+ * to be a checked scalar output. */
+static int check_length(Loader *L, yaml_node_t *n, CheckSpec *c)
+{
+    const Spec *s = L->s;
+    const char *text;
+    if (loader_string(L, n, "length", &text))
+        return -1;
+    size_t len = strlen(text);
+    if (len > 3 && strcmp(text + len - 3, "[0]") == 0)
+        len -= 3;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), text);
+    c->length = spec_buffer_find(s, name);
+    c->length_pos = node_pos(L, n);
+    if (c->length < 0)
+        return loader_fail(L, n, "check of '%s': length '%s' is not a buffer (expected a scalar "
+                           "output, as `length: count` or `length: count[0]`)",
+                           s->bufs[c->buffer].name, text);
+    return 0;
+}
+
+/* The keys of `BUF: {ref: FORM, rtol: R, order: any, length: COUNT}`. */
+static int check_options(Loader *L, yaml_node_t *v, CheckSpec *c)
+{
+    static const KeyDoc keys[] = {{"ref", 1}, {"rtol", 0}, {"order", 0}, {"length", 0}, {0}};
+    if (loader_check_keys(L, v, keys, "a check"))
+        return -1;
+    if (!(c->ref = loader_expr(L, get(L, v, "ref"), "a check")))
+        return -1;
+    yaml_node_t *n = get(L, v, "rtol");
+    if (n && loader_double(L, n, "rtol", &c->rtol))
+        return -1;
+    const char *order;
+    if ((n = get(L, v, "order"))) {
+        if (loader_string(L, n, "order", &order))
+            return -1;
+        if (strcmp(order, "any") && strcmp(order, "index"))
+            return loader_fail(L, n, "check of '%s': order '%s' (expected any or index)",
+                               L->s->bufs[c->buffer].name, order);
+        c->order_any = strcmp(order, "any") == 0;
+    }
+    return (n = get(L, v, "length")) ? check_length(L, n, c) : 0;
+}
+
+/* A host reference reads the inputs as generated: an output named as its
+ * argument would be read before the launch (its init), never what the
+ * kernel wrote, so it is refused rather than silently compared with that. */
+static int check_host_args(Loader *L, const CheckSpec *c)
+{
+    const Spec *s = L->s;
+    const Expr *r = c->ref;
+    if (c->kind != CHECK_EXPR || r->kind != EX_CALL || !expr_is_reference(r->name))
+        return 0;
+    for (int j = 0; j < r->nargs; j++) {
+        const Expr *x = r->args[j];
+        int b = x->kind == EX_IDENT ? spec_buffer_find(s, x->name) : -1;
+        if (b < 0 || !s->bufs[b].checked)
+            continue;
+        kvx_error_set(L->err, KVX_EINPUT, &x->pos, "check of '%s': %s reads '%s', an output (host "
+                      "references read the inputs as generated, before the launch; compare outputs "
+                      "with `reference` or `baseline()`)", s->bufs[c->buffer].name,
+                      r->name, x->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* A length is a checked output other than c's, itself compared whole (its
+ * check is verified before the prefix that depends on it). */
+static int check_length_link(Loader *L, const CheckSpec *c)
+{
+    const Spec *s = L->s;
+    if (c->length < 0)
+        return 0;
+    const char *name = s->bufs[c->buffer].name, *len = s->bufs[c->length].name;
+    const char *why = NULL;
+    if (c->length == c->buffer)
+        why = "is the buffer itself";
+    else if (!s->bufs[c->length].checked)
+        why = "is not a checked output (expected a scalar output with a check of its own)";
+    for (int i = 0; i < s->nchecks && !why; i++)
+        if (s->checks[i].buffer == c->length && s->checks[i].length >= 0)
+            why = "has a length of its own (expected a scalar output compared whole)";
+    if (!why)
+        return 0;
+    kvx_error_set(L->err, KVX_EINPUT, &c->length_pos, "check of '%s': length '%s' %s", name, len, why);
+    return -1;
+}
+
+/* What a check refers to, once every check is loaded. */
+static int check_links(Loader *L)
+{
+    const Spec *s = L->s;
+    for (int i = 0; i < s->nchecks; i++) {
+        const CheckSpec *c = &s->checks[i];
+        /* An output compared with another buffer: that one must be an input. */
+        if (c->kind == CHECK_BUFFER && s->bufs[c->other].checked) {
+            kvx_error_set(L->err, KVX_EINPUT, &c->ref->pos, "check of '%s' compares it with '%s', "
+                          "which is checked too (expected an input buffer: outputs are reset before "
+                          "every launch)", s->bufs[c->buffer].name, s->bufs[c->other].name);
+            return -1;
+        }
+        if (check_host_args(L, c) || check_length_link(L, c))
+            return -1;
+    }
+    return 0;
+}
+
 int spec_sections_check(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    static const KeyDoc keys[] = {{"ref", 1}, {"rtol", 0}, {0}};
     if (loader_want(L, map, YAML_MAPPING_NODE, "check"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
@@ -335,15 +443,11 @@ int spec_sections_check(Loader *L, yaml_node_t *map)
         CheckSpec *c = &s->checks[s->nchecks++];
         c->buffer = b;
         c->rtol = -1;
+        c->length = -1;
         c->pos = node_pos(L, k);
         s->bufs[b].checked = 1;
         if (v->type == YAML_MAPPING_NODE) {
-            if (loader_check_keys(L, v, keys, "a check"))
-                return -1;
-            if (!(c->ref = loader_expr(L, get(L, v, "ref"), "a check")))
-                return -1;
-            yaml_node_t *rt = get(L, v, "rtol");
-            if (rt && loader_double(L, rt, "rtol", &c->rtol))
+            if (check_options(L, v, c))
                 return -1;
         } else if (!(c->ref = loader_expr(L, v, "a check"))) {
             return -1;
@@ -351,17 +455,7 @@ int spec_sections_check(Loader *L, yaml_node_t *map)
         if (check_kind(L, v, c))
             return -1;
     }
-    /* An output compared with another buffer: that one must be an input. */
-    for (int i = 0; i < s->nchecks; i++) {
-        const CheckSpec *c = &s->checks[i];
-        if (c->kind == CHECK_BUFFER && s->bufs[c->other].checked) {
-            kvx_error_set(L->err, KVX_EINPUT, &c->ref->pos, "check of '%s' compares it with '%s', "
-                          "which is checked too (expected an input buffer: outputs are reset before "
-                          "every launch)", s->bufs[c->buffer].name, s->bufs[c->other].name);
-            return -1;
-        }
-    }
-    return 0;
+    return check_links(L);
 }
 
 int spec_sections_metrics(Loader *L, yaml_node_t *map)

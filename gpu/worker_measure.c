@@ -194,6 +194,63 @@ static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const 
     return expected_host(w, c, k, run, exp, res);
 }
 
+/* The elements of k's buffer compared: all, or the value of its length
+ * buffer, verified before it (bad[]: buffers whose checks failed).  0, or 1
+ * when the length is wrong or past the buffer (the detail says which). */
+static int check_length(const CaseDesc *c, const CaseCheck *k, const Run *run, const int *bad,
+                        uint64_t *n, CaseResult *res)
+{
+    const CaseBuf *b = &c->bufs[k->buf];
+    *n = b->count;
+    if (!k->has_length)
+        return 0;
+    const CaseBuf *lb = &c->bufs[k->length_buf];
+    char why[160];
+    if (bad[k->length_buf])
+        detail_add(res, "%s: not compared, its length '%s' is wrong", b->name, lb->name);
+    else if (verify_length(&elem_types[lb->type], run->out[k->length_buf], lb->name, b->count, n,
+                           why, sizeof why) < 0)
+        detail_add(res, "%s: %s", b->name, why);
+    else
+        return 0;
+    return 1;
+}
+
+/* One check: 0 passed (or nothing to compare), 1 a mismatch (res says
+ * which elements), -1 with res set (no reference). */
+static int check_one(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run, const int *bad,
+                     CaseResult *res)
+{
+    const CaseBuf *b = &c->bufs[k->buf];
+    const ElemType *t = &elem_types[b->type];
+    Expected exp;
+    memset(&exp, 0, sizeof exp);
+    worker_lap(w, res, CASE_STEP_compare);
+    int rc = expected_get(w, c, k, run, &exp, res);
+    worker_lap(w, res, CASE_STEP_reference);
+    uint64_t n;
+    if (rc < 0 || rc == 1) {
+        verify_expected_free(&exp);
+        return rc < 0 ? -1 : 0;
+    }
+    VerifyReport rep;
+    memset(&rep, 0, sizeof rep);
+    int len_bad = check_length(c, k, run, bad, &n, res);
+    if (!len_bad)
+        verify_compare_prefix(&exp, t, run->out[k->buf], n, k->order_any, b->name,
+                              k->rtol >= 0 ? k->rtol : t->rtol, &rep);
+    if (rc == 0)
+        verify_expected_free(&exp);
+    if (len_bad)
+        return 1;
+    if (t->is_float && (isnan(res->rel_err) || rep.rel_err > res->rel_err))
+        res->rel_err = rep.rel_err;
+    if (rep.ok)
+        return 0;
+    detail_add(res, "%s (%llu wrong)", rep.first, (unsigned long long)rep.nmismatch);
+    return 1;
+}
+
 int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
 {
     double t0 = now_ms();
@@ -208,35 +265,27 @@ int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
                         "cuMemcpyDtoH", 1) < 0)
             return -1;
     }
-    int own_ok = 1;
-    for (int i = 0; i < c->nchecks; i++) {
-        const CaseCheck *k = &c->checks[i];
-        const CaseBuf *b = &c->bufs[k->buf];
-        const ElemType *t = &elem_types[b->type];
-        Expected exp;
-        memset(&exp, 0, sizeof exp);
-        worker_lap(w, res, CASE_STEP_compare);
-        int rc = expected_get(w, c, k, run, &exp, res);
-        worker_lap(w, res, CASE_STEP_reference);
-        if (rc < 0) {
-            verify_expected_free(&exp);
-            return -1;
+    for (int i = 0; i < c->nbufs; i++)
+        if (c->bufs[i].checked && c->bufs[i].count == 1) {
+            res->out_value[i] = elem_get_f64(&elem_types[c->bufs[i].type], run->out[i], 0);
+            res->out_known |= 1u << i;
         }
-        if (rc == 1)
-            continue;
-        VerifyReport rep;
-        memset(&rep, 0, sizeof rep);
-        verify_compare(&exp, t, run->out[k->buf], b->name, k->rtol >= 0 ? k->rtol : t->rtol, &rep);
-        if (rc == 0)
-            verify_expected_free(&exp);
-        if (t->is_float && (isnan(res->rel_err) || rep.rel_err > res->rel_err))
-            res->rel_err = rep.rel_err;
-        if (!rep.ok) {
-            res->status = CASE_mismatch;
-            own_ok = 0;
-            detail_add(res, "%s (%llu wrong)", rep.first, (unsigned long long)rep.nmismatch);
+    /* Whole-buffer checks first: a length is a verified scalar output. */
+    int bad[CASE_MAX_BUFS] = {0}, own_ok = 1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->nchecks; i++) {
+            const CaseCheck *k = &c->checks[i];
+            if (k->has_length != pass)
+                continue;
+            int rc = check_one(w, c, k, run, bad, res);
+            if (rc < 0)
+                return -1;
+            if (rc) {
+                res->status = CASE_mismatch;
+                bad[k->buf] = 1;
+                own_ok = 0;
+            }
         }
-    }
     /* A baseline that fails its own checks must not become the reference. */
     if (c->is_baseline && own_ok)
         baseline_store(w, c, run);

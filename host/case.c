@@ -150,7 +150,8 @@ int case_read(int fd, CaseDesc *c)
     for (int i = 0; i < c->nchecks; i++) {
         CaseCheck *k = &c->checks[i];
         TERMINATE(k->ref);
-        if (!in_range(k->buf, 0, c->nbufs) || !in_range(k->nargs, 0, CASE_MAX_REFARGS + 1))
+        if (!in_range(k->buf, 0, c->nbufs) || !in_range(k->nargs, 0, CASE_MAX_REFARGS + 1) ||
+            (k->has_length && !in_range(k->length_buf, 0, c->nbufs)))
             return -1;
         for (int j = 0; j < k->nargs; j++) {
             RefArg *a = &k->args[j];

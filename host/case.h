@@ -89,6 +89,11 @@ typedef struct CaseCheck {
     Value constant;          /* ref == "": every element equals this */
     char strs[CASE_MAX_REFARGS][16];/* storage for string args (op names) */
     double rtol;
+    int order_any;           /* compared as multisets: the order written is free */
+    int has_length;          /* only the first L elements are compared, L being the value
+                                of bufs[length_buf] (one integer element) after the launch,
+                                itself verified first; an L past the buffer is a mismatch */
+    int length_buf;
 } CaseCheck;
 
 /* A reference kernel's launch: run once on the case's inputs (its own buffer
@@ -150,6 +155,11 @@ typedef struct CaseResult {
     int sm_mhz, mem_mhz;     /* clocks read after the samples (NVML); 0 = not known */
     int sm_max_mhz, mem_max_mhz;
     int throttled;           /* 1: sm_mhz below CASE_THROTTLE_SHARE of sm_max_mhz */
+    /* Scalar outputs after the verified launch, for metrics that read them:
+     * bit b of out_known set when out_value[b] is element 0 of checked
+     * one-element buffer b (as a double: integers exact up to 2^53). */
+    uint32_t out_known;
+    double out_value[CASE_MAX_BUFS];
 } CaseResult;
 
 #define CASE_THROTTLE_SHARE 0.9

@@ -74,4 +74,18 @@ typedef struct VerifyReport {
 void verify_compare(const Expected *exp, const ElemType *t, const void *out,
                     const char *bufname, double rtol, VerifyReport *rep);
 
+/* Compare the first n elements of out with the first n of exp (n <=
+ * exp->count): in order as verify_compare, or with order_any as multisets
+ * (integers exactly: each value as often as expected, listed as "out: 7
+ * written 2 times, expected 1"; floats after sorting both sides, by the
+ * norm-wise tolerance, listed by sorted position).  verify_order.c. */
+void verify_compare_prefix(const Expected *exp, const ElemType *t, const void *out, uint64_t n,
+                           int order_any, const char *bufname, double rtol, VerifyReport *rep);
+/* The length a prefix check compares: element 0 of data (a scalar output of
+ * integer type lt, named lenname).  0 with *n, or -1 with why ("length count =
+ * 5000 is past its 4096 elements") when it is negative or above cap, the
+ * elements there are: a mismatch, never a read past the buffer. */
+int verify_length(const ElemType *lt, const void *data, const char *lenname, uint64_t cap,
+                  uint64_t *n, char *why, size_t nwhy);
+
 #endif

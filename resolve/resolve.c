@@ -696,6 +696,25 @@ static int check_constant(PointEnv *pe, const CheckSpec *cs, const CaseDesc *c, 
     return 0;
 }
 
+/* The order and length of cs (the spec's check of one buffer) onto cc: a
+ * length buffer holds one integer element at every point. */
+static int check_shape(const CheckSpec *cs, const CaseDesc *c, CaseCheck *cc, KvxError *err)
+{
+    cc->order_any = cs->order_any;
+    if (cs->length < 0)
+        return 0;
+    const CaseBuf *lb = &c->bufs[cs->length];
+    if (lb->count != 1 || elem_types[lb->type].is_float) {
+        kvx_error_set(err, KVX_EINPUT, &cs->length_pos, "check of '%s': length '%s' is %llu x %s "
+                      "(expected one element of an integer type)", c->bufs[cs->buffer].name,
+                      lb->name, (unsigned long long)lb->count, elem_types[lb->type].name);
+        return -1;
+    }
+    cc->has_length = 1;
+    cc->length_buf = cs->length;
+    return 0;
+}
+
 static double check_rtol(const Spec *s, const CheckSpec *cs, const ElemType *t)
 {
     return cs->rtol >= 0 ? cs->rtol : s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
@@ -719,17 +738,18 @@ static int resolve_checks(PointEnv *pe, const ResolveCase *rc, CaseDesc *c, KvxE
             bad = check_call(pe, cs, c, cc, err);
         else
             bad = check_constant(pe, cs, c, cc, err);
-        if (bad)
+        if (bad || check_shape(cs, c, cc, err))
             return -1;
     }
     if (!(s->differential && rc->have_baseline && !rc->is_baseline))
         return 0;
-    for (int b = 0; b < s->nbufs && c->nchecks < CASE_MAX_BUFS; b++) {
-        if (!s->bufs[b].checked)
-            continue;
+    /* Against the baseline with each buffer's own order and length. */
+    for (int k = 0; k < s->nchecks && c->nchecks < CASE_MAX_BUFS; k++) {
+        int b = s->checks[k].buffer;
         CaseCheck *cc = &c->checks[c->nchecks++];
         memset(cc, 0, sizeof *cc);
         cc->buf = b;
+        check_shape(&s->checks[k], c, cc, err);
         snprintf(cc->ref, sizeof cc->ref, "baseline");
         const ElemType *t = &elem_types[c->bufs[b].type];
         cc->rtol = s->tolerance[t->id] >= 0 ? s->tolerance[t->id] : t->rtol;
@@ -817,8 +837,6 @@ done:
     return rcode;
 }
 
-/* ---- a case ---------------------------------------------------------------------------- */
-
 /* " (at strategy=naive n=16777216)" after err's message. */
 static void name_point(const Plan *p, int point, KvxError *err)
 {
@@ -827,6 +845,118 @@ static void name_point(const Plan *p, int point, KvxError *err)
     snprintf(err->msg + n, sizeof err->msg - n, " (at %s)", label);
     free(label);
 }
+
+/* ---- metrics --------------------------------------------------------------------------- */
+
+/* The outputs a metric reads, as a mask of buffers; with c, each must be a
+ * one-element buffer at c's point. */
+typedef struct OutputNames {
+    const Spec *s;
+    const CaseDesc *c;      /* NULL: only collect */
+    uint32_t mask;
+    int failed;
+    KvxError *err;
+} OutputNames;
+
+static void output_name(void *ctx, const Expr *id)
+{
+    OutputNames *on = ctx;
+    int b = spec_buffer_find(on->s, id->name);
+    if (b < 0 || on->failed)
+        return;
+    on->mask |= 1u << b;
+    if (!on->c || on->c->bufs[b].count == 1)
+        return;
+    kvx_error_set(on->err, KVX_EINPUT, &id->pos, "metric reads '%s', which is %llu x %s (expected "
+                  "a scalar output: one element)", id->name,
+                  (unsigned long long)on->c->bufs[b].count, elem_types[on->c->bufs[b].type].name);
+    on->failed = 1;
+}
+
+/* The outputs e reads (a mask), or -1 with err when one is not a scalar in c. */
+static int64_t outputs_read(const Spec *s, const Expr *e, const CaseDesc *c, KvxError *err)
+{
+    OutputNames on = {s, c, 0, 0, err};
+    if (e)
+        expr_visit_idents(e, output_name, &on);
+    return on.failed ? -1 : (int64_t)on.mask;
+}
+
+int resolve_metrics_read_outputs(const Spec *s)
+{
+    const Expr *mx[3] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
+    for (int i = 0; i < 3; i++)
+        if (outputs_read(s, mx[i], NULL, NULL) > 0)
+            return 1;
+    return 0;
+}
+
+/* ExprEnv over a point with its scalar outputs bound to their values. */
+typedef struct OutputEnv {
+    PointEnv *pe;
+    const CaseResult *res;
+} OutputEnv;
+
+static int output_lookup(void *ctx, const char *name, Value *out, KvxError *err)
+{
+    OutputEnv *oe = ctx;
+    int b = spec_buffer_find(oe->pe->spec, name);
+    if (b < 0)
+        return oe->pe->env.lookup(oe->pe->env.ctx, name, out, err);
+    double v = oe->res->out_value[b];
+    *out = fabs(v) < 0x1p62 && v == (double)(int64_t)v ? val_int((int64_t)v) : val_float(v);
+    return 1;
+}
+
+/* A metric: NaN when it reads an output that res does not hold (res NULL:
+ * at resolve time, before any launch).  0 or -1 with err. */
+static int eval_metric(PointEnv *pe, const Expr *e, const CaseResult *res, double *out, KvxError *err)
+{
+    int64_t mask = outputs_read(pe->spec, e, NULL, NULL);
+    if (mask == 0)
+        return eval_double(pe, e, NAN, out, err);
+    *out = NAN;
+    if (!res || ((uint32_t)mask & res->out_known) != (uint32_t)mask)
+        return 0;
+    OutputEnv oe = {pe, res};
+    ExprEnv env = {output_lookup, &oe, pe->arena};
+    Value v;
+    if (expr_eval(e, &env, &v, err))
+        return -1;
+    if (!val_is_num(v)) {
+        kvx_error_set(err, KVX_EINPUT, &e->pos, "expected a number, got '%s'", val_text(pe->arena, v));
+        return -1;
+    }
+    *out = val_num(v);
+    return 0;
+}
+
+/* The metrics of c's point; res NULL at resolve time, when only their
+ * outputs are checked to be scalars. */
+static int eval_metrics(PointEnv *pe, const CaseDesc *c, const CaseResult *res, double metrics[3],
+                        KvxError *err)
+{
+    const Spec *s = pe->spec;
+    const Expr *mx[3] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
+    for (int i = 0; i < 3; i++)
+        if ((c && outputs_read(s, mx[i], c, err) < 0) || eval_metric(pe, mx[i], res, &metrics[i], err))
+            return -1;
+    return 0;
+}
+
+int resolve_metrics(const Plan *p, int point, const CaseResult *res, double metrics[3], KvxError *err)
+{
+    Arena *a = arena_new();
+    PointEnv pe;
+    point_env_init(&pe, p->spec, plan_point(p, point), &p->facts, a);
+    int rc = eval_metrics(&pe, NULL, res, metrics, err);
+    if (rc)
+        name_point(p, point, err);
+    arena_free(a);
+    return rc;
+}
+
+/* ---- a case ---------------------------------------------------------------------------- */
 
 int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double metrics[3],
                  KvxError *err)
@@ -848,10 +978,8 @@ int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double 
     if (resolve_buffers(&pe, rv->m, keys, c, err) || resolve_launch(&pe, &s->launch, &k, &o, err) ||
         resolve_checks(&pe, rc, c, err) || resolve_reference(rv, rc, c, err))
         goto done;
-    const Expr *mx[3] = {s->metrics.bytes, s->metrics.atomics, s->metrics.elements};
-    for (int i = 0; i < 3; i++)
-        if (eval_double(&pe, mx[i], NAN, &metrics[i], err))
-            goto done;
+    if (eval_metrics(&pe, c, NULL, metrics, err))
+        goto done;
     rcode = 0;
 done:
     if (rcode)

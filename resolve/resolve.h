@@ -39,6 +39,15 @@ typedef struct ResolveCase {
 int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double metrics[3],
                  KvxError *err);
 
+/* 1 when a metric of s reads a scalar output (docs/spec.md, Metrics): its
+ * value is known only from the case's result, and resolve_case gives NaN. */
+int resolve_metrics_read_outputs(const Spec *s);
+
+/* The metrics of point with its scalar outputs bound to res's values
+ * (CaseResult.out_value); a metric reading one that res does not hold is NaN.
+ * 0, or -1 with err (a metric that fails to evaluate, naming the point). */
+int resolve_metrics(const Plan *p, int point, const CaseResult *res, double metrics[3], KvxError *err);
+
 /* Resolve every selected point (sel NULL: all) against the plan's facts,
  * kernels taken from the emitted sources: what `kvx plan` validates.  Also
  * checks that the baseline names a point.  0, or -1 with err at the first

@@ -284,7 +284,9 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
         fprintf(stderr, "kvx run: %s (plan, gen, compile and inspect work without one)\n",
                 r->err.code ? r->err.msg : "no GPU found: measuring needs a GPU");
         kvx_error_clear(&r->err);
-        return r->rc = 1;
+        /* Its own status: a script tells "nothing could be measured here"
+         * from "measured, and some case is not ok" without counting rows. */
+        return r->rc = RUN_EXIT_NO_GPU;
     }
     stage_end(&r->prof, RUN_STAGE_probe);
     r->ndev = run_parse_devices(r->o.devices, ngpu, r->devs, &r->err);

@@ -67,8 +67,10 @@ int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
 /* The run of o's spec, in stages (run.c's head).  argv: the verb's words, as
  * stored with the run and passed on to the runs of other archs.  The exit
  * status: 0 every case this run stored ok, 1 some not, 2 bad input, 3 a store
- * failure, 128 + the signal when SIGINT or SIGTERM stopped it. */
+ * failure, RUN_EXIT_NO_GPU nothing measured (no GPU or no driver), 128 + the
+ * signal when SIGINT or SIGTERM stopped it. */
 int run_main(const RunOpts *o, int argc, char **argv);
+enum { RUN_EXIT_NO_GPU = 4 };
 
 /* ---- run_cases.c --------------------------------------------------------------------- */
 

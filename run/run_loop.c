@@ -287,6 +287,21 @@ static int handout_one(RunSession *r, Worker *wk)
 
 /* ---- the loop: results ------------------------------------------------------------- */
 
+/* Metrics that read scalar outputs, from the values the worker sent; one
+ * that fails to evaluate (a division by a zero count) stays NaN, said once
+ * per case on stderr. */
+static void output_metrics(RunSession *r, int point, const CaseResult *res, CaseRow *row)
+{
+    double m[3];
+    KvxError e = {0};
+    if (resolve_metrics(&r->p, point, res, m, &e) != 0) {
+        fprintf(stderr, "kvx run: metric not computed: %s\n", e.msg);
+        kvx_error_clear(&e);
+        return;
+    }
+    row->bytes = m[0], row->atomics = m[1], row->elements = m[2];
+}
+
 /* The row of a case a worker answered (or that timed out, or whose worker
  * died: got_result 0).  store_put_case's 0, 1 (another run stored it first)
  * or -1 (r->rc is 3). */
@@ -309,6 +324,8 @@ static int store_result(RunSession *r, const Worker *wk, int idx, const CaseResu
     row.samples = res->samples;
     row.rel_err = res->rel_err;
     row.bytes = r->mvals[idx][0], row.atomics = r->mvals[idx][1], row.elements = r->mvals[idx][2];
+    if (got_result && resolve_metrics_read_outputs(r->s))
+        output_metrics(r, rcs->point, res, &row);
     double sec = row.median_ms / 1000, peak = wk->info.peak_gbs;
     row.gbs = have_t ? row.bytes / sec / 1e9 : NAN;
     row.pct_peak = have_t && peak > 0 ? row.gbs / peak * 100 : NAN;

@@ -60,10 +60,10 @@ task)
     mkdir -p results
     db="results/shard-$id.db"
     # kvx run exits 1 when some case is not ok (a fault, a mismatch: results
-    # like any other) and also when it could not measure at all.  A second pass
-    # tells them apart: it skips the stored cases and measures only what is
-    # missing, and it exits 0 once every case of this shard is stored and
-    # nothing it measured failed.  Failing variants must not fail the task,
+    # like any other; 4, not 1, when it could not measure at all).  A second
+    # pass skips the stored cases and measures only what is missing, and it
+    # exits 0 once every case of this shard is stored and nothing it measured
+    # failed.  Failing variants must not fail the task,
     # or afterok would never start the merge.
     # shellcheck disable=SC2086
     for pass in 1 2 3; do

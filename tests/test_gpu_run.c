@@ -18,6 +18,10 @@
  * - tests/data/specs/refcount.yaml (a reference kernel) and copy.yaml (`out:
  *   in`): every correct variant ok, the planted wrong one a mismatch, and the
  *   reference run once per workload point.
+ * - tests/data/specs/compact.yaml (order: any over the first count[0]
+ *   elements): the three strategies ok, dupdrop (one kept element twice,
+ *   another dropped) a mismatch naming both; metrics read the count written.
+ * - no visible device (CUDA_VISIBLE_DEVICES empty): kvx run exits 4.
  * Without a GPU (`kvx doctor` counts none) the test exits 77 with the reason. */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* nftw */
@@ -316,7 +320,7 @@ static void statuses_by(const char *dbp, const char *axis, const char *wrong_val
 
 /* Run tests/data/specs/NAME.yaml into NAME.db: it must finish with some case
  * not ok (exit 1), every case of axis=wrong a mismatch and every other ok. */
-static const char *run_planted(const char *name, const char *axis, int rows)
+static const char *run_planted(const char *name, const char *axis, const char *wrong, int rows)
 {
     char spec[600], logn[64], dbn[64];
     snprintf(spec, sizeof spec, "%s%s.yaml", SPECS, name);
@@ -328,7 +332,7 @@ static const char *run_planted(const char *name, const char *axis, int rows)
         dump(log);
         fail_msg("kvx run %s.yaml exited %d (expected 1: the wrong variant mismatches)", name, rc);
     }
-    statuses_by(dbp, axis, "wrong", rows);
+    statuses_by(dbp, axis, wrong, rows);
     return dbp;
 }
 
@@ -338,7 +342,7 @@ static const char *run_planted(const char *name, const char *axis, int rows)
 static void test_reference_kernel(void **state)
 {
     (void)state;
-    sqlite3 *db = db_open(run_planted("refcount", "strategy", 12));
+    sqlite3 *db = db_open(run_planted("refcount", "strategy", "wrong", 12));
     sqlite3_stmt *q = NULL;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT json_extract(profile_json, '$.reference_runs') FROM runs",
                                         -1, &q, NULL), SQLITE_OK);
@@ -352,7 +356,43 @@ static void test_reference_kernel(void **state)
 static void test_copy_equals_input(void **state)
 {
     (void)state;
-    run_planted("copy", "access", 6);
+    run_planted("copy", "access", "wrong", 6);
+}
+
+/* compact.yaml: a stream compaction checked as a multiset over the first
+ * count[0] elements (order: any, length: count): naive, warp and block write
+ * the kept elements in different orders and are ok; dupdrop writes one kept
+ * element twice and drops another (count right) and is a mismatch that names
+ * both.  Its metrics read count as written: atomics = count[0], bytes = n * 4
+ * + count[0] * 4, the count near hit_rate * n. */
+static void test_compaction_order_free(void **state)
+{
+    (void)state;
+    const char *dbp = run_planted("compact", "strategy", "dupdrop", 16);
+    assert_int_equal(db_int(dbp, "SELECT count(*) FROM cases WHERE status = 'mismatch' AND"
+                                 " detail LIKE '%written 2 times, expected 1%' AND"
+                                 " detail LIKE '%written 0 times, expected 1%'"), 4);
+    assert_int_equal(db_int(dbp, "SELECT count(*) FROM cases WHERE"
+                                 " bytes = json_extract(workload, '$.n') * 4 + atomics * 4 AND"
+                                 " abs(atomics - json_extract(workload, '$.hit_rate') *"
+                                 " json_extract(workload, '$.n')) <= 0.2 * json_extract(workload,"
+                                 " '$.hit_rate') * json_extract(workload, '$.n') + 50"), 16);
+}
+
+/* A host whose driver sees no device (CUDA_VISIBLE_DEVICES empty): nothing
+ * measured is exit 4, apart from 1 (some case not ok); nothing stored. */
+static void test_no_device_exit(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("nodev.log"), *dbp = tmp_path("nodev.db");
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    int rc = kvx(log, "run", SPECS "tiny.yaml", "--db", dbp, "--cache", cache, NULL);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    if (rc != 4) {
+        dump(log);
+        fail_msg("kvx run with no visible device exited %d (expected 4)", rc);
+    }
+    assert_int_equal(access(dbp, F_OK), -1);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -387,6 +427,8 @@ int main(void)
         cmocka_unit_test(test_shards_merge_to_the_plain_run),
         cmocka_unit_test(test_reference_kernel),
         cmocka_unit_test(test_copy_equals_input),
+        cmocka_unit_test(test_compaction_order_free),
+        cmocka_unit_test(test_no_device_exit),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0)

@@ -426,6 +426,85 @@ static void ptx_keeps_one_atom_per_site(void **state)
     }
 }
 
+/* A coalesced group's leader (cooperative groups) adds the group's size: the
+ * PTX reads the active mask, the lanes below (thread_rank() == 0) and a popc
+ * (size()) before the atomic, on every arch: one per warp by the source, so 1
+ * global atomic per warp where ptxas leaves it alone. */
+static void ptx_cg_leader_one_per_warp(void **state)
+{
+    (void)state;
+    static const char *const archs[] = {"sm_75", "sm_80", "sm_90", "sm_120"};
+    for (int a = 0; a < 4; a++) {
+        char name[64];
+        snprintf(name, sizeof name, "cg_leader.%s", archs[a]);
+        InspectFacts f = ptx_file(name);
+        assert_int_equal(f.nsites, 1);
+        if (strcmp(f.sites[0].source, "one per warp"))
+            fail_msg("%s: source %s (expected one per warp)", name, f.sites[0].source);
+        assert_true(inspect_sass("cg_leader:\n"
+                                 "        /*0000*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R5, desc[UR4][R2.64], R7 ;\n",
+                                 &f) == 1);
+        assert_int_equal(f.sites[0].per_warp, 1);
+        assert_tags(&f, "one per warp (source)");
+    }
+    /* The mask alone, then a per-thread atomic: no leader, no claim. */
+    InspectFacts f = ptx_facts(".visible .entry masked(\n"
+                               "    activemask.b32 %r1;\n"
+                               "    atom.global.add.u32 %r3, [%rd1], %r1;\n"
+                               "}\n");
+    assert_string_equal(f.sites[0].source, "per-thread");
+}
+
+/* PTX of n sites, each a global add. */
+static char *many_sites(int n)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, ".visible .entry many(\n");
+    for (int i = 0; i < n; i++)
+        sb_printf(&b, "    red.global.add.u32 [%%rd%d], 1;\n", i);
+    sb_puts(&b, "}\n");
+    return b.p;
+}
+
+static int count_lines(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Every site is listed (40: more than the 16 once kept), and past the 128
+ * kept a line counts the rest. */
+static void sample_many_sites(void **state)
+{
+    (void)state;
+    char *ptx = many_sites(40);
+    InspectFacts f = ptx_facts(ptx);
+    free(ptx);
+    assert_int_equal(f.nsites, 40);
+    assert_int_equal(f.sites_more, 0);
+    StrBuf b;
+    sb_init(&b);
+    inspect_sites(&f, &b);
+    assert_int_equal(count_lines(sb_str(&b), "global (no SASS): source per-thread"), 40);
+    assert_null(strstr(sb_str(&b), "more site"));
+    ptx = many_sites(INSPECT_MAX_SITES + 3);
+    f = ptx_facts(ptx);
+    free(ptx);
+    assert_int_equal(f.nsites, INSPECT_MAX_SITES);
+    assert_int_equal(f.sites_more, 3);
+    sb_reset(&b);
+    inspect_sites(&f, &b);
+    assert_int_equal(count_lines(sb_str(&b), "global (no SASS): source per-thread"), INSPECT_MAX_SITES);
+    assert_non_null(strstr(sb_str(&b), "3 more sites (over 128, not listed)\n"));
+    sb_reset(&b);
+    inspect_to_json(&f, &b);
+    assert_non_null(strstr(sb_str(&b), "],\"sites_more\":3"));
+    sb_free(&b);
+}
+
 /* ==== 3. real nvdisasm listings (tests/data/inspect/sass) ==================== */
 
 int main(void)
@@ -446,12 +525,14 @@ int main(void)
         cmocka_unit_test(sample_not_a_listing),
         cmocka_unit_test(sample_ptx_forms),
         cmocka_unit_test(sample_many_kinds_overflow),
+        cmocka_unit_test(sample_many_sites),
     };
     const struct CMUnitTest ptx[] = {
         cmocka_unit_test(ptx_counter_and_float),
         cmocka_unit_test(ptx_bf16_cas_loop),
         cmocka_unit_test(ptx_packed_and_vector),
         cmocka_unit_test(ptx_keeps_one_atom_per_site),
+        cmocka_unit_test(ptx_cg_leader_one_per_warp),
     };
     int failed = cmocka_run_group_tests_name("hand-written format samples", samples, NULL, NULL);
     failed += cmocka_run_group_tests_name("nvcc PTX", ptx, NULL, NULL);

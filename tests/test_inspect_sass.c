@@ -204,7 +204,7 @@ static void captured_summary_and_json(void **state)
     assert_string_equal(sb_str(&b),
         "{\"sass_available\":true,\"arch\":\"sm_90\",\"disassembler\":\"\",\"tags\":\"warp-aggregated\","
         "\"warp_aggregated\":1,\"redux_aggregated\":0,\"shfl_aggregated\":0,\"cas_loop\":0,"
-        "\"smem_hw_inc\":0,\"generic_fallback\":0,\"agg_seq\":\"VOTEU.ANY+UFLO.U32+POPC\",\"sites\":[{\"space\":\"global\",\"source\":\"per-thread\",\"ptxas\":\"warp-aggregated\",\"sass\":\"REDG.ADD\",\"per_warp\":1}],"
+        "\"smem_hw_inc\":0,\"generic_fallback\":0,\"agg_seq\":\"VOTEU.ANY+UFLO.U32+POPC\",\"sites\":[{\"space\":\"global\",\"source\":\"per-thread\",\"ptxas\":\"warp-aggregated\",\"sass\":\"REDG.ADD\",\"per_warp\":1}],\"sites_more\":0,"
         "\"regs\":12,\"spill_stores\":0,\"spill_loads\":0,\"smem_static\":0,"
         "\"ptx\":{\"atom\":1,\"red\":0,\"global\":1,\"shared\":0,\"cluster\":0,\"generic\":0,"
         "\"cas\":0,\"b16\":0,\"packed\":0,\"vector\":0,\"b64\":0,\"scope_cta\":0,"

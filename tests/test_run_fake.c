@@ -22,7 +22,10 @@
  *   `kvx merge` of them holds exactly the plain run's keys (with the same
  *   deterministic fake times);
  * - a run killed with SIGKILL part-way (the process group, workers included,
- *   as a preempted job) and started again ends with every case exactly once. */
+ *   as a preempted job) and started again ends with every case exactly once;
+ * - tests/data/specs/compact.yaml (an order-free check over a prefix whose
+ *   length is an output) runs: its planted variant a mismatch, the rest ok;
+ * - without a driver, kvx run exits 4 (nothing measured) and stores nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -507,6 +511,52 @@ static void test_best_tallied(void **state)
     free(text);
 }
 
+/* ---- an order-free check: stream compaction ---------------------------------------- */
+
+/* compact.yaml: every strategy writes the kept elements in its own order, so
+ * out is checked as a multiset over its first count[0] elements; dupdrop,
+ * planted wrong, is a mismatch (the fake reads its marker; the comparison
+ * itself is test_verify_order's, and on a GPU test_gpu_run's), the others
+ * ok: the order-free check plans and runs end to end. */
+static void test_compaction(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("compact.log"), *db = tmp_path("compact.db");
+    int rc = kvx(log, "run", KVX_SOURCE_DIR "/tests/data/specs/compact.yaml", "--db", db, NULL);
+    if (rc != 1) {
+        dump(log);
+        fail_msg("kvx run compact.yaml exited %d (expected 1: the planted variant is a mismatch)", rc);
+    }
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'mismatch' AND samples > 0"
+                                " AND json_extract(axes, '$.strategy') = 'dupdrop'"), 4);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND"
+                                " json_extract(axes, '$.strategy') IN ('naive', 'warp', 'block')"), 12);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 16);
+}
+
+/* No GPU and no driver: nothing measured is exit 4, apart from 1 (some case
+ * not ok), and nothing is stored.  Where a driver is installed the real run
+ * would start, so that half is skipped there. */
+static void test_no_gpu_exit(void **state)
+{
+    (void)state;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+        dlclose(lib);
+        printf("  skipped the no-driver run: libcuda.so.1 is installed here\n");
+        return;
+    }
+    const char *log = tmp_path("nogpu.log"), *db = tmp_path("nogpu.db");
+    setenv("KVX_FAKE_GPUS", "0", 1);
+    int rc = kvx(log, "run", SPEC, "--db", db, NULL);
+    setenv("KVX_FAKE_GPUS", "2", 1);
+    if (rc != 4 || !log_has(log, "measuring needs a GPU")) {
+        dump(log);
+        fail_msg("kvx run without a driver exited %d (expected 4, \"measuring needs a GPU\")", rc);
+    }
+    assert_int_equal(access(db, F_OK), -1);
+}
+
 /* ---- setup ------------------------------------------------------------------------------ */
 
 static void rm_tree(const char *dir)
@@ -541,6 +591,8 @@ int main(void)
         cmocka_unit_test(test_shards_merge_to_the_plain_run),
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_best_tallied),
+        cmocka_unit_test(test_compaction),
+        cmocka_unit_test(test_no_gpu_exit),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0)
