@@ -139,7 +139,51 @@ static int l2_flush(const FakeLaunch *l)
     return arg_mem(l, 0, (uint64_t)arg_i64(l, 1), 16) ? 0 : -1;
 }
 
+/* compact(in, long long n, int thresh, int *out, unsigned *count) and its
+ * reference compact_serial (tests/data/compact.cu): the elements below thresh
+ * at slots handed out from *count.  The serial one writes them in index
+ * order; the variants, in reverse (an atomic counter fixes no order), so an
+ * order-free check is what accepts them.  With kvx_fake_mismatch the first
+ * kept element is written as the second's value (one written twice, one not
+ * at all, the count right), as the planted dupdrop variant does. */
+static int compact_into(const FakeLaunch *l, uint64_t m, int reverse)
+{
+    int32_t thresh = arg_i32(l, 2);
+    const int32_t *in = arg_mem(l, 0, m, 4);
+    int32_t *out = arg_mem(l, 3, m, 4);
+    uint32_t *count = arg_mem(l, 4, 1, 4);
+    if (!in || !out || !count)
+        return -1;
+    uint64_t first = m, second = m;
+    for (uint64_t k = 0; k < m; k++) {
+        uint64_t i = reverse ? m - 1 - k : k;
+        if (in[i] >= thresh)
+            continue;
+        int32_t v = in[i];
+        if (l->mismatch && first == m)
+            first = i;
+        else if (l->mismatch && second == m)
+            second = i, out[*count - 1] = v;
+        out[(*count)++] = v;
+    }
+    return 0;
+}
+
+static int compact(const FakeLaunch *l)
+{
+    int64_t n = arg_i64(l, 1);
+    return compact_into(l, n > 0 ? min_u64((uint64_t)n, threads(l)) : 0, 1);
+}
+
+static int compact_serial(const FakeLaunch *l)
+{
+    int64_t n = arg_i64(l, 1);
+    return compact_into(l, n > 0 ? (uint64_t)n : 0, 0);
+}
+
 static const FakeKernel kernels[] = {
+    {"compact", "pqioo", compact},
+    {"compact_serial", "pqioo", compact_serial},
     {"fill", "pqo", fill},
     {"count", "pqio", count},
     {"tiny_count", "pqio", tiny_count},

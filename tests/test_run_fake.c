@@ -514,10 +514,12 @@ static void test_best_tallied(void **state)
 /* ---- an order-free check: stream compaction ---------------------------------------- */
 
 /* compact.yaml: every strategy writes the kept elements in its own order, so
- * out is checked as a multiset over its first count[0] elements; dupdrop,
- * planted wrong, is a mismatch (the fake reads its marker; the comparison
- * itself is test_verify_order's, and on a GPU test_gpu_run's), the others
- * ok: the order-free check plans and runs end to end. */
+ * out is checked as a multiset over its first count[0] elements.  On the
+ * fake driver the variants' stand-in writes the kept elements in reverse and
+ * the reference's in index order, so only an order-free check accepts them;
+ * dupdrop's stand-in writes one kept element twice and drops another (with
+ * the right count), and the worker's own comparison must say so.  The
+ * metric atomics reads the count the launch wrote. */
 static void test_compaction(void **state)
 {
     (void)state;
@@ -532,6 +534,10 @@ static void test_compaction(void **state)
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND"
                                 " json_extract(axes, '$.strategy') IN ('naive', 'warp', 'block')"), 12);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 16);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE detail LIKE '%written 2 times%'"
+                                " AND detail LIKE '%written 0 times%'"), 4);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND atomics > 0 AND"
+                                " atomics = bytes / 4 - json_extract(workload, '$.n')"), 12);
 }
 
 /* No GPU and no driver: nothing measured is exit 4, apart from 1 (some case

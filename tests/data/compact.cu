@@ -11,7 +11,7 @@
       element is written twice and another not at all (count stays right).
     compact_serial is the reference: one thread, in index order. }}
 {{#if strategy == "dupdrop"}}
-// kvx-fake: mismatch
+__device__ unsigned int kvx_fake_mismatch;  /* the fake driver's stand-in plants the same fault (gpu/fake.h) */
 {{/if}}
 extern "C" __global__ void compact_serial(const int *in, long long n, int thresh, int *out,
                                           unsigned int *count)
