@@ -248,11 +248,12 @@ static void test_split_four_and_history(void **state)
     assert_int_equal(db_int(db, "SELECT json_extract(profile_json, '$.estimate.cases_from_history') FROM runs"
                                 " ORDER BY id DESC LIMIT 1"), NCASES);
     char sql[320];
-    snprintf(sql, sizeof sql, "SELECT abs(json_extract(profile_json, '$.estimate.total_s') - (SELECT (sum("
-             "t_input_ms + t_verify_ms + t_measure_ms) + %d * %g) / 1000 FROM cases)) < 0.05 FROM runs ORDER BY"
-             " id DESC LIMIT 1", NCASES,
-             RUN_EST_CASE_MS);
-    /* the stored times of the first run (the rerun replaced them with equal ones, within the sleep's jitter) */
+    snprintf(sql, sizeof sql, "SELECT abs(json_extract(profile_json, '$.estimate.total_s') - t) < max(0.05, 0.15 * t)"
+             " FROM runs, (SELECT (sum(t_input_ms + t_verify_ms + t_measure_ms) + %d * %g) / 1000 AS t FROM cases)"
+             " ORDER BY id DESC LIMIT 1", NCASES, RUN_EST_CASE_MS);
+    /* The stored times of the first run: the rerun replaced them with times of
+     * the same work, within the jitter of the sleeps and of the real worker's
+     * input generation and checks on a loaded machine (15%). */
     assert_int_equal(db_int(db, sql), 1);
     check_handout(db, 6);
 }
