@@ -371,6 +371,21 @@ static void cache_name(char *name, size_t n)
     snprintf(name, n, "inspect-%.16s.json", hex);
 }
 
+int inspect_job_facts(const JitJob *job, StrBuf *out, KvxError *err)
+{
+    InspectFacts f;
+    int rc = inspect_job(job, &f, err);
+    inspect_to_json(&f, out);
+    return rc;
+}
+
+int inspect_job_keep(const JitJob *job, const char *json, size_t len)
+{
+    char name[64];
+    cache_name(name, sizeof name);
+    return jit_cache_put(job, name, json, len);
+}
+
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err)
 {
     char name[64];
@@ -382,11 +397,9 @@ int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err)
         free(text);
         return 0;
     }
-    InspectFacts f;
-    int rc = inspect_job(job, &f, err);
     StrBuf b;
     sb_init(&b);
-    inspect_to_json(&f, &b);
+    int rc = inspect_job_facts(job, &b, err);
     sb_put(out, b.p ? b.p : "", b.len);
     /* A cache that cannot be written costs a disassembly next time. */
     if (rc == 0)

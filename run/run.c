@@ -58,12 +58,13 @@ static void compiled(void *ctx, JitJob *j)
 }
 
 /* On a compile thread, after a compile: the variant's SASS facts for its
- * row, disassembled in parallel with other compiles and kept in the cache. */
+ * row, from the cache on a hit, else disassembled in parallel with other
+ * compiles and kept in the cache, unless the compile made them. */
 static void inspect_after(void *ctx, JitJob *j)
 {
     (void)ctx;
-    if (!j->ok || !j->cubin)
-        return;
+    if (!j->ok || !j->cubin || j->inspect_json)
+        return;         /* made with the compile (jitproc.c) */
     StrBuf b;
     sb_init(&b);
     KvxError e = {0};
