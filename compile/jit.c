@@ -770,7 +770,7 @@ void jit_job_release(JitJob *job)
     job->log = NULL;
     job->dir = NULL;
     job->ptx_len = job->cubin_len = 0;
-    job->ok = job->cached = 0;
+    job->ok = job->cached = job->crashed = 0;
     job->key[0] = 0;
     job->compile_ms = 0;
     job->regs = job->spill_stores = job->spill_loads = -1;

@@ -52,6 +52,8 @@ struct JitJob {
     /* out */
     int ok;                     /* 1 compiled; 0 compile error (log says why) */
     int cached;                 /* 1 when served from the cache */
+    int crashed;                /* 1 when its compile process died on it (ok 0, the log
+                                 * says how; not cached) */
     char key[65];
     char *ptx; size_t ptx_len;          /* malloc'd */
     void *cubin; size_t cubin_len;      /* malloc'd */

@@ -219,8 +219,10 @@ static int child_job(const char *body, size_t len, StrBuf *b)
     if (c.bad || !source || !arch || nopts < 0)
         goto fail;
     const char *crash = getenv("KVX_TEST_COMPILE_CRASH");
-    if (crash && *crash && name && strstr(name, crash))
+    if (crash && *crash && name && strstr(name, crash)) {
+        signal(SIGSEGV, SIG_DFL);       /* die of it, also under ASan's handler */
         raise(SIGSEGV);
+    }
     JitJob j = {.name = name, .source = source, .arch = arch};
     jit_job_release(&j);
     KvxError e = {0};
@@ -416,6 +418,7 @@ static void died(JitJob *job, pid_t pid, int status)
     sb_printf(&b, " while compiling %s; the other sources compile on\n", job->name ? job->name : "kernel.cu");
     job->log = sb_take(&b);
     job->ok = 0;
+    job->crashed = 1;
 }
 
 int jitproc_compile(JitProcs *ps, JitJob *job, const char *const *opts, int nopts, KvxError *err)

@@ -11,7 +11,9 @@
  * - `kvx compile` stores the SASS facts with each entry, so that the
  *   `kvx run` of the same spec after it (fake device) runs no disassembler
  *   at all (a fake nvdisasm that logs its calls), and its variants carry the
- *   facts the compile made. */
+ *   facts the compile made;
+ * - the crash in `kvx run`: that source's cases are compile errors that name
+ *   the dead compile process, the other source's cases are measured. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,6 +83,7 @@ static void test_crash_in_a_child(void **state)
     for (int i = 0; i < NJOBS; i++) {
         if (i == CRASHED) {
             assert_int_equal(jobs[i].ok, 0);
+            assert_int_equal(jobs[i].crashed, 1);
             assert_non_null(strstr(jobs[i].log, "killed by signal 11"));
             assert_non_null(strstr(jobs[i].log, "while compiling k3.cu"));
             assert_null(jobs[i].dir);
@@ -100,6 +103,7 @@ static void test_crash_in_a_child(void **state)
     compile_all(jobs, src, names, cache);
     for (int i = 0; i < NJOBS; i++) {
         assert_int_equal(jobs[i].ok, 1);
+        assert_int_equal(jobs[i].crashed, 0);
         assert_int_equal(jobs[i].cached, i != CRASHED);
         jit_job_release(&jobs[i]);
         free(src[i]);
@@ -155,6 +159,27 @@ static void test_run_after_compile_disassembles_nothing(void **state)
     unsetenv("KVX_NVDISASM");
 }
 
+/* The same crash in a run: that source's cases are compile errors that say
+ * so, the other source's cases are measured. */
+static void test_crash_in_a_run(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("crash.db"), *log = tmp_path("crash.log");
+    setenv("KVX_TEST_COMPILE_CRASH", "strategy-alt", 1);
+    int rc = kvx(log, "run", SPEC, "--db", db, "--no-cache", "-j", "2", "--where",
+                 "strategy == 'base' || strategy == 'alt'", NULL);
+    unsetenv("KVX_TEST_COMPILE_CRASH");
+    if (rc != 1)
+        dump(log);
+    assert_int_equal(rc, 1);    /* some cases failed */
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'compile_error' AND detail = "
+                                "'the compile process died compiling fake__strategy-alt.cu (the log is "
+                                "stored with the variant)'"), 6);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'"), 6);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM variants WHERE compile_ok = 0 AND compile_log LIKE "
+                                "'kvx: the compile process (pid %) was killed by signal 11%'"), 1);
+}
+
 static void rm_tree(const char *dir)
 {
     char cmd[700];
@@ -178,6 +203,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crash_in_a_child),
         cmocka_unit_test(test_run_after_compile_disassembles_nothing),
+        cmocka_unit_test(test_crash_in_a_run),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0)
