@@ -26,6 +26,7 @@
  * case list and the closing summary), run_ref.c (reference keys), run_profile.c (the tally and
  * where the time went), run_counters.c (--counters), resolve/resolve.c (a case
  * into a CaseDesc); run_internal.h. */
+#define _GNU_SOURCE     /* pipe2 */
 #include "run_internal.h"
 
 #include <errno.h>
@@ -96,15 +97,12 @@ int run_worker_start(Worker *w, int device, KvxError *err)
 {
     int down[2] = {-1, -1}, up[2] = {-1, -1};
     /* Close-on-exec: a worker started later must not inherit this worker's pipe
-     * ends, or closing ours would never give it EOF.  dup2 below clears the flag
-     * on the child's own stdin and stdout. */
-    if (pipe(down) || pipe(up)) {
+     * ends, or closing ours would never give it EOF.  From the start (pipe2):
+     * the compile threads fork compile processes meanwhile.  dup2 below clears
+     * the flag on the child's own stdin and stdout. */
+    if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC)) {
         kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
         goto fail;
-    }
-    for (int i = 0; i < 2; i++) {
-        fcntl(down[i], F_SETFD, FD_CLOEXEC);
-        fcntl(up[i], F_SETFD, FD_CLOEXEC);
     }
     pid_t parent = getpid();
     pid_t pid = fork();
