@@ -142,7 +142,7 @@ typedef struct CliSpecOpts {
     const char *out;            /* --out DIR */
     const char *cache_dir;      /* NULL: jit_default_cache_dir() */
     int no_cache;
-    int jobs;                   /* -j: compile threads; 0 = cores */
+    int jobs;                   /* -j: compile processes; 0 = the cores it may use */
     int points;                 /* plan --points: list every point */
     int show;                   /* inspect --show: CLI_SHOW_* */
     const char *shard;          /* --shard K/N */

@@ -7,7 +7,8 @@
  * kvx doctor                          what this machine has
  * kvx __worker N                      internal: the measuring process for GPU N
  * kvx __counters N FILE               internal: the cases of FILE once each, under ncu
- * kvx __probe FD                      internal: the GPUs, probed in a process of their own */
+ * kvx __probe FD                      internal: the GPUs, probed in a process of their own
+ * kvx __compile                       internal: a compile process (compile/jitproc.h) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compile/jitproc.h"
 #include "core/version.h"
 #include "gpu/worker.h"
 
@@ -60,10 +62,21 @@ static int cmd_probe(int argc, char **argv)
     return worker_probe_main(atoi(argv[1]));
 }
 
+static int cmd_compile_child(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 1) {
+        fprintf(stderr, "kvx __compile: internal verb (takes no arguments)\n");
+        return 2;
+    }
+    return jitproc_main(STDIN_FILENO, STDOUT_FILENO);
+}
+
 static const Internal internals[] = {
     {"__worker", cmd_worker},
     {"__counters", cmd_counters},
     {"__probe", cmd_probe},
+    {"__compile", cmd_compile_child},
 };
 
 static void usage(FILE *f)
@@ -113,6 +126,8 @@ int main(int argc, char **argv)
     /* A worker that dies mid-write must not take the parent with it: writes to
      * its pipe then fail with EPIPE and the case is recorded as a fault. */
     signal(SIGPIPE, SIG_IGN);
+    /* NVRTC serialises the compiles of one process: compile in processes. */
+    jitproc_enable("/proc/self/exe");
     for (const CliVerb *const *v = CLI_VERBS; *v; v++)
         if (!strcmp(argv[1], (*v)->name)) {
             char verb[64];

@@ -180,6 +180,15 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
  * -1 with err as inspect_job (nothing cached then). */
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err);
 
+/* Its two halves: inspect_job as JSON into out (appended), the cache not
+ * read (0, or -1 with err as inspect_job); and that JSON kept in the job's
+ * entry under the name inspect_job_json looks up (0, or -1 as
+ * jit_cache_put).  The compile processes (jitproc.c) make the facts of each
+ * fresh compile and the parent keeps them, so that a run the cache serves
+ * disassembles nothing. */
+int inspect_job_facts(const JitJob *job, StrBuf *out, KvxError *err);
+int inspect_job_keep(const JitJob *job, const char *json, size_t len);
+
 /* The sites, one per line: "global REDG.ADD: source one per warp; ptxas none;
  * 1 global atomic per warp", then "N more sites (over INSPECT_MAX_SITES)" when
  * there were more.  Nothing when there are none. */

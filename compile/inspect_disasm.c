@@ -2,6 +2,7 @@
  * runs it on the CUBIN through a private temporary directory and returns its
  * listing; inspect_job ties PTX, SASS and compile figures together for one
  * compiled variant.  Without a disassembler the PTX facts stand alone. */
+#define _GNU_SOURCE     /* pipe2 */
 #include "inspect_internal.h"
 #include "core/version.h"
 
@@ -138,10 +139,8 @@ const char *inspect_find_disassembler(void)
 static int version_text(const char *tool, char *text, size_t n)
 {
     int fd[2];
-    if (pipe(fd) != 0)
+    if (pipe2(fd, O_CLOEXEC) != 0)
         return -1;
-    fcntl(fd[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fd[1], F_SETFD, FD_CLOEXEC);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
@@ -243,13 +242,13 @@ static int disasm_spawn(Disasm *d, const char *tool, KvxError *err)
     const char *slash = strrchr(tool, '/');
     int cuobjdump = strstr(slash ? slash + 1 : tool, "cuobjdump") != NULL;
     char *argv[] = {(char *)tool, (char *)(cuobjdump ? "-sass" : "-c"), d->bin, NULL};
-    if (pipe(d->pipefd) != 0) {
+    /* Other threads spawn too (disassemblers, compile processes): keep our
+     * pipe out of their children from the start, or the EOF we wait for
+     * would wait for them. */
+    if (pipe2(d->pipefd, O_CLOEXEC) != 0) {
         kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
         return -1;
     }
-    /* other threads may spawn too: keep our pipe out of their children */
-    fcntl(d->pipefd[0], F_SETFD, FD_CLOEXEC);
-    fcntl(d->pipefd[1], F_SETFD, FD_CLOEXEC);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, d->pipefd[1], 1);
@@ -372,6 +371,21 @@ static void cache_name(char *name, size_t n)
     snprintf(name, n, "inspect-%.16s.json", hex);
 }
 
+int inspect_job_facts(const JitJob *job, StrBuf *out, KvxError *err)
+{
+    InspectFacts f;
+    int rc = inspect_job(job, &f, err);
+    inspect_to_json(&f, out);
+    return rc;
+}
+
+int inspect_job_keep(const JitJob *job, const char *json, size_t len)
+{
+    char name[64];
+    cache_name(name, sizeof name);
+    return jit_cache_put(job, name, json, len);
+}
+
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err)
 {
     char name[64];
@@ -383,11 +397,9 @@ int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err)
         free(text);
         return 0;
     }
-    InspectFacts f;
-    int rc = inspect_job(job, &f, err);
     StrBuf b;
     sb_init(&b);
-    inspect_to_json(&f, &b);
+    int rc = inspect_job_facts(job, &b, err);
     sb_put(out, b.p ? b.p : "", b.len);
     /* A cache that cannot be written costs a disassembly next time. */
     if (rc == 0)

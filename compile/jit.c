@@ -18,7 +18,9 @@
  *   the job's files go to the caller's scratch directory instead.
  *
  * NVRTC is thread-safe for distinct programs, so jit_compile runs on the pool
- * with no lock of its own. */
+ * with no lock of its own; but it runs about one compile at a time per
+ * process, so jit_compile_all sends each miss to a compile process
+ * (jitproc.c) when the binary enabled them. */
 #include "jit.h"
 #include "core/version.h"
 
@@ -34,6 +36,9 @@
 #include <unistd.h>
 
 #include "core/pool.h"
+#include "inspect.h"
+#include "jit_internal.h"
+#include "jitproc.h"
 
 /* A failed NVRTC call names itself, where it was made, and NVRTC's own text. */
 #define NVRTC_CHECK(call)                                                         \
@@ -766,15 +771,14 @@ void jit_job_release(JitJob *job)
     job->log = NULL;
     job->dir = NULL;
     job->ptx_len = job->cubin_len = 0;
-    job->ok = job->cached = 0;
+    job->ok = job->cached = job->crashed = 0;
     job->key[0] = 0;
     job->compile_ms = 0;
     job->regs = job->spill_stores = job->spill_loads = -1;
     job->smem_static = job->stack = job->cmem = -1;
 }
 
-/* Run NVRTC on job, filling ok, log, ptx, cubin, compile_ms and the report. */
-static int compile_nvrtc(JitJob *job, const char *const *opts, int nopts, KvxError *err)
+int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError *err)
 {
     nvrtcProgram prog = NULL;
     NVRTC_CHECK(nvrtcCreateProgram(&prog, job->source, job_name(job), 0, NULL, NULL));
@@ -959,9 +963,49 @@ static int entry_keep(JitJob *job, const JitOptions *opt, const char *const *opt
     return rc;
 }
 
+void jit_fresh_facts(JitJob *job)
+{
+    if (!job->ok || !job->cubin)
+        return;
+    StrBuf b;
+    sb_init(&b);
+    KvxError e = { 0 };
+    if (inspect_job_facts(job, &b, &e) == 0)
+        job->inspect_json = sb_take(&b);
+    kvx_error_clear(&e);
+    sb_free(&b);
+}
+
+/* A compile the cache did not serve: NVRTC and the SASS facts, in a compile
+ * process when procs is set.  0, 1 for a job whose child died (a failed
+ * compile, not to be kept), or -1 with err. */
+static int compile_fresh(JitJob *job, JitProcs *procs, const char *const *opts, int nopts,
+                         KvxError *err)
+{
+    if (procs)
+        return jitproc_compile(procs, job, opts, nopts, err);
+    if (jit_nvrtc_compile(job, opts, nopts, err) != 0)
+        return -1;
+    jit_fresh_facts(job);
+    return 0;
+}
+
+/* The fresh compile's files kept (entry_keep), then its facts beside them,
+ * so that a run the cache serves disassembles nothing.  0 or -1 with err. */
+static int keep_fresh(JitJob *job, const JitOptions *opt, const char *const *opts, int nopts,
+                      const char *dir, int overwrite, int store, KvxError *err)
+{
+    if (entry_keep(job, opt, opts, nopts, dir, overwrite, store, err) != 0)
+        return -1;
+    if (job->inspect_json && job->dir)
+        inspect_job_keep(job, job->inspect_json, strlen(job->inspect_json));
+    return 0;
+}
+
 /* jit_compile; store 0: the cache is read but not written (it could not be,
- * for an earlier job of jit_compile_all). */
-static int compile_job(JitJob *job, const JitOptions *opt, int store, KvxError *err)
+ * for an earlier job of jit_compile_all); procs: the compile processes, or
+ * NULL to compile on this thread. */
+static int compile_job(JitJob *job, const JitOptions *opt, int store, JitProcs *procs, KvxError *err)
 {
     jit_job_release(job);
     if (!job->source || !job->arch || !job->arch[0] || job->noptions < 0) {
@@ -980,10 +1024,13 @@ static int compile_job(JitJob *job, const JitOptions *opt, int store, KvxError *
     job_key(job, opts, nopts, job->key);
     char *dir;
     int overwrite, rc = 0;
-    if (!cache_lookup(job, opt, &dir, &overwrite) &&
-        (compile_nvrtc(job, opts, nopts, err) != 0 ||
-         entry_keep(job, opt, opts, nopts, dir, overwrite, store, err) != 0))
-        rc = -1;
+    if (!cache_lookup(job, opt, &dir, &overwrite)) {
+        rc = compile_fresh(job, procs, opts, nopts, err);
+        if (rc == 0)
+            rc = keep_fresh(job, opt, opts, nopts, dir, overwrite, store, err);
+        else if (rc == 1)
+            rc = 0;         /* a dead child: reported, not kept */
+    }
     free(dir);
     arena_free(a);
     free(found);
@@ -992,7 +1039,7 @@ static int compile_job(JitJob *job, const JitOptions *opt, int store, KvxError *
 
 int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
 {
-    return compile_job(job, opt, 1, err);
+    return compile_job(job, opt, 1, NULL, err);
 }
 
 /* ---- files besides the compile's: jit_cache_put, jit_cache_get -------------------- */
@@ -1049,6 +1096,7 @@ typedef struct CompileAll {
     const JitOptions *opt;
     void (*on_done)(void *ctx, JitJob *job);
     void *ctx;
+    JitProcs *procs;            /* NULL: NVRTC on the pool's threads */
     pthread_mutex_t mu;         /* serialises on_done, the first error and cache_off */
     KvxError first;
     int failed;
@@ -1069,7 +1117,7 @@ static void compile_one(void *arg)
     pthread_mutex_lock(&c->mu);
     int store = !c->cache_off;
     pthread_mutex_unlock(&c->mu);
-    int rc = compile_job(job, c->opt, store, &e);
+    int rc = compile_job(job, c->opt, store, c->procs, &e);
     if (rc == 0 && c->opt->after)
         c->opt->after(c->opt->after_ctx, job);
     pthread_mutex_lock(&c->mu);
@@ -1108,6 +1156,8 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
     int threads = o.threads > 0 ? o.threads : pool_cores();
     if (threads > n)
         threads = n > 0 ? n : 1;
+    /* One compile process per thread, started on a thread's first miss. */
+    c.procs = jitproc_enabled() ? jitproc_new(threads) : NULL;
     CompileTask *tasks = xcalloc(n > 0 ? (size_t)n : 1, sizeof *tasks);
     Pool *p = pool_new(threads);
     for (int i = 0; i < n; i++) {
@@ -1115,6 +1165,7 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
         pool_submit(p, compile_one, &tasks[i]);
     }
     pool_free(p);
+    jitproc_free(c.procs);
     free(tasks);
     pthread_mutex_destroy(&c.mu);
     free(found);

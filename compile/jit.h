@@ -1,5 +1,6 @@
 /* jit: NVRTC compilation of emitted sources to PTX and CUBIN, with the ptxas
- * report parsed, a thread pool, and a disk cache.
+ * report parsed, a thread pool (each thread with a compile process of its own
+ * once jitproc_enable was called: compile/jitproc.h), and a disk cache.
  *
  * The cache key is sha256(source, arch, options, NVRTC version, kvx version);
  * an entry is a directory <cache>/<key[0:2]>/<key>/ holding source.cu, kernel.ptx,
@@ -26,7 +27,7 @@ typedef struct JitOptions {
     const char *cache_dir;      /* NULL: no cache */
     const char *cuda_include;   /* toolkit include dir, NULL = found by jit_find_cuda */
     const char *cccl_include;   /* include/cccl when the spec asks for it */
-    int threads;                /* <=0: number of cores */
+    int threads;                /* compile threads (and processes); <=0: pool_cores() */
     int use_cache;              /* 0: compile everything; the cache is neither read nor
                                  * written (--no-cache) */
     /* Where a compile's files go when the cache does not take them (no cache,
@@ -51,6 +52,8 @@ struct JitJob {
     /* out */
     int ok;                     /* 1 compiled; 0 compile error (log says why) */
     int cached;                 /* 1 when served from the cache */
+    int crashed;                /* 1 when its compile process died on it (ok 0, the log
+                                 * says how; not cached) */
     char key[65];
     char *ptx; size_t ptx_len;          /* malloc'd */
     void *cubin; size_t cubin_len;      /* malloc'd */
@@ -82,7 +85,10 @@ char *jit_find_cuda_include(void);
  * rejected, the scratch directory unwritable). */
 int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err);
 
-/* Compile n jobs on a pool of opt->threads threads; on_done (may be NULL) is
+/* Compile n jobs on a pool of opt->threads threads, the cache misses in
+ * compile processes when enabled (jitproc.h: a child's death is that job's
+ * failed compile, not cached), with the SASS facts of each fresh compile
+ * kept in its entry (inspect_job_keep); on_done (may be NULL) is
  * called from the worker thread as each finishes, serialised by a mutex.  The
  * first job whose cache_warning is set prints it on stderr (the first of the
  * process only), and the later jobs write no more to the cache.  Returns 0, or -1 if any job hit a non-source failure

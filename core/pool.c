@@ -7,9 +7,11 @@
  * running, and pool_wait returns once it reaches zero.  A pool whose threads
  * could not be started (pthread_create failing) still works: it runs each task
  * inline in pool_submit, so callers need no second code path. */
+#define _GNU_SOURCE     /* sched_getaffinity */
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,8 +35,13 @@ struct Pool {
     pthread_t *threads;
 };
 
+/* The cores this process may run on: a Slurm job or taskset gives fewer than
+ * the machine has online. */
 int pool_cores(void)
 {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (int)n;
 }

@@ -4,11 +4,11 @@
 #define KVX_POOL_H
 
 typedef struct Pool Pool;
-Pool *pool_new(int threads);            /* threads <= 0: online cores */
+Pool *pool_new(int threads);            /* threads <= 0: pool_cores() */
 void pool_submit(Pool *p, void (*fn)(void *arg), void *arg);
 void pool_wait(Pool *p);                /* until every submitted task is done */
 void pool_free(Pool *p);                /* waits, then joins; accepts NULL */
-int pool_cores(void);
+int pool_cores(void);                   /* the cores this process may use (affinity) */
 
 /* Run fn(i, arg) for i in [0, n) on the pool in chunks; returns when done. */
 void pool_for(Pool *p, long n, void (*fn)(long i, void *arg), void *arg);

@@ -26,6 +26,7 @@
  * case list and the closing summary), run_ref.c (reference keys), run_profile.c (the tally and
  * where the time went), run_counters.c (--counters), resolve/resolve.c (a case
  * into a CaseDesc); run_internal.h. */
+#define _GNU_SOURCE     /* pipe2 */
 #include "run_internal.h"
 #include "core/version.h"
 
@@ -59,12 +60,13 @@ static void compiled(void *ctx, JitJob *j)
 }
 
 /* On a compile thread, after a compile: the variant's SASS facts for its
- * row, disassembled in parallel with other compiles and kept in the cache. */
+ * row, from the cache on a hit, else disassembled in parallel with other
+ * compiles and kept in the cache, unless the compile made them. */
 static void inspect_after(void *ctx, JitJob *j)
 {
     (void)ctx;
-    if (!j->ok || !j->cubin)
-        return;
+    if (!j->ok || !j->cubin || j->inspect_json)
+        return;         /* made with the compile (jitproc.c) */
     StrBuf b;
     sb_init(&b);
     KvxError e = {0};
@@ -96,15 +98,12 @@ int run_worker_start(Worker *w, int device, KvxError *err)
 {
     int down[2] = {-1, -1}, up[2] = {-1, -1};
     /* Close-on-exec: a worker started later must not inherit this worker's pipe
-     * ends, or closing ours would never give it EOF.  dup2 below clears the flag
-     * on the child's own stdin and stdout. */
-    if (pipe(down) || pipe(up)) {
+     * ends, or closing ours would never give it EOF.  From the start (pipe2):
+     * the compile threads fork compile processes meanwhile.  dup2 below clears
+     * the flag on the child's own stdin and stdout. */
+    if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC)) {
         kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
         goto fail;
-    }
-    for (int i = 0; i < 2; i++) {
-        fcntl(down[i], F_SETFD, FD_CLOEXEC);
-        fcntl(up[i], F_SETFD, FD_CLOEXEC);
     }
     pid_t parent = getpid();
     pid_t pid = fork();

@@ -266,7 +266,8 @@ static int handout_one(RunSession *r, Worker *wk)
     int sent = -1;
     if (!j->ok) {
         res.status = CASE_compile_error;
-        snprintf(res.detail, sizeof res.detail, "NVRTC rejected %s (the log is stored with the variant)", j->name);
+        snprintf(res.detail, sizeof res.detail, "%s %s (the log is stored with the variant)",
+                 j->crashed ? "the compile process died compiling" : "NVRTC rejected", j->name);
     } else if (rj && !rj->ok) {
         res.status = CASE_skipped;
         snprintf(res.detail, sizeof res.detail, "reference kernel: NVRTC rejected %s", rj->name);

@@ -1,0 +1,450 @@
+/* jitproc: the compile processes of jit_compile_all (jitproc.h): the parent's
+ * side (start a child, send a job, read the answer, notice a death) and the
+ * child's loop.
+ *
+ * Invariants:
+ * - A child is used by one compile thread at a time (busy); a dead one is
+ *   reaped and its slot started again on the next job.
+ * - A child's pipe ends are close-on-exec in the parent, so that a child (or
+ *   a run's GPU worker) started later holds none of them: closing ours gives
+ *   the child EOF, and it exits. */
+#define _GNU_SOURCE     /* pipe2: close-on-exec from the start, as other threads fork too */
+#include "jitproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jit_internal.h"
+
+#define TAG_JOB 0x6b6a6f62u     /* "kjob" */
+#define TAG_DONE 0x6b646f6eu    /* "kdon" */
+
+/* A message larger than this is a broken peer, not a compile. */
+#define MSG_MAX ((uint64_t)1 << 32)
+
+typedef struct JitProc {
+    pid_t pid;                  /* 0: not started */
+    int to, from;               /* its stdin, its stdout */
+    int busy;
+} JitProc;
+
+struct JitProcs {
+    pthread_mutex_t mu;         /* guards busy and the choice of a slot */
+    JitProc *p;
+    int n;
+};
+
+static char g_exe[PATH_MAX];
+
+void jitproc_enable(const char *exe)
+{
+    snprintf(g_exe, sizeof g_exe, "%s", exe ? exe : "");
+}
+
+int jitproc_enabled(void)
+{
+    return g_exe[0] != 0;
+}
+
+/* ---- framing -------------------------------------------------------------------- */
+
+static int write_all(int fd, const void *data, size_t n)
+{
+    const char *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *data, size_t n)
+{
+    char *p = data;
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r, n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int frame_send(int fd, uint32_t tag, const StrBuf *body)
+{
+    uint64_t n = body->len;
+    if (write_all(fd, &tag, sizeof tag) || write_all(fd, &n, sizeof n))
+        return -1;
+    return n ? write_all(fd, body->p, n) : 0;
+}
+
+/* The body of a frame with tag, malloc'd, its length in *len; NULL on EOF, an
+ * error, another tag or a size no message has. */
+static char *frame_recv(int fd, uint32_t tag, size_t *len)
+{
+    uint32_t t = 0;
+    uint64_t n = 0;
+    if (read_all(fd, &t, sizeof t) || t != tag || read_all(fd, &n, sizeof n) || n >= MSG_MAX)
+        return NULL;
+    char *body = xmalloc((size_t)n + 1);
+    if (read_all(fd, body, (size_t)n)) {
+        free(body);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return body;
+}
+
+/* ---- fields ----------------------------------------------------------------------- */
+
+static void put_i32(StrBuf *b, int32_t v)
+{
+    sb_put(b, (const char *)&v, sizeof v);
+}
+
+static void put_f64(StrBuf *b, double v)
+{
+    sb_put(b, (const char *)&v, sizeof v);
+}
+
+static void put_blob(StrBuf *b, const void *data, size_t len)
+{
+    uint64_t n = data ? (uint64_t)len + 1 : 0;
+    sb_put(b, (const char *)&n, sizeof n);
+    if (data && len)
+        sb_put(b, data, len);
+}
+
+static void put_str(StrBuf *b, const char *s)
+{
+    put_blob(b, s, s ? strlen(s) : 0);
+}
+
+/* A reader over a frame's body; bad is set by a read past its end. */
+typedef struct Cursor {
+    const char *p, *end;
+    int bad;
+} Cursor;
+
+static void get_raw(Cursor *c, void *out, size_t n)
+{
+    if (c->bad || (size_t)(c->end - c->p) < n) {
+        c->bad = 1;
+        memset(out, 0, n);
+        return;
+    }
+    memcpy(out, c->p, n);
+    c->p += n;
+}
+
+static int32_t get_i32(Cursor *c)
+{
+    int32_t v;
+    get_raw(c, &v, sizeof v);
+    return v;
+}
+
+static double get_f64(Cursor *c)
+{
+    double v;
+    get_raw(c, &v, sizeof v);
+    return v;
+}
+
+/* A blob, malloc'd with a NUL after it, its length in *len (may be NULL);
+ * NULL when absent or past the end. */
+static char *get_blob(Cursor *c, size_t *len)
+{
+    uint64_t n = 0;
+    get_raw(c, &n, sizeof n);
+    if (c->bad || n == 0 || n - 1 > (uint64_t)(c->end - c->p)) {
+        c->bad |= n != 0;
+        return NULL;
+    }
+    char *s = xmalloc((size_t)n);
+    memcpy(s, c->p, (size_t)n - 1);
+    s[n - 1] = 0;
+    c->p += n - 1;
+    if (len)
+        *len = (size_t)n - 1;
+    return s;
+}
+
+/* ---- the child --------------------------------------------------------------------- */
+
+/* The answer to one job: the status of the compile, the error outside the
+ * source, then what NVRTC made and the facts. */
+static void answer(StrBuf *b, int rc, const KvxError *e, const JitJob *j)
+{
+    put_i32(b, rc);
+    put_i32(b, e->code);
+    put_str(b, e->msg);
+    put_str(b, e->log);
+    put_i32(b, j->ok);
+    put_f64(b, j->compile_ms);
+    const int figures[] = {j->regs, j->spill_stores, j->spill_loads, j->smem_static, j->stack, j->cmem};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        put_i32(b, figures[i]);
+    put_str(b, j->log);
+    put_blob(b, j->ptx, j->ptx_len);
+    put_blob(b, j->cubin, j->cubin_len);
+    put_str(b, j->inspect_json);
+}
+
+/* One job's frame compiled into the answer b.  -1 on a malformed frame. */
+static int child_job(const char *body, size_t len, StrBuf *b)
+{
+    Cursor c = {body, body + len, 0};
+    char *name = get_blob(&c, NULL), *source = get_blob(&c, NULL), *arch = get_blob(&c, NULL);
+    int nopts = get_i32(&c);
+    char **opts = xcalloc(nopts > 0 ? (size_t)nopts : 1, sizeof *opts);
+    for (int i = 0; i < nopts && !c.bad; i++)
+        opts[i] = get_blob(&c, NULL);
+    int rc = -1;
+    if (c.bad || !source || !arch || nopts < 0)
+        goto fail;
+    const char *crash = getenv("KVX_TEST_COMPILE_CRASH");
+    if (crash && *crash && name && strstr(name, crash)) {
+        signal(SIGSEGV, SIG_DFL);       /* die of it, also under ASan's handler */
+        raise(SIGSEGV);
+    }
+    JitJob j = {.name = name, .source = source, .arch = arch};
+    jit_job_release(&j);
+    KvxError e = {0};
+    int r = jit_nvrtc_compile(&j, (const char *const *)opts, nopts, &e);
+    if (r == 0)
+        jit_fresh_facts(&j);
+    answer(b, r, &e, &j);
+    kvx_error_clear(&e);
+    jit_job_release(&j);
+    rc = 0;
+fail:
+    for (int i = 0; i < nopts; i++)
+        free(opts[i]);
+    free(opts);
+    free(arch);
+    free(source);
+    free(name);
+    return rc;
+}
+
+int jitproc_main(int in, int out)
+{
+    StrBuf b;
+    sb_init(&b);
+    size_t len = 0;
+    char *body;
+    int rc = 0;
+    while ((body = frame_recv(in, TAG_JOB, &len))) {
+        sb_reset(&b);
+        rc = child_job(body, len, &b) != 0 || frame_send(out, TAG_DONE, &b) != 0;
+        free(body);
+        if (rc)
+            break;
+    }
+    sb_free(&b);
+    return rc;
+}
+
+/* ---- the parent --------------------------------------------------------------------- */
+
+JitProcs *jitproc_new(int n)
+{
+    JitProcs *ps = xcalloc(1, sizeof *ps);
+    pthread_mutex_init(&ps->mu, NULL);
+    ps->n = n > 0 ? n : 1;
+    ps->p = xcalloc((size_t)ps->n, sizeof *ps->p);
+    return ps;
+}
+
+/* Close a child's pipes and reap it; its wait status, or -1. */
+static int stop(JitProc *c)
+{
+    int status = -1;
+    if (!c->pid)
+        return -1;
+    close(c->to);
+    close(c->from);
+    while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    c->pid = 0;
+    return status;
+}
+
+void jitproc_free(JitProcs *ps)
+{
+    if (!ps)
+        return;
+    for (int i = 0; i < ps->n; i++)
+        stop(&ps->p[i]);
+    pthread_mutex_destroy(&ps->mu);
+    free(ps->p);
+    free(ps);
+}
+
+/* Fork and exec `EXE __compile` on new pipes.  0, or -1 with err. */
+static int start(JitProc *c, KvxError *err)
+{
+    int down[2] = {-1, -1}, up[2] = {-1, -1};
+    if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC)) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot start a compile process: pipe: %s", strerror(errno));
+        goto fail;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        kvx_error_set(err, KVX_EIO, NULL, "cannot start a compile process: fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        /* Not to outlive a killed kvx in the middle of a long compile.  The
+         * signal follows the thread that forked: the compile threads live
+         * until jit_compile_all has no more jobs. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+        dup2(down[0], STDIN_FILENO);
+        dup2(up[1], STDOUT_FILENO);
+        execl(g_exe, "kvx", "__compile", (char *)NULL);
+        _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    *c = (JitProc){.pid = pid, .to = down[1], .from = up[0], .busy = 1};
+    return 0;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (down[i] >= 0)
+            close(down[i]);
+        if (up[i] >= 0)
+            close(up[i]);
+    }
+    return -1;
+}
+
+/* An idle child, marked busy: a started one when there is one, else a slot
+ * started now.  NULL with err when it cannot be started. */
+static JitProc *take(JitProcs *ps, KvxError *err)
+{
+    pthread_mutex_lock(&ps->mu);
+    JitProc *got = NULL;
+    for (int i = 0; i < ps->n && !got; i++)
+        if (!ps->p[i].busy && ps->p[i].pid)
+            got = &ps->p[i];
+    for (int i = 0; i < ps->n && !got; i++)
+        if (!ps->p[i].busy)
+            got = &ps->p[i];
+    KVX_ASSERT(got);    /* no more compile threads than children */
+    got->busy = 1;
+    pthread_mutex_unlock(&ps->mu);
+    if (!got->pid && start(got, err) != 0) {
+        pthread_mutex_lock(&ps->mu);
+        got->busy = 0;
+        pthread_mutex_unlock(&ps->mu);
+        return NULL;
+    }
+    return got;
+}
+
+static void give(JitProcs *ps, JitProc *c)
+{
+    pthread_mutex_lock(&ps->mu);
+    c->busy = 0;
+    pthread_mutex_unlock(&ps->mu);
+}
+
+/* The answer read into job (NVRTC's outputs and the facts).  The rc of the
+ * child's compile, or -2 on a malformed answer. */
+static int read_answer(const char *body, size_t len, JitJob *job, KvxError *err)
+{
+    Cursor c = {body, body + len, 0};
+    int rc = get_i32(&c);
+    KvxError e = {.code = get_i32(&c)};
+    char *msg = get_blob(&c, NULL), *log = get_blob(&c, NULL);
+    job->ok = get_i32(&c);
+    job->compile_ms = get_f64(&c);
+    int *figures[] = {&job->regs, &job->spill_stores, &job->spill_loads, &job->smem_static, &job->stack,
+                      &job->cmem};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        *figures[i] = get_i32(&c);
+    job->log = get_blob(&c, NULL);
+    job->ptx = get_blob(&c, &job->ptx_len);
+    job->cubin = get_blob(&c, &job->cubin_len);
+    job->inspect_json = get_blob(&c, NULL);
+    if (c.bad)
+        rc = -2;
+    else if (rc != 0) {
+        kvx_error_set(err, e.code ? e.code : KVX_ECOMPILE, &(SrcPos){job->name, 0, 0}, "%s",
+                      msg ? msg : "NVRTC failed");
+        if (log)
+            kvx_error_attach_log(err, log, strlen(log));
+    }
+    free(msg);
+    free(log);
+    return rc;
+}
+
+/* The job a child died on: a failed compile whose log says how. */
+static void died(JitJob *job, pid_t pid, int status)
+{
+    char key[sizeof job->key];
+    memcpy(key, job->key, sizeof key);
+    jit_job_release(job);
+    memcpy(job->key, key, sizeof key);
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "kvx: the compile process (pid %ld) ", (long)pid);
+    if (status >= 0 && WIFSIGNALED(status))
+        sb_printf(&b, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (status >= 0 && WIFEXITED(status))
+        sb_printf(&b, "exited with status %d", WEXITSTATUS(status));
+    else
+        sb_puts(&b, "broke off");
+    sb_printf(&b, " while compiling %s; the other sources compile on\n", job->name ? job->name : "kernel.cu");
+    job->log = sb_take(&b);
+    job->ok = 0;
+    job->crashed = 1;
+}
+
+int jitproc_compile(JitProcs *ps, JitJob *job, const char *const *opts, int nopts, KvxError *err)
+{
+    JitProc *c = take(ps, err);
+    if (!c)
+        return -1;
+    StrBuf b;
+    sb_init(&b);
+    put_str(&b, job->name);
+    put_str(&b, job->source);
+    put_str(&b, job->arch);
+    put_i32(&b, nopts);
+    for (int i = 0; i < nopts; i++)
+        put_str(&b, opts[i]);
+    size_t len = 0;
+    char *body = frame_send(c->to, TAG_JOB, &b) == 0 ? frame_recv(c->from, TAG_DONE, &len) : NULL;
+    int rc = body ? read_answer(body, len, job, err) : -2;
+    if (rc == -2) {
+        pid_t pid = c->pid;
+        kill(pid, SIGKILL);     /* a malformed answer: a child not to be trusted further */
+        died(job, pid, stop(c));
+        rc = 1;
+    }
+    free(body);
+    sb_free(&b);
+    give(ps, c);
+    return rc;
+}

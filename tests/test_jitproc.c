@@ -1,0 +1,214 @@
+/* test_jitproc: NVRTC in compile processes (compile/jitproc.h).  Needs NVRTC
+ * and the toolkit headers, not a GPU.
+ *
+ * Checked:
+ * - jit_compile_all on a pool of `kvx __compile` children (the kvx binary,
+ *   three of them for six sources): a child killed inside a compile
+ *   ($KVX_TEST_COMPILE_CRASH) makes that one source a failed compile whose
+ *   log names the signal and the source, not cached; the other five compile,
+ *   with their PTX, CUBIN, ptxas report, cache entry and SASS facts; the same
+ *   jobs again without the crash: the five from the cache, the sixth compiled;
+ * - `kvx compile` stores the SASS facts with each entry, so that the
+ *   `kvx run` of the same spec after it (fake device) runs no disassembler
+ *   at all (a fake nvdisasm that logs its calls), and its variants carry the
+ *   facts the compile made;
+ * - the crash in `kvx run`: that source's cases are compile errors that name
+ *   the dead compile process, the other source's cases are measured. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compile/jit.h"
+#include "compile/jitproc.h"
+#include "core/util.h"
+
+#define SPEC KVX_SOURCE_DIR "/tests/data/specs/fake.yaml"
+#define KVX_DEADLINE_S 120
+
+/* The shard helpers of kvx_child.h are the run tests', not used here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "tests/kvx_child.h"
+#pragma GCC diagnostic pop
+
+#define NJOBS 6
+#define CRASHED 3
+
+/* Kernel i of the pool test: distinct sources, so distinct cache entries. */
+static char *kernel_source(int i)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "extern \"C\" __global__ void k%d(unsigned *out, int n)\n"
+                  "{\n    if (threadIdx.x < n)\n        atomicAdd(out, %du);\n}\n", i, i + 1);
+    return sb_take(&b);
+}
+
+static void compile_all(JitJob *jobs, char **src, char names[][16], const char *cache)
+{
+    for (int i = 0; i < NJOBS; i++)
+        jobs[i] = (JitJob){.name = names[i], .source = src[i], .arch = "sm_90"};
+    JitOptions o = {.cache_dir = cache, .threads = 3, .use_cache = 1};
+    KvxError e = {0};
+    int rc = jit_compile_all(jobs, NJOBS, &o, NULL, NULL, &e);
+    if (rc != 0)
+        kvx_error_print(&e, stderr);
+    kvx_error_clear(&e);
+    assert_int_equal(rc, 0);
+}
+
+static void test_crash_in_a_child(void **state)
+{
+    (void)state;
+    jitproc_enable(KVX_BINARY);
+    assert_true(jitproc_enabled());
+    char names[NJOBS][16], *src[NJOBS];
+    for (int i = 0; i < NJOBS; i++) {
+        snprintf(names[i], sizeof names[i], "k%d.cu", i);
+        src[i] = kernel_source(i);
+    }
+    const char *cache = tmp_path("pool-cache");
+    JitJob jobs[NJOBS];
+    setenv("KVX_TEST_COMPILE_CRASH", "k3.cu", 1);
+    compile_all(jobs, src, names, cache);
+    unsetenv("KVX_TEST_COMPILE_CRASH");
+    for (int i = 0; i < NJOBS; i++) {
+        if (i == CRASHED) {
+            assert_int_equal(jobs[i].ok, 0);
+            assert_int_equal(jobs[i].crashed, 1);
+            assert_non_null(strstr(jobs[i].log, "killed by signal 11"));
+            assert_non_null(strstr(jobs[i].log, "while compiling k3.cu"));
+            assert_null(jobs[i].dir);
+            continue;
+        }
+        assert_int_equal(jobs[i].ok, 1);
+        assert_int_equal(jobs[i].cached, 0);
+        assert_non_null(jobs[i].cubin);
+        assert_non_null(strstr(jobs[i].ptx, ".entry k"));
+        assert_true(jobs[i].regs > 0);
+        assert_non_null(jobs[i].dir);
+        assert_non_null(jobs[i].inspect_json);
+        assert_non_null(strstr(jobs[i].inspect_json, "\"ptx\":{\"atom\":1"));
+    }
+    for (int i = 0; i < NJOBS; i++)
+        jit_job_release(&jobs[i]);
+    compile_all(jobs, src, names, cache);
+    for (int i = 0; i < NJOBS; i++) {
+        assert_int_equal(jobs[i].ok, 1);
+        assert_int_equal(jobs[i].crashed, 0);
+        assert_int_equal(jobs[i].cached, i != CRASHED);
+        jit_job_release(&jobs[i]);
+        free(src[i]);
+    }
+    jitproc_enable(NULL);
+}
+
+/* A disassembler that logs each listing asked of it and prints a captured
+ * sm_90 listing. */
+static void fake_disassembler(const char *path, const char *log)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\n"
+               "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0; fi\n"
+               "echo \"$*\" >> '%s'\n"
+               "exec cat '%s/tests/data/inspect/sass/counter_u32.sm_90.sass'\n",
+            log, KVX_SOURCE_DIR);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+static int lines(const char *path)
+{
+    char *s = file_read(path, NULL);
+    int n = 0;
+    for (const char *p = s; p && *p; p++)
+        n += *p == '\n';
+    free(s);
+    return n;
+}
+
+static void test_run_after_compile_disassembles_nothing(void **state)
+{
+    (void)state;
+    const char *calls = tmp_path("disasm-calls.txt"), *log = tmp_path("compile.log");
+    fake_disassembler(tmp_path("nvdisasm"), calls);
+    setenv("KVX_NVDISASM", tmp_path("nvdisasm"), 1);
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    int rc = kvx(log, "compile", SPEC, "--arch", "sm_90", "--out", tmp_path("out"), NULL);
+    if (rc != 0)
+        dump(log);
+    assert_int_equal(rc, 0);
+    assert_int_equal(lines(calls), 6);      /* one listing per source */
+    rc = kvx(tmp_path("run.log"), "run", SPEC, "--db", tmp_path("x.db"), "--where", "strategy == 'base'", NULL);
+    if (rc != 0)
+        dump(tmp_path("run.log"));
+    assert_int_equal(rc, 0);
+    assert_true(log_has(tmp_path("run.log"), "from cache"));
+    assert_int_equal(lines(calls), 6);      /* the run asked nothing more */
+    assert_int_equal(db_int(tmp_path("x.db"), "SELECT count(*) FROM variants WHERE inspect_json LIKE "
+                                              "'%\"sass_available\":true%REDG.ADD%'"), 1);
+    unsetenv("KVX_NVDISASM");
+}
+
+/* The same crash in a run: that source's cases are compile errors that say
+ * so, the other source's cases are measured. */
+static void test_crash_in_a_run(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("crash.db"), *log = tmp_path("crash.log");
+    setenv("KVX_TEST_COMPILE_CRASH", "strategy-alt", 1);
+    int rc = kvx(log, "run", SPEC, "--db", db, "--no-cache", "-j", "2", "--where",
+                 "strategy == 'base' || strategy == 'alt'", NULL);
+    unsetenv("KVX_TEST_COMPILE_CRASH");
+    if (rc != 1)
+        dump(log);
+    assert_int_equal(rc, 1);    /* some cases failed */
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'compile_error' AND detail = "
+                                "'the compile process died compiling fake__strategy-alt.cu (the log is "
+                                "stored with the variant)'"), 6);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'"), 6);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM variants WHERE compile_ok = 0 AND compile_log LIKE "
+                                "'kvx: the compile process (pid %) was killed by signal 11%'"), 1);
+}
+
+static void rm_tree(const char *dir)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        printf("  could not remove %s\n", dir);
+}
+
+int main(void)
+{
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("KVX_TEST_COMPILE_CRASH");
+    setenv("KVX_FAKE_GPUS", "1", 1);
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/kvx-jitproc-XXXXXX", base);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crash_in_a_child),
+        cmocka_unit_test(test_run_after_compile_disassembles_nothing),
+        cmocka_unit_test(test_crash_in_a_run),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed == 0)
+        rm_tree(tmp);
+    else
+        printf("  kept %s for a look\n", tmp);
+    return failed;
+}
