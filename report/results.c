@@ -379,14 +379,16 @@ static sqlite3_stmt *sql_prepare(sqlite3 *db, Sql *q, KvxError *err)
     return st;
 }
 
-/* " c.spec_name = ? [AND c.run_id = ?] [AND r.kind = 'reference' AND r.name = ?]" */
+/* " c.spec_name = ? [AND (c.run_id = ? [OR r.kind = 'reference'])]
+ * [AND r.kind = 'reference' AND r.name = ?]" */
 static void sql_selection(Sql *q, const ResultsSel *sel)
 {
     sb_puts(&q->text, " c.spec_name = ");
     results_sql_param(q, val_str(sel->spec));
     if (sel->run_id) {
-        sb_puts(&q->text, " AND c.run_id = ");
+        sb_puts(&q->text, " AND (c.run_id = ");
         results_sql_param(q, val_int(sel->run_id));
+        sb_puts(&q->text, sel->with_refs ? " OR r.kind = 'reference')" : ")");
     }
     if (sel->ref_name) {
         sb_puts(&q->text, " AND r.kind = 'reference' AND r.name = ");

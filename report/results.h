@@ -36,6 +36,8 @@ typedef struct ResultsSel {
     const char *spec;          /* NULL: the one spec stored (an error if several) */
     int64_t run_id;            /* 0: every run */
     const char *ref_name;      /* non-NULL: only the imported reference of that name */
+    int with_refs;             /* with run_id: the imported references' cases too (a
+                                  report's beside: columns are a library's, imported) */
 } ResultsSel;
 
 typedef struct TableOpts {

@@ -218,6 +218,8 @@ static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const Repor
     TableOpts o = {0};
     o.sel.spec = spec->name;
     o.sel.run_id = run;
+    /* A measured run holds no library call: the beside values are imported. */
+    o.sel.with_refs = t->beside != NULL;
     o.rows = t->rows, o.nrows = t->nrows;
     o.cols = t->cols, o.ncols = t->ncols;
     o.value = t->value;

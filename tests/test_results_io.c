@@ -459,6 +459,45 @@ static void test_report_plots(void **state)
     unsetenv("KVX_GNUPLOT");
 }
 
+/* A report's beside: columns come from an imported reference, which is not
+ * the measured run the table's section is for (they read "-" before). */
+static void test_report_beside(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    copy_db("a.db", "beside.db", "SELECT 1");
+    const char *csv = tmp_path("lib.csv");
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("strategy,counter,hit_rate,n,median_ms\nlib,u64,0.05,16777216,0.03\n"
+          "lib,u64,0.5,16777216,0.2\nlib,u64,1,16777216,0.05\n", f);
+    fclose(f);
+    char *out, *errs;
+    int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "libcall", "--spec",
+                     "contention", "--db", tmp_path("beside.db"), NULL);
+    if (rc)
+        fail_msg("import: %s", errs);
+    free(out), free(errs);
+    char dir[512], *written = NULL;
+    snprintf(dir, sizeof dir, "%s", tmp_path("report_beside"));
+    setenv("KVX_GNUPLOT", "", 1);
+    sqlite3 *db = open_db(tmp_path("beside.db"));
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture_beside.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    char *md = read_all(written);
+    assert_non_null(md);
+    /* block_smem, the best at each hit rate, stands beside the library's call */
+    assert_non_null(strstr(md, "| 0.05 | strategy=block_smem | 29.1 us |"));
+    assert_non_null(strstr(md, "| strategy=lib | 30 us | "));
+    assert_non_null(strstr(md, "| strategy=lib | 200 us | "));
+    assert_null(strstr(md, " | - |  |  |\n"));
+    free(md);
+    free(written);
+    unsetenv("KVX_GNUPLOT");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_report_one_run),
         cmocka_unit_test(test_report_plots),
+        cmocka_unit_test(test_report_beside),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
