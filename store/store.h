@@ -9,7 +9,7 @@
  * unique: `kvx run` skips a case whose key is stored, two runs filling one file
  * keep the first row committed (store_put_case), and `kvx merge` keeps one
  * row per key.  A file with other applications' tables is refused before any
- * pragma changes it.  Axis values are stored as a JSON object in cases.axes so that any
+ * pragma changes it.  The columns are store_cols.h's table.  Axis values are stored as a JSON object in cases.axes so that any
  * axis can be pivoted with json_extract and bound parameters. */
 #ifndef KVX_STORE_H
 #define KVX_STORE_H
