@@ -10,6 +10,7 @@
 #include "results_core.h"
 #include "core/version.h"
 #include "host/case.h"
+#include "store/store_cols.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -41,6 +42,16 @@ static const char *const export_tail[] = {
 };
 #define NHEAD ((int)(sizeof export_head / sizeof export_head[0]))
 #define NTAIL ((int)(sizeof export_tail / sizeof export_tail[0]))
+
+/* One exported column: its SQL expression, its name in the output, whether
+ * it holds JSON (nested as an object in JSON output), and where its
+ * json_valid() flag sits in the query (-1: none). */
+typedef struct ExportCol {
+    const char *expr;
+    const char *name;
+    int json;
+    int valid_at;
+} ExportCol;
 
 static const char *col_name(const char *expr)
 {
@@ -78,9 +89,26 @@ static void export_cell(sqlite3_stmt *q, int i, ResultsFormat f, FILE *out)
     }
 }
 
+/* Valid JSON text as it is, but for bytes that are not UTF-8, which can
+ * only sit inside its strings: each becomes \ufffd there. */
+static void put_json_raw(FILE *out, const char *s)
+{
+    size_t n = strlen(s);
+    while (*s) {
+        int k = results_utf8_len(s, n);
+        if (k <= 0) {
+            fputs("\\ufffd", out);
+            k = 1;
+        } else {
+            fwrite(s, 1, (size_t)k, out);
+        }
+        s += k, n -= (size_t)k;
+    }
+}
+
 /* One `kvx export`: the stored axes (in order of first appearance), the
- * query over the fixed columns with each axis between head and tail, and
- * the output names of its columns. */
+ * columns (the fixed head, the axes, the fixed tail, then every other stored
+ * column) and the query over them. */
 typedef struct Export {
     sqlite3 *db;
     const char *spec;           /* NULL: every spec */
@@ -90,8 +118,8 @@ typedef struct Export {
     sqlite3_stmt *q;
     const char **axes;          /* malloc'd; the strings in a */
     int naxes, cap;
-    const char **names;         /* ncols, in a */
-    int ncols;
+    ExportCol *cols;            /* in a */
+    int ncols, nvalid;
 } Export;
 
 static int export_axes(Export *x)
@@ -113,17 +141,102 @@ static int export_axes(Export *x)
     return 0;
 }
 
+static const char *const alias_of[STORE_NTABLES] = {
+    [STORE_T_RUNS] = "r", [STORE_T_VARIANTS] = "v", [STORE_T_CASES] = "c",
+};
+
+/* The stored column an expression "A.name[ AS alias]" reads, or NULL. */
+static const StoreCol *expr_col(const char *expr)
+{
+    for (int t = 0; t < STORE_NTABLES; t++) {
+        size_t n = strlen(alias_of[t]);
+        if (!strncmp(expr, alias_of[t], n) && expr[n] == '.') {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(expr + n + 1, " "), expr + n + 1);
+            return store_col_find(&store_tables[t], name);
+        }
+    }
+    return NULL;
+}
+
+static int name_taken(const Export *x, const char *name)
+{
+    for (int i = 0; i < x->ncols; i++)
+        if (!strcmp(x->cols[i].name, name))
+            return 1;
+    return 0;
+}
+
+static void add_col(Export *x, const char *expr, const char *name)
+{
+    const StoreCol *c = expr_col(expr);
+    ExportCol *e = &x->cols[x->ncols++];
+    e->expr = expr;
+    e->name = name;
+    e->json = c && c->json;
+    e->valid_at = -1;
+}
+
+/* Every stored column the fixed lists leave out, in table order (cases,
+ * runs, variants), named as stored or, where the name is taken, run_NAME or
+ * variant_NAME; the join keys (runs.id, variants.id, variants.run_id) are
+ * case_id's run_id and variant_id already. */
+static void add_stored(Export *x)
+{
+    static const int order[] = {STORE_T_CASES, STORE_T_RUNS, STORE_T_VARIANTS};
+    static const char *const prefix[STORE_NTABLES] = {
+        [STORE_T_RUNS] = "run_", [STORE_T_VARIANTS] = "variant_", [STORE_T_CASES] = "case_",
+    };
+    for (int k = 0; k < 3; k++) {
+        const StoreTable *t = &store_tables[order[k]];
+        for (int i = 0; i < t->ncols; i++) {
+            const char *expr = arena_printf(x->a, "%s.%s", alias_of[order[k]], t->cols[i].name);
+            int have = !strcmp(expr, "r.id") || !strcmp(expr, "v.id") || !strcmp(expr, "v.run_id");
+            for (int j = 0; j < x->ncols && !have; j++)
+                have = expr_col(x->cols[j].expr) == &t->cols[i];
+            if (have)
+                continue;
+            const char *name = t->cols[i].name;
+            add_col(x, expr, name_taken(x, name) ? arena_printf(x->a, "%s%s", prefix[order[k]], name)
+                                                 : name);
+        }
+    }
+}
+
+static void export_plan(Export *x)
+{
+    int cap = NHEAD + x->naxes + NTAIL;
+    for (int t = 0; t < STORE_NTABLES; t++)
+        cap += store_tables[t].ncols;
+    x->cols = arena_alloc(x->a, sizeof *x->cols * (size_t)cap);
+    for (int i = 0; i < NHEAD; i++)
+        add_col(x, export_head[i], col_name(export_head[i]));
+    int first_axis = x->ncols;
+    for (int i = 0; i < x->naxes; i++)
+        x->cols[x->ncols++] = (ExportCol){"json_extract(c.axes, ?)", "", 0, -1};
+    for (int i = 0; i < NTAIL; i++)
+        add_col(x, export_tail[i], col_name(export_tail[i]));
+    add_stored(x);
+    /* An axis that collides with another column becomes axis.NAME. */
+    for (int i = 0; i < x->naxes; i++) {
+        ExportCol *e = &x->cols[first_axis + i];
+        e->name = name_taken(x, x->axes[i]) ? arena_printf(x->a, "axis.%s", x->axes[i]) : x->axes[i];
+    }
+    for (int i = 0; i < x->ncols; i++)
+        if (x->cols[i].json)
+            x->cols[i].valid_at = x->ncols + x->nvalid++;
+}
+
 static int export_query(Export *x)
 {
     StrBuf sql;
     sb_init(&sql);
     sb_puts(&sql, "SELECT ");
-    for (int i = 0; i < NHEAD; i++)
-        sb_printf(&sql, "%s, ", export_head[i]);
-    for (int i = 0; i < x->naxes; i++)
-        sb_puts(&sql, "json_extract(c.axes, ?), ");
-    for (int i = 0; i < NTAIL; i++)
-        sb_printf(&sql, "%s%s", i ? ", " : "", export_tail[i]);
+    for (int i = 0; i < x->ncols; i++)
+        sb_printf(&sql, "%s%s", i ? ", " : "", x->cols[i].expr);
+    for (int i = 0; i < x->ncols; i++)
+        if (x->cols[i].json)
+            sb_printf(&sql, ", json_valid(%s)", x->cols[i].expr);
     sb_puts(&sql, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
                   " v.id = c.variant_id WHERE ? IS NULL OR c.spec_name = ? ORDER BY c.id");
     int rc = sqlite3_prepare_v2(x->db, sb_str(&sql), -1, &x->q, NULL);
@@ -140,61 +253,60 @@ static int export_query(Export *x)
     return 0;
 }
 
-/* Column names: an axis that collides with a fixed column becomes axis.NAME. */
-static void export_names(Export *x)
+static void export_header(const Export *x)
 {
-    int naxes = x->naxes;
-    x->ncols = NHEAD + naxes + NTAIL;
-    x->names = arena_alloc(x->a, sizeof *x->names * (size_t)x->ncols);
-    for (int i = 0; i < NHEAD; i++)
-        x->names[i] = col_name(export_head[i]);
-    for (int i = 0; i < NTAIL; i++)
-        x->names[NHEAD + naxes + i] = col_name(export_tail[i]);
-    for (int i = 0; i < naxes; i++) {
-        int clash = 0;
-        for (int j = 0; j < x->ncols; j++)
-            clash |= (j < NHEAD || j >= NHEAD + naxes) && !strcmp(x->names[j], x->axes[i]);
-        x->names[NHEAD + i] = clash ? arena_printf(x->a, "axis.%s", x->axes[i]) : x->axes[i];
+    for (int i = 0; i < x->ncols; i++) {
+        if (i)
+            fputc(',', x->out);
+        results_csv_field(x->out, x->cols[i].name);
     }
+    fputc('\n', x->out);
+}
+
+static void export_json_row(const Export *x, int row)
+{
+    FILE *out = x->out;
+    fputs(row ? ",\n{" : "\n{", out);
+    for (int i = 0; i < x->ncols; i++) {
+        const ExportCol *e = &x->cols[i];
+        fputs(i ? ", " : "", out);
+        results_json_string(out, e->name);
+        fputs(": ", out);
+        if (e->json && sqlite3_column_type(x->q, i) == SQLITE_TEXT &&
+            sqlite3_column_int(x->q, e->valid_at))
+            put_json_raw(out, (const char *)sqlite3_column_text(x->q, i));
+        else
+            export_cell(x->q, i, x->f, out);
+    }
+    fputs("}", out);
 }
 
 /* The CSV header or JSON's '[', every row, and JSON's ']'.  0, or -1 when a
  * step fails. */
 static int export_rows(Export *x)
 {
-    FILE *out = x->out;
     int json = x->f == RESULTS_JSON;
-    if (!json) {
-        for (int i = 0; i < x->ncols; i++) {
-            if (i)
-                fputc(',', out);
-            results_csv_field(out, x->names[i]);
-        }
-        fputc('\n', out);
-    } else {
-        fputs("[", out);
-    }
+    if (json)
+        fputs("[", x->out);
+    else
+        export_header(x);
     int step, row = 0;
     while ((step = sqlite3_step(x->q)) == SQLITE_ROW) {
-        if (json)
-            fputs(row ? ",\n{" : "\n{", out);
-        for (int i = 0; i < x->ncols; i++) {
-            if (json) {
-                fputs(i ? ", " : "", out);
-                results_json_string(out, x->names[i]);
-                fputs(": ", out);
-            } else if (i) {
-                fputc(',', out);
-            }
-            export_cell(x->q, i, x->f, out);
+        if (json) {
+            export_json_row(x, row++);
+            continue;
         }
-        fputs(json ? "}" : "\n", out);
-        row++;
+        for (int i = 0; i < x->ncols; i++) {
+            if (i)
+                fputc(',', x->out);
+            export_cell(x->q, i, x->f, x->out);
+        }
+        fputc('\n', x->out);
     }
     if (step != SQLITE_DONE)
         return -1;
     if (json)
-        fputs("\n]\n", out);
+        fputs("\n]\n", x->out);
     return 0;
 }
 
@@ -203,10 +315,10 @@ int results_export(sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, Kv
     Export x = {.db = db, .spec = spec, .f = f, .out = out, .a = arena_new(), .cap = 16};
     x.axes = xmalloc(sizeof *x.axes * (size_t)x.cap);
     int rc = -1;
-    if (export_axes(&x) || export_query(&x))
+    if (export_axes(&x))
         goto fail;
-    export_names(&x);
-    if (export_rows(&x))
+    export_plan(&x);
+    if (export_query(&x) || export_rows(&x))
         goto fail;
     rc = 0;
 fail:

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tests/results_fixture.h"
+#include "store/store_cols.h"
 
 /* ---- import, export, merge --------------------------------------------------- */
 
@@ -202,6 +203,74 @@ static void test_export_json(void **state)
     assert_int_equal(sqlite3_column_int64(q, 1), 67108864);
     assert_string_equal((const char *)sqlite3_column_text(q, 2), "Fixture GPU A");
     assert_int_equal(sqlite3_column_int(q, 3), 16);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    free(out), free(errs);
+}
+
+/* Every stored column is exported (under its name, or with its table's
+ * prefix where the name is taken), docs/results-schema.md's `kvx export`
+ * section names each exported column, and JSON nests JSON-valued columns. */
+static void test_export_every_column(void **state)
+{
+    copy_db("a.db", "cols.db", "UPDATE cases SET l2_atom_requests = 12, profile_json ="
+                               " '{\"verify\":1.5}', sm_mhz = 1980 WHERE id = 1");
+    char *out, *errs;
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("cols.db"),
+                             NULL), 0);
+    char *doc = read_all(KVX_SOURCE_DIR "/docs/results-schema.md");
+    assert_non_null(doc);
+    const char *sec = strstr(doc, "## `kvx export`"), *end = sec ? strstr(sec, "## `kvx import`") : NULL;
+    assert_non_null(end);
+    static const char *const prefix[STORE_NTABLES] = {"run_", "variant_", "case_"};
+    const char *axes[] = {"strategy", "counter", "hit_rate", "n"};
+    char *head = strndup(out, strcspn(out, "\n"));
+    char h[4096];
+    snprintf(h, sizeof h, ",%s,", head);
+    for (int t = 0; t < STORE_NTABLES; t++)
+        for (int i = 0; i < store_tables[t].ncols; i++) {
+            const char *name = store_tables[t].cols[i].name;
+            char a[96], b[96];
+            snprintf(a, sizeof a, ",%s,", name);
+            snprintf(b, sizeof b, ",%s%s,", prefix[t], name);
+            if (!strcmp(name, "id") || (t == STORE_T_VARIANTS && !strcmp(name, "run_id")))
+                continue;
+            if (!strstr(h, a) && !strstr(h, b))
+                fail_msg("export leaves out %s.%s", store_tables[t].name, name);
+        }
+    for (char *f = head, *next; f; f = next) {
+        next = strchr(f, ',');
+        if (next)
+            *next++ = 0;
+        int axis = 0;
+        for (int i = 0; i < 4; i++)
+            axis |= !strcmp(f, axes[i]);
+        char want[96];
+        snprintf(want, sizeof want, "`%s`", f);
+        char *at = strstr(sec, want);
+        if (!axis && (!at || at > end))
+            fail_msg("docs/results-schema.md's `kvx export` does not name the column %s", want);
+    }
+    free(head), free(doc), free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("cols.db"),
+                             "--format", "json", NULL), 0);
+    sqlite3 *db;
+    sqlite3_open(":memory:", &db);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT json_type(?1, '$[0].axes'),"
+                                            " json_extract(?1, '$[0].profile_json.verify'),"
+                                            " json_type(?1, '$[0].measure_json'),"
+                                            " json_extract(?1, '$[0].l2_atom_requests'),"
+                                            " json_extract(?1, '$[0].sm_mhz'),"
+                                            " json_type(?1, '$[1].profile_json')", -1, &q, NULL), 0);
+    sqlite3_bind_text(q, 1, out, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "object");
+    assert_true(sqlite3_column_double(q, 1) == 1.5);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "object");
+    assert_true(sqlite3_column_double(q, 3) == 12);
+    assert_int_equal(sqlite3_column_int(q, 4), 1980);
+    assert_string_equal((const char *)sqlite3_column_text(q, 5), "null");
     sqlite3_finalize(q);
     sqlite3_close(db);
     free(out), free(errs);
@@ -505,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_import_errors),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_export_json),
+        cmocka_unit_test(test_export_every_column),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_report_one_run),
         cmocka_unit_test(test_report_plots),
