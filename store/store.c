@@ -51,6 +51,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 struct Store {
     sqlite3 *db;
     char *path;
+    int wal;            /* this open switched the file to WAL */
     sqlite3_stmt *st[ST_COUNT];
 };
 
@@ -209,6 +210,7 @@ Store *store_open(const char *path, KvxError *err)
      * and never corrupts the file. */
     if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
         goto fail;
+    s->wal = 1;
     char *schema = schema_sql();
     int bad = exec_sql(s, "BEGIN IMMEDIATE", err) || exec_sql(s, schema, err);
     free(schema);
@@ -237,6 +239,15 @@ void store_close(Store *s)
         return;
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    /* WAL only while kvx writes: a finished file in rollback mode lets pandas
+     * or sqlite3 read it without leaving -wal and -shm beside it, and from a
+     * read-only share.  The switch needs the file to itself, so while another
+     * connection (a second run, a reader during the run) has it open it fails
+     * at once, without waiting, and the last to close switches it. */
+    if (s->wal) {
+        sqlite3_busy_timeout(s->db, 0);
+        sqlite3_exec(s->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+    }
     sqlite3_close(s->db);
     free(s->path);
     free(s);

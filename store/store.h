@@ -4,8 +4,10 @@
  *   runs      one row per `kvx run` invocation on one device: the environment
  *   variants  one row per (run, source): compile and inspect facts
  *   cases     one row per (variant, workload point): status and measurements
- * The database is in WAL mode; each case is committed on its own, so a killed
- * run loses at most the case in flight.  A case's `key` (see store_case_key) is
+ * The database is in WAL mode while a Store has it open, and is left in
+ * rollback (DELETE) mode at store_close, so that other readers need no -wal
+ * or -shm; each case is committed on its own, so a killed run loses at most
+ * the case in flight.  A case's `key` (see store_case_key) is
  * unique: `kvx run` skips a case whose key is stored, two runs filling one file
  * keep the first row committed (store_put_case), and `kvx merge` keeps one
  * row per key.  A file with other applications' tables is refused before any

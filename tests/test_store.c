@@ -276,11 +276,44 @@ static void test_columns_documented(void **state)
     store_close(s);
 }
 
+/* WAL while a Store has the file, rollback mode once kvx closes it: a
+ * reader then needs no -wal or -shm, and leaves none.  A second Store open
+ * at the first one's close keeps it in WAL until it closes too. */
+static void test_journal_after_close(void **state)
+{
+    unlink(path);
+    KvxError err = {0};
+    Store *a = store_open(path, &err), *b = store_open(path, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    store_close(a);
+    assert_string_equal(one_text(b, "PRAGMA journal_mode"), "wal");
+    store_close(b);
+    char side[300];
+    snprintf(side, sizeof side, "%s-wal", path);
+    assert_int_not_equal(access(side, F_OK), 0);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "delete");
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM cases", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    assert_int_not_equal(access(side, F_OK), 0);
+    snprintf(side, sizeof side, "%s-shm", path);
+    assert_int_not_equal(access(side, F_OK), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema),
         cmocka_unit_test(test_columns_documented),
+        cmocka_unit_test(test_journal_after_close),
         cmocka_unit_test(test_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
