@@ -564,18 +564,52 @@ typedef struct Import {
     CsvRow *rows;
     int nrows;
     int *which;                 /* per header column: import_cols index, NIMPORT (status), -1 (axis) */
-    int nax;                    /* axis columns, before the value columns */
+    int ax0, nax;               /* axis columns [ax0, nax), before the value columns */
     CaseRow *cases;             /* by row (row 0, the header, unused) */
     HashIdx keys;
     HashIdx cols;               /* the header's names: a repeat found in linear time */
     size_t text;                /* bytes of the rows' axes and labels so far */
 } Import;
 
-/* Header: axis columns up to the first value column, value columns after.
- * 0 or -1 with err. */
+static int header_rows(Import *im, KvxError *err);
+
+/* kvx export's own CSV: `case_id, run_id, run_kind, run_name, spec_name`,
+ * the axes (an axis written axis.NAME is NAME), then `label` and the other
+ * columns, of which the value columns and status are read and the rest
+ * (the run's environment, the variant's facts, ...) left.  1 when the header
+ * is one (im->which, ax0 and nax set), 0 when not. */
+static int header_of_export(Import *im)
+{
+    static const char *const head[] = {"case_id", "run_id", "run_kind", "run_name", "spec_name"};
+    CsvRow *h = &im->rows[0];
+    int label = -1;
+    for (int i = 0; i < h->n && label < 0; i++)
+        if (i < 5 ? strcmp(h->f[i], head[i]) != 0 : !strcmp(h->f[i], "label"))
+            label = i < 5 ? h->n : i;
+    if (label < 6 || label >= h->n)
+        return 0;
+    im->which = arena_alloc(im->a, sizeof *im->which * (size_t)h->n);
+    im->ax0 = 5, im->nax = label;
+    for (int i = 0; i < h->n; i++) {
+        im->which[i] = i < 5 ? -2 : i < label ? -1 : -2;
+        for (int k = 0; k < NIMPORT && i >= label; k++)
+            if (!strcmp(h->f[i], import_cols[k].name))
+                im->which[i] = k;
+        if (i >= label && !strcmp(h->f[i], "status"))
+            im->which[i] = NIMPORT;
+        if (i >= 5 && i < label && !strncmp(h->f[i], "axis.", 5))
+            h->f[i] += 5;
+    }
+    return 1;
+}
+
+/* Header: axis columns up to the first value column, value columns after
+ * (or kvx export's, header_of_export).  0 or -1 with err. */
 static int import_header(Import *im, KvxError *err)
 {
     const CsvRow *h = &im->rows[0];
+    if (header_of_export(im))
+        return header_rows(im, err);
     im->nax = -1;
     im->which = arena_alloc(im->a, sizeof *im->which * (size_t)h->n);
     for (int i = 0; i < h->n; i++) {
@@ -611,6 +645,13 @@ static int import_header(Import *im, KvxError *err)
                                                          : "no axis column before the values");
         return -1;
     }
+    return header_rows(im, err);
+}
+
+/* Every row has the header's field count.  0 or -1 with err. */
+static int header_rows(Import *im, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0];
     /* Every row's field count first: the checks below index any field. */
     for (int r = 1; r < im->nrows; r++)
         if (im->rows[r].n != h->n) {
@@ -629,6 +670,8 @@ static int import_values(Import *im, int r, KvxError *err)
     for (int i = im->nax; i < h->n; i++) {
         SrcPos pos = {im->csv_path, row->line, row->col[i]};
         double d;
+        if (im->which[i] == -2)
+            continue;
         if (im->which[i] == NIMPORT) {
             if (results_status_rank(row->f[i]) >= CASE_STATUS_COUNT) {
                 kvx_error_set(err, KVX_EINPUT, &pos, "unknown status '%s'", row->f[i]);
@@ -654,10 +697,10 @@ static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *
     store_case_init(c);
     sb_reset(axes), sb_reset(label);
     sb_putc(axes, '{');
-    for (int i = 0; i < im->nax; i++) {
-        sb_printf(axes, "%s\"%s\":", i ? "," : "", h->f[i]);
+    for (int i = im->ax0; i < im->nax; i++) {
+        sb_printf(axes, "%s\"%s\":", i > im->ax0 ? "," : "", h->f[i]);
         json_scalar(axes, row->f[i]);
-        sb_printf(label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
+        sb_printf(label, "%s%s=%s", i > im->ax0 ? " " : "", h->f[i], row->f[i]);
     }
     sb_putc(axes, '}');
     /* Each row repeats the axis names: 100 names of 1 MB were 200 MB a row. */
@@ -694,8 +737,8 @@ static const char *import_decl(Import *im)
     StrBuf decl;
     sb_init(&decl);
     sb_putc(&decl, '{');
-    for (int i = 0; i < im->nax; i++) {
-        sb_printf(&decl, "%s\"%s\":[", i ? "," : "", im->rows[0].f[i]);
+    for (int i = im->ax0; i < im->nax; i++) {
+        sb_printf(&decl, "%s\"%s\":[", i > im->ax0 ? "," : "", im->rows[0].f[i]);
         int nv = 0;
         HashIdx seen = {0};
         for (int r = 1; r < im->nrows; r++) {
@@ -781,7 +824,10 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
                       o->name ? o->name : "");
         goto done;
     }
-    im.rows = csv_parse(im.a, csv_path, text, len, &im.nrows, err);
+    /* A UTF-8 byte order mark, which spreadsheets write, is not the first
+     * column's name. */
+    size_t bom = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    im.rows = csv_parse(im.a, csv_path, text + bom, len - bom, &im.nrows, err);
     if (err->code)
         goto done;
     if (im.nrows < 2) {

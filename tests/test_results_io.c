@@ -276,6 +276,53 @@ static void test_export_every_column(void **state)
     free(out), free(errs);
 }
 
+/* kvx import takes kvx export's own CSV back as a reference run (its axes,
+ * value columns and status; the environment columns are left), and skips a
+ * UTF-8 byte order mark. */
+static void test_import_own_export(void **state)
+{
+    char *out, *errs, *want;
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("a.db"), NULL), 0);
+    const char *csv = tmp_path("own.csv");
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out), free(errs);
+    char db[512];
+    snprintf(db, sizeof db, "%s", tmp_path("own.db"));
+    unlink(db);
+    int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "again", "--spec",
+                     "contention", "--db", db, NULL);
+    if (rc)
+        fail_msg("import of an export: %s", errs);
+    free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &want, &errs, "table", "--db", tmp_path("a.db"), "--rows",
+                             "hit_rate,n", "--cols", "strategy,counter", "--format", "csv", NULL), 0);
+    free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", db, "--ref", "again",
+                             "--rows", "hit_rate,n", "--cols", "strategy,counter", "--format", "csv",
+                             NULL), 0);
+    assert_string_equal(out, want);
+    assert_non_null(strstr(out, "timeout"));     /* statuses came back too */
+    free(out), free(errs), free(want);
+
+    csv = tmp_path("bom.csv");
+    f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("\xEF\xBB\xBFstrategy,median_ms\nlib,0.5\n", f);
+    fclose(f);
+    rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "bom", "--spec", "contention",
+                 "--db", db, NULL);
+    if (rc)
+        fail_msg("import with a BOM: %s", errs);
+    free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", db, "--ref", "bom",
+                             "--rows", "strategy", "--cols", "strategy", "--format", "csv", NULL), 2);
+    assert_non_null(strstr(errs, "in both --rows and --cols"));   /* the axis is 'strategy' */
+    free(out), free(errs);
+}
+
 static void test_report(void **state)
 {
     if (chdir(KVX_SOURCE_DIR))
@@ -575,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_export_json),
         cmocka_unit_test(test_export_every_column),
+        cmocka_unit_test(test_import_own_export),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_report_one_run),
         cmocka_unit_test(test_report_plots),
