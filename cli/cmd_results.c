@@ -660,7 +660,7 @@ static int merge_inputs(Store *out, char **in, int n, KvxError *err)
 {
     for (int i = 0; i < n; i++) {
         MergeStats s;
-        if (results_merge(out, in[i], &s, err))
+        if (store_merge(out, in[i], &s, err))
             return exit_of(err);
         printf("%s: runs %d added, %d already present; variants %d added; cases %d added,"
                " %d already present (kept as they were)\n", in[i], s.runs_added, s.runs_found,

@@ -7,7 +7,7 @@
  * (KVX_EINPUT: bad input, an unknown axis, a bad --where, no such database;
  * KVX_EIO: a database or file failure).  Files: results.c (case loading,
  * formats), results_where.c (--where to SQL), results_table.c (`table`,
- * `compare`), results_io.c (`export`, `import`, `merge`), results_report.c
+ * `compare`), results_io.c (`export`, `import`; merge is store_merge), results_report.c
  * (`report`, gnuplot).  docs/results-schema.md describes the database. */
 #ifndef KVX_RESULTS_H
 #define KVX_RESULTS_H
@@ -100,17 +100,6 @@ typedef struct ImportOpts {
  * kind 'reference'.  *nrows gets the rows stored.  0 or -1 with err. */
 int results_import(Store *st, const char *csv_path, const ImportOpts *o,
                    int *nrows, KvxError *err);
-
-typedef struct MergeStats {
-    int runs_added, runs_found;
-    int variants_added;
-    int cases_added, cases_present;   /* present: key already in OUT, kept as is */
-} MergeStats;
-
-/* Merge the database at in_path into out (an open store), all or nothing.
- * Idempotent: runs are matched on their whole environment, variants on (run,
- * source hash), cases on their key (a key already in out keeps its row). */
-int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
 
 /* Write DIR/<spec name>.md (and plots) for a spec; *written gets the path
  * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT.

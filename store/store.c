@@ -7,6 +7,7 @@
  * is harmless; schema_version says which layout a file holds. */
 #include "store.h"
 #include "store_cols.h"
+#include "store_internal.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -55,13 +56,13 @@ struct Store {
     sqlite3_stmt *st[ST_COUNT];
 };
 
-static int db_fail(Store *s, KvxError *err, const char *what)
+int store_fail(Store *s, KvxError *err, const char *what)
 {
     kvx_error_set(err, KVX_EIO, NULL, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
     return -1;
 }
 
-static int exec_sql(Store *s, const char *sql, KvxError *err)
+int store_exec(Store *s, const char *sql, KvxError *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -98,16 +99,16 @@ static int migrate(Store *s, int version, KvxError *err)
                 continue;
             int exists = column_exists(s, store_tables[t].name, c->name);
             if (exists < 0)
-                return db_fail(s, err, "reading a table's columns");
+                return store_fail(s, err, "reading a table's columns");
             char sql[160];
             snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", store_tables[t].name,
                      c->name, c->type);
-            if (!exists && exec_sql(s, sql, err))
+            if (!exists && store_exec(s, sql, err))
                 return -1;
         }
     char sql[96];
     snprintf(sql, sizeof sql, "UPDATE schema_version SET version = %d", STORE_SCHEMA_VERSION);
-    return exec_sql(s, sql, err);
+    return store_exec(s, sql, err);
 }
 
 /* Check or write schema_version.  A database written by a newer kvx is
@@ -116,13 +117,13 @@ static int check_version(Store *s, KvxError *err)
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT max(version) FROM schema_version", -1, &q, NULL))
-        return db_fail(s, err, "reading schema_version");
+        return store_fail(s, err, "reading schema_version");
     int rc = sqlite3_step(q);
     int have = rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
     int version = have ? sqlite3_column_int(q, 0) : 0;
     sqlite3_finalize(q);
     if (rc != SQLITE_ROW)
-        return db_fail(s, err, "reading schema_version");
+        return store_fail(s, err, "reading schema_version");
     if (have && version > STORE_SCHEMA_VERSION) {
         kvx_error_set(err, KVX_EINPUT, NULL,
                       "%s: results schema %d is newer than this kvx understands (%d)",
@@ -133,7 +134,7 @@ static int check_version(Store *s, KvxError *err)
         char sql[96];
         snprintf(sql, sizeof sql, "INSERT INTO schema_version (version) VALUES (%d)",
                  STORE_SCHEMA_VERSION);
-        return exec_sql(s, sql, err);
+        return store_exec(s, sql, err);
     }
     return version < STORE_SCHEMA_VERSION ? migrate(s, version, err) : 0;
 }
@@ -148,8 +149,8 @@ static int check_foreign(Store *s, KvxError *err)
     if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(name = 'schema_version'), 0),"
                            " group_concat(name, ', ') FROM sqlite_master WHERE type = 'table' AND"
                            " name NOT LIKE 'sqlite_%'", -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, err, "reading its tables");
-    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : db_fail(s, err, "reading its tables");
+        return store_fail(s, err, "reading its tables");
+    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : store_fail(s, err, "reading its tables");
     if (rc == 0 && sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (it holds other tables: %.200s);"
                       " left as it was", s->path, (const char *)sqlite3_column_text(q, 2));
@@ -208,23 +209,23 @@ Store *store_open(const char *path, KvxError *err)
      * fsync, which cost more than a small kernel's measurement per case; a
      * power loss may drop the last cases, which a resumed run measures again,
      * and never corrupts the file. */
-    if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
+    if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
         goto fail;
     s->wal = 1;
     char *schema = schema_sql();
-    int bad = exec_sql(s, "BEGIN IMMEDIATE", err) || exec_sql(s, schema, err);
+    int bad = store_exec(s, "BEGIN IMMEDIATE", err) || store_exec(s, schema, err);
     free(schema);
     if (bad) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
-    if (check_version(s, err) || exec_sql(s, "COMMIT", err)) {
+    if (check_version(s, err) || store_exec(s, "COMMIT", err)) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
     for (int i = 0; i < ST_COUNT; i++)
         if (prepare(s, i)) {
-            db_fail(s, err, "preparing statements");
+            store_fail(s, err, "preparing statements");
             goto fail;
         }
     return s;
@@ -318,7 +319,7 @@ static int step_done(Store *s, sqlite3_stmt *q, KvxError *err, const char *what)
     int rc = sqlite3_step(q);
     int ok = rc == SQLITE_DONE;
     if (!ok)
-        db_fail(s, err, what);
+        store_fail(s, err, what);
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return ok ? 0 : -1;
@@ -369,7 +370,7 @@ int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *va
     if (rc == SQLITE_ROW)
         *variant_id = sqlite3_column_int64(q, 0);
     else
-        db_fail(s, err, "finding a variant");
+        store_fail(s, err, "finding a variant");
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return rc == SQLITE_ROW ? 0 : -1;
@@ -404,7 +405,7 @@ static int insert_case(Store *s, int64_t run_id, int64_t variant_id, const CaseR
             kvx_error_set(err, KVX_EIO, NULL, "%s: case key %.16s... is already stored",
                           s->path, c->key ? c->key : "");
         else
-            db_fail(s, err, "storing a case");
+            store_fail(s, err, "storing a case");
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -461,7 +462,7 @@ int store_has_case(Store *s, const char *key, KvxError *err)
         return 1;
     if (rc == SQLITE_DONE)
         return 0;
-    return db_fail(s, err, "looking up a case");
+    return store_fail(s, err, "looking up a case");
 }
 
 int store_forget_case(Store *s, const char *key, KvxError *err)
@@ -482,10 +483,10 @@ int store_run_beside(Store *s, int64_t run_id, const char *spec_name, KvxError *
         " c.stored_at >= strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-600 seconds')))";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, err, "looking for other runs");
+        return store_fail(s, err, "looking for other runs");
     bind_int(q, 1, run_id);
     bind_text(q, 2, spec_name);
-    int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : db_fail(s, err, "looking for other runs");
+    int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : store_fail(s, err, "looking for other runs");
     sqlite3_finalize(q);
     return rc;
 }
@@ -518,7 +519,7 @@ int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ct
         " WHERE c.spec_name = ? AND c.samples > 0 AND c.median_ms IS NOT NULL ORDER BY c.id";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, err, "reading stored case times");
+        return store_fail(s, err, "reading stored case times");
     bind_text(q, 1, spec_name);
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -528,5 +529,5 @@ int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ct
             each(ctx, hash, axes, sqlite3_column_double(q, 2));
     }
     sqlite3_finalize(q);
-    return rc == SQLITE_DONE ? 0 : db_fail(s, err, "reading stored case times");
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading stored case times");
 }

@@ -140,6 +140,30 @@ struct sqlite3 *store_db(Store *s);
  * NULL).  0 or -1 with err. */
 int store_put_counters(Store *s, int64_t run_id, const char *key, const double v[4], KvxError *err);
 
+/* ---- store_io.c ------------------------------------------------------------ */
+
+/* A transaction of the caller's (an import's run row and its cases; the
+ * store_put_cases inside it join it).  0 or -1 with err; rollback accepts
+ * a store with none open. */
+int store_begin(Store *s, KvxError *err);
+int store_commit(Store *s, KvxError *err);
+void store_rollback(Store *s);
+/* 1 with *run_id when a reference run named name is stored, 0 when none,
+ * -1 with err. */
+int store_ref_run(Store *s, const char *name, int64_t *run_id, KvxError *err);
+
+typedef struct MergeStats {
+    int runs_added, runs_found;
+    int variants_added;
+    int cases_added, cases_present;   /* present: key already in OUT, kept as is */
+} MergeStats;
+
+/* Merge the database at in_path into out, all or nothing.  Idempotent: runs
+ * are matched on their whole environment, variants on (run, source hash),
+ * cases on their key (a key already in out keeps its row).  0 or -1 with err
+ * (KVX_EINPUT: unreadable, OUT itself, a newer layout; KVX_EIO: SQLite). */
+int store_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
+
 /* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
 void store_case_init(CaseRow *c);
 

@@ -125,15 +125,15 @@ static void test_merge(void **state)
     Store *st = store_open(outp, &err);
     assert_non_null(st);
     MergeStats s;
-    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(store_merge(st, tmp_path("a.db"), &s, &err), 0);
     assert_int_equal(s.runs_added, 1);
     assert_int_equal(s.cases_added, 35);
-    assert_int_equal(results_merge(st, tmp_path("b.db"), &s, &err), 0);
+    assert_int_equal(store_merge(st, tmp_path("b.db"), &s, &err), 0);
     assert_int_equal(s.runs_added, 1);      /* another GPU stays apart */
     assert_int_equal(s.variants_added, 6);
     assert_int_equal(s.cases_added, 35);
     /* Merging again changes nothing. */
-    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(store_merge(st, tmp_path("a.db"), &s, &err), 0);
     assert_int_equal(s.runs_added, 0);
     assert_int_equal(s.runs_found, 1);
     assert_int_equal(s.variants_added, 0);
@@ -177,7 +177,7 @@ static void test_merge(void **state)
     /* A file that is not a results database is refused. */
     assert_int_equal(file_write_atomic(tmp_path("junk.db"), "junk", 4), 0);
     st = store_open(outp, &err);
-    assert_int_equal(results_merge(st, tmp_path("junk.db"), &s, &err), -1);
+    assert_int_equal(store_merge(st, tmp_path("junk.db"), &s, &err), -1);
     store_close(st);
     kvx_error_clear(&err);
 }
