@@ -123,130 +123,22 @@ const char **results_split(Arena *a, const char *s, int *n)
     return out;
 }
 
-/* path as a file: URI with immutable=1, its special characters escaped. */
-static char *immutable_uri(const char *path)
-{
-    StrBuf b;
-    sb_init(&b);
-    sb_puts(&b, "file:");
-    for (const char *p = path; *p; p++)
-        if (*p == '?' || *p == '#' || *p == '%' || (unsigned char)*p < 0x21)
-            sb_printf(&b, "%%%02X", (unsigned char)*p);
-        else
-            sb_putc(&b, *p);
-    sb_puts(&b, "?immutable=1");
-    return sb_take(&b);
-}
-
-/* A database that fails SQLite's quick check is named corrupt, with what the
- * check found: flipped bytes once read as "no cases stored". */
-static int check_intact(sqlite3 *db, const char *path, KvxError *err)
-{
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(q);
-    const char *what = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
-    int ok = what && !strcmp(what, "ok");
-    /* A database failure, the same class (3) as a corrupt file found by a
-     * run or a merge. */
-    if (!ok)
-        kvx_error_set(err, KVX_EIO, NULL, "%s: the database is corrupt (%s: %s)", path,
-                      what ? "quick_check" : sqlite3_errstr(sqlite3_extended_errcode(db)),
-                      what ? what : sqlite3_errmsg(db));
-    sqlite3_finalize(q);
-    return ok ? 0 : -1;
-}
-
-/* A kvx database of a schema this kvx reads: one written by a newer kvx is
- * refused, as `kvx run` refuses it, rather than misread.  0 or -1 with err
- * (KVX_EINPUT). */
-static int check_schema(sqlite3 *db, const char *path, KvxError *err)
-{
-    sqlite3_stmt *q = NULL;
-    int ok = sqlite3_prepare_v2(db, "SELECT (SELECT max(version) FROM schema_version) FROM cases LIMIT 0",
-                                -1, &q, NULL) == SQLITE_OK;
-    sqlite3_finalize(q);
-    if (!ok) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (%s)", path,
-                      sqlite3_errmsg(db));
-        return -1;
-    }
-    int version = 0;
-    if (sqlite3_prepare_v2(db, "SELECT max(version) FROM schema_version", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        version = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    if (version > STORE_SCHEMA_VERSION) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: results schema %d is newer than this kvx understands (%d)",
-                      path, version, STORE_SCHEMA_VERSION);
-        return -1;
-    }
-    return 0;
-}
-
-sqlite3 *results_open_existing(const char *path, KvxError *err)
-{
-    if (access(path, F_OK) != 0) {
-        kvx_error_set(err, KVX_EINPUT, NULL,
-                      "no results database at '%s' (run `kvx run` first, or pass --db)", path);
-        return NULL;
-    }
-    /* Read verbs write nothing: read-only, and immutable (no -shm or -wal
-     * created beside the file, and readable where nothing may be written)
-     * unless a write-ahead log is there, which only a locking reader may read:
-     * a run in progress, whose pages are not all in the main file yet. */
-    char wal[4096];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    char *uri = access(wal, F_OK) == 0 ? xstrdup(path) : immutable_uri(path);
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-    free(uri);
-    if (rc != SQLITE_OK) {
-        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open: %s", path,
-                      db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return NULL;
-    }
-    sqlite3_busy_timeout(db, 10000);
-    if (check_intact(db, path, err)) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    if (check_schema(db, path, err)) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    return db;
-}
-
 int results_resolve_spec(sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err)
 {
-    sqlite3_stmt *q = NULL;
-    const char *sql = "SELECT DISTINCT c.spec_name FROM cases c JOIN runs r ON r.id = c.run_id"
-                      " WHERE (?1 = 0 OR c.run_id = ?1) AND (?2 IS NULL OR (r.kind ="
-                      " 'reference' AND r.name = ?2)) ORDER BY c.spec_name";
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL)) {
-        kvx_error_set(err, KVX_EIO, NULL, "listing specs: %s", sqlite3_errmsg(db));
+    const char **all;
+    int nall;
+    if (store_spec_names(db, sel->run_id, sel->ref_name, a, &all, &nall, err))
         return -1;
-    }
-    sqlite3_bind_int64(q, 1, sel->run_id);
-    if (sel->ref_name)
-        sqlite3_bind_text(q, 2, sel->ref_name, -1, SQLITE_TRANSIENT);
     StrBuf names;
     sb_init(&names);
     int n = 0, found = 0;
     const char *only = NULL;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        if (!name)
-            continue;
-        found |= sel->spec && !strcmp(sel->spec, name);
-        sb_printf(&names, "%s%s", n++ ? ", " : "", name);
+    for (int i = 0; i < nall; i++) {
+        found |= sel->spec && !strcmp(sel->spec, all[i]);
+        sb_printf(&names, "%s%s", n++ ? ", " : "", all[i]);
         if (n == 1)
-            only = arena_strdup(a, name);
+            only = all[i];
     }
-    sqlite3_finalize(q);
     int rc = -1;
     if (n == 0)
         kvx_error_set(err, KVX_EINPUT, NULL, "no cases stored%s",

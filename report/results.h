@@ -116,8 +116,6 @@ int results_report(struct sqlite3 *db, const char *spec_path, const char *out_di
 int results_format_parse(const char *s, ResultsFormat *f);
 /* Split "a,b,c" into arena strings; *n gets the count. */
 const char **results_split(Arena *a, const char *s, int *n);
-/* Open a database that must exist (no silent creation by a reading verb). */
-struct sqlite3 *results_open_existing(const char *path, KvxError *err);
 /* Fill sel->spec when NULL and exactly one spec is stored (names in err). */
 int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err);
 /* CSV field / JSON string writers.  The JSON one writes valid JSON whatever

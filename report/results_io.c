@@ -10,13 +10,11 @@
 #include "results_core.h"
 #include "core/version.h"
 #include "host/case.h"
-#include "store/store_cols.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,68 +22,33 @@
 
 /* ---- export ---------------------------------------------------------------- */
 
-/* Fixed columns of an exported row, in order.  Axes follow `spec_name`. */
-static const char *const export_head[] = {
-    "c.id AS case_id", "c.run_id", "r.kind AS run_kind", "r.name AS run_name", "c.spec_name",
-};
-static const char *const export_tail[] = {
-    "c.label", "c.status", "c.detail", "c.median_ms", "c.min_ms", "c.max_ms", "c.mean_ms",
-    "c.stdev_ms", "c.noise", "c.samples", "c.rel_err", "c.bytes", "c.atomics", "c.elements",
-    "c.gbs", "c.pct_peak", "c.elems_per_s", "c.atomics_per_s", "c.grid_x", "c.grid_y",
-    "c.grid_z", "c.block_x", "c.block_y", "c.block_z", "c.smem", "c.cluster_x", "c.cluster_y",
-    "c.cluster_z", "c.t_input_ms", "c.t_verify_ms", "c.t_measure_ms", "c.device_uuid",
-    "r.gpu_name", "r.gpu_uuid", "r.cc", "r.sm_count", "r.l2_bytes", "r.mem_bytes",
-    "r.clock_mhz", "r.mem_clock_mhz", "r.peak_gbs", "r.driver_version", "r.nvrtc_version",
-    "r.kvx_version", "r.arch", "r.hostname", "r.started_at", "r.measure_json",
-    "v.source_hash", "v.options", "v.compile_ok", "v.compile_ms", "v.regs", "v.spill_stores",
-    "v.spill_loads", "v.smem_static", "v.stack", "v.inspect_json", "c.key", "c.stored_at",
-};
-#define NHEAD ((int)(sizeof export_head / sizeof export_head[0]))
-#define NTAIL ((int)(sizeof export_tail / sizeof export_tail[0]))
-
-/* One exported column: its SQL expression, its name in the output, whether
- * it holds JSON (nested as an object in JSON output), and where its
- * json_valid() flag sits in the query (-1: none). */
-typedef struct ExportCol {
-    const char *expr;
-    const char *name;
-    int json;
-    int valid_at;
-} ExportCol;
-
-static const char *col_name(const char *expr)
-{
-    const char *as = strstr(expr, " AS ");
-    return as ? as + 4 : strchr(expr, '.') + 1;
-}
-
-static void export_cell(sqlite3_stmt *q, int i, ResultsFormat f, FILE *out)
+static void export_cell(const StoreCell *c, ResultsFormat f, FILE *out)
 {
     char buf[40];
-    switch (sqlite3_column_type(q, i)) {
-    case SQLITE_INTEGER:
-        fprintf(out, "%lld", (long long)sqlite3_column_int64(q, i));
+    switch (c->type) {
+    case STORE_INT:
+        fprintf(out, "%lld", (long long)c->i);
         break;
-    case SQLITE_FLOAT:
+    case STORE_REAL:
         /* JSON has no Inf or NaN (a database written by an older kvx may hold
          * them): they go out as null, and empty in CSV, like NULL. */
-        if (!isfinite(sqlite3_column_double(q, i))) {
+        if (!isfinite(c->d)) {
             if (f == RESULTS_JSON)
                 fputs("null", out);
             break;
         }
-        results_num_text(buf, sizeof buf, sqlite3_column_double(q, i));
+        results_num_text(buf, sizeof buf, c->d);
         fputs(buf, out);
         break;
-    case SQLITE_NULL:
+    case STORE_NULL:
         if (f == RESULTS_JSON)
             fputs("null", out);
         break;
-    default:
+    case STORE_TEXT:
         if (f == RESULTS_JSON)
-            results_json_string(out, (const char *)sqlite3_column_text(q, i));
+            results_json_string(out, c->text);
         else
-            results_csv_field(out, (const char *)sqlite3_column_text(q, i));
+            results_csv_field(out, c->text);
     }
 }
 
@@ -106,227 +69,52 @@ static void put_json_raw(FILE *out, const char *s)
     }
 }
 
-/* One `kvx export`: the stored axes (in order of first appearance), the
- * columns (the fixed head, the axes, the fixed tail, then every other stored
- * column) and the query over them. */
-typedef struct Export {
-    sqlite3 *db;
-    const char *spec;           /* NULL: every spec */
-    ResultsFormat f;
-    FILE *out;
-    Arena *a;
-    sqlite3_stmt *q;
-    const char **axes;          /* malloc'd; the strings in a */
-    int naxes, cap;
-    ExportCol *cols;            /* in a */
-    int ncols, nvalid;
-} Export;
-
-static int export_axes(Export *x)
+static void export_row(const StoreExport *x, const StoreCell *cells, ResultsFormat f, int row,
+                       FILE *out)
 {
-    const char *ax_sql = "SELECT j.key FROM cases c, json_each(c.axes) j"
-                         " WHERE ?1 IS NULL OR c.spec_name = ?1"
-                         " GROUP BY j.key ORDER BY min(c.id), min(j.id)";
-    if (sqlite3_prepare_v2(x->db, ax_sql, -1, &x->q, NULL))
-        return -1;
-    if (x->spec)
-        sqlite3_bind_text(x->q, 1, x->spec, -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(x->q) == SQLITE_ROW) {
-        if (x->naxes == x->cap)
-            x->axes = xrealloc(x->axes, sizeof *x->axes * (size_t)(x->cap *= 2));
-        x->axes[x->naxes++] = arena_strdup(x->a, (const char *)sqlite3_column_text(x->q, 0));
-    }
-    sqlite3_finalize(x->q);
-    x->q = NULL;
-    return 0;
-}
-
-static const char *const alias_of[STORE_NTABLES] = {
-    [STORE_T_RUNS] = "r", [STORE_T_VARIANTS] = "v", [STORE_T_CASES] = "c",
-};
-
-/* The stored column an expression "A.name[ AS alias]" reads, or NULL. */
-static const StoreCol *expr_col(const char *expr)
-{
-    for (int t = 0; t < STORE_NTABLES; t++) {
-        size_t n = strlen(alias_of[t]);
-        if (!strncmp(expr, alias_of[t], n) && expr[n] == '.') {
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(expr + n + 1, " "), expr + n + 1);
-            return store_col_find(&store_tables[t], name);
-        }
-    }
-    return NULL;
-}
-
-static int name_taken(const Export *x, const char *name)
-{
-    for (int i = 0; i < x->ncols; i++)
-        if (!strcmp(x->cols[i].name, name))
-            return 1;
-    return 0;
-}
-
-static void add_col(Export *x, const char *expr, const char *name)
-{
-    const StoreCol *c = expr_col(expr);
-    ExportCol *e = &x->cols[x->ncols++];
-    e->expr = expr;
-    e->name = name;
-    e->json = c && c->json;
-    e->valid_at = -1;
-}
-
-/* Every stored column the fixed lists leave out, in table order (cases,
- * runs, variants), named as stored or, where the name is taken, run_NAME or
- * variant_NAME; the join keys (runs.id, variants.id, variants.run_id) are
- * case_id's run_id and variant_id already. */
-static void add_stored(Export *x)
-{
-    static const int order[] = {STORE_T_CASES, STORE_T_RUNS, STORE_T_VARIANTS};
-    static const char *const prefix[STORE_NTABLES] = {
-        [STORE_T_RUNS] = "run_", [STORE_T_VARIANTS] = "variant_", [STORE_T_CASES] = "case_",
-    };
-    for (int k = 0; k < 3; k++) {
-        const StoreTable *t = &store_tables[order[k]];
-        for (int i = 0; i < t->ncols; i++) {
-            const char *expr = arena_printf(x->a, "%s.%s", alias_of[order[k]], t->cols[i].name);
-            int have = !strcmp(expr, "r.id") || !strcmp(expr, "v.id") || !strcmp(expr, "v.run_id");
-            for (int j = 0; j < x->ncols && !have; j++)
-                have = expr_col(x->cols[j].expr) == &t->cols[i];
-            if (have)
-                continue;
-            const char *name = t->cols[i].name;
-            add_col(x, expr, name_taken(x, name) ? arena_printf(x->a, "%s%s", prefix[order[k]], name)
-                                                 : name);
-        }
-    }
-}
-
-static void export_plan(Export *x)
-{
-    int cap = NHEAD + x->naxes + NTAIL;
-    for (int t = 0; t < STORE_NTABLES; t++)
-        cap += store_tables[t].ncols;
-    x->cols = arena_alloc(x->a, sizeof *x->cols * (size_t)cap);
-    for (int i = 0; i < NHEAD; i++)
-        add_col(x, export_head[i], col_name(export_head[i]));
-    int first_axis = x->ncols;
-    for (int i = 0; i < x->naxes; i++)
-        x->cols[x->ncols++] = (ExportCol){"json_extract(c.axes, ?)", "", 0, -1};
-    for (int i = 0; i < NTAIL; i++)
-        add_col(x, export_tail[i], col_name(export_tail[i]));
-    add_stored(x);
-    /* An axis that collides with another column becomes axis.NAME. */
-    for (int i = 0; i < x->naxes; i++) {
-        ExportCol *e = &x->cols[first_axis + i];
-        e->name = name_taken(x, x->axes[i]) ? arena_printf(x->a, "axis.%s", x->axes[i]) : x->axes[i];
-    }
-    for (int i = 0; i < x->ncols; i++)
-        if (x->cols[i].json)
-            x->cols[i].valid_at = x->ncols + x->nvalid++;
-}
-
-static int export_query(Export *x)
-{
-    StrBuf sql;
-    sb_init(&sql);
-    sb_puts(&sql, "SELECT ");
-    for (int i = 0; i < x->ncols; i++)
-        sb_printf(&sql, "%s%s", i ? ", " : "", x->cols[i].expr);
-    for (int i = 0; i < x->ncols; i++)
-        if (x->cols[i].json)
-            sb_printf(&sql, ", json_valid(%s)", x->cols[i].expr);
-    sb_puts(&sql, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
-                  " v.id = c.variant_id WHERE ? IS NULL OR c.spec_name = ? ORDER BY c.id");
-    int rc = sqlite3_prepare_v2(x->db, sb_str(&sql), -1, &x->q, NULL);
-    sb_free(&sql);
-    if (rc)
-        return -1;
-    for (int i = 0; i < x->naxes; i++)
-        sqlite3_bind_text(x->q, i + 1, arena_printf(x->a, "$.\"%s\"", x->axes[i]), -1,
-                          SQLITE_TRANSIENT);
-    if (x->spec) {
-        sqlite3_bind_text(x->q, x->naxes + 1, x->spec, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(x->q, x->naxes + 2, x->spec, -1, SQLITE_TRANSIENT);
-    }
-    return 0;
-}
-
-static void export_header(const Export *x)
-{
-    for (int i = 0; i < x->ncols; i++) {
-        if (i)
-            fputc(',', x->out);
-        results_csv_field(x->out, x->cols[i].name);
-    }
-    fputc('\n', x->out);
-}
-
-static void export_json_row(const Export *x, int row)
-{
-    FILE *out = x->out;
-    fputs(row ? ",\n{" : "\n{", out);
-    for (int i = 0; i < x->ncols; i++) {
-        const ExportCol *e = &x->cols[i];
-        fputs(i ? ", " : "", out);
-        results_json_string(out, e->name);
-        fputs(": ", out);
-        if (e->json && sqlite3_column_type(x->q, i) == SQLITE_TEXT &&
-            sqlite3_column_int(x->q, e->valid_at))
-            put_json_raw(out, (const char *)sqlite3_column_text(x->q, i));
-        else
-            export_cell(x->q, i, x->f, out);
-    }
-    fputs("}", out);
-}
-
-/* The CSV header or JSON's '[', every row, and JSON's ']'.  0, or -1 when a
- * step fails. */
-static int export_rows(Export *x)
-{
-    int json = x->f == RESULTS_JSON;
+    int json = f == RESULTS_JSON;
     if (json)
-        fputs("[", x->out);
-    else
-        export_header(x);
-    int step, row = 0;
-    while ((step = sqlite3_step(x->q)) == SQLITE_ROW) {
+        fputs(row ? ",\n{" : "\n{", out);
+    for (int i = 0; i < store_export_ncols(x); i++) {
         if (json) {
-            export_json_row(x, row++);
-            continue;
+            fputs(i ? ", " : "", out);
+            results_json_string(out, store_export_name(x, i));
+            fputs(": ", out);
+        } else if (i) {
+            fputc(',', out);
         }
-        for (int i = 0; i < x->ncols; i++) {
-            if (i)
-                fputc(',', x->out);
-            export_cell(x->q, i, x->f, x->out);
-        }
-        fputc('\n', x->out);
+        if (json && cells[i].json)
+            put_json_raw(out, cells[i].text);
+        else
+            export_cell(&cells[i], f, out);
     }
-    if (step != SQLITE_DONE)
-        return -1;
-    if (json)
-        fputs("\n]\n", x->out);
-    return 0;
+    fputs(json ? "}" : "\n", out);
 }
 
-int results_export(sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
 {
-    Export x = {.db = db, .spec = spec, .f = f, .out = out, .a = arena_new(), .cap = 16};
-    x.axes = xmalloc(sizeof *x.axes * (size_t)x.cap);
-    int rc = -1;
-    if (export_axes(&x))
-        goto fail;
-    export_plan(&x);
-    if (export_query(&x) || export_rows(&x))
-        goto fail;
-    rc = 0;
-fail:
-    if (rc)
-        kvx_error_set(err, KVX_EIO, NULL, "export: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(x.q);
-    free(x.axes);
-    arena_free(x.a);
+    StoreExport *x = store_export_open(db, spec, err);
+    if (!x)
+        return -1;
+    int n = store_export_ncols(x);
+    StoreCell *cells = xmalloc(sizeof *cells * (size_t)n);
+    if (f == RESULTS_JSON) {
+        fputs("[", out);
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (i)
+                fputc(',', out);
+            results_csv_field(out, store_export_name(x, i));
+        }
+        fputc('\n', out);
+    }
+    int rc, row = 0;
+    while ((rc = store_export_next(x, cells, err)) > 0)
+        export_row(x, cells, f, row++, out);
+    if (rc == 0 && f == RESULTS_JSON)
+        fputs("\n]\n", out);
+    free(cells);
+    store_export_close(x);
     return rc;
 }
 

@@ -164,6 +164,44 @@ typedef struct MergeStats {
  * (KVX_EINPUT: unreadable, OUT itself, a newer layout; KVX_EIO: SQLite). */
 int store_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
 
+/* ---- store_read.c: the read verbs' side ------------------------------------ */
+
+struct sqlite3;
+
+/* Open a database that must exist, read-only, creating nothing beside it
+ * (immutable unless a -wal shows a writer at work); one that fails SQLite's
+ * quick check is corrupt (KVX_EIO), one of another layout or a newer kvx's is
+ * refused (KVX_EINPUT).  NULL with err.  Close with store_read_close. */
+struct sqlite3 *store_read_open(const char *path, KvxError *err);
+void store_read_close(struct sqlite3 *db);
+/* The distinct spec names of the stored cases (of run run_id when not 0, of
+ * the reference ref_name when not NULL), sorted, into an array in a. */
+int store_spec_names(struct sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a,
+                     const char ***names, int *n, KvxError *err);
+
+/* The spec_path of each run (kind 'run') that stored cases of spec_name,
+ * newest first, into an array in a.  0, or -1 when it cannot be read. */
+int store_spec_paths(struct sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n);
+
+/* `kvx export`'s rows: every case (of spec, or all when NULL) with every
+ * stored column of it, its run and its variant; the names and order are
+ * docs/results-schema.md's `kvx export`. */
+typedef enum { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT } StoreType;
+typedef struct StoreCell {
+    StoreType type;
+    int64_t i;
+    double d;
+    const char *text;         /* valid until the next store_export_next */
+    int json;                 /* text is valid JSON of a JSON-valued column */
+} StoreCell;
+typedef struct StoreExport StoreExport;
+StoreExport *store_export_open(struct sqlite3 *db, const char *spec, KvxError *err);
+int store_export_ncols(const StoreExport *x);
+const char *store_export_name(const StoreExport *x, int i);
+/* The next row into cells[0..ncols).  1, 0 at the end, -1 with err. */
+int store_export_next(StoreExport *x, StoreCell *cells, KvxError *err);
+void store_export_close(StoreExport *x);     /* accepts NULL */
+
 /* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
 void store_case_init(CaseRow *c);
 
