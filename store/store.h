@@ -183,6 +183,45 @@ int store_spec_names(struct sqlite3 *db, int64_t run_id, const char *ref_name, A
  * newest first, into an array in a.  0, or -1 when it cannot be read. */
 int store_spec_paths(struct sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n);
 
+/* ---- store_report.c: `kvx report`'s reads beside its tables ----------------
+ * Over the cases of spec in the measured runs (run only_run alone when not
+ * 0); a failure to read leaves the answer empty. */
+
+/* A run holding cases of the spec, with its environment ("" for NULL text). */
+typedef struct StoreRunInfo {
+    int64_t id;
+    int reference;                    /* kind 'reference' (an import) */
+    const char *kind, *name, *gpu_name, *nvrtc_version, *kvx_version, *arch, *hostname;
+    const char *started_at, *measure_json, *command;
+    int cc, sm_count, clock_mhz, mem_clock_mhz, driver_version;
+    double peak_gbs;
+    double wall_s;                    /* NaN: none recorded */
+    int ncases;                       /* of this spec */
+} StoreRunInfo;
+/* The measured runs (or run only_run) and every imported reference, measured
+ * first, by id, into an array in a.  0 or -1 with err. */
+int store_report_runs(struct sqlite3 *db, const char *spec, int64_t only_run, Arena *a,
+                      StoreRunInfo **runs, int *n, KvxError *err);
+/* Each run whose cases name several GPUs: its id, how many, their UUIDs. */
+typedef void (*StoreMultiGpuFn)(void *ctx, int64_t run_id, int ngpus, const char *uuids);
+void store_report_multi_gpu(struct sqlite3 *db, const char *spec, int64_t only_run,
+                            StoreMultiGpuFn each, void *ctx);
+/* Each status with its count. */
+typedef void (*StoreStatusFn)(void *ctx, const char *status, int count);
+void store_report_statuses(struct sqlite3 *db, const char *spec, int64_t only_run,
+                           StoreStatusFn each, void *ctx);
+/* Cases stored throttled: how many, the lowest SM clock, the highest maximum. */
+void store_report_throttled(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+                            int *min_mhz, int *max_mhz);
+/* Timed cases whose spread stayed above their run's noise target: how many,
+ * and the largest spread. */
+void store_report_noisy(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+                        double *max_noise);
+/* Each axis name a measured case of spec stored as a workload axis; 1 when
+ * some case stored its workload at all, 0 when none did (older files). */
+typedef void (*StoreNameFn)(void *ctx, const char *name);
+int store_report_workload_axes(struct sqlite3 *db, const char *spec, StoreNameFn each, void *ctx);
+
 /* `kvx export`'s rows: every case (of spec, or all when NULL) with every
  * stored column of it, its run and its variant; the names and order are
  * docs/results-schema.md's `kvx export`. */
