@@ -16,6 +16,7 @@
 #ifndef KVX_STORE_H
 #define KVX_STORE_H
 
+#include "core/expr.h"
 #include "core/util.h"
 
 typedef struct Store Store;
@@ -222,10 +223,24 @@ void store_report_noisy(struct sqlite3 *db, const char *spec, int64_t only_run, 
 typedef void (*StoreNameFn)(void *ctx, const char *name);
 int store_report_workload_axes(struct sqlite3 *db, const char *spec, StoreNameFn each, void *ctx);
 
+/* The rows of a query whose text and bound parameters a reader built (the
+ * case set of `kvx table`; report/results.c).  NULL with err when it does
+ * not prepare.  next: 1 at a row, 0 at the end, -1 with err "WHAT: ...";
+ * text is valid until the next row. */
+typedef enum { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT } StoreType;
+typedef struct StoreRows StoreRows;
+StoreRows *store_rows(struct sqlite3 *db, const char *sql, const Value *params, int nparams,
+                      KvxError *err);
+int store_rows_next(StoreRows *r, const char *what, KvxError *err);
+StoreType store_rows_type(const StoreRows *r, int i);
+int64_t store_rows_int(const StoreRows *r, int i);
+double store_rows_double(const StoreRows *r, int i);
+const char *store_rows_text(const StoreRows *r, int i);
+void store_rows_close(StoreRows *r);     /* accepts NULL */
+
 /* `kvx export`'s rows: every case (of spec, or all when NULL) with every
  * stored column of it, its run and its variant; the names and order are
  * docs/results-schema.md's `kvx export`. */
-typedef enum { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT } StoreType;
 typedef struct StoreCell {
     StoreType type;
     int64_t i;

@@ -171,6 +171,76 @@ int store_spec_paths(sqlite3 *db, const char *spec_name, Arena *a, const char **
     return 0;
 }
 
+/* ---- rows of a query built elsewhere -------------------------------------------- */
+
+struct StoreRows {
+    sqlite3 *db;
+    sqlite3_stmt *st;
+};
+
+StoreRows *store_rows(sqlite3 *db, const char *sql, const Value *params, int nparams, KvxError *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "results query: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    for (int i = 0; i < nparams; i++) {
+        Value v = params[i];
+        if (v.kind == VAL_STR)
+            sqlite3_bind_text(st, i + 1, v.s, -1, SQLITE_TRANSIENT);
+        else if (v.kind == VAL_FLOAT)
+            sqlite3_bind_double(st, i + 1, v.d);
+        else
+            sqlite3_bind_int64(st, i + 1, v.i);
+    }
+    StoreRows *r = xcalloc(1, sizeof *r);
+    r->db = db, r->st = st;
+    return r;
+}
+
+int store_rows_next(StoreRows *r, const char *what, KvxError *err)
+{
+    int step = sqlite3_step(r->st);
+    if (step == SQLITE_ROW)
+        return 1;
+    if (step == SQLITE_DONE)
+        return 0;
+    kvx_error_set(err, KVX_EIO, NULL, "%s: %s", what, sqlite3_errmsg(r->db));
+    return -1;
+}
+
+StoreType store_rows_type(const StoreRows *r, int i)
+{
+    switch (sqlite3_column_type(r->st, i)) {
+    case SQLITE_INTEGER:
+        return STORE_INT;
+    case SQLITE_FLOAT:
+        return STORE_REAL;
+    case SQLITE_NULL:
+        return STORE_NULL;
+    default:
+        return STORE_TEXT;
+    }
+}
+
+int64_t store_rows_int(const StoreRows *r, int i) { return sqlite3_column_int64(r->st, i); }
+
+double store_rows_double(const StoreRows *r, int i) { return sqlite3_column_double(r->st, i); }
+
+const char *store_rows_text(const StoreRows *r, int i)
+{
+    return (const char *)sqlite3_column_text(r->st, i);
+}
+
+void store_rows_close(StoreRows *r)
+{
+    if (!r)
+        return;
+    sqlite3_finalize(r->st);
+    free(r);
+}
+
 /* ---- export ---------------------------------------------------------------------- */
 
 /* Fixed columns of an exported row, in order.  Axes follow `spec_name`. */
