@@ -438,10 +438,6 @@ static void report_plot(struct sqlite3 *db, const Spec *spec, int64_t run, int n
     sb_free(&gp), sb_free(&pl.pooled);
 }
 
-/* Which spec axes the measured runs stored as workload axes (cases.workload:
- * the axes the template did not consult, as `kvx plan` found them); the spec
- * itself does not say.  *known is 0 when no case stored them (older
- * databases). */
 typedef struct WorkloadMask {
     const Spec *spec;
     uint64_t mask;
@@ -455,6 +451,10 @@ static void workload_axis(void *ctx, const char *name)
             w->mask |= UINT64_C(1) << a;
 }
 
+/* Which spec axes the measured runs stored as workload axes (cases.workload:
+ * the axes the template did not consult, as `kvx plan` found them); the spec
+ * itself does not say.  *known is 0 when no case stored them (older
+ * databases). */
 static uint64_t workload_axes(struct sqlite3 *db, const Spec *spec, int *known)
 {
     WorkloadMask w = {spec, 0};
