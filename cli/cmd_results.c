@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -407,22 +406,19 @@ static int write_out(const char *path, int (*write)(void *ctx, FILE *f, KvxError
 
 /* The newest spec_path stored by a run of the selected spec that still
  * loads as that spec, or NULL. */
-static Spec *stored_spec(sqlite3 *db, const char *name)
+static Spec *stored_spec(struct sqlite3 *db, const char *name)
 {
-    sqlite3_stmt *q = NULL;
     Spec *spec = NULL;
     KvxError quiet = {0};
-    if (sqlite3_prepare_v2(db, "SELECT r.spec_path FROM runs r WHERE r.kind = 'run' AND"
-                           " r.spec_path IS NOT NULL AND EXISTS (SELECT 1 FROM cases c WHERE"
-                           " c.run_id = r.id AND c.spec_name = ?1) ORDER BY r.id DESC",
-                           -1, &q, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
-    while (!spec && sqlite3_step(q) == SQLITE_ROW) {
-        const char *path = (const char *)sqlite3_column_text(q, 0);
-        if (access(path, R_OK) != 0)
+    Arena *a = arena_new();
+    const char **paths;
+    int n;
+    if (store_spec_paths(db, name, a, &paths, &n))
+        n = 0;
+    for (int i = 0; i < n && !spec; i++) {
+        if (access(paths[i], R_OK) != 0)
             continue;
-        spec = spec_load(path, &quiet);
+        spec = spec_load(paths[i], &quiet);
         kvx_error_clear(&quiet);
         /* Another spec at that path now: its lets are not this data's. */
         if (spec && strcmp(spec->name, name)) {
@@ -430,7 +426,7 @@ static Spec *stored_spec(sqlite3 *db, const char *name)
             spec = NULL;
         }
     }
-    sqlite3_finalize(q);
+    arena_free(a);
     return spec;
 }
 
@@ -439,7 +435,7 @@ static Spec *stored_spec(sqlite3 *db, const char *name)
  * --where, the newest spec_path stored by a run of the selected spec that
  * still loads (quietly none otherwise: the where then stands on its own).
  * The lets are translated into the same bound-parameter SQL as the rest. */
-static int where_spec(TableArgs *ta, sqlite3 *db, const ResultsSel *sel, KvxError *err)
+static int where_spec(TableArgs *ta, struct sqlite3 *db, const ResultsSel *sel, KvxError *err)
 {
     if (ta->spec_file) {
         ta->spec = spec_load(ta->spec_file, err);
@@ -460,7 +456,7 @@ static int where_spec(TableArgs *ta, sqlite3 *db, const ResultsSel *sel, KvxErro
 }
 
 typedef struct TableWrite {
-    sqlite3 *db;
+    struct sqlite3 *db;
     const TableArgs *ta;
 } TableWrite;
 
@@ -475,14 +471,14 @@ static int table_run(TableArgs *ta)
     KvxError err = {0};
     int rc;
     ta->o.format = (ResultsFormat)ta->format;
-    sqlite3 *db = results_open_existing(ta->db, &err);
+    struct sqlite3 *db = store_read_open(ta->db, &err);
     if (!db || where_spec(ta, db, &ta->o.sel, &err)) {
         rc = exit_of(&err);
     } else {
         TableWrite t = {db, ta};
         rc = write_out(ta->out, table_write, &t, &err);
     }
-    sqlite3_close(db);
+    store_read_close(db);
     kvx_error_clear(&err);
     return rc;
 }
@@ -555,14 +551,14 @@ static int compare_run(TableArgs *ta, char **ab)
         rc = exit_of(&err);
     } else {
         c.a.sel.spec = c.b.sel.spec = ta->o.sel.spec;
-        if (!(c.a.db = results_open_existing(pa, &err)) || !(c.b.db = results_open_existing(pb, &err)) ||
+        if (!(c.a.db = store_read_open(pa, &err)) || !(c.b.db = store_read_open(pb, &err)) ||
             where_spec(ta, c.a.db, &c.a.sel, &err))
             rc = exit_of(&err);
         else
             rc = write_out(ta->out, compare_write, &c, &err);
     }
-    sqlite3_close(c.a.db);
-    sqlite3_close(c.b.db);
+    store_read_close(c.a.db);
+    store_read_close(c.b.db);
     kvx_error_clear(&err);
     return rc;
 }
@@ -581,7 +577,7 @@ int cmd_compare(int argc, char **argv)
 /* ---- export, import ------------------------------------------------------------------------- */
 
 typedef struct ExportWrite {
-    sqlite3 *db;
+    struct sqlite3 *db;
     const ExportArgs *ea;
 } ExportWrite;
 
@@ -599,7 +595,7 @@ int cmd_export(int argc, char **argv)
         return a.status;
     KvxError err = {0};
     int rc;
-    sqlite3 *db = results_open_existing(ea.db, &err);
+    struct sqlite3 *db = store_read_open(ea.db, &err);
     /* An unknown --spec is an error, as in kvx table, not an empty file. */
     Arena *ar = arena_new();
     ResultsSel sel = {.spec = ea.spec};
@@ -610,7 +606,7 @@ int cmd_export(int argc, char **argv)
         rc = write_out(ea.out, export_write, &x, &err);
     }
     arena_free(ar);
-    sqlite3_close(db);
+    store_read_close(db);
     kvx_error_clear(&err);
     return rc;
 }
@@ -660,7 +656,7 @@ static int merge_inputs(Store *out, char **in, int n, KvxError *err)
 {
     for (int i = 0; i < n; i++) {
         MergeStats s;
-        if (results_merge(out, in[i], &s, err))
+        if (store_merge(out, in[i], &s, err))
             return exit_of(err);
         printf("%s: runs %d added, %d already present; variants %d added; cases %d added,"
                " %d already present (kept as they were)\n", in[i], s.runs_added, s.runs_found,
@@ -724,7 +720,7 @@ int cmd_report(int argc, char **argv)
     if (cli_parse(&cmd_report_verb, argc, argv, &ra, &a))
         return a.status;
     KvxError err = {0};
-    sqlite3 *db = results_open_existing(ra.db, &err);
+    struct sqlite3 *db = store_read_open(ra.db, &err);
     char *written = NULL;
     int rc = 0;
     if (!db || results_report(db, a.operand[0], ra.out, ra.run, ra.failed_values, &written, &err))
@@ -732,7 +728,7 @@ int cmd_report(int argc, char **argv)
     else
         printf("wrote %s\n", written);
     free(written);
-    sqlite3_close(db);
+    store_read_close(db);
     kvx_error_clear(&err);
     return rc;
 }

@@ -18,7 +18,6 @@
 
 #include <getopt.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,130 +122,22 @@ const char **results_split(Arena *a, const char *s, int *n)
     return out;
 }
 
-/* path as a file: URI with immutable=1, its special characters escaped. */
-static char *immutable_uri(const char *path)
+int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err)
 {
-    StrBuf b;
-    sb_init(&b);
-    sb_puts(&b, "file:");
-    for (const char *p = path; *p; p++)
-        if (*p == '?' || *p == '#' || *p == '%' || (unsigned char)*p < 0x21)
-            sb_printf(&b, "%%%02X", (unsigned char)*p);
-        else
-            sb_putc(&b, *p);
-    sb_puts(&b, "?immutable=1");
-    return sb_take(&b);
-}
-
-/* A database that fails SQLite's quick check is named corrupt, with what the
- * check found: flipped bytes once read as "no cases stored". */
-static int check_intact(sqlite3 *db, const char *path, KvxError *err)
-{
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(q);
-    const char *what = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
-    int ok = what && !strcmp(what, "ok");
-    /* A database failure, the same class (3) as a corrupt file found by a
-     * run or a merge. */
-    if (!ok)
-        kvx_error_set(err, KVX_EIO, NULL, "%s: the database is corrupt (%s: %s)", path,
-                      what ? "quick_check" : sqlite3_errstr(sqlite3_extended_errcode(db)),
-                      what ? what : sqlite3_errmsg(db));
-    sqlite3_finalize(q);
-    return ok ? 0 : -1;
-}
-
-/* A kvx database of a schema this kvx reads: one written by a newer kvx is
- * refused, as `kvx run` refuses it, rather than misread.  0 or -1 with err
- * (KVX_EINPUT). */
-static int check_schema(sqlite3 *db, const char *path, KvxError *err)
-{
-    sqlite3_stmt *q = NULL;
-    int ok = sqlite3_prepare_v2(db, "SELECT (SELECT max(version) FROM schema_version) FROM cases LIMIT 0",
-                                -1, &q, NULL) == SQLITE_OK;
-    sqlite3_finalize(q);
-    if (!ok) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (%s)", path,
-                      sqlite3_errmsg(db));
+    const char **all;
+    int nall;
+    if (store_spec_names(db, sel->run_id, sel->ref_name, a, &all, &nall, err))
         return -1;
-    }
-    int version = 0;
-    if (sqlite3_prepare_v2(db, "SELECT max(version) FROM schema_version", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        version = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    if (version > STORE_SCHEMA_VERSION) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: results schema %d is newer than this kvx understands (%d)",
-                      path, version, STORE_SCHEMA_VERSION);
-        return -1;
-    }
-    return 0;
-}
-
-sqlite3 *results_open_existing(const char *path, KvxError *err)
-{
-    if (access(path, F_OK) != 0) {
-        kvx_error_set(err, KVX_EINPUT, NULL,
-                      "no results database at '%s' (run `kvx run` first, or pass --db)", path);
-        return NULL;
-    }
-    /* Read verbs write nothing: read-only, and immutable (no -shm or -wal
-     * created beside the file, and readable where nothing may be written)
-     * unless a write-ahead log is there, which only a locking reader may read:
-     * a run in progress, whose pages are not all in the main file yet. */
-    char wal[4096];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    char *uri = access(wal, F_OK) == 0 ? xstrdup(path) : immutable_uri(path);
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-    free(uri);
-    if (rc != SQLITE_OK) {
-        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open: %s", path,
-                      db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return NULL;
-    }
-    sqlite3_busy_timeout(db, 10000);
-    if (check_intact(db, path, err)) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    if (check_schema(db, path, err)) {
-        sqlite3_close(db);
-        return NULL;
-    }
-    return db;
-}
-
-int results_resolve_spec(sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err)
-{
-    sqlite3_stmt *q = NULL;
-    const char *sql = "SELECT DISTINCT c.spec_name FROM cases c JOIN runs r ON r.id = c.run_id"
-                      " WHERE (?1 = 0 OR c.run_id = ?1) AND (?2 IS NULL OR (r.kind ="
-                      " 'reference' AND r.name = ?2)) ORDER BY c.spec_name";
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL)) {
-        kvx_error_set(err, KVX_EIO, NULL, "listing specs: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    sqlite3_bind_int64(q, 1, sel->run_id);
-    if (sel->ref_name)
-        sqlite3_bind_text(q, 2, sel->ref_name, -1, SQLITE_TRANSIENT);
     StrBuf names;
     sb_init(&names);
     int n = 0, found = 0;
     const char *only = NULL;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        if (!name)
-            continue;
-        found |= sel->spec && !strcmp(sel->spec, name);
-        sb_printf(&names, "%s%s", n++ ? ", " : "", name);
+    for (int i = 0; i < nall; i++) {
+        found |= sel->spec && !strcmp(sel->spec, all[i]);
+        sb_printf(&names, "%s%s", n++ ? ", " : "", all[i]);
         if (n == 1)
-            only = arena_strdup(a, name);
+            only = all[i];
     }
-    sqlite3_finalize(q);
     int rc = -1;
     if (n == 0)
         kvx_error_set(err, KVX_EINPUT, NULL, "no cases stored%s",
@@ -360,33 +251,21 @@ void results_sql_param(Sql *q, Value v)
     sb_puts(&q->text, "?");
 }
 
-static sqlite3_stmt *sql_prepare(sqlite3 *db, Sql *q, KvxError *err)
+static StoreRows *sql_prepare(struct sqlite3 *db, Sql *q, KvxError *err)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sb_str(&q->text), -1, &st, NULL) != SQLITE_OK) {
-        kvx_error_set(err, KVX_EIO, NULL, "results query: %s", sqlite3_errmsg(db));
-        return NULL;
-    }
-    for (int i = 0; i < q->nparams; i++) {
-        Value v = q->params[i];
-        if (v.kind == VAL_STR)
-            sqlite3_bind_text(st, i + 1, v.s, -1, SQLITE_TRANSIENT);
-        else if (v.kind == VAL_FLOAT)
-            sqlite3_bind_double(st, i + 1, v.d);
-        else
-            sqlite3_bind_int64(st, i + 1, v.i);
-    }
-    return st;
+    return store_rows(db, sb_str(&q->text), q->params, q->nparams, err);
 }
 
-/* " c.spec_name = ? [AND c.run_id = ?] [AND r.kind = 'reference' AND r.name = ?]" */
+/* " c.spec_name = ? [AND (c.run_id = ? [OR r.kind = 'reference'])]
+ * [AND r.kind = 'reference' AND r.name = ?]" */
 static void sql_selection(Sql *q, const ResultsSel *sel)
 {
     sb_puts(&q->text, " c.spec_name = ");
     results_sql_param(q, val_str(sel->spec));
     if (sel->run_id) {
-        sb_puts(&q->text, " AND c.run_id = ");
+        sb_puts(&q->text, " AND (c.run_id = ");
         results_sql_param(q, val_int(sel->run_id));
+        sb_puts(&q->text, sel->with_refs ? " OR r.kind = 'reference')" : ")");
     }
     if (sel->ref_name) {
         sb_puts(&q->text, " AND r.kind = 'reference' AND r.name = ");
@@ -430,17 +309,17 @@ const char *caseset_axis_list(const CaseSet *cs)
 }
 
 /* Find or add the value in column `col` of a json_each row (type, atom). */
-static int value_intern(CaseSet *cs, AxisInfo *ax, sqlite3_stmt *q, int tcol, int acol, int add)
+static int value_intern(CaseSet *cs, AxisInfo *ax, StoreRows *q, int tcol, int acol, int add)
 {
-    const char *type = (const char *)sqlite3_column_text(q, tcol);
+    const char *type = store_rows_text(q, tcol);
     RVal r = {0};
     char buf[40];
     r.decl = -1;
     if (type && (!strcmp(type, "integer") || !strcmp(type, "real"))) {
         r.is_num = 1;
-        r.num = sqlite3_column_double(q, acol);
+        r.num = store_rows_double(q, acol);
         if (!strcmp(type, "integer"))
-            snprintf(buf, sizeof buf, "%lld", (long long)sqlite3_column_int64(q, acol));
+            snprintf(buf, sizeof buf, "%lld", (long long)store_rows_int(q, acol));
         else
             results_num_text(buf, sizeof buf, r.num);
         r.text = buf;
@@ -449,7 +328,7 @@ static int value_intern(CaseSet *cs, AxisInfo *ax, sqlite3_stmt *q, int tcol, in
         r.num = type[0] == 't';
         r.text = type;
     } else {
-        const char *t = (const char *)sqlite3_column_text(q, acol);
+        const char *t = store_rows_text(q, acol);
         r.text = t ? t : "null";
     }
     for (int i = 0; i < ax->nvals; i++) {
@@ -483,7 +362,7 @@ static int cmp_rank(const void *a, const void *b)
 }
 
 /* Declared value order (runs.axes_json) and then display ranks. */
-static int rank_values(sqlite3 *db, CaseSet *cs, KvxError *err)
+static int rank_values(struct sqlite3 *db, CaseSet *cs, KvxError *err)
 {
     Sql q = {0};
     sb_puts(&q.text, "SELECT a.key, v.type, v.atom FROM runs r, json_each(r.axes_json) a,"
@@ -491,20 +370,20 @@ static int rank_values(sqlite3 *db, CaseSet *cs, KvxError *err)
                      " (SELECT 1 FROM cases c WHERE c.run_id = r.id AND");
     sql_selection(&q, &cs->sel);
     sb_puts(&q.text, ") ORDER BY r.id, a.id, v.id");
-    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    StoreRows *st = sql_prepare(db, &q, err);
     sb_free(&q.text);
     if (!st)
         return -1;
     int next[RESULTS_MAX_AXES] = {0};
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int a = caseset_axis(cs, (const char *)sqlite3_column_text(st, 0));
+    while (store_rows_next(st, "reading axes", err) > 0) {
+        int a = caseset_axis(cs, store_rows_text(st, 0));
         if (a < 0)
             continue;
         int vi = value_intern(cs, &cs->axes[a], st, 1, 2, 0);
         if (vi >= 0 && cs->axes[a].vals[vi].decl < 0)
             cs->axes[a].vals[vi].decl = next[a]++;
     }
-    sqlite3_finalize(st);
+    store_rows_close(st);
     for (int a = 0; a < cs->naxes; a++) {
         AxisInfo *ax = &cs->axes[a];
         int *idx = xmalloc(sizeof *idx * (size_t)(ax->nvals + 1));
@@ -522,22 +401,22 @@ static int rank_values(sqlite3 *db, CaseSet *cs, KvxError *err)
 typedef struct AxisHit { int64_t id; int axis, val; } AxisHit;
 
 /* Every axis value of every selected case, in case order. */
-static int load_axes(sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxError *err)
+static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxError *err)
 {
     Sql q = {0};
     sb_puts(&q.text, "SELECT c.id, j.key, j.type, j.atom FROM cases c JOIN runs r ON r.id ="
                      " c.run_id, json_each(c.axes) j WHERE");
     sql_selection(&q, &cs->sel);
     sb_puts(&q.text, " ORDER BY c.id, j.id");
-    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    StoreRows *st = sql_prepare(db, &q, err);
     sb_free(&q.text);
     if (!st)
         return -1;
     int cap = 0, rc;
     *hits = NULL;
     *nhits = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *key = (const char *)sqlite3_column_text(st, 1);
+    while ((rc = store_rows_next(st, "reading axes", err)) > 0) {
+        const char *key = store_rows_text(st, 1);
         int a = caseset_axis(cs, key ? key : "");
         if (a < 0) {
             if (cs->naxes == RESULTS_MAX_AXES) {
@@ -553,13 +432,11 @@ static int load_axes(sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxEr
             *hits = xrealloc(*hits, sizeof **hits * (size_t)cap);
         }
         AxisHit *h = &(*hits)[(*nhits)++];
-        h->id = sqlite3_column_int64(st, 0);
+        h->id = store_rows_int(st, 0);
         h->axis = a;
         h->val = value_intern(cs, &cs->axes[a], st, 2, 3, 1);
     }
-    if (rc != SQLITE_DONE && !err->code)
-        kvx_error_set(err, KVX_EIO, NULL, "reading axes: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
+    store_rows_close(st);
     return err->code ? -1 : 0;
 }
 
@@ -601,7 +478,7 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
 
 /* One case of load_cases' query into a new Rec; hits (sorted by case id)
  * from *h on give its axis values. */
-static void rec_read(CaseSet *cs, sqlite3_stmt *st, const AxisHit *hits, int nhits, int *h,
+static void rec_read(CaseSet *cs, StoreRows *st, const AxisHit *hits, int nhits, int *h,
                      int *cap)
 {
     if (cs->nrecs == *cap) {
@@ -610,16 +487,16 @@ static void rec_read(CaseSet *cs, sqlite3_stmt *st, const AxisHit *hits, int nhi
     }
     Rec *r = &cs->recs[cs->nrecs++];
     memset(r, 0, sizeof *r);
-    r->id = sqlite3_column_int64(st, 0);
-    r->run_id = sqlite3_column_int64(st, 1);
-    const char *status = (const char *)sqlite3_column_text(st, 2);
+    r->id = store_rows_int(st, 0);
+    r->run_id = store_rows_int(st, 1);
+    const char *status = store_rows_text(st, 2);
     r->status = arena_strdup(cs->arena, status ? status : "ok");
-    int t = sqlite3_column_type(st, 3);
-    r->raw = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, 3) : NAN;
-    if (t == SQLITE_TEXT)
-        r->rawtext = arena_strdup(cs->arena, (const char *)sqlite3_column_text(st, 3));
-    r->noise = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
-    r->match = sqlite3_column_int(st, 5);
+    StoreType t = store_rows_type(st, 3);
+    r->raw = t == STORE_INT || t == STORE_REAL ? store_rows_double(st, 3) : NAN;
+    if (t == STORE_TEXT)
+        r->rawtext = arena_strdup(cs->arena, store_rows_text(st, 3));
+    r->noise = store_rows_type(st, 4) == STORE_NULL ? NAN : store_rows_double(st, 4);
+    r->match = (int)store_rows_int(st, 5);
     for (int a = 0; a < RESULTS_MAX_AXES; a++)
         r->ax[a] = -1;
     while (*h < nhits && hits[*h].id < r->id)
@@ -652,28 +529,26 @@ static int cases_query(CaseSet *cs, Sql *q, const char *value, const char *where
     return 0;
 }
 
-static int load_cases(sqlite3 *db, CaseSet *cs, const char *value, const char *where,
+static int load_cases(struct sqlite3 *db, CaseSet *cs, const char *value, const char *where,
                       const Spec *spec, KvxError *err)
 {
     AxisHit *hits = NULL;
     int nhits = 0, rc = -1;
     Sql q = {0};
-    sqlite3_stmt *st = NULL;
+    StoreRows *st = NULL;
     if (load_axes(db, cs, &hits, &nhits, err) || rank_values(db, cs, err))
         goto fail;
     cs->value_name = value;
     if (cases_query(cs, &q, value, where, spec, err) || !(st = sql_prepare(db, &q, err)))
         goto fail;
     int cap = 0, h = 0, step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+    while ((step = store_rows_next(st, "reading cases", err)) > 0)
         rec_read(cs, st, hits, nhits, &h, &cap);
-    if (step != SQLITE_DONE) {
-        kvx_error_set(err, KVX_EIO, NULL, "reading cases: %s", sqlite3_errmsg(db));
+    if (step < 0)
         goto fail;
-    }
     rc = 0;
 fail:
-    sqlite3_finalize(st);
+    store_rows_close(st);
     sb_free(&q.text);
     free(hits);
     return rc;
@@ -728,7 +603,7 @@ static int baseline_given(CaseSet *cs, const char *given, KvxError *err)
 }
 
 /* The baseline the first selected run stored (runs.baseline_json), if any. */
-static int baseline_stored(sqlite3 *db, CaseSet *cs, KvxError *err)
+static int baseline_stored(struct sqlite3 *db, CaseSet *cs, KvxError *err)
 {
     Sql q = {0};
     sb_puts(&q.text, "SELECT j.key, j.type, j.atom, r.id FROM runs r, json_each(r.baseline_json)"
@@ -736,30 +611,30 @@ static int baseline_stored(sqlite3 *db, CaseSet *cs, KvxError *err)
                      " WHERE c.run_id = r.id AND");
     sql_selection(&q, &cs->sel);
     sb_puts(&q.text, ") ORDER BY r.id, j.id");
-    sqlite3_stmt *st = sql_prepare(db, &q, err);
+    StoreRows *st = sql_prepare(db, &q, err);
     sb_free(&q.text);
     if (!st)
         return -1;
     int64_t first_run = 0;
     int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        int64_t run = sqlite3_column_int64(st, 3);
+    while (!rc && store_rows_next(st, "reading baselines", err) > 0) {
+        int64_t run = store_rows_int(st, 3);
         if (first_run && run != first_run)
             break;
         first_run = run;
-        const char *type = (const char *)sqlite3_column_text(st, 1);
+        const char *type = store_rows_text(st, 1);
         int is_num = type && (!strcmp(type, "integer") || !strcmp(type, "real"));
-        const char *t = (const char *)sqlite3_column_text(st, 2);
-        rc = base_add(cs, (const char *)sqlite3_column_text(st, 0), t ? t : "", is_num,
-                      sqlite3_column_double(st, 2), err);
+        const char *t = store_rows_text(st, 2);
+        rc = base_add(cs, store_rows_text(st, 0), t ? t : "", is_num,
+                      store_rows_double(st, 2), err);
     }
-    sqlite3_finalize(st);
+    store_rows_close(st);
     return rc;
 }
 
 /* The baseline: given ("axis=value,..."), else the first selected run's stored
  * one, else the borrowed fb[0..nfb). */
-static int baseline_resolve(sqlite3 *db, CaseSet *cs, const char *given, const BaseRef *fb,
+static int baseline_resolve(struct sqlite3 *db, CaseSet *cs, const char *given, const BaseRef *fb,
                             int nfb, KvxError *err)
 {
     if (given)
@@ -917,7 +792,7 @@ static void compute_values(CaseSet *cs, int ratio)
     ratios_free(&R);
 }
 
-int caseset_load(sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
+int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
                  int nfb, CaseSet *cs, KvxError *err)
 {
     memset(cs, 0, sizeof *cs);

@@ -7,7 +7,7 @@
  * (KVX_EINPUT: bad input, an unknown axis, a bad --where, no such database;
  * KVX_EIO: a database or file failure).  Files: results.c (case loading,
  * formats), results_where.c (--where to SQL), results_table.c (`table`,
- * `compare`), results_io.c (`export`, `import`, `merge`), results_report.c
+ * `compare`), results_io.c (`export`, `import`; merge is store_merge), results_report.c
  * (`report`, gnuplot).  docs/results-schema.md describes the database. */
 #ifndef KVX_RESULTS_H
 #define KVX_RESULTS_H
@@ -36,6 +36,8 @@ typedef struct ResultsSel {
     const char *spec;          /* NULL: the one spec stored (an error if several) */
     int64_t run_id;            /* 0: every run */
     const char *ref_name;      /* non-NULL: only the imported reference of that name */
+    int with_refs;             /* with run_id: the imported references' cases too (a
+                                  report's beside: columns are a library's, imported) */
 } ResultsSel;
 
 typedef struct TableOpts {
@@ -99,17 +101,6 @@ typedef struct ImportOpts {
 int results_import(Store *st, const char *csv_path, const ImportOpts *o,
                    int *nrows, KvxError *err);
 
-typedef struct MergeStats {
-    int runs_added, runs_found;
-    int variants_added;
-    int cases_added, cases_present;   /* present: key already in OUT, kept as is */
-} MergeStats;
-
-/* Merge the database at in_path into out (an open store), all or nothing.
- * Idempotent: runs are matched on their whole environment, variants on (run,
- * source hash), cases on their key (a key already in out keeps its row). */
-int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
-
 /* Write DIR/<spec name>.md (and plots) for a spec; *written gets the path
  * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT.
  * only_run: report that measured run alone (0: every measured run, one section
@@ -125,8 +116,6 @@ int results_report(struct sqlite3 *db, const char *spec_path, const char *out_di
 int results_format_parse(const char *s, ResultsFormat *f);
 /* Split "a,b,c" into arena strings; *n gets the count. */
 const char **results_split(Arena *a, const char *s, int *n);
-/* Open a database that must exist (no silent creation by a reading verb). */
-struct sqlite3 *results_open_existing(const char *path, KvxError *err);
 /* Fill sel->spec when NULL and exactly one spec is stored (names in err). */
 int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err);
 /* CSV field / JSON string writers.  The JSON one writes valid JSON whatever

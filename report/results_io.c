@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,198 +22,99 @@
 
 /* ---- export ---------------------------------------------------------------- */
 
-/* Fixed columns of an exported row, in order.  Axes follow `spec_name`. */
-static const char *const export_head[] = {
-    "c.id AS case_id", "c.run_id", "r.kind AS run_kind", "r.name AS run_name", "c.spec_name",
-};
-static const char *const export_tail[] = {
-    "c.label", "c.status", "c.detail", "c.median_ms", "c.min_ms", "c.max_ms", "c.mean_ms",
-    "c.stdev_ms", "c.noise", "c.samples", "c.rel_err", "c.bytes", "c.atomics", "c.elements",
-    "c.gbs", "c.pct_peak", "c.elems_per_s", "c.atomics_per_s", "c.grid_x", "c.grid_y",
-    "c.grid_z", "c.block_x", "c.block_y", "c.block_z", "c.smem", "c.cluster_x", "c.cluster_y",
-    "c.cluster_z", "c.t_input_ms", "c.t_verify_ms", "c.t_measure_ms", "c.device_uuid",
-    "r.gpu_name", "r.gpu_uuid", "r.cc", "r.sm_count", "r.l2_bytes", "r.mem_bytes",
-    "r.clock_mhz", "r.mem_clock_mhz", "r.peak_gbs", "r.driver_version", "r.nvrtc_version",
-    "r.kvx_version", "r.arch", "r.hostname", "r.started_at", "r.measure_json",
-    "v.source_hash", "v.options", "v.compile_ok", "v.compile_ms", "v.regs", "v.spill_stores",
-    "v.spill_loads", "v.smem_static", "v.stack", "v.inspect_json", "c.key", "c.stored_at",
-};
-#define NHEAD ((int)(sizeof export_head / sizeof export_head[0]))
-#define NTAIL ((int)(sizeof export_tail / sizeof export_tail[0]))
-
-static const char *col_name(const char *expr)
-{
-    const char *as = strstr(expr, " AS ");
-    return as ? as + 4 : strchr(expr, '.') + 1;
-}
-
-static void export_cell(sqlite3_stmt *q, int i, ResultsFormat f, FILE *out)
+static void export_cell(const StoreCell *c, ResultsFormat f, FILE *out)
 {
     char buf[40];
-    switch (sqlite3_column_type(q, i)) {
-    case SQLITE_INTEGER:
-        fprintf(out, "%lld", (long long)sqlite3_column_int64(q, i));
+    switch (c->type) {
+    case STORE_INT:
+        fprintf(out, "%lld", (long long)c->i);
         break;
-    case SQLITE_FLOAT:
+    case STORE_REAL:
         /* JSON has no Inf or NaN (a database written by an older kvx may hold
          * them): they go out as null, and empty in CSV, like NULL. */
-        if (!isfinite(sqlite3_column_double(q, i))) {
+        if (!isfinite(c->d)) {
             if (f == RESULTS_JSON)
                 fputs("null", out);
             break;
         }
-        results_num_text(buf, sizeof buf, sqlite3_column_double(q, i));
+        results_num_text(buf, sizeof buf, c->d);
         fputs(buf, out);
         break;
-    case SQLITE_NULL:
+    case STORE_NULL:
         if (f == RESULTS_JSON)
             fputs("null", out);
         break;
-    default:
+    case STORE_TEXT:
         if (f == RESULTS_JSON)
-            results_json_string(out, (const char *)sqlite3_column_text(q, i));
+            results_json_string(out, c->text);
         else
-            results_csv_field(out, (const char *)sqlite3_column_text(q, i));
+            results_csv_field(out, c->text);
     }
 }
 
-/* One `kvx export`: the stored axes (in order of first appearance), the
- * query over the fixed columns with each axis between head and tail, and
- * the output names of its columns. */
-typedef struct Export {
-    sqlite3 *db;
-    const char *spec;           /* NULL: every spec */
-    ResultsFormat f;
-    FILE *out;
-    Arena *a;
-    sqlite3_stmt *q;
-    const char **axes;          /* malloc'd; the strings in a */
-    int naxes, cap;
-    const char **names;         /* ncols, in a */
-    int ncols;
-} Export;
-
-static int export_axes(Export *x)
+/* Valid JSON text as it is, but for bytes that are not UTF-8, which can
+ * only sit inside its strings: each becomes \ufffd there. */
+static void put_json_raw(FILE *out, const char *s)
 {
-    const char *ax_sql = "SELECT j.key FROM cases c, json_each(c.axes) j"
-                         " WHERE ?1 IS NULL OR c.spec_name = ?1"
-                         " GROUP BY j.key ORDER BY min(c.id), min(j.id)";
-    if (sqlite3_prepare_v2(x->db, ax_sql, -1, &x->q, NULL))
+    size_t n = strlen(s);
+    while (*s) {
+        int k = results_utf8_len(s, n);
+        if (k <= 0) {
+            fputs("\\ufffd", out);
+            k = 1;
+        } else {
+            fwrite(s, 1, (size_t)k, out);
+        }
+        s += k, n -= (size_t)k;
+    }
+}
+
+static void export_row(const StoreExport *x, const StoreCell *cells, ResultsFormat f, int row,
+                       FILE *out)
+{
+    int json = f == RESULTS_JSON;
+    if (json)
+        fputs(row ? ",\n{" : "\n{", out);
+    for (int i = 0; i < store_export_ncols(x); i++) {
+        if (json) {
+            fputs(i ? ", " : "", out);
+            results_json_string(out, store_export_name(x, i));
+            fputs(": ", out);
+        } else if (i) {
+            fputc(',', out);
+        }
+        if (json && cells[i].json)
+            put_json_raw(out, cells[i].text);
+        else
+            export_cell(&cells[i], f, out);
+    }
+    fputs(json ? "}" : "\n", out);
+}
+
+int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+{
+    StoreExport *x = store_export_open(db, spec, err);
+    if (!x)
         return -1;
-    if (x->spec)
-        sqlite3_bind_text(x->q, 1, x->spec, -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(x->q) == SQLITE_ROW) {
-        if (x->naxes == x->cap)
-            x->axes = xrealloc(x->axes, sizeof *x->axes * (size_t)(x->cap *= 2));
-        x->axes[x->naxes++] = arena_strdup(x->a, (const char *)sqlite3_column_text(x->q, 0));
-    }
-    sqlite3_finalize(x->q);
-    x->q = NULL;
-    return 0;
-}
-
-static int export_query(Export *x)
-{
-    StrBuf sql;
-    sb_init(&sql);
-    sb_puts(&sql, "SELECT ");
-    for (int i = 0; i < NHEAD; i++)
-        sb_printf(&sql, "%s, ", export_head[i]);
-    for (int i = 0; i < x->naxes; i++)
-        sb_puts(&sql, "json_extract(c.axes, ?), ");
-    for (int i = 0; i < NTAIL; i++)
-        sb_printf(&sql, "%s%s", i ? ", " : "", export_tail[i]);
-    sb_puts(&sql, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
-                  " v.id = c.variant_id WHERE ? IS NULL OR c.spec_name = ? ORDER BY c.id");
-    int rc = sqlite3_prepare_v2(x->db, sb_str(&sql), -1, &x->q, NULL);
-    sb_free(&sql);
-    if (rc)
-        return -1;
-    for (int i = 0; i < x->naxes; i++)
-        sqlite3_bind_text(x->q, i + 1, arena_printf(x->a, "$.\"%s\"", x->axes[i]), -1,
-                          SQLITE_TRANSIENT);
-    if (x->spec) {
-        sqlite3_bind_text(x->q, x->naxes + 1, x->spec, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(x->q, x->naxes + 2, x->spec, -1, SQLITE_TRANSIENT);
-    }
-    return 0;
-}
-
-/* Column names: an axis that collides with a fixed column becomes axis.NAME. */
-static void export_names(Export *x)
-{
-    int naxes = x->naxes;
-    x->ncols = NHEAD + naxes + NTAIL;
-    x->names = arena_alloc(x->a, sizeof *x->names * (size_t)x->ncols);
-    for (int i = 0; i < NHEAD; i++)
-        x->names[i] = col_name(export_head[i]);
-    for (int i = 0; i < NTAIL; i++)
-        x->names[NHEAD + naxes + i] = col_name(export_tail[i]);
-    for (int i = 0; i < naxes; i++) {
-        int clash = 0;
-        for (int j = 0; j < x->ncols; j++)
-            clash |= (j < NHEAD || j >= NHEAD + naxes) && !strcmp(x->names[j], x->axes[i]);
-        x->names[NHEAD + i] = clash ? arena_printf(x->a, "axis.%s", x->axes[i]) : x->axes[i];
-    }
-}
-
-/* The CSV header or JSON's '[', every row, and JSON's ']'.  0, or -1 when a
- * step fails. */
-static int export_rows(Export *x)
-{
-    FILE *out = x->out;
-    int json = x->f == RESULTS_JSON;
-    if (!json) {
-        for (int i = 0; i < x->ncols; i++) {
+    int n = store_export_ncols(x);
+    StoreCell *cells = xmalloc(sizeof *cells * (size_t)n);
+    if (f == RESULTS_JSON) {
+        fputs("[", out);
+    } else {
+        for (int i = 0; i < n; i++) {
             if (i)
                 fputc(',', out);
-            results_csv_field(out, x->names[i]);
+            results_csv_field(out, store_export_name(x, i));
         }
         fputc('\n', out);
-    } else {
-        fputs("[", out);
     }
-    int step, row = 0;
-    while ((step = sqlite3_step(x->q)) == SQLITE_ROW) {
-        if (json)
-            fputs(row ? ",\n{" : "\n{", out);
-        for (int i = 0; i < x->ncols; i++) {
-            if (json) {
-                fputs(i ? ", " : "", out);
-                results_json_string(out, x->names[i]);
-                fputs(": ", out);
-            } else if (i) {
-                fputc(',', out);
-            }
-            export_cell(x->q, i, x->f, out);
-        }
-        fputs(json ? "}" : "\n", out);
-        row++;
-    }
-    if (step != SQLITE_DONE)
-        return -1;
-    if (json)
+    int rc, row = 0;
+    while ((rc = store_export_next(x, cells, err)) > 0)
+        export_row(x, cells, f, row++, out);
+    if (rc == 0 && f == RESULTS_JSON)
         fputs("\n]\n", out);
-    return 0;
-}
-
-int results_export(sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
-{
-    Export x = {.db = db, .spec = spec, .f = f, .out = out, .a = arena_new(), .cap = 16};
-    x.axes = xmalloc(sizeof *x.axes * (size_t)x.cap);
-    int rc = -1;
-    if (export_axes(&x) || export_query(&x))
-        goto fail;
-    export_names(&x);
-    if (export_rows(&x))
-        goto fail;
-    rc = 0;
-fail:
-    if (rc)
-        kvx_error_set(err, KVX_EIO, NULL, "export: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(x.q);
-    free(x.axes);
-    arena_free(x.a);
+    free(cells);
+    store_export_close(x);
     return rc;
 }
 
@@ -452,18 +352,52 @@ typedef struct Import {
     CsvRow *rows;
     int nrows;
     int *which;                 /* per header column: import_cols index, NIMPORT (status), -1 (axis) */
-    int nax;                    /* axis columns, before the value columns */
+    int ax0, nax;               /* axis columns [ax0, nax), before the value columns */
     CaseRow *cases;             /* by row (row 0, the header, unused) */
     HashIdx keys;
     HashIdx cols;               /* the header's names: a repeat found in linear time */
     size_t text;                /* bytes of the rows' axes and labels so far */
 } Import;
 
-/* Header: axis columns up to the first value column, value columns after.
- * 0 or -1 with err. */
+static int header_rows(Import *im, KvxError *err);
+
+/* kvx export's own CSV: `case_id, run_id, run_kind, run_name, spec_name`,
+ * the axes (an axis written axis.NAME is NAME), then `label` and the other
+ * columns, of which the value columns and status are read and the rest
+ * (the run's environment, the variant's facts, ...) left.  1 when the header
+ * is one (im->which, ax0 and nax set), 0 when not. */
+static int header_of_export(Import *im)
+{
+    static const char *const head[] = {"case_id", "run_id", "run_kind", "run_name", "spec_name"};
+    CsvRow *h = &im->rows[0];
+    int label = -1;
+    for (int i = 0; i < h->n && label < 0; i++)
+        if (i < 5 ? strcmp(h->f[i], head[i]) != 0 : !strcmp(h->f[i], "label"))
+            label = i < 5 ? h->n : i;
+    if (label < 6 || label >= h->n)
+        return 0;
+    im->which = arena_alloc(im->a, sizeof *im->which * (size_t)h->n);
+    im->ax0 = 5, im->nax = label;
+    for (int i = 0; i < h->n; i++) {
+        im->which[i] = i < 5 ? -2 : i < label ? -1 : -2;
+        for (int k = 0; k < NIMPORT && i >= label; k++)
+            if (!strcmp(h->f[i], import_cols[k].name))
+                im->which[i] = k;
+        if (i >= label && !strcmp(h->f[i], "status"))
+            im->which[i] = NIMPORT;
+        if (i >= 5 && i < label && !strncmp(h->f[i], "axis.", 5))
+            h->f[i] += 5;
+    }
+    return 1;
+}
+
+/* Header: axis columns up to the first value column, value columns after
+ * (or kvx export's, header_of_export).  0 or -1 with err. */
 static int import_header(Import *im, KvxError *err)
 {
     const CsvRow *h = &im->rows[0];
+    if (header_of_export(im))
+        return header_rows(im, err);
     im->nax = -1;
     im->which = arena_alloc(im->a, sizeof *im->which * (size_t)h->n);
     for (int i = 0; i < h->n; i++) {
@@ -499,6 +433,13 @@ static int import_header(Import *im, KvxError *err)
                                                          : "no axis column before the values");
         return -1;
     }
+    return header_rows(im, err);
+}
+
+/* Every row has the header's field count.  0 or -1 with err. */
+static int header_rows(Import *im, KvxError *err)
+{
+    const CsvRow *h = &im->rows[0];
     /* Every row's field count first: the checks below index any field. */
     for (int r = 1; r < im->nrows; r++)
         if (im->rows[r].n != h->n) {
@@ -517,6 +458,8 @@ static int import_values(Import *im, int r, KvxError *err)
     for (int i = im->nax; i < h->n; i++) {
         SrcPos pos = {im->csv_path, row->line, row->col[i]};
         double d;
+        if (im->which[i] == -2)
+            continue;
         if (im->which[i] == NIMPORT) {
             if (results_status_rank(row->f[i]) >= CASE_STATUS_COUNT) {
                 kvx_error_set(err, KVX_EINPUT, &pos, "unknown status '%s'", row->f[i]);
@@ -542,10 +485,10 @@ static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *
     store_case_init(c);
     sb_reset(axes), sb_reset(label);
     sb_putc(axes, '{');
-    for (int i = 0; i < im->nax; i++) {
-        sb_printf(axes, "%s\"%s\":", i ? "," : "", h->f[i]);
+    for (int i = im->ax0; i < im->nax; i++) {
+        sb_printf(axes, "%s\"%s\":", i > im->ax0 ? "," : "", h->f[i]);
         json_scalar(axes, row->f[i]);
-        sb_printf(label, "%s%s=%s", i ? " " : "", h->f[i], row->f[i]);
+        sb_printf(label, "%s%s=%s", i > im->ax0 ? " " : "", h->f[i], row->f[i]);
     }
     sb_putc(axes, '}');
     /* Each row repeats the axis names: 100 names of 1 MB were 200 MB a row. */
@@ -582,8 +525,8 @@ static const char *import_decl(Import *im)
     StrBuf decl;
     sb_init(&decl);
     sb_putc(&decl, '{');
-    for (int i = 0; i < im->nax; i++) {
-        sb_printf(&decl, "%s\"%s\":[", i ? "," : "", im->rows[0].f[i]);
+    for (int i = im->ax0; i < im->nax; i++) {
+        sb_printf(&decl, "%s\"%s\":[", i > im->ax0 ? "," : "", im->rows[0].f[i]);
         int nv = 0;
         HashIdx seen = {0};
         for (int r = 1; r < im->nrows; r++) {
@@ -603,30 +546,13 @@ static const char *import_decl(Import *im)
     return out;
 }
 
-/* A reference of this name must not exist yet.  0 or -1 with err. */
-static int import_name_free(sqlite3 *db, const char *name, KvxError *err)
-{
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE kind = 'reference' AND name = ?", -1, &q, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(q) == SQLITE_ROW)
-            kvx_error_set(err, KVX_EINPUT, NULL,
-                          "a reference named '%s' is already imported (run %lld); choose"
-                          " another --name", name, (long long)sqlite3_column_int64(q, 0));
-    }
-    sqlite3_finalize(q);
-    return err->code ? -1 : 0;
-}
-
 /* The name's check, the reference run and all its cases, in one transaction:
  * an import killed half-way leaves nothing (a run row committed alone once
  * stayed with 0 cases and made the retry "already imported"), and of two
  * imports of one name, one is refused.  0 or -1. */
 static int import_store(Store *st, Import *im, KvxError *err)
 {
-    sqlite3 *db = store_db(st);
-    int64_t run_id;
+    int64_t run_id, other;
     char when[32];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -636,15 +562,15 @@ static int import_store(Store *st, Import *im, KvxError *err)
                   .command = im->o->source, .axes_json = import_decl(im), .started_at = when, .peak_gbs = 0};
     /* One transaction for all rows, too: a commit per row made 200,000 rows
      * take minutes.  store_put_cases joins it. */
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        kvx_error_set(err, KVX_EIO, NULL, "import: %s", sqlite3_errmsg(db));
+    if (store_begin(st, err))
         return -1;
-    }
-    if (import_name_free(db, im->o->name, err) || store_begin_run(st, &env, &run_id, err) ||
-        store_put_cases(st, run_id, 0, im->cases + 1, im->nrows - 1, err) ||
-        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        kvx_error_set(err, KVX_EIO, NULL, "import: %s", sqlite3_errmsg(db));
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    int found = store_ref_run(st, im->o->name, &other, err);
+    if (found > 0)
+        kvx_error_set(err, KVX_EINPUT, NULL, "a reference named '%s' is already imported (run %lld);"
+                      " choose another --name", im->o->name, (long long)other);
+    if (found || store_begin_run(st, &env, &run_id, err) ||
+        store_put_cases(st, run_id, 0, im->cases + 1, im->nrows - 1, err) || store_commit(st, err)) {
+        store_rollback(st);
         return -1;
     }
     return 0;
@@ -669,7 +595,10 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
                       o->name ? o->name : "");
         goto done;
     }
-    im.rows = csv_parse(im.a, csv_path, text, len, &im.nrows, err);
+    /* A UTF-8 byte order mark, which spreadsheets write, is not the first
+     * column's name. */
+    size_t bom = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    im.rows = csv_parse(im.a, csv_path, text + bom, len - bom, &im.nrows, err);
     if (err->code)
         goto done;
     if (im.nrows < 2) {
@@ -695,224 +624,5 @@ done:
     free(im.rows);
     free(text);
     arena_free(im.a);
-    return rc;
-}
-
-/* ---- merge ----------------------------------------------------------------- */
-
-/* Columns of main.TABLE that src.TABLE has too, other than the skipped ones, as "c1, c2, ..." with a
- * prefix before each; the names come from our own schema, never from input. */
-static char *columns(sqlite3 *db, const char *table, const char *prefix,
-                     const char *const *skip, const char *join)
-{
-    StrBuf b;
-    sb_init(&b);
-    sqlite3_stmt *q = NULL;
-    /* The columns both databases have: an older source lacks the newer ones,
-     * which stay NULL in the copy. */
-    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main') WHERE name IN"
-                           " (SELECT name FROM pragma_table_info(?1, 'src')) ORDER BY cid",
-                           -1, &q, NULL) == 0) {
-        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
-        int n = 0;
-        while (sqlite3_step(q) == SQLITE_ROW) {
-            const char *name = (const char *)sqlite3_column_text(q, 0);
-            int skipped = 0;
-            for (int i = 0; skip[i]; i++)
-                skipped |= !strcmp(skip[i], name);
-            if (skipped)
-                continue;
-            if (join)   /* NULL-safe equality: "m.x IS s.x AND ..." */
-                sb_printf(&b, "%sm.\"%s\" IS s.\"%s\"", n++ ? join : "", name, name);
-            else
-                sb_printf(&b, "%s%s\"%s\"", n++ ? ", " : "", prefix, name);
-        }
-    }
-    sqlite3_finalize(q);
-    return sb_take(&b);
-}
-
-static int exec_count(sqlite3 *db, const char *sql, int *changes, KvxError *err)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        kvx_error_set(err, KVX_EIO, NULL, "merge: %s", msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    if (changes)
-        *changes = sqlite3_changes(db);
-    return 0;
-}
-
-static int count_rows(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *q = NULL;
-    int n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
-        n = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    return n;
-}
-
-/* Attach in_path as schema src.  0 or -1 with err (unreadable, or SQLite
- * will not attach it). */
-static int merge_attach(sqlite3 *db, const char *in_path, KvxError *err)
-{
-    if (access(in_path, R_OK) != 0) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "cannot read '%s'", in_path);
-        return -1;
-    }
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS src", -1, &q, NULL) != SQLITE_OK) {
-        kvx_error_set(err, KVX_EIO, NULL, "merge: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    sqlite3_bind_text(q, 1, in_path, -1, SQLITE_TRANSIENT);
-    int ok = sqlite3_step(q) == SQLITE_DONE;
-    sqlite3_finalize(q);
-    if (!ok) {
-        kvx_error_set(err, KVX_EIO, NULL, "%s: cannot attach: %s", in_path, sqlite3_errmsg(db));
-        return -1;
-    }
-    return 0;
-}
-
-/* src is a kvx results database of a schema this kvx reads; a corrupt one
- * is a database failure (KVX_EIO), as from every verb. */
-static int merge_check_schema(sqlite3 *db, const char *in_path, KvxError *err)
-{
-    sqlite3_stmt *q = NULL;
-    const char *what = NULL;
-    if (sqlite3_prepare_v2(db, "PRAGMA src.quick_check(1)", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        what = (const char *)sqlite3_column_text(q, 0);
-    if (!what || strcmp(what, "ok")) {
-        kvx_error_set(err, KVX_EIO, NULL, "%s: the database is corrupt (%s)", in_path,
-                      what ? what : sqlite3_errmsg(db));
-        sqlite3_finalize(q);
-        return -1;
-    }
-    sqlite3_finalize(q);
-    int version = count_rows(db, "SELECT max(version) FROM src.schema_version");
-    if (version < 1 || count_rows(db, "SELECT count(*) FROM src.cases") < 0) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database", in_path);
-        return -1;
-    }
-    if (version > STORE_SCHEMA_VERSION) {
-        kvx_error_set(err, KVX_EINPUT, NULL, "%s: results schema %d is newer than this kvx (%d)",
-                      in_path, version, STORE_SCHEMA_VERSION);
-        return -1;
-    }
-    return 0;
-}
-
-/* The column lists of the copy (columns()): each table's own and src's
- * ("s."), and the equality that finds a run already present.  malloc'd. */
-typedef struct MergeCols {
-    char *run_cols, *run_src, *run_eq;
-    char *var_cols, *var_src;
-    char *case_cols, *case_src;
-} MergeCols;
-
-static void merge_cols_find(sqlite3 *db, MergeCols *c)
-{
-    /* A run is the same run when its whole environment is; wall_s and
-     * profile_json are written at its end and may differ between copies. */
-    static const char *const run_skip[] = {"id", NULL};
-    static const char *const run_eq_skip[] = {"id", "wall_s", "profile_json", NULL};
-    static const char *const var_skip[] = {"id", "run_id", NULL};
-    static const char *const case_skip[] = {"id", "run_id", "variant_id", NULL};
-    c->run_cols = columns(db, "runs", "", run_skip, NULL);
-    c->run_src = columns(db, "runs", "s.", run_skip, NULL);
-    c->run_eq = columns(db, "runs", "", run_eq_skip, " AND ");
-    c->var_cols = columns(db, "variants", "", var_skip, NULL);
-    c->var_src = columns(db, "variants", "s.", var_skip, NULL);
-    c->case_cols = columns(db, "cases", "", case_skip, NULL);
-    c->case_src = columns(db, "cases", "s.", case_skip, NULL);
-}
-
-static void merge_cols_free(MergeCols *c)
-{
-    free(c->run_cols), free(c->run_src), free(c->run_eq);
-    free(c->var_cols), free(c->var_src), free(c->case_cols), free(c->case_src);
-}
-
-/* The runs src has that main lacks, then src's variants under their runs'
- * ids in main (run_map: src id -> main id). */
-static int merge_runs_variants(sqlite3 *db, const MergeCols *c, StrBuf *sql, MergeStats *st,
-                               KvxError *err)
-{
-    sb_reset(sql);
-    sb_printf(sql,
-              "CREATE TEMP TABLE IF NOT EXISTS run_map (src INTEGER PRIMARY KEY, dst INTEGER);"
-              "CREATE TEMP TABLE IF NOT EXISTS var_map (src INTEGER PRIMARY KEY, dst INTEGER);"
-              "DELETE FROM temp.run_map; DELETE FROM temp.var_map;"
-              "INSERT INTO main.runs (%s) SELECT %s FROM src.runs s WHERE NOT EXISTS"
-              " (SELECT 1 FROM main.runs m WHERE %s) ORDER BY s.id;",
-              c->run_cols, c->run_src, c->run_eq);
-    if (exec_count(db, sb_str(sql), &st->runs_added, err))
-        return -1;
-    sb_reset(sql);
-    sb_printf(sql,
-              "INSERT INTO temp.run_map SELECT s.id, (SELECT min(m.id) FROM main.runs m WHERE %s)"
-              " FROM src.runs s;"
-              "INSERT OR IGNORE INTO main.variants (run_id, %s) SELECT rm.dst, %s FROM"
-              " src.variants s JOIN temp.run_map rm ON rm.src = s.run_id ORDER BY s.id;",
-              c->run_eq, c->var_cols, c->var_src);
-    return exec_count(db, sb_str(sql), &st->variants_added, err);
-}
-
-/* src's cases under their runs' and variants' ids in main; a case whose key
- * main holds already is skipped (INSERT OR IGNORE on the unique key). */
-static int merge_cases(sqlite3 *db, const MergeCols *c, StrBuf *sql, MergeStats *st,
-                       KvxError *err)
-{
-    sb_reset(sql);
-    sb_printf(sql,
-              "INSERT INTO temp.var_map SELECT s.id, m.id FROM src.variants s JOIN temp.run_map"
-              " rm ON rm.src = s.run_id JOIN main.variants m ON m.run_id = rm.dst AND"
-              " m.source_hash = s.source_hash;"
-              "INSERT OR IGNORE INTO main.cases (run_id, variant_id, %s) SELECT rm.dst, vm.dst, %s"
-              " FROM src.cases s JOIN temp.run_map rm ON rm.src = s.run_id LEFT JOIN"
-              " temp.var_map vm ON vm.src = s.variant_id ORDER BY s.id;",
-              c->case_cols, c->case_src);
-    return exec_count(db, sb_str(sql), &st->cases_added, err);
-}
-
-/* The copy of the attached src into main, in one transaction. */
-static int merge_copy(sqlite3 *db, MergeStats *st, KvxError *err)
-{
-    MergeCols c;
-    merge_cols_find(db, &c);
-    StrBuf sql;
-    sb_init(&sql);
-    int total_runs = count_rows(db, "SELECT count(*) FROM src.runs");
-    int total_cases = count_rows(db, "SELECT count(*) FROM src.cases");
-    int rc = -1;
-    if (exec_count(db, "BEGIN IMMEDIATE", NULL, err))
-        goto fail;
-    if (merge_runs_variants(db, &c, &sql, st, err) || merge_cases(db, &c, &sql, st, err) ||
-        exec_count(db, "COMMIT", NULL, err)) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
-    }
-    st->runs_found = total_runs - st->runs_added;
-    st->cases_present = total_cases - st->cases_added;
-    rc = 0;
-fail:
-    sb_free(&sql);
-    merge_cols_free(&c);
-    return rc;
-}
-
-int results_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err)
-{
-    sqlite3 *db = store_db(out);
-    memset(st, 0, sizeof *st);
-    if (merge_attach(db, in_path, err))
-        return -1;
-    int rc = merge_check_schema(db, in_path, err) || merge_copy(db, st, err) ? -1 : 0;
-    sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
     return rc;
 }

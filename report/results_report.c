@@ -13,123 +13,88 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct RunInfo {
-    int64_t id;
-    int reference;
-} RunInfo;
+typedef StoreRunInfo RunInfo;
 
-/* One row of the environment table from a row of env_runs' query; the run's
- * stored measurement settings (or an import's command) go to settings. */
-static void env_row(sqlite3_stmt *q, FILE *md, const RunInfo *r, StrBuf *settings)
+/* One row of the environment table; the run's stored measurement settings
+ * (or an import's command) go to settings. */
+static void env_row(const RunInfo *r, FILE *md, StrBuf *settings)
 {
-#define TXT(i) ((const char *)sqlite3_column_text(q, i))
     char wall[32] = "", peak[32] = "", drv[32] = "";
-    if (sqlite3_column_type(q, 15) != SQLITE_NULL)
-        snprintf(wall, sizeof wall, "%.1f s", sqlite3_column_double(q, 15));
-    if (sqlite3_column_double(q, 8) > 0)
-        snprintf(peak, sizeof peak, "%.0f", sqlite3_column_double(q, 8));
-    int dv = sqlite3_column_int(q, 9);
-    if (dv > 0)
-        snprintf(drv, sizeof drv, "%d.%d", dv / 1000, dv % 1000 / 10);
-    fprintf(md, "| %lld | %s%s%s | %s | %s | %s | ", (long long)r->id, TXT(1),
-            r->reference ? " " : "", TXT(2), TXT(3), sqlite3_column_int(q, 4) ? TXT(4) : "",
-            sqlite3_column_int(q, 5) ? TXT(5) : "");
-    if (sqlite3_column_int(q, 6))
-        fprintf(md, "%d / %d", sqlite3_column_int(q, 6), sqlite3_column_int(q, 7));
-    fprintf(md, " | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", peak, drv, TXT(10),
-            TXT(11), TXT(12), TXT(13), TXT(14), wall, sqlite3_column_int(q, 16));
-    if (*TXT(17))
-        sb_printf(settings, "- run %lld: `%s`\n", (long long)r->id, TXT(17));
-    if (r->reference && *TXT(18))
-        sb_printf(settings, "- run %lld (imported): `%s`\n", (long long)r->id, TXT(18));
-#undef TXT
+    if (!isnan(r->wall_s))
+        snprintf(wall, sizeof wall, "%.1f s", r->wall_s);
+    if (r->peak_gbs > 0)
+        snprintf(peak, sizeof peak, "%.0f", r->peak_gbs);
+    if (r->driver_version > 0)
+        snprintf(drv, sizeof drv, "%d.%d", r->driver_version / 1000, r->driver_version % 1000 / 10);
+    fprintf(md, "| %lld | %s%s%s | %s | ", (long long)r->id, r->kind, r->reference ? " " : "",
+            r->name, r->gpu_name);
+    if (r->cc)
+        fprintf(md, "%d", r->cc);
+    fputs(" | ", md);
+    if (r->sm_count)
+        fprintf(md, "%d", r->sm_count);
+    fputs(" | ", md);
+    if (r->clock_mhz)
+        fprintf(md, "%d / %d", r->clock_mhz, r->mem_clock_mhz);
+    fprintf(md, " | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", peak, drv, r->nvrtc_version,
+            r->kvx_version, r->arch, r->hostname, r->started_at, wall, r->ncases);
+    if (*r->measure_json)
+        sb_printf(settings, "- run %lld: `%s`\n", (long long)r->id, r->measure_json);
+    if (r->reference && *r->command)
+        sb_printf(settings, "- run %lld (imported): `%s`\n", (long long)r->id, r->command);
 }
 
 /* The environment table, one row per run holding cases of this spec:
  * measured ones (only run only_run when it is not 0) and imported ones, into
- * *runs (malloc'd).  0 or -1 with err. */
-static int env_runs(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, RunInfo **runs,
-                    int *nruns, StrBuf *settings, KvxError *err)
+ * *runs (in a).  0 or -1 with err. */
+static int env_runs(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, Arena *a,
+                    RunInfo **runs, int *nruns, StrBuf *settings, KvxError *err)
 {
-    static const char *const sql =
-        "SELECT r.id, r.kind, coalesce(r.name, ''), coalesce(r.gpu_name, '?'), r.cc,"
-        " r.sm_count, r.clock_mhz, r.mem_clock_mhz, r.peak_gbs, r.driver_version,"
-        " coalesce(r.nvrtc_version, ''), coalesce(r.kvx_version, ''), coalesce(r.arch, ''),"
-        " coalesce(r.hostname, ''), coalesce(r.started_at, ''), r.wall_s,"
-        " (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.spec_name = ?1),"
-        " coalesce(r.measure_json, ''), coalesce(r.command, '')"
-        " FROM runs r WHERE EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND"
-        " c.spec_name = ?1) AND (?2 = 0 OR r.id = ?2 OR r.kind = 'reference')"
-        " ORDER BY r.kind, r.id";
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL)) {
-        kvx_error_set(err, KVX_EIO, NULL, "report: %s", sqlite3_errmsg(db));
+    if (store_report_runs(db, spec->name, only_run, a, runs, nruns, err))
         return -1;
-    }
-    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(q, 2, only_run);
-    int cap = 8;
-    *runs = xmalloc(sizeof **runs * (size_t)cap);
-    *nruns = 0;
     fputs("## Environment\n\n| run | kind | GPU | cc | SMs | clocks (MHz) | peak GB/s | driver |"
           " NVRTC | kvx | arch | host | started | wall | cases |\n"
           "| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- | --- | --- | --- |"
           " ---: | ---: |\n", md);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        if (*nruns == cap)
-            *runs = xrealloc(*runs, sizeof **runs * (size_t)(cap *= 2));
-        RunInfo *r = &(*runs)[(*nruns)++];
-        r->id = sqlite3_column_int64(q, 0);
-        r->reference = !strcmp((const char *)sqlite3_column_text(q, 1), "reference");
-        env_row(q, md, r, settings);
-    }
-    sqlite3_finalize(q);
+    for (int i = 0; i < *nruns; i++)
+        env_row(&(*runs)[i], md, settings);
     return 0;
 }
 
+typedef struct MultiGpu {
+    FILE *md;
+    int first;
+} MultiGpu;
+
 /* A run over several GPUs stores one runs row (the first GPU's identity);
  * its cases name the GPU each ran on: one line per such run. */
-static void env_multi_gpu(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+static void multi_gpu_line(void *ctx, int64_t run_id, int ngpus, const char *uuids)
 {
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT c.run_id, count(DISTINCT c.device_uuid),"
-                           " group_concat(DISTINCT c.device_uuid) FROM cases c JOIN runs r ON"
-                           " r.id = c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
-                           " (?2 = 0 OR r.id = ?2) GROUP BY c.run_id"
-                           " HAVING count(DISTINCT c.device_uuid) > 1 ORDER BY c.run_id",
-                           -1, &q, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(q, 2, only_run);
-    int first = 1;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        fprintf(md, "%sRun %lld ran on %d GPUs (%s); the row above shows the first.\n",
-                first ? "\n" : "", (long long)sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
-                (const char *)sqlite3_column_text(q, 2));
-        first = 0;
-    }
-    sqlite3_finalize(q);
+    MultiGpu *m = ctx;
+    fprintf(m->md, "%sRun %lld ran on %d GPUs (%s); the row above shows the first.\n",
+            m->first ? "\n" : "", (long long)run_id, ngpus, uuids);
+    m->first = 0;
 }
 
 /* The environment of the runs (env_runs, env_multi_gpu), then the spec's
  * measurement settings and each run's as stored.  0 or -1 with err. */
-static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, RunInfo **runs,
-                      int *nruns, KvxError *err)
+static int report_env(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, Arena *a,
+                      RunInfo **runs, int *nruns, KvxError *err)
 {
     StrBuf settings;
     sb_init(&settings);
-    if (env_runs(db, spec, only_run, md, runs, nruns, &settings, err)) {
+    if (env_runs(db, spec, only_run, md, a, runs, nruns, &settings, err)) {
         sb_free(&settings);
         return -1;
     }
-    env_multi_gpu(db, spec, only_run, md);
+    store_report_multi_gpu(db, spec->name, only_run, multi_gpu_line, &(MultiGpu){md, 1});
     const MeasureSettings *m = &spec->measure;
     fprintf(md, "\n## Measurement\n\nThe spec asks for: warm-up %d, %d to %d samples, noise"
                 " target %.3g, budget %.0f ms, L2 flush %s, timeout %.0f s, seed %llu.  As"
@@ -143,58 +108,40 @@ static int report_env(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md,
 
 /* Cases whose SM clock fell below CASE_THROTTLE_SHARE of its maximum while
  * they were sampled (NVML): their times are not the card's best. */
-static void report_throttled(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+static void report_throttled(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
 {
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT count(*), min(c.sm_mhz), max(c.sm_max_mhz) FROM cases c JOIN"
-                           " runs r ON r.id = c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
-                           " (?2 = 0 OR r.id = ?2) AND c.throttled = 1", -1, &q, NULL))
-        return;
-    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(q, 2, only_run);
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0)
+    int n, lo, hi;
+    store_report_throttled(db, spec->name, only_run, &n, &lo, &hi);
+    if (n > 0)
         fprintf(md, "\n%d case%s ran throttled: the SM clock fell to %d MHz (of %d) during the"
                     " samples.  `kvx table --value throttled` shows which.\n",
-                sqlite3_column_int(q, 0), sqlite3_column_int(q, 0) > 1 ? "s" : "",
-                sqlite3_column_int(q, 1), sqlite3_column_int(q, 2));
-    sqlite3_finalize(q);
+                n, n > 1 ? "s" : "", lo, hi);
 }
 
-static void report_statuses(sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+static void count_status(void *ctx, const char *status, int count)
 {
-    sqlite3_stmt *q = NULL;
+    ((int *)ctx)[results_status_rank(status)] += count;
+}
+
+static void report_statuses(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+{
     fputs("\n## Status\n\n| status | cases |\n| --- | ---: |\n", md);
-    if (sqlite3_prepare_v2(db, "SELECT c.status, count(*) FROM cases c JOIN runs r ON r.id ="
-                           " c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
-                           " (?2 = 0 OR r.id = ?2) GROUP BY c.status", -1, &q, NULL))
-        return;
-    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(q, 2, only_run);
     int counts[CASE_STATUS_COUNT + 1] = {0};
-    while (sqlite3_step(q) == SQLITE_ROW)
-        counts[results_status_rank((const char *)sqlite3_column_text(q, 0))] +=
-            sqlite3_column_int(q, 1);
-    sqlite3_finalize(q);
+    store_report_statuses(db, spec->name, only_run, count_status, counts);
     for (int i = 0; i <= CASE_STATUS_COUNT; i++)
         if (counts[i])
             fprintf(md, "| %s | %d |\n", i < CASE_STATUS_COUNT ? results_status_names[i]
                                                                  : "(other)", counts[i]);
     /* Timed cases whose sampling ended (max_samples or budget) before the
      * spread met the run's noise target: their medians are less certain. */
-    if (sqlite3_prepare_v2(db, "SELECT count(*), max(c.noise) FROM cases c JOIN runs r ON r.id ="
-                           " c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND (?2 = 0 OR"
-                           " r.id = ?2) AND c.median_ms IS NOT NULL AND c.noise >"
-                           " json_extract(r.measure_json, '$.noise')", -1, &q, NULL))
-        return;
-    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(q, 2, only_run);
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0)
+    int n;
+    double worst;
+    store_report_noisy(db, spec->name, only_run, &n, &worst);
+    if (n > 0)
         fprintf(md, "\n%d timed case%s stopped sampling with the spread above the run's noise"
                     " target (at most %.3g): the sample or time budget ran out first.  `kvx table"
                     " --value noise` shows which.\n",
-                sqlite3_column_int(q, 0), sqlite3_column_int(q, 0) > 1 ? "s" : "",
-                sqlite3_column_double(q, 1));
-    sqlite3_finalize(q);
+                n, n > 1 ? "s" : "", worst);
     report_throttled(db, spec, only_run, md);
 }
 
@@ -212,12 +159,14 @@ static const char *spec_baseline(const Spec *s, Arena *a)
     return out;
 }
 
-static void report_table(sqlite3 *db, const Spec *spec, int64_t run, const ReportTable *t,
+static void report_table(struct sqlite3 *db, const Spec *spec, int64_t run, const ReportTable *t,
                          const char *baseline, int failed_values, FILE *md)
 {
     TableOpts o = {0};
     o.sel.spec = spec->name;
     o.sel.run_id = run;
+    /* A measured run holds no library call: the beside values are imported. */
+    o.sel.with_refs = t->beside != NULL;
     o.rows = t->rows, o.nrows = t->nrows;
     o.cols = t->cols, o.ncols = t->ncols;
     o.value = t->value;
@@ -327,7 +276,7 @@ typedef struct PlotAxes {
 /* The other axes with several values among this run's cases, "counter (2
  * values), n (2 values)", into b: each plotted point pools cases across them.
  * -1 when the cases cannot be read. */
-static int pooled_axes(sqlite3 *db, const Spec *spec, int64_t run, const PlotAxes *pa,
+static int pooled_axes(struct sqlite3 *db, const Spec *spec, int64_t run, const PlotAxes *pa,
                        StrBuf *b)
 {
     TableOpts o = {0};
@@ -361,7 +310,7 @@ typedef struct Plot {
 
 /* The plot's data: run's median times (or ratios) as a CSV table, x down and
  * one column per series, into *csv (malloc'd).  0 or -1 with err. */
-static int plot_table(sqlite3 *db, const Plot *pl, int64_t run, const char *baseline, char **csv,
+static int plot_table(struct sqlite3 *db, const Plot *pl, int64_t run, const char *baseline, char **csv,
                       KvxError *err)
 {
     const char *rows[] = {pl->xa->name}, *cols[] = {pl->sa->name};
@@ -452,7 +401,7 @@ static void plot_caption(const Plot *pl, FILE *md)
 /* One plot of run's cases.  name_run: put the run id in the file names (the
  * report covers several measured runs); with one run the names stay the same
  * from one run to the next, so a re-made report replaces its plots. */
-static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, int name_run, const char *dir,
+static void report_plot(struct sqlite3 *db, const Spec *spec, int64_t run, int name_run, const char *dir,
                         const char *gnuplot, const PlotAxes *pa, int ratio,
                         const char *baseline, FILE *md)
 {
@@ -489,35 +438,28 @@ static void report_plot(sqlite3 *db, const Spec *spec, int64_t run, int name_run
     sb_free(&gp), sb_free(&pl.pooled);
 }
 
+typedef struct WorkloadMask {
+    const Spec *spec;
+    uint64_t mask;
+} WorkloadMask;
+
+static void workload_axis(void *ctx, const char *name)
+{
+    WorkloadMask *w = ctx;
+    for (int a = 0; a < w->spec->naxes; a++)
+        if (!strcmp(w->spec->axes[a].name, name))
+            w->mask |= UINT64_C(1) << a;
+}
+
 /* Which spec axes the measured runs stored as workload axes (cases.workload:
  * the axes the template did not consult, as `kvx plan` found them); the spec
  * itself does not say.  *known is 0 when no case stored them (older
  * databases). */
-static uint64_t workload_axes(sqlite3 *db, const Spec *spec, int *known)
+static uint64_t workload_axes(struct sqlite3 *db, const Spec *spec, int *known)
 {
-    uint64_t mask = 0;
-    *known = 0;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT j.key FROM cases c JOIN runs r ON r.id = c.run_id,"
-                           " json_each(c.workload) j WHERE c.spec_name = ?1 AND r.kind = 'run'"
-                           " AND json_valid(c.workload) GROUP BY j.key UNION ALL SELECT NULL"
-                           " WHERE EXISTS (SELECT 1 FROM cases c JOIN runs r ON r.id ="
-                           " c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
-                           " json_valid(c.workload))", -1, &q, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(q, 1, spec->name, -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        if (!name) {
-            *known = 1;   /* the marker row: some case stored its workload */
-            continue;
-        }
-        for (int a = 0; a < spec->naxes; a++)
-            if (!strcmp(spec->axes[a].name, name))
-                mask |= UINT64_C(1) << a;
-    }
-    sqlite3_finalize(q);
-    return mask;
+    WorkloadMask w = {spec, 0};
+    *known = store_report_workload_axes(db, spec->name, workload_axis, &w);
+    return w.mask;
 }
 
 static int axis_numeric(const Axis *ax)
@@ -533,7 +475,7 @@ static int axis_numeric(const Axis *ax)
  * more than 2 decades get a log2 scale.  Series: the first other axis with
  * several values (else the first other axis).  -1 when there is no x or no
  * series. */
-static int plot_axes(sqlite3 *db, const Spec *spec, PlotAxes *pa)
+static int plot_axes(struct sqlite3 *db, const Spec *spec, PlotAxes *pa)
 {
     memset(pa, 0, sizeof *pa);
     pa->x = pa->series = -1;
@@ -559,7 +501,7 @@ static int plot_axes(sqlite3 *db, const Spec *spec, PlotAxes *pa)
     return 0;
 }
 
-static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int nruns,
+static void report_plots(struct sqlite3 *db, const Spec *spec, const RunInfo *runs, int nruns,
                          const char *dir, const char *baseline, FILE *md)
 {
     fputs("\n## Plots\n\n", md);
@@ -607,7 +549,7 @@ static void report_plots(sqlite3 *db, const Spec *spec, const RunInfo *runs, int
 /* One `kvx report`: the spec, its runs (measured and imported) and the tables
  * to write for each measured run; the Markdown goes to a memory stream. */
 typedef struct Report {
-    sqlite3 *db;
+    struct sqlite3 *db;
     Spec *spec;
     const char *dir;
     int64_t only_run;
@@ -629,7 +571,7 @@ typedef struct Report {
 /* At least one measured run (run only_run, when given).  0 or -1 with err. */
 static int report_runs(Report *R, KvxError *err)
 {
-    if (report_env(R->db, R->spec, R->only_run, R->md, &R->runs, &R->nruns, err))
+    if (report_env(R->db, R->spec, R->only_run, R->md, R->a, &R->runs, &R->nruns, err))
         return -1;
     for (int r = 0; r < R->nruns; r++)
         R->nmeasured += !R->runs[r].reference;
@@ -698,7 +640,7 @@ static int report_write(Report *R, char **written, KvxError *err)
     return 0;
 }
 
-int results_report(sqlite3 *db, const char *spec_path, const char *dir, int64_t only_run,
+int results_report(struct sqlite3 *db, const char *spec_path, const char *dir, int64_t only_run,
                    int failed_values, char **written, KvxError *err)
 {
     *written = NULL;
@@ -729,7 +671,6 @@ int results_report(sqlite3 *db, const char *spec_path, const char *dir, int64_t 
 fail:
     fclose(R.md);
     free(R.text);
-    free(R.runs);
     arena_free(R.a);
     spec_free(R.spec);
     return rc;

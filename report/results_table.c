@@ -8,7 +8,7 @@
 #include "results_table.h"
 
 #include <math.h>
-#include <sqlite3.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -556,7 +556,7 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
  * stored axis goes across and the second down.  fb: a baseline to borrow
  * when none is given or stored (caseset_load). */
-int results_table_build(sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
                         const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
@@ -827,7 +827,7 @@ static int write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
     return rc;
 }
 
-int results_table(sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
+int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
 {
     CaseSet cs;
     Pivot p;

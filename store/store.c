@@ -6,97 +6,36 @@
  * The schema is created with IF NOT EXISTS so that opening an existing database
  * is harmless; schema_version says which layout a file holds. */
 #include "store.h"
+#include "store_cols.h"
+#include "store_internal.h"
 
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Added by schema version 3 (and by its migration, one ALTER each). */
-#define CASES_V3_COLUMNS                                                        \
-    " profile_json TEXT, sm_mhz INTEGER, mem_mhz INTEGER, sm_max_mhz INTEGER,"  \
-    " throttled INTEGER"
-static const char *const cases_v3_columns[] = {
-    "profile_json TEXT", "sm_mhz INTEGER", "mem_mhz INTEGER", "sm_max_mhz INTEGER",
-    "throttled INTEGER",
-};
-
-/* Added by schema version 4: hardware counters (counters.h), NULL when not
- * collected. */
-#define CASES_V4_COLUMNS                                                        \
-    ", l2_atom_requests REAL, l2_red_requests REAL, dram_read_bytes REAL,"     \
-    " dram_write_bytes REAL"
-static const char *const cases_v4_columns[] = {
-    "l2_atom_requests REAL", "l2_red_requests REAL", "dram_read_bytes REAL", "dram_write_bytes REAL",
-};
-
-/* Columns of runs after id, in the order store_begin_run binds them. */
-#define SCHEMA_SQL                                                              \
-    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"     \
-    "CREATE TABLE IF NOT EXISTS runs ("                                         \
-    " id INTEGER PRIMARY KEY,"                                                  \
-    " kind TEXT NOT NULL DEFAULT 'run',"                                        \
-    " name TEXT,"                                                               \
-    " spec_name TEXT, spec_path TEXT, gpu_name TEXT, gpu_uuid TEXT,"            \
-    " cc INTEGER, sm_count INTEGER, l2_bytes INTEGER, mem_bytes INTEGER,"       \
-    " clock_mhz INTEGER, mem_clock_mhz INTEGER, peak_gbs REAL,"                 \
-    " driver_version INTEGER, nvrtc_version TEXT, kvx_version TEXT, arch TEXT," \
-    " hostname TEXT, command TEXT, measure_json TEXT, baseline_json TEXT,"      \
-    " axes_json TEXT, started_at TEXT, wall_s REAL, profile_json TEXT,"         \
-    " devices_json TEXT);"                                                      \
-    "CREATE TABLE IF NOT EXISTS variants ("                                     \
-    " id INTEGER PRIMARY KEY,"                                                  \
-    " run_id INTEGER NOT NULL REFERENCES runs(id),"                             \
-    " spec_name TEXT, source_hash TEXT NOT NULL, label TEXT, code_axes TEXT,"   \
-    " arch TEXT, options TEXT, compile_ok INTEGER, compile_log TEXT,"           \
-    " compile_ms REAL, regs INTEGER, spill_stores INTEGER, spill_loads INTEGER,"\
-    " smem_static INTEGER, stack INTEGER, inspect_json TEXT,"                   \
-    " UNIQUE (run_id, source_hash));"                                           \
-    "CREATE TABLE IF NOT EXISTS cases ("                                        \
-    " id INTEGER PRIMARY KEY,"                                                  \
-    " run_id INTEGER NOT NULL REFERENCES runs(id),"                             \
-    " variant_id INTEGER REFERENCES variants(id),"                              \
-    " key TEXT NOT NULL UNIQUE,"                                                \
-    " spec_name TEXT, label TEXT, axes TEXT NOT NULL, workload TEXT,"           \
-    " device_uuid TEXT, status TEXT NOT NULL, detail TEXT,"                     \
-    " grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,"                          \
-    " block_x INTEGER, block_y INTEGER, block_z INTEGER, smem INTEGER,"         \
-    " cluster_x INTEGER, cluster_y INTEGER, cluster_z INTEGER,"                 \
-    " median_ms REAL, min_ms REAL, max_ms REAL, mean_ms REAL, stdev_ms REAL,"   \
-    " noise REAL, samples INTEGER, rel_err REAL,"                               \
-    " bytes REAL, atomics REAL, elements REAL,"                                 \
-    " gbs REAL, pct_peak REAL, elems_per_s REAL, atomics_per_s REAL,"           \
-    " t_input_ms REAL, t_verify_ms REAL, t_measure_ms REAL,"                    \
-    " stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),"  \
-    CASES_V3_COLUMNS CASES_V4_COLUMNS ");"                                      \
-    "CREATE INDEX IF NOT EXISTS cases_spec ON cases(spec_name);"                \
-    "CREATE INDEX IF NOT EXISTS cases_run ON cases(run_id);"
+/* The tables from store_cols.c, and the indexes. */
+static char *schema_sql(void)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);");
+    for (int t = 0; t < STORE_NTABLES; t++)
+        store_cols_create_sql(&store_tables[t], &b);
+    sb_puts(&b, "CREATE INDEX IF NOT EXISTS cases_spec ON cases(spec_name);"
+                "CREATE INDEX IF NOT EXISTS cases_run ON cases(run_id);");
+    return sb_take(&b);
+}
 
 enum {
     ST_RUN, ST_END_RUN, ST_VAR_INSERT, ST_VAR_FIND, ST_CASE, ST_HAS, ST_FORGET,
     ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_COUNTERS, ST_DROP_VARS, ST_DROP_RUN, ST_COUNT
 };
 
+/* The inserts (ST_RUN, ST_VAR_INSERT, ST_CASE) come from store_cols.c. */
 static const char *const stmt_sql[ST_COUNT] = {
-    [ST_RUN] = "INSERT INTO runs (kind, name, spec_name, spec_path, gpu_name, gpu_uuid,"
-               " cc, sm_count, l2_bytes, mem_bytes, clock_mhz, mem_clock_mhz, peak_gbs,"
-               " driver_version, nvrtc_version, kvx_version, arch, hostname, command,"
-               " measure_json, baseline_json, axes_json, started_at, devices_json)"
-               " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_END_RUN] = "UPDATE runs SET wall_s = ?, profile_json = ? WHERE id = ?",
-    [ST_VAR_INSERT] = "INSERT OR IGNORE INTO variants (run_id, spec_name, source_hash, label,"
-                      " code_axes, arch, options, compile_ok, compile_log, compile_ms, regs,"
-                      " spill_stores, spill_loads, smem_static, stack, inspect_json)"
-                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_VAR_FIND] = "SELECT id FROM variants WHERE run_id = ? AND source_hash = ?",
-    [ST_CASE] = "INSERT INTO cases (run_id, variant_id, key, spec_name, label, axes, workload,"
-                " device_uuid, status, detail, grid_x, grid_y, grid_z, block_x, block_y,"
-                " block_z, smem, cluster_x, cluster_y, cluster_z, median_ms, min_ms, max_ms,"
-                " mean_ms, stdev_ms, noise, samples, rel_err, bytes, atomics, elements, gbs,"
-                " pct_peak, elems_per_s, atomics_per_s, t_input_ms, t_verify_ms, t_measure_ms,"
-                " profile_json, sm_mhz, mem_mhz, sm_max_mhz, throttled)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                "?,?,?,?,?,?,?,?)",
     [ST_HAS] = "SELECT 1 FROM cases WHERE key = ? LIMIT 1",
     [ST_FORGET] = "DELETE FROM cases WHERE key = ?",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -113,16 +52,17 @@ static const char *const stmt_sql[ST_COUNT] = {
 struct Store {
     sqlite3 *db;
     char *path;
+    int wal;            /* this open switched the file to WAL */
     sqlite3_stmt *st[ST_COUNT];
 };
 
-static int db_fail(Store *s, KvxError *err, const char *what)
+int store_fail(Store *s, KvxError *err, const char *what)
 {
     kvx_error_set(err, KVX_EIO, NULL, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
     return -1;
 }
 
-static int exec_sql(Store *s, const char *sql, KvxError *err)
+int store_exec(Store *s, const char *sql, KvxError *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -133,37 +73,42 @@ static int exec_sql(Store *s, const char *sql, KvxError *err)
     return 0;
 }
 
-/* 1 when table has the column named by decl's first word, 0 when not, -1 on
- * error. */
-static int column_exists(Store *s, const char *table, const char *decl)
+/* 1 when table has the column, 0 when not, -1 on error. */
+static int column_exists(Store *s, const char *table, const char *column)
 {
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name ="
-                           " substr(?2, 1, instr(?2 || ' ', ' ') - 1)", -1, &q, NULL))
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                           -1, &q, NULL))
         return -1;
     sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, decl, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, column, -1, SQLITE_STATIC);
     int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : -1;
     sqlite3_finalize(q);
     return rc;
 }
 
-/* Add the columns of cases a migration brings that the file lacks (one
- * ALTER each; a file without a cases table has just had it created whole). */
-static int add_columns(Store *s, const char *const *cols, size_t n, KvxError *err)
+/* Bring a file of layout version up to STORE_SCHEMA_VERSION: every column
+ * added since (store_cols.c's `since`), one ALTER each, NULL for the old rows.
+ * A table the file lacked has just been created whole.  0 or -1. */
+static int migrate(Store *s, int version, KvxError *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        char sql[96];
-        int exists = column_exists(s, "cases", cols[i]);
-        if (exists < 0)
-            return db_fail(s, err, "reading the cases columns");
-        if (exists)
-            continue;
-        snprintf(sql, sizeof sql, "ALTER TABLE cases ADD COLUMN %s", cols[i]);
-        if (exec_sql(s, sql, err))
-            return -1;
-    }
-    return 0;
+    for (int t = 0; t < STORE_NTABLES; t++)
+        for (int i = 0; i < store_tables[t].ncols; i++) {
+            const StoreCol *c = &store_tables[t].cols[i];
+            if (c->since <= version)
+                continue;
+            int exists = column_exists(s, store_tables[t].name, c->name);
+            if (exists < 0)
+                return store_fail(s, err, "reading a table's columns");
+            char sql[160];
+            snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", store_tables[t].name,
+                     c->name, c->type);
+            if (!exists && store_exec(s, sql, err))
+                return -1;
+        }
+    char sql[96];
+    snprintf(sql, sizeof sql, "UPDATE schema_version SET version = %d", STORE_SCHEMA_VERSION);
+    return store_exec(s, sql, err);
 }
 
 /* Check or write schema_version.  A database written by a newer kvx is
@@ -172,13 +117,13 @@ static int check_version(Store *s, KvxError *err)
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT max(version) FROM schema_version", -1, &q, NULL))
-        return db_fail(s, err, "reading schema_version");
+        return store_fail(s, err, "reading schema_version");
     int rc = sqlite3_step(q);
     int have = rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
     int version = have ? sqlite3_column_int(q, 0) : 0;
     sqlite3_finalize(q);
     if (rc != SQLITE_ROW)
-        return db_fail(s, err, "reading schema_version");
+        return store_fail(s, err, "reading schema_version");
     if (have && version > STORE_SCHEMA_VERSION) {
         kvx_error_set(err, KVX_EINPUT, NULL,
                       "%s: results schema %d is newer than this kvx understands (%d)",
@@ -189,29 +134,9 @@ static int check_version(Store *s, KvxError *err)
         char sql[96];
         snprintf(sql, sizeof sql, "INSERT INTO schema_version (version) VALUES (%d)",
                  STORE_SCHEMA_VERSION);
-        return exec_sql(s, sql, err);
+        return store_exec(s, sql, err);
     }
-    if (version < 2) {
-        /* Version 1 had no runs.devices_json: add it (NULL for the old runs). */
-        if (exec_sql(s, "ALTER TABLE runs ADD COLUMN devices_json TEXT;"
-                        "UPDATE schema_version SET version = 2", err))
-            return -1;
-    }
-    if (version < 3) {
-        /* Version 2 had no per-case profile or clocks: NULL for the old cases.
-         * A file without a cases table has just had it created whole. */
-        if (add_columns(s, cases_v3_columns, sizeof cases_v3_columns / sizeof cases_v3_columns[0], err))
-            return -1;
-        if (exec_sql(s, "UPDATE schema_version SET version = 3", err))
-            return -1;
-    }
-    if (version < 4) {
-        /* Version 3 had no hardware counters: NULL for the old cases. */
-        if (add_columns(s, cases_v4_columns, sizeof cases_v4_columns / sizeof cases_v4_columns[0], err) ||
-            exec_sql(s, "UPDATE schema_version SET version = 4", err))
-            return -1;
-    }
-    return 0;
+    return version < STORE_SCHEMA_VERSION ? migrate(s, version, err) : 0;
 }
 
 /* A file that holds tables but no schema_version, which every kvx layout
@@ -224,14 +149,45 @@ static int check_foreign(Store *s, KvxError *err)
     if (sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(name = 'schema_version'), 0),"
                            " group_concat(name, ', ') FROM sqlite_master WHERE type = 'table' AND"
                            " name NOT LIKE 'sqlite_%'", -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, err, "reading its tables");
-    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : db_fail(s, err, "reading its tables");
+        return store_fail(s, err, "reading its tables");
+    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : store_fail(s, err, "reading its tables");
     if (rc == 0 && sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "%s: not a kvx results database (it holds other tables: %.200s);"
                       " left as it was", s->path, (const char *)sqlite3_column_text(q, 2));
         rc = -1;
     }
     sqlite3_finalize(q);
+    return rc;
+}
+
+/* "INSERT INTO t (lead..., the columns a row binds) VALUES (?, ...)", malloc'd. */
+static char *insert_sql(const StoreTable *t, const char *lead, int nlead)
+{
+    StrBuf b, v;
+    sb_init(&b);
+    sb_init(&v);
+    sb_printf(&b, "INSERT%s INTO %s (%s", t == &store_tables[STORE_T_VARIANTS] ? " OR IGNORE" : "",
+              t->name, lead);
+    for (int i = 0; i < nlead; i++)
+        sb_puts(&v, i ? ",?" : "?");
+    for (int i = 0; i < t->ncols; i++)
+        if (t->cols[i].bind != SCOL_NONE) {
+            sb_printf(&b, "%s%s", sb_str(&v)[0] ? ", " : "", t->cols[i].name);
+            sb_puts(&v, sb_str(&v)[0] ? ",?" : "?");
+        }
+    sb_printf(&b, ") VALUES (%s)", sb_str(&v));
+    sb_free(&v);
+    return sb_take(&b);
+}
+
+static int prepare(Store *s, int i)
+{
+    char *gen = i == ST_RUN ? insert_sql(&store_tables[STORE_T_RUNS], "", 0)
+              : i == ST_VAR_INSERT ? insert_sql(&store_tables[STORE_T_VARIANTS], "run_id", 1)
+              : i == ST_CASE ? insert_sql(&store_tables[STORE_T_CASES], "run_id, variant_id", 2)
+              : NULL;
+    int rc = sqlite3_prepare_v2(s->db, gen ? gen : stmt_sql[i], -1, &s->st[i], NULL);
+    free(gen);
     return rc;
 }
 
@@ -253,19 +209,23 @@ Store *store_open(const char *path, KvxError *err)
      * fsync, which cost more than a small kernel's measurement per case; a
      * power loss may drop the last cases, which a resumed run measures again,
      * and never corrupts the file. */
-    if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
+    if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
         goto fail;
-    if (exec_sql(s, "BEGIN IMMEDIATE;" SCHEMA_SQL, err)) {
+    s->wal = 1;
+    char *schema = schema_sql();
+    int bad = store_exec(s, "BEGIN IMMEDIATE", err) || store_exec(s, schema, err);
+    free(schema);
+    if (bad) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
-    if (check_version(s, err) || exec_sql(s, "COMMIT", err)) {
+    if (check_version(s, err) || store_exec(s, "COMMIT", err)) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
     for (int i = 0; i < ST_COUNT; i++)
-        if (sqlite3_prepare_v2(s->db, stmt_sql[i], -1, &s->st[i], NULL)) {
-            db_fail(s, err, "preparing statements");
+        if (prepare(s, i)) {
+            store_fail(s, err, "preparing statements");
             goto fail;
         }
     return s;
@@ -280,6 +240,15 @@ void store_close(Store *s)
         return;
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    /* WAL only while kvx writes: a finished file in rollback mode lets pandas
+     * or sqlite3 read it without leaving -wal and -shm beside it, and from a
+     * read-only share.  The switch needs the file to itself, so while another
+     * connection (a second run, a reader during the run) has it open it fails
+     * at once, without waiting, and the last to close switches it. */
+    if (s->wal) {
+        sqlite3_busy_timeout(s->db, 0);
+        sqlite3_exec(s->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+    }
     sqlite3_close(s->db);
     free(s->path);
     free(s);
@@ -307,13 +276,50 @@ static void bind_real(sqlite3_stmt *q, int i, double v)
 
 static void bind_int(sqlite3_stmt *q, int i, int64_t v) { sqlite3_bind_int64(q, i, v); }
 
+/* Bind t's columns from row (a RunEnv, VariantRow or CaseRow), by the name
+ * and offset store_cols.c gives each, from parameter i on. */
+static void bind_row(sqlite3_stmt *q, int i, const StoreTable *t, const void *row)
+{
+    const char *base = row;
+    for (int k = 0; k < t->ncols; k++) {
+        const StoreCol *c = &t->cols[k];
+        const void *f = base + c->off;
+        int v;
+        switch (c->bind) {
+        case SCOL_NONE:
+            continue;
+        case SCOL_TEXT:
+            bind_text(q, i, *(const char *const *)f ? *(const char *const *)f : c->dflt);
+            break;
+        case SCOL_REAL:
+            bind_real(q, i, *(const double *)f);
+            break;
+        case SCOL_INT:
+            bind_int(q, i, *(const int *)f);
+            break;
+        case SCOL_I64:
+            bind_int(q, i, *(const int64_t *)f);
+            break;
+        case SCOL_MHZ:
+        case SCOL_TRI:
+            v = *(const int *)f;
+            if (c->bind == SCOL_MHZ ? v > 0 : v >= 0)
+                bind_int(q, i, v);
+            else
+                sqlite3_bind_null(q, i);
+            break;
+        }
+        i++;
+    }
+}
+
 /* Step a statement that returns no row, then reset it.  0 or -1. */
 static int step_done(Store *s, sqlite3_stmt *q, KvxError *err, const char *what)
 {
     int rc = sqlite3_step(q);
     int ok = rc == SQLITE_DONE;
     if (!ok)
-        db_fail(s, err, what);
+        store_fail(s, err, what);
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return ok ? 0 : -1;
@@ -322,31 +328,7 @@ static int step_done(Store *s, sqlite3_stmt *q, KvxError *err, const char *what)
 int store_begin_run(Store *s, const RunEnv *e, int64_t *run_id, KvxError *err)
 {
     sqlite3_stmt *q = s->st[ST_RUN];
-    int i = 1;
-    bind_text(q, i++, e->kind ? e->kind : "run");
-    bind_text(q, i++, e->ref_name);
-    bind_text(q, i++, e->spec_name);
-    bind_text(q, i++, e->spec_path);
-    bind_text(q, i++, e->gpu_name);
-    bind_text(q, i++, e->gpu_uuid);
-    bind_int(q, i++, e->cc);
-    bind_int(q, i++, e->sm_count);
-    bind_int(q, i++, e->l2_bytes);
-    bind_int(q, i++, e->mem_bytes);
-    bind_int(q, i++, e->clock_mhz);
-    bind_int(q, i++, e->mem_clock_mhz);
-    bind_real(q, i++, e->peak_gbs);
-    bind_int(q, i++, e->driver_version);
-    bind_text(q, i++, e->nvrtc_version);
-    bind_text(q, i++, e->kvx_version);
-    bind_text(q, i++, e->arch);
-    bind_text(q, i++, e->hostname);
-    bind_text(q, i++, e->command);
-    bind_text(q, i++, e->measure_json);
-    bind_text(q, i++, e->baseline_json);
-    bind_text(q, i++, e->axes_json);
-    bind_text(q, i++, e->started_at);
-    bind_text(q, i++, e->devices_json);
+    bind_row(q, 1, &store_tables[STORE_T_RUNS], e);
     if (step_done(s, q, err, "recording the run"))
         return -1;
     *run_id = sqlite3_last_insert_rowid(s->db);
@@ -377,23 +359,8 @@ int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *va
                       KvxError *err)
 {
     sqlite3_stmt *q = s->st[ST_VAR_INSERT];
-    int i = 1;
-    bind_int(q, i++, run_id);
-    bind_text(q, i++, v->spec_name);
-    bind_text(q, i++, v->source_hash);
-    bind_text(q, i++, v->label);
-    bind_text(q, i++, v->code_axes_json);
-    bind_text(q, i++, v->arch);
-    bind_text(q, i++, v->options);
-    bind_int(q, i++, v->compile_ok);
-    bind_text(q, i++, v->compile_log);
-    bind_real(q, i++, v->compile_ms);
-    bind_int(q, i++, v->regs);
-    bind_int(q, i++, v->spill_stores);
-    bind_int(q, i++, v->spill_loads);
-    bind_int(q, i++, v->smem_static);
-    bind_int(q, i++, v->stack);
-    bind_text(q, i++, v->inspect_json);
+    bind_int(q, 1, run_id);
+    bind_row(q, 2, &store_tables[STORE_T_VARIANTS], v);
     if (step_done(s, q, err, "recording a variant"))
         return -1;
     q = s->st[ST_VAR_FIND];
@@ -403,7 +370,7 @@ int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *va
     if (rc == SQLITE_ROW)
         *variant_id = sqlite3_column_int64(q, 0);
     else
-        db_fail(s, err, "finding a variant");
+        store_fail(s, err, "finding a variant");
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return rc == SQLITE_ROW ? 0 : -1;
@@ -424,48 +391,12 @@ static int insert_case(Store *s, int64_t run_id, int64_t variant_id, const CaseR
                        KvxError *err)
 {
     sqlite3_stmt *q = s->st[ST_CASE];
-    int i = 1;
-    bind_int(q, i++, run_id);
+    bind_int(q, 1, run_id);
     if (variant_id > 0)
-        bind_int(q, i++, variant_id);
+        bind_int(q, 2, variant_id);
     else
-        sqlite3_bind_null(q, i++);
-    bind_text(q, i++, c->key);
-    bind_text(q, i++, c->spec_name);
-    bind_text(q, i++, c->label);
-    bind_text(q, i++, c->axes_json ? c->axes_json : "{}");
-    bind_text(q, i++, c->workload_json);
-    bind_text(q, i++, c->device_uuid);
-    bind_text(q, i++, c->status ? c->status : "ok");
-    bind_text(q, i++, c->detail);
-    for (int d = 0; d < 3; d++)
-        bind_int(q, i++, c->grid[d]);
-    for (int d = 0; d < 3; d++)
-        bind_int(q, i++, c->block[d]);
-    bind_int(q, i++, c->smem);
-    for (int d = 0; d < 3; d++)
-        bind_int(q, i++, c->cluster[d]);
-    const double meas[] = {c->median_ms, c->min_ms, c->max_ms, c->mean_ms, c->stdev_ms,
-                           c->noise};
-    for (size_t k = 0; k < sizeof meas / sizeof meas[0]; k++)
-        bind_real(q, i++, meas[k]);
-    bind_int(q, i++, c->samples);
-    const double rest[] = {c->rel_err, c->bytes, c->atomics, c->elements, c->gbs,
-                           c->pct_peak, c->elems_per_s, c->atomics_per_s, c->t_input_ms,
-                           c->t_verify_ms, c->t_measure_ms};
-    for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++)
-        bind_real(q, i++, rest[k]);
-    bind_text(q, i++, c->profile_json);
-    const int clocks[] = {c->sm_mhz, c->mem_mhz, c->sm_max_mhz};
-    for (size_t k = 0; k < sizeof clocks / sizeof clocks[0]; k++)
-        if (clocks[k] > 0)
-            bind_int(q, i++, clocks[k]);
-        else
-            sqlite3_bind_null(q, i++);
-    if (c->throttled >= 0)
-        bind_int(q, i++, c->throttled);
-    else
-        sqlite3_bind_null(q, i++);
+        sqlite3_bind_null(q, 2);
+    bind_row(q, 3, &store_tables[STORE_T_CASES], c);
     int rc = sqlite3_step(q), dup = 0;
     if (rc != SQLITE_DONE) {
         /* The key is the only unique column but the id. */
@@ -474,7 +405,7 @@ static int insert_case(Store *s, int64_t run_id, int64_t variant_id, const CaseR
             kvx_error_set(err, KVX_EIO, NULL, "%s: case key %.16s... is already stored",
                           s->path, c->key ? c->key : "");
         else
-            db_fail(s, err, "storing a case");
+            store_fail(s, err, "storing a case");
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -531,7 +462,7 @@ int store_has_case(Store *s, const char *key, KvxError *err)
         return 1;
     if (rc == SQLITE_DONE)
         return 0;
-    return db_fail(s, err, "looking up a case");
+    return store_fail(s, err, "looking up a case");
 }
 
 int store_forget_case(Store *s, const char *key, KvxError *err)
@@ -552,10 +483,10 @@ int store_run_beside(Store *s, int64_t run_id, const char *spec_name, KvxError *
         " c.stored_at >= strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-600 seconds')))";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, err, "looking for other runs");
+        return store_fail(s, err, "looking for other runs");
     bind_int(q, 1, run_id);
     bind_text(q, 2, spec_name);
-    int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : db_fail(s, err, "looking for other runs");
+    int rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) > 0 : store_fail(s, err, "looking for other runs");
     sqlite3_finalize(q);
     return rc;
 }
@@ -588,7 +519,7 @@ int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ct
         " WHERE c.spec_name = ? AND c.samples > 0 AND c.median_ms IS NOT NULL ORDER BY c.id";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, err, "reading stored case times");
+        return store_fail(s, err, "reading stored case times");
     bind_text(q, 1, spec_name);
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -598,5 +529,5 @@ int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ct
             each(ctx, hash, axes, sqlite3_column_double(q, 2));
     }
     sqlite3_finalize(q);
-    return rc == SQLITE_DONE ? 0 : db_fail(s, err, "reading stored case times");
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading stored case times");
 }

@@ -4,16 +4,19 @@
  *   runs      one row per `kvx run` invocation on one device: the environment
  *   variants  one row per (run, source): compile and inspect facts
  *   cases     one row per (variant, workload point): status and measurements
- * The database is in WAL mode; each case is committed on its own, so a killed
- * run loses at most the case in flight.  A case's `key` (see store_case_key) is
+ * The database is in WAL mode while a Store has it open, and is left in
+ * rollback (DELETE) mode at store_close, so that other readers need no -wal
+ * or -shm; each case is committed on its own, so a killed run loses at most
+ * the case in flight.  A case's `key` (see store_case_key) is
  * unique: `kvx run` skips a case whose key is stored, two runs filling one file
  * keep the first row committed (store_put_case), and `kvx merge` keeps one
  * row per key.  A file with other applications' tables is refused before any
- * pragma changes it.  Axis values are stored as a JSON object in cases.axes so that any
+ * pragma changes it.  The columns are store_cols.h's table.  Axis values are stored as a JSON object in cases.axes so that any
  * axis can be pivoted with json_extract and bound parameters. */
 #ifndef KVX_STORE_H
 #define KVX_STORE_H
 
+#include "core/expr.h"
 #include "core/util.h"
 
 typedef struct Store Store;
@@ -137,6 +140,121 @@ struct sqlite3 *store_db(Store *s);
  * L2 atomic and reduction requests, DRAM bytes read and written; NaN stores
  * NULL).  0 or -1 with err. */
 int store_put_counters(Store *s, int64_t run_id, const char *key, const double v[4], KvxError *err);
+
+/* ---- store_io.c ------------------------------------------------------------ */
+
+/* A transaction of the caller's (an import's run row and its cases; the
+ * store_put_cases inside it join it).  0 or -1 with err; rollback accepts
+ * a store with none open. */
+int store_begin(Store *s, KvxError *err);
+int store_commit(Store *s, KvxError *err);
+void store_rollback(Store *s);
+/* 1 with *run_id when a reference run named name is stored, 0 when none,
+ * -1 with err. */
+int store_ref_run(Store *s, const char *name, int64_t *run_id, KvxError *err);
+
+typedef struct MergeStats {
+    int runs_added, runs_found;
+    int variants_added;
+    int cases_added, cases_present;   /* present: key already in OUT, kept as is */
+} MergeStats;
+
+/* Merge the database at in_path into out, all or nothing.  Idempotent: runs
+ * are matched on their whole environment, variants on (run, source hash),
+ * cases on their key (a key already in out keeps its row).  0 or -1 with err
+ * (KVX_EINPUT: unreadable, OUT itself, a newer layout; KVX_EIO: SQLite). */
+int store_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
+
+/* ---- store_read.c: the read verbs' side ------------------------------------ */
+
+struct sqlite3;
+
+/* Open a database that must exist, read-only, creating nothing beside it
+ * (immutable unless a -wal shows a writer at work); one that fails SQLite's
+ * quick check is corrupt (KVX_EIO), one of another layout or a newer kvx's is
+ * refused (KVX_EINPUT).  NULL with err.  Close with store_read_close. */
+struct sqlite3 *store_read_open(const char *path, KvxError *err);
+void store_read_close(struct sqlite3 *db);
+/* The distinct spec names of the stored cases (of run run_id when not 0, of
+ * the reference ref_name when not NULL), sorted, into an array in a. */
+int store_spec_names(struct sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a,
+                     const char ***names, int *n, KvxError *err);
+
+/* The spec_path of each run (kind 'run') that stored cases of spec_name,
+ * newest first, into an array in a.  0, or -1 when it cannot be read. */
+int store_spec_paths(struct sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n);
+
+/* ---- store_report.c: `kvx report`'s reads beside its tables ----------------
+ * Over the cases of spec in the measured runs (run only_run alone when not
+ * 0); a failure to read leaves the answer empty. */
+
+/* A run holding cases of the spec, with its environment ("" for NULL text). */
+typedef struct StoreRunInfo {
+    int64_t id;
+    int reference;                    /* kind 'reference' (an import) */
+    const char *kind, *name, *gpu_name, *nvrtc_version, *kvx_version, *arch, *hostname;
+    const char *started_at, *measure_json, *command;
+    int cc, sm_count, clock_mhz, mem_clock_mhz, driver_version;
+    double peak_gbs;
+    double wall_s;                    /* NaN: none recorded */
+    int ncases;                       /* of this spec */
+} StoreRunInfo;
+/* The measured runs (or run only_run) and every imported reference, measured
+ * first, by id, into an array in a.  0 or -1 with err. */
+int store_report_runs(struct sqlite3 *db, const char *spec, int64_t only_run, Arena *a,
+                      StoreRunInfo **runs, int *n, KvxError *err);
+/* Each run whose cases name several GPUs: its id, how many, their UUIDs. */
+typedef void (*StoreMultiGpuFn)(void *ctx, int64_t run_id, int ngpus, const char *uuids);
+void store_report_multi_gpu(struct sqlite3 *db, const char *spec, int64_t only_run,
+                            StoreMultiGpuFn each, void *ctx);
+/* Each status with its count. */
+typedef void (*StoreStatusFn)(void *ctx, const char *status, int count);
+void store_report_statuses(struct sqlite3 *db, const char *spec, int64_t only_run,
+                           StoreStatusFn each, void *ctx);
+/* Cases stored throttled: how many, the lowest SM clock, the highest maximum. */
+void store_report_throttled(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+                            int *min_mhz, int *max_mhz);
+/* Timed cases whose spread stayed above their run's noise target: how many,
+ * and the largest spread. */
+void store_report_noisy(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+                        double *max_noise);
+/* Each axis name a measured case of spec stored as a workload axis; 1 when
+ * some case stored its workload at all, 0 when none did (older files). */
+typedef void (*StoreNameFn)(void *ctx, const char *name);
+int store_report_workload_axes(struct sqlite3 *db, const char *spec, StoreNameFn each, void *ctx);
+
+/* The rows of a query whose text and bound parameters a reader built (the
+ * case set of `kvx table`; report/results.c).  NULL with err when it does
+ * not prepare.  next: 1 at a row, 0 at the end, -1 with err "WHAT: ...";
+ * text is valid until the next row. */
+typedef enum { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT } StoreType;
+typedef struct StoreRows StoreRows;
+StoreRows *store_rows(struct sqlite3 *db, const char *sql, const Value *params, int nparams,
+                      KvxError *err);
+int store_rows_next(StoreRows *r, const char *what, KvxError *err);
+StoreType store_rows_type(const StoreRows *r, int i);
+int64_t store_rows_int(const StoreRows *r, int i);
+double store_rows_double(const StoreRows *r, int i);
+const char *store_rows_text(const StoreRows *r, int i);
+void store_rows_close(StoreRows *r);     /* accepts NULL */
+
+/* `kvx export`'s rows: every case (of spec, or all when NULL) with every
+ * stored column of it, its run and its variant; the names and order are
+ * docs/results-schema.md's `kvx export`. */
+typedef struct StoreCell {
+    StoreType type;
+    int64_t i;
+    double d;
+    const char *text;         /* valid until the next store_export_next */
+    int json;                 /* text is valid JSON of a JSON-valued column */
+} StoreCell;
+typedef struct StoreExport StoreExport;
+StoreExport *store_export_open(struct sqlite3 *db, const char *spec, KvxError *err);
+int store_export_ncols(const StoreExport *x);
+const char *store_export_name(const StoreExport *x, int i);
+/* The next row into cells[0..ncols).  1, 0 at the end, -1 with err. */
+int store_export_next(StoreExport *x, StoreCell *cells, KvxError *err);
+void store_export_close(StoreExport *x);     /* accepts NULL */
 
 /* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
 void store_case_init(CaseRow *c);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tests/results_fixture.h"
+#include "store/store_cols.h"
 
 /* ---- import, export, merge --------------------------------------------------- */
 
@@ -124,15 +125,15 @@ static void test_merge(void **state)
     Store *st = store_open(outp, &err);
     assert_non_null(st);
     MergeStats s;
-    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(store_merge(st, tmp_path("a.db"), &s, &err), 0);
     assert_int_equal(s.runs_added, 1);
     assert_int_equal(s.cases_added, 35);
-    assert_int_equal(results_merge(st, tmp_path("b.db"), &s, &err), 0);
+    assert_int_equal(store_merge(st, tmp_path("b.db"), &s, &err), 0);
     assert_int_equal(s.runs_added, 1);      /* another GPU stays apart */
     assert_int_equal(s.variants_added, 6);
     assert_int_equal(s.cases_added, 35);
     /* Merging again changes nothing. */
-    assert_int_equal(results_merge(st, tmp_path("a.db"), &s, &err), 0);
+    assert_int_equal(store_merge(st, tmp_path("a.db"), &s, &err), 0);
     assert_int_equal(s.runs_added, 0);
     assert_int_equal(s.runs_found, 1);
     assert_int_equal(s.variants_added, 0);
@@ -176,7 +177,7 @@ static void test_merge(void **state)
     /* A file that is not a results database is refused. */
     assert_int_equal(file_write_atomic(tmp_path("junk.db"), "junk", 4), 0);
     st = store_open(outp, &err);
-    assert_int_equal(results_merge(st, tmp_path("junk.db"), &s, &err), -1);
+    assert_int_equal(store_merge(st, tmp_path("junk.db"), &s, &err), -1);
     store_close(st);
     kvx_error_clear(&err);
 }
@@ -204,6 +205,121 @@ static void test_export_json(void **state)
     assert_int_equal(sqlite3_column_int(q, 3), 16);
     sqlite3_finalize(q);
     sqlite3_close(db);
+    free(out), free(errs);
+}
+
+/* Every stored column is exported (under its name, or with its table's
+ * prefix where the name is taken), docs/results-schema.md's `kvx export`
+ * section names each exported column, and JSON nests JSON-valued columns. */
+static void test_export_every_column(void **state)
+{
+    copy_db("a.db", "cols.db", "UPDATE cases SET l2_atom_requests = 12, profile_json ="
+                               " '{\"verify\":1.5}', sm_mhz = 1980 WHERE id = 1");
+    char *out, *errs;
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("cols.db"),
+                             NULL), 0);
+    char *doc = read_all(KVX_SOURCE_DIR "/docs/results-schema.md");
+    assert_non_null(doc);
+    const char *sec = strstr(doc, "## `kvx export`"), *end = sec ? strstr(sec, "## `kvx import`") : NULL;
+    assert_non_null(end);
+    static const char *const prefix[STORE_NTABLES] = {"run_", "variant_", "case_"};
+    const char *axes[] = {"strategy", "counter", "hit_rate", "n"};
+    char *head = strndup(out, strcspn(out, "\n"));
+    char h[4096];
+    snprintf(h, sizeof h, ",%s,", head);
+    for (int t = 0; t < STORE_NTABLES; t++)
+        for (int i = 0; i < store_tables[t].ncols; i++) {
+            const char *name = store_tables[t].cols[i].name;
+            char a[96], b[96];
+            snprintf(a, sizeof a, ",%s,", name);
+            snprintf(b, sizeof b, ",%s%s,", prefix[t], name);
+            if (!strcmp(name, "id") || (t == STORE_T_VARIANTS && !strcmp(name, "run_id")))
+                continue;
+            if (!strstr(h, a) && !strstr(h, b))
+                fail_msg("export leaves out %s.%s", store_tables[t].name, name);
+        }
+    for (char *f = head, *next; f; f = next) {
+        next = strchr(f, ',');
+        if (next)
+            *next++ = 0;
+        int axis = 0;
+        for (int i = 0; i < 4; i++)
+            axis |= !strcmp(f, axes[i]);
+        char want[96];
+        snprintf(want, sizeof want, "`%s`", f);
+        char *at = strstr(sec, want);
+        if (!axis && (!at || at > end))
+            fail_msg("docs/results-schema.md's `kvx export` does not name the column %s", want);
+    }
+    free(head), free(doc), free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("cols.db"),
+                             "--format", "json", NULL), 0);
+    sqlite3 *db;
+    sqlite3_open(":memory:", &db);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT json_type(?1, '$[0].axes'),"
+                                            " json_extract(?1, '$[0].profile_json.verify'),"
+                                            " json_type(?1, '$[0].measure_json'),"
+                                            " json_extract(?1, '$[0].l2_atom_requests'),"
+                                            " json_extract(?1, '$[0].sm_mhz'),"
+                                            " json_type(?1, '$[1].profile_json')", -1, &q, NULL), 0);
+    sqlite3_bind_text(q, 1, out, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "object");
+    assert_true(sqlite3_column_double(q, 1) == 1.5);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "object");
+    assert_true(sqlite3_column_double(q, 3) == 12);
+    assert_int_equal(sqlite3_column_int(q, 4), 1980);
+    assert_string_equal((const char *)sqlite3_column_text(q, 5), "null");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    free(out), free(errs);
+}
+
+/* kvx import takes kvx export's own CSV back as a reference run (its axes,
+ * value columns and status; the environment columns are left), and skips a
+ * UTF-8 byte order mark. */
+static void test_import_own_export(void **state)
+{
+    char *out, *errs, *want;
+    assert_int_equal(run_cmd(cmd_export, 1, &out, &errs, "export", "--db", tmp_path("a.db"), NULL), 0);
+    const char *csv = tmp_path("own.csv");
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out), free(errs);
+    char db[512];
+    snprintf(db, sizeof db, "%s", tmp_path("own.db"));
+    unlink(db);
+    int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "again", "--spec",
+                     "contention", "--db", db, NULL);
+    if (rc)
+        fail_msg("import of an export: %s", errs);
+    free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &want, &errs, "table", "--db", tmp_path("a.db"), "--rows",
+                             "hit_rate,n", "--cols", "strategy,counter", "--format", "csv", NULL), 0);
+    free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", db, "--ref", "again",
+                             "--rows", "hit_rate,n", "--cols", "strategy,counter", "--format", "csv",
+                             NULL), 0);
+    assert_string_equal(out, want);
+    assert_non_null(strstr(out, "timeout"));     /* statuses came back too */
+    free(out), free(errs), free(want);
+
+    csv = tmp_path("bom.csv");
+    f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("\xEF\xBB\xBFstrategy,median_ms\nlib,0.5\n", f);
+    fclose(f);
+    rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "bom", "--spec", "contention",
+                 "--db", db, NULL);
+    if (rc)
+        fail_msg("import with a BOM: %s", errs);
+    free(out), free(errs);
+    assert_int_equal(run_cmd(cmd_table, 1, &out, &errs, "table", "--db", db, "--ref", "bom",
+                             "--rows", "strategy", "--cols", "strategy", "--format", "csv", NULL), 2);
+    assert_non_null(strstr(errs, "in both --rows and --cols"));   /* the axis is 'strategy' */
     free(out), free(errs);
 }
 
@@ -459,6 +575,45 @@ static void test_report_plots(void **state)
     unsetenv("KVX_GNUPLOT");
 }
 
+/* A report's beside: columns come from an imported reference, which is not
+ * the measured run the table's section is for (they read "-" before). */
+static void test_report_beside(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    copy_db("a.db", "beside.db", "SELECT 1");
+    const char *csv = tmp_path("lib.csv");
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("strategy,counter,hit_rate,n,median_ms\nlib,u64,0.05,16777216,0.03\n"
+          "lib,u64,0.5,16777216,0.2\nlib,u64,1,16777216,0.05\n", f);
+    fclose(f);
+    char *out, *errs;
+    int rc = run_cmd(cmd_import, 0, &out, &errs, "import", csv, "--name", "libcall", "--spec",
+                     "contention", "--db", tmp_path("beside.db"), NULL);
+    if (rc)
+        fail_msg("import: %s", errs);
+    free(out), free(errs);
+    char dir[512], *written = NULL;
+    snprintf(dir, sizeof dir, "%s", tmp_path("report_beside"));
+    setenv("KVX_GNUPLOT", "", 1);
+    sqlite3 *db = open_db(tmp_path("beside.db"));
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture_beside.yaml", dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    sqlite3_close(db);
+    char *md = read_all(written);
+    assert_non_null(md);
+    /* block_smem, the best at each hit rate, stands beside the library's call */
+    assert_non_null(strstr(md, "| 0.05 | strategy=block_smem | 29.1 us |"));
+    assert_non_null(strstr(md, "| strategy=lib | 30 us | "));
+    assert_non_null(strstr(md, "| strategy=lib | 200 us | "));
+    assert_null(strstr(md, " | - |  |  |\n"));
+    free(md);
+    free(written);
+    unsetenv("KVX_GNUPLOT");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,9 +621,12 @@ int main(void)
         cmocka_unit_test(test_import_errors),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_export_json),
+        cmocka_unit_test(test_export_every_column),
+        cmocka_unit_test(test_import_own_export),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_report_one_run),
         cmocka_unit_test(test_report_plots),
+        cmocka_unit_test(test_report_beside),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,6 +12,11 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/store_cols.h"
+
+#ifndef KVX_SOURCE_DIR
+#define KVX_SOURCE_DIR "."
+#endif
 
 static char dir[128];
 static char path[256];
@@ -34,7 +39,7 @@ static int teardown(void **state)
 
 static const char *one_text(Store *s, const char *sql)
 {
-    static char buf[256];
+    static char buf[4096];
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
@@ -217,10 +222,98 @@ static void test_rows(void **state)
     store_close(NULL);
 }
 
+/* docs/results-schema.md's tables of columns are store_cols.c's, between
+ * "<!-- columns: NAME ..." and "<!-- end columns -->"; KVX_REGOLD=1 rewrites
+ * them.  A fresh file holds exactly those columns, in that order. */
+static void test_columns_documented(void **state)
+{
+    const char *doc_path = KVX_SOURCE_DIR "/docs/results-schema.md";
+    size_t len = 0;
+    KvxError err = {0};
+    char *doc = file_read(doc_path, &len);
+    if (!doc)
+        fail_msg("cannot read %s", doc_path);
+    int regold = getenv("KVX_REGOLD") != NULL;
+    for (int t = 0; t < STORE_NTABLES; t++) {
+        char open_tag[64];
+        snprintf(open_tag, sizeof open_tag, "<!-- columns: %s ", store_tables[t].name);
+        char *a = strstr(doc, open_tag), *b = a ? strstr(a, "<!-- end columns -->") : NULL;
+        if (!a || !b)
+            fail_msg("%s: no '%s...' ... '<!-- end columns -->'", doc_path, open_tag);
+        a = strchr(a, '\n') + 1;
+        StrBuf want;
+        sb_init(&want);
+        store_cols_markdown(&store_tables[t], &want);
+        if (regold) {
+            StrBuf nd;
+            sb_init(&nd);
+            sb_printf(&nd, "%.*s%s%s", (int)(a - doc), doc, sb_str(&want), b);
+            free(doc);
+            doc = sb_take(&nd);
+        } else if ((size_t)(b - a) != strlen(sb_str(&want)) || strncmp(a, sb_str(&want), (size_t)(b - a))) {
+            fail_msg("%s: the %s columns differ from store/store_cols.c (KVX_REGOLD=1 rewrites"
+                     " them); want:\n%s", doc_path, store_tables[t].name, sb_str(&want));
+        }
+        sb_free(&want);
+    }
+    if (regold && file_write_atomic(doc_path, doc, strlen(doc)))
+        fail_msg("cannot write %s", doc_path);
+    free(doc);
+    unlink(path);
+    Store *s = store_open(path, &err);
+    assert_non_null(s);
+    for (int t = 0; t < STORE_NTABLES; t++) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "SELECT group_concat(name, ' ') FROM pragma_table_info('%s')",
+                 store_tables[t].name);
+        StrBuf want;
+        sb_init(&want);
+        for (int i = 0; i < store_tables[t].ncols; i++)
+            sb_printf(&want, "%s%s", i ? " " : "", store_tables[t].cols[i].name);
+        assert_string_equal(one_text(s, sql), sb_str(&want));
+        sb_free(&want);
+    }
+    store_close(s);
+}
+
+/* WAL while a Store has the file, rollback mode once kvx closes it: a
+ * reader then needs no -wal or -shm, and leaves none.  A second Store open
+ * at the first one's close keeps it in WAL until it closes too. */
+static void test_journal_after_close(void **state)
+{
+    unlink(path);
+    KvxError err = {0};
+    Store *a = store_open(path, &err), *b = store_open(path, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    store_close(a);
+    assert_string_equal(one_text(b, "PRAGMA journal_mode"), "wal");
+    store_close(b);
+    char side[300];
+    snprintf(side, sizeof side, "%s-wal", path);
+    assert_int_not_equal(access(side, F_OK), 0);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "delete");
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM cases", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    assert_int_not_equal(access(side, F_OK), 0);
+    snprintf(side, sizeof side, "%s-shm", path);
+    assert_int_not_equal(access(side, F_OK), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema),
+        cmocka_unit_test(test_columns_documented),
+        cmocka_unit_test(test_journal_after_close),
         cmocka_unit_test(test_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,293 @@
+/* store_cols: the table of stored columns (store_cols.h).  A column added to
+ * the layout is a line here with the next `since` and STORE_SCHEMA_VERSION
+ * raised: the file is created, migrated, inserted and exported from it. */
+#include "store_cols.h"
+#include "store.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static const StoreCol runs_cols[] = {
+    {"id", "INTEGER", " PRIMARY KEY", 1, SCOL_NONE, 0, 0,
+     "run id (`kvx table --run ID`, `DB:run=ID`)", NULL},
+    {"kind", "TEXT", " NOT NULL DEFAULT 'run'", 1, SCOL_TEXT, offsetof(RunEnv, kind), 0,
+     "`run` (measured by kvx) or `reference` (imported with `kvx import`)", "run"},
+    {"name", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, ref_name), 0,
+     "references: the `--name` given to import; NULL for runs", NULL},
+    {"spec_name", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, spec_name), 0,
+     "the spec's `name:` (for a reference: `--spec`, else its NAME)", NULL},
+    {"spec_path", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, spec_path), 0,
+     "the spec file (for a reference: the CSV file)", NULL},
+    {"gpu_name", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, gpu_name), 0,
+     "the (first) GPU's name; a reference: `--gpu`", NULL},
+    {"gpu_uuid", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, gpu_uuid), 0,
+     "the (first) GPU's UUID; references get `ref:NAME`", NULL},
+    {"cc", "INTEGER", "", 1, SCOL_INT, offsetof(RunEnv, cc), 0,
+     "compute capability, 90 for sm_90", NULL},
+    {"sm_count", "INTEGER", "", 1, SCOL_INT, offsetof(RunEnv, sm_count), 0,
+     "multiprocessors", NULL},
+    {"l2_bytes", "INTEGER", "", 1, SCOL_I64, offsetof(RunEnv, l2_bytes), 0,
+     "L2 size, bytes", NULL},
+    {"mem_bytes", "INTEGER", "", 1, SCOL_I64, offsetof(RunEnv, mem_bytes), 0,
+     "device memory, bytes", NULL},
+    {"clock_mhz", "INTEGER", "", 1, SCOL_INT, offsetof(RunEnv, clock_mhz), 0,
+     "maximum SM clock the driver reports, MHz", NULL},
+    {"mem_clock_mhz", "INTEGER", "", 1, SCOL_INT, offsetof(RunEnv, mem_clock_mhz), 0,
+     "maximum memory clock the driver reports, MHz", NULL},
+    {"peak_gbs", "REAL", "", 1, SCOL_REAL, offsetof(RunEnv, peak_gbs), 0,
+     "peak memory bandwidth, GB/s (1e9 bytes/s)", NULL},
+    {"driver_version", "INTEGER", "", 1, SCOL_INT, offsetof(RunEnv, driver_version), 0,
+     "`cuDriverGetVersion`, 13000 for 13.0", NULL},
+    {"nvrtc_version", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, nvrtc_version), 0,
+     "NVRTC's version, `13.0`", NULL},
+    {"kvx_version", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, kvx_version), 0,
+     "kvx's release and commit", NULL},
+    {"arch", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, arch), 0,
+     "the target, `sm_90`", NULL},
+    {"hostname", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, hostname), 0,
+     "where the run was started", NULL},
+    {"command", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, command), 0,
+     "the command line (a reference: the file it came from)", NULL},
+    {"measure_json", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, measure_json), 1,
+     "measurement settings (warm-up, samples, noise target, budget, L2 flush, timeout, seed) "
+     "as JSON; `flush_l2` is `\"read\"`, `\"write\"` or `false` (`true` in databases before "
+     "the two methods: the write method)", NULL},
+    {"baseline_json", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, baseline_json), 1,
+     "the spec's `baseline:` as JSON, e.g. `{\"strategy\":\"naive\"}`: the default of "
+     "`--ratio`", NULL},
+    {"axes_json", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, axes_json), 1,
+     "declared axes and their values in order, e.g. "
+     "`{\"strategy\":[\"naive\",\"warp_cg\"],\"n\":[16777216]}`: the row and column order of "
+     "tables", NULL},
+    {"started_at", "TEXT", "", 1, SCOL_TEXT, offsetof(RunEnv, started_at), 0,
+     "ISO 8601 UTC", NULL},
+    {"wall_s", "REAL", "", 1, SCOL_NONE, 0, 0,
+     "wall time of the run, s (NULL while running or killed)", NULL},
+    {"profile_json", "TEXT", "", 1, SCOL_NONE, 0, 1,
+     "where the time went, JSON: `wall_s`; `stages_s` (load, probe, store, workers, loop, "
+     "finish: they add up to `wall_s`); `loop_s` (the parent's side: compile_wait, variants, "
+     "handout, commit, poll); `worker_s` (the workers' steps, as `cases.profile_json`, "
+     "summed); `lost_s` (cases that timed out or whose worker died, until then); `gpu_s`, "
+     "`prep_gpu_s`, `launches`, `samples`, `throttled`; `cases_per_s`, `gpu_share` (gpu_s / "
+     "wall), `gpu_busy_share` (with the resets and flushes), `accounted` (the share of the "
+     "wall the profile names); `per_worker` (one object a worker slot, replacements included, "
+     "in --devices order: `device` (the GPU ordinal), `cases` (results read), `units` (groups "
+     "or parts handed to it), `busy_s` (inside cases: the worker's steps but `recv`, and the "
+     "wait on cases it never answered), `idle_s` (the loop's time before its last result not "
+     "inside a case), `tail_idle_s` (from its last result to the loop's end: nothing left for "
+     "it while others finished); busy_s + idle_s + tail_idle_s is `stages_s.loop`; "
+     "`busy_share` = busy_s / wall_s); `estimate` (`total_s`: the units' estimated cost, "
+     "`cases_from_history`: cases estimated from a stored time, `groups_cut`, `units`: units "
+     "handed out, orphans included); `handout` (the first 1024 units in the order they were "
+     "handed out: `group` (its index in case order), `part` and `parts` (0 of 1: the whole "
+     "group; `parts` 0: the rest of a group whose worker could not be restarted), `cases`, "
+     "`worker` (the slot), `est_s` (null for such a rest), `at_s` (since the loop's start)); "
+     "docs/design.md (the run stage) has the estimate and the cut; and the older "
+     "`compile_wall_s`, `compile_cpu_s`, `sources`, `cache_hits`, `input_s`, `verify_s`, "
+     "`measure_s`, `cases`", NULL},
+    {"devices_json", "TEXT", "", 2, SCOL_TEXT, offsetof(RunEnv, devices_json), 1,
+     "every GPU the run measured on: `[{\"ordinal\":0,\"name\":\"NVIDIA "
+     "H200\",\"uuid\":\"GPU-...\",\"cc\":90,\"sm_count\":132,\"clock_mhz\":1980,\"mem_clock_mhz\":3201,\"peak_gbs\":4814.3},"
+     " ...]`; the `gpu_*` columns are the first; each case names its own in "
+     "`cases.device_uuid`", NULL},
+};
+
+static const StoreCol variants_cols[] = {
+    {"id", "INTEGER", " PRIMARY KEY", 1, SCOL_NONE, 0, 0,
+     "variant id (`cases.variant_id`)", NULL},
+    {"run_id", "INTEGER", " NOT NULL REFERENCES runs(id)", 1, SCOL_NONE, 0, 0,
+     "the run (`runs.id`); (`run_id`, `source_hash`) is unique", NULL},
+    {"spec_name", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, spec_name), 0,
+     "the spec's `name:`", NULL},
+    {"source_hash", "TEXT", " NOT NULL", 1, SCOL_TEXT, offsetof(VariantRow, source_hash), 0,
+     "SHA-256 of the emitted source", NULL},
+    {"label", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, label), 0,
+     "code axes, `strategy=naive counter=u32`", NULL},
+    {"code_axes", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, code_axes_json), 1,
+     "the same as JSON", NULL},
+    {"arch", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, arch), 0,
+     "NVRTC target, `sm_90`", NULL},
+    {"options", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, options), 0,
+     "NVRTC options, space-separated", NULL},
+    {"compile_ok", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, compile_ok), 0,
+     "1 / 0", NULL},
+    {"compile_log", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, compile_log), 0,
+     "NVRTC log, NULL when empty", NULL},
+    {"compile_ms", "REAL", "", 1, SCOL_REAL, offsetof(VariantRow, compile_ms), 0,
+     "NVRTC time, ms", NULL},
+    {"regs", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, regs), 0,
+     "ptxas report: registers per thread", NULL},
+    {"spill_stores", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, spill_stores), 0,
+     "ptxas report: spill store bytes", NULL},
+    {"spill_loads", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, spill_loads), 0,
+     "ptxas report: spill load bytes", NULL},
+    {"smem_static", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, smem_static), 0,
+     "ptxas report: static shared memory, bytes", NULL},
+    {"stack", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, stack), 0,
+     "ptxas report: stack frame, bytes", NULL},
+    {"inspect_json", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, inspect_json), 1,
+     "PTX/SASS facts as JSON (`kvx table --value inspect.KEY`): `tags`, the counts by kind, "
+     "`sites` (per atomic call site: `space`, `source`, `ptxas`, `sass`, `per_warp`; "
+     "docs/inspect.md), `sites_more` (sites past the 128 listed) and `disassembler` (the nvdisasm and "
+     "version that read the SASS); NULL "
+     "when not inspected", NULL},
+};
+
+static const StoreCol cases_cols[] = {
+    {"id", "INTEGER", " PRIMARY KEY", 1, SCOL_NONE, 0, 0,
+     "case id", NULL},
+    {"run_id", "INTEGER", " NOT NULL REFERENCES runs(id)", 1, SCOL_NONE, 0, 0,
+     "the run (`runs.id`)", NULL},
+    {"variant_id", "INTEGER", " REFERENCES variants(id)", 1, SCOL_NONE, 0, 0,
+     "NULL for imported reference rows", NULL},
+    {"key", "TEXT", " NOT NULL UNIQUE", 1, SCOL_TEXT, offsetof(CaseRow, key), 0,
+     "SHA-256 of (spec, source hash, options, workload point, device, measurement settings): "
+     "`kvx run` skips stored keys; `kvx merge` keeps one row per key", NULL},
+    {"spec_name", "TEXT", "", 1, SCOL_TEXT, offsetof(CaseRow, spec_name), 0,
+     "the spec's `name:`", NULL},
+    {"label", "TEXT", "", 1, SCOL_TEXT, offsetof(CaseRow, label), 0,
+     "every axis, `strategy=naive counter=u32 hit_rate=0.5`", NULL},
+    {"axes", "TEXT", " NOT NULL", 1, SCOL_TEXT, offsetof(CaseRow, axes_json), 1,
+     "every axis value at this point as a JSON object: "
+     "`{\"strategy\":\"naive\",\"hit_rate\":0.5,\"n\":16777216}`; numbers are JSON numbers", "{}"},
+    {"workload", "TEXT", "", 1, SCOL_TEXT, offsetof(CaseRow, workload_json), 1,
+     "the workload axes only, JSON", NULL},
+    {"device_uuid", "TEXT", "", 1, SCOL_TEXT, offsetof(CaseRow, device_uuid), 0,
+     "the GPU that measured the case (`runs.devices_json` has them all)", NULL},
+    {"status", "TEXT", " NOT NULL", 1, SCOL_TEXT, offsetof(CaseRow, status), 0,
+     "`ok`, `mismatch`, `compile_error`, `load_error`, `launch_error`, `fault`, `timeout`, "
+     "`skipped`", "ok"},
+    {"detail", "TEXT", "", 1, SCOL_TEXT, offsetof(CaseRow, detail), 0,
+     "error name and message, first mismatching elements, skip reason", NULL},
+    {"grid_x", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, grid[0]), 0,
+     "grid size in x (launch geometry)", NULL},
+    {"grid_y", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, grid[1]), 0,
+     "grid size in y (launch geometry)", NULL},
+    {"grid_z", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, grid[2]), 0,
+     "grid size in z (launch geometry)", NULL},
+    {"block_x", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, block[0]), 0,
+     "block size in x (launch geometry)", NULL},
+    {"block_y", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, block[1]), 0,
+     "block size in y (launch geometry)", NULL},
+    {"block_z", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, block[2]), 0,
+     "block size in z (launch geometry)", NULL},
+    {"smem", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, smem), 0,
+     "dynamic shared memory, bytes", NULL},
+    {"cluster_x", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, cluster[0]), 0,
+     "cluster size in x (launch geometry)", NULL},
+    {"cluster_y", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, cluster[1]), 0,
+     "cluster size in y (launch geometry)", NULL},
+    {"cluster_z", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, cluster[2]), 0,
+     "cluster size in z (launch geometry)", NULL},
+    {"median_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, median_ms), 0,
+     "median kernel time per launch over the samples, ms (CUDA events)", NULL},
+    {"min_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, min_ms), 0,
+     "fastest sample, ms per launch", NULL},
+    {"max_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, max_ms), 0,
+     "slowest sample, ms per launch", NULL},
+    {"mean_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, mean_ms), 0,
+     "mean over the samples, ms per launch", NULL},
+    {"stdev_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, stdev_ms), 0,
+     "standard deviation over the samples, ms", NULL},
+    {"noise", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, noise), 0,
+     "relative spread (p75 − p25) / median", NULL},
+    {"samples", "INTEGER", "", 1, SCOL_INT, offsetof(CaseRow, samples), 0,
+     "timed samples", NULL},
+    {"rel_err", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, rel_err), 0,
+     "relative error of a float check (2-norm), NULL when not applicable", NULL},
+    {"bytes", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, bytes), 0,
+     "the spec's declared `bytes` metric, NULL when undeclared or, for one that reads a scalar output, "
+     "when the worker sent no value (docs/spec.md, Metrics)", NULL},
+    {"atomics", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, atomics), 0,
+     "the spec's declared `atomics` metric, NULL when undeclared or, for one that reads a scalar output, "
+     "when the worker sent no value (docs/spec.md, Metrics)", NULL},
+    {"elements", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, elements), 0,
+     "the spec's declared `elements` metric, NULL when undeclared or, for one that reads a scalar output, "
+     "when the worker sent no value (docs/spec.md, Metrics)", NULL},
+    {"gbs", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, gbs), 0,
+     "bytes / median time, GB/s", NULL},
+    {"pct_peak", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, pct_peak), 0,
+     "`gbs` as % of `runs.peak_gbs`", NULL},
+    {"elems_per_s", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, elems_per_s), 0,
+     "elements per second", NULL},
+    {"atomics_per_s", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, atomics_per_s), 0,
+     "atomics per second", NULL},
+    {"t_input_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, t_input_ms), 0,
+     "host time spent generating the inputs, ms", NULL},
+    {"t_verify_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, t_verify_ms), 0,
+     "host time spent on verification, ms", NULL},
+    {"t_measure_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, t_measure_ms), 0,
+     "host time spent sampling, ms", NULL},
+    {"stored_at", "TEXT", " NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))", 1, SCOL_NONE, 0, 0,
+     "ISO 8601 UTC", NULL},
+    {"profile_json", "TEXT", "", 3, SCOL_TEXT, offsetof(CaseRow, profile_json), 1,
+     "the worker's steps for this case, ms of host wall time: `send` (the previous result), "
+     "`recv` (waiting for this case), `module`, `limits`, `buffers`, `ref_kernel` (the "
+     "reference kernel, when this case ran it), `verify`, `reference`, `compare`, `warmup`, "
+     "`samples`, `clocks`, `stats`; and `gpu_ms` (kernel time of the samples, summed), "
+     "`prep_gpu_ms` (their resets and L2 flushes, GPU time), `launch_ms` (the verified launch,"
+     " events), `warmups`, `launches` (all kernel launches, batch tails included).  NULL for a"
+     " case no worker answered (timeout, death, compile error, skipped by the parent)", NULL},
+    {"sm_mhz", "INTEGER", "", 3, SCOL_MHZ, offsetof(CaseRow, sm_mhz), 0,
+     "SM clock read (NVML) while the case's first batch of samples ran, MHz; NULL when unknown "
+     "(no NVML)", NULL},
+    {"mem_mhz", "INTEGER", "", 3, SCOL_MHZ, offsetof(CaseRow, mem_mhz), 0,
+     "memory clock read (NVML) while the case's first batch of samples ran, MHz; NULL when "
+     "unknown (no NVML)", NULL},
+    {"sm_max_mhz", "INTEGER", "", 3, SCOL_MHZ, offsetof(CaseRow, sm_max_mhz), 0,
+     "the SM clock's maximum (NVML)", NULL},
+    {"throttled", "INTEGER", "", 3, SCOL_TRI, offsetof(CaseRow, throttled), 0,
+     "1 when `sm_mhz` was below 90% of `sm_max_mhz`, 0 when not, NULL when unknown", NULL},
+    {"l2_atom_requests", "REAL", "", 4, SCOL_NONE, 0, 0,
+     "L2 requests of global atomics (Nsight Compute's "
+     "`lts__t_requests_srcunit_tex_op_atom.sum`, `..._red.sum`), from `kvx run --counters`; "
+     "NULL when not collected", NULL},
+    {"l2_red_requests", "REAL", "", 4, SCOL_NONE, 0, 0,
+     "L2 requests of reductions (Nsight Compute's "
+     "`lts__t_requests_srcunit_tex_op_atom.sum`, `..._red.sum`), from `kvx run --counters`; "
+     "NULL when not collected", NULL},
+    {"dram_read_bytes", "REAL", "", 4, SCOL_NONE, 0, 0,
+     "bytes read from device memory by the case's one profiled launch "
+     "(`--counters`)", NULL},
+    {"dram_write_bytes", "REAL", "", 4, SCOL_NONE, 0, 0,
+     "bytes written to device memory by the case's one profiled launch "
+     "(`--counters`)", NULL},
+};
+#define N(a) ((int)(sizeof a / sizeof a[0]))
+const StoreTable store_tables[STORE_NTABLES] = {
+    [STORE_T_RUNS] = {"runs", runs_cols, N(runs_cols), NULL},
+    [STORE_T_VARIANTS] = {"variants", variants_cols, N(variants_cols), "UNIQUE (run_id, source_hash)"},
+    [STORE_T_CASES] = {"cases", cases_cols, N(cases_cols), NULL},
+};
+
+const StoreCol *store_col_find(const StoreTable *t, const char *name)
+{
+    for (int i = 0; i < t->ncols; i++)
+        if (!strcmp(t->cols[i].name, name))
+            return &t->cols[i];
+    return NULL;
+}
+
+void store_cols_create_sql(const StoreTable *t, StrBuf *b)
+{
+    sb_printf(b, "CREATE TABLE IF NOT EXISTS %s (", t->name);
+    for (int i = 0; i < t->ncols; i++)
+        sb_printf(b, "%s%s %s%s", i ? ", " : "", t->cols[i].name, t->cols[i].type,
+                  t->cols[i].constraint);
+    if (t->tail)
+        sb_printf(b, ", %s", t->tail);
+    sb_puts(b, ");");
+}
+
+void store_cols_markdown(const StoreTable *t, StrBuf *b)
+{
+    sb_puts(b, "| column | type | meaning |\n| --- | --- | --- |\n");
+    for (int i = 0; i < t->ncols; i++) {
+        const StoreCol *c = &t->cols[i];
+        sb_printf(b, "| `%s` | %s%s | ", c->name, c->type,
+                  strstr(c->constraint, "UNIQUE") ? " UNIQUE" : "");
+        if (c->since > 1)
+            sb_printf(b, "(schema %d) ", c->since);
+        sb_printf(b, "%s |\n", c->meaning);
+    }
+}

@@ -1,0 +1,12 @@
+/* store_internal: what the store's files share and no other stage sees. */
+#ifndef KVX_STORE_INTERNAL_H
+#define KVX_STORE_INTERNAL_H
+
+#include "store.h"
+
+/* err = "PATH: what: SQLite's message" (KVX_EIO); returns -1. */
+int store_fail(Store *s, KvxError *err, const char *what);
+/* Run sql (several statements may follow one another).  0 or -1 with err. */
+int store_exec(Store *s, const char *sql, KvxError *err);
+
+#endif
