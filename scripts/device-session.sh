@@ -14,6 +14,9 @@
 #   sass:NAME     every variant's SASS for sm_90 (kvx inspect --show sass)
 #   scale:NAME    the same spec with --devices 0 and --devices all, timed
 #   test:NAME     kvx run tests/data/specs/NAME.yaml into $OUT/test-NAME.db
+#   compile-scaling  kvx compile of the histogram spec for sm_80,sm_90,sm_120 with no
+#             cache, -j 1 against the default (compile processes), each timed; then a
+#             cold and a warm run of the contention spec, their compile walls
 #   bench     bench/explorer.sh (cases/s, GPU share, accounted) into $OUT/bench
 #   kt        Kernel Tuner on the contention subset (wheels in .whl/), cold and warm
 #   kt-transpose  Kernel Tuner on bench/specs/transpose.yaml's 36 cases verified against
@@ -109,6 +112,24 @@ for step in "$@"; do
             --db "$B/test-$name.db" --profile >"$B/test-$name.log" 2>"$B/test-$name.err"
         echo "exit $? after $((SECONDS - t0)) s" >>"$B/test-$name.log"
         grep -E "cases in|reference kernel|exit" "$B/test-$name.log" | tee -a "$B/session.log"
+        ;;
+    compile-scaling)
+        say "compile scaling"
+        for j in "-j 1" ""; do
+            t0=$(date +%s.%N)
+            "$kvx" compile specs/histogram.yaml --arch sm_80,sm_90,sm_120 --no-cache $j >"$B/compile-scaling.log" 2>&1
+            echo "kvx compile histogram x3 archs --no-cache ${j:-(default jobs)}: $(awk -v a="$t0" \
+                -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"
+        done
+        for spec in contention histogram; do
+            for pass in cold warm; do
+                [ $pass = cold ] && rm -rf "$root/.kvx-cache-scaling"
+                "$kvx" run "specs/$spec.yaml" --db "$B/scaling-$spec-$pass.db" --cache "$root/.kvx-cache-scaling" \
+                    --rerun --profile >"$B/scaling-$spec-$pass.log" 2>&1
+                echo "$spec $pass: $(grep -E '^(time|profile) ' "$B/scaling-$spec-$pass.log" | tr -s ' ' | tr '\n' ';')" |
+                    tee -a "$B/session.log"
+            done
+        done
         ;;
     bench)
         say bench
