@@ -327,7 +327,10 @@ static const void *host_get(Worker *w, const CaseBuf *b, const char *key, CaseRe
     const ElemType *t = &elem_types[b->type];
     void *data = xmalloc(b->count ? b->count * (uint64_t)t->size : 1);
     KvxError err = {0};
-    if (inputs_fill(t, data, b->count, &b->init, w->threads, &err) < 0) {
+    double t0 = now_ms();
+    int rc = inputs_fill(t, data, b->count, &b->init, w->threads, &err);
+    res->host_wait_ms += now_ms() - t0;
+    if (rc < 0) {
         free(data);
         worker_fail(res, CASE_skipped, "buffer '%s': %s", b->name, err.msg);
         return NULL;
@@ -660,15 +663,17 @@ static void run_case(Worker *w, const CaseDesc *c, CaseResult *res)
     double t0 = now_ms();
     rc = buffers_prepare(w, c, &run, res);
     res->t_input_ms = worker_lap(w, res, CASE_STEP_buffers) - t0;
+    if (rc == 0)
+        worker_host_refs_start(w, c, &run);
     if (rc < 0 || (c->ref.present && !(run.ref = worker_reference(w, c, &run, res))))
         goto done;
     if (c->ref.present)
         worker_lap(w, res, CASE_STEP_ref_kernel);
-    if (worker_verify_case(w, c, &run, res) < 0)
+    if (worker_verify_case(w, c, &run, res) < 0 || worker_measure_case(w, c, &run, res) < 0)
         goto done;
-    worker_lap(w, res, CASE_STEP_compare);
-    worker_measure_case(w, c, &run, res);
+    worker_compare_case(w, c, &run, res);
 done:
+    worker_host_refs_join(w, &run, res);
     run_release(w, c, &run);
     worker_lap(w, res, CASE_STEP_stats);
 }

@@ -12,6 +12,8 @@
 #include "host/measure_plan.h"
 #include "nvml.h"
 
+#include <pthread.h>
+
 /* ---- the worker's state ---------------------------------------------------- */
 
 /* A loaded module and its last kernel, with the kernel's attributes: they do
@@ -136,6 +138,26 @@ typedef struct Reset {
     const void *host;
 } Reset;
 
+/* A host reference computed on a thread of its own while the GPU runs the
+ * case (worker_measure.c): started once the inputs exist, joined when the
+ * outputs are compared, after the samples. */
+typedef struct HostJob {
+    char key[65];           /* host_ref_key(); the result goes into Worker.expc */
+    int check;              /* index into CaseDesc.checks */
+    RefArg args[CASE_MAX_REFARGS];
+    Expected exp;
+    int rc;                 /* verify_reference_threads' */
+} HostJob;
+
+typedef struct HostRefs {
+    pthread_t tid;
+    int started;            /* tid runs the jobs; 0: run them at the join */
+    int threads;
+    const CaseDesc *c;
+    int n;
+    HostJob job[CASE_MAX_BUFS];
+} HostRefs;
+
 /* One case being run. */
 typedef struct Run {
     CUfunction f;
@@ -149,6 +171,7 @@ typedef struct Run {
     uint64_t scalars[CASE_MAX_ARGS];
     const RefCache *ref;              /* the reference's outputs, when the case has one */
     double spent_ms;                  /* of the budget: wall time of the verified launch */
+    HostRefs hrefs;                   /* host references not cached: computed aside */
 } Run;
 
 /* ---- worker.c ------------------------------------------------------------------ */
@@ -203,9 +226,24 @@ int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float 
 
 /* ---- worker_measure.c ---------------------------------------------------------- */
 
-/* One untimed launch, its outputs downloaded and compared.  0 (status ok or
- * mismatch: the case is then timed), or -1 (launch_error, skipped). */
+/* Start computing, on a thread of its own, each host reference of c that the
+ * worker has not cached; run's inputs (run->host) must stay until the join.
+ * A thread that cannot be created leaves the work to worker_compare_case. */
+void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run);
+
+/* Wait for the host references started for run, if any (the wait goes to
+ * res->host_wait_ms), and cache their results.  Safe to call twice. */
+void worker_host_refs_join(Worker *w, Run *run, CaseResult *res);
+
+/* One untimed launch, its outputs downloaded.  0 (the case is then timed and
+ * compared), or -1 (launch_error). */
 int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* The downloaded outputs compared with their references (joining the host
+ * references first): status ok or mismatch, rel_err and the first differing
+ * elements; a reference that cannot be computed makes the case skipped and
+ * drops its samples.  0, or -1 with res set. */
+int worker_compare_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
 
 /* Warm-up (measure_warmups), then samples in batches (measure_batch) until
  * the noise target is met after min_samples, or max_samples, or the budget is

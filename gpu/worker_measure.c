@@ -5,8 +5,12 @@
  * References come from a constant, from the baseline variant's outputs at the
  * same workload point (kept per worker, WORKER_MAX_BASELINES of them), from a
  * reference kernel's outputs (worker_ref.c), or from a host computation, cached (WORKER_MAX_EXPECTED) because every variant of a
- * point checks against the same one.  A case that mismatches is still timed;
- * the status keeps it out of any "fastest correct" reading. */
+ * point checks against the same one.  A host reference the worker has not
+ * cached is computed on a thread of its own from the moment the case's inputs
+ * exist, while the GPU runs the reference kernel, the verified launch and the
+ * samples; the outputs are compared after the samples, so the GPU waits only
+ * for what is left of it then (res->host_wait_ms).  A case that mismatches is
+ * still timed; the status keeps it out of any "fastest correct" reading. */
 #include "worker_internal.h"
 
 #include <math.h>
@@ -136,9 +140,97 @@ static void host_ref_key(const CaseDesc *c, const CaseCheck *k, const RefArg *ar
         snprintf(key + 2 * i, 3, "%02x", digest[i]);
 }
 
-/* A host reference's result, from the worker's cache (the least recently
- * used entry is replaced) or computed: 2 (exp borrowed from the cache), -1
- * with res set. */
+static ExpCache *expc_find(Worker *w, const char *key)
+{
+    for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
+        if (w->expc[i].stamp && strcmp(w->expc[i].key, key) == 0)
+            return &w->expc[i];
+    return NULL;
+}
+
+/* Keep exp (now the cache's) under key, replacing the least recently used. */
+static void expc_put(Worker *w, const char *key, const Expected *exp)
+{
+    ExpCache *slot = &w->expc[0];
+    for (int i = 1; i < WORKER_MAX_EXPECTED; i++)
+        if (w->expc[i].stamp < slot->stamp)
+            slot = &w->expc[i];
+    if (slot->stamp)
+        verify_expected_free(&slot->exp);
+    slot->exp = *exp;
+    memcpy(slot->key, key, 65);
+    slot->stamp = ++w->clock;
+}
+
+static int is_host_ref(const CaseCheck *k)
+{
+    return k->ref[0] && strcmp(k->ref, "baseline") != 0 && strcmp(k->ref, "reference") != 0;
+}
+
+static void job_run(HostJob *j, const CaseDesc *c, int threads)
+{
+    const CaseCheck *k = &c->checks[j->check];
+    const CaseBuf *b = &c->bufs[k->buf];
+    /* A failure is computed again by expected_host, which reports it. */
+    KvxError err = {0};
+    j->rc = verify_reference_threads(k->ref, j->args, k->nargs, &elem_types[b->type], b->count, threads,
+                                     &j->exp, &err);
+    kvx_error_clear(&err);
+}
+
+static void *jobs_thread(void *arg)
+{
+    HostRefs *h = arg;
+    for (int i = 0; i < h->n; i++)
+        job_run(&h->job[i], h->c, h->threads);
+    return NULL;
+}
+
+void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run)
+{
+    HostRefs *h = &run->hrefs;
+    memset(h, 0, sizeof *h);
+    h->c = c;
+    h->threads = w->threads;
+    for (int i = 0; i < c->nchecks; i++) {
+        const CaseCheck *k = &c->checks[i];
+        if (!is_host_ref(k))
+            continue;
+        HostJob *j = &h->job[h->n];
+        host_ref_args(c, k, run, j->args);
+        host_ref_key(c, k, j->args, j->key);
+        int dup = expc_find(w, j->key) != NULL;
+        for (int q = 0; q < h->n && !dup; q++)
+            dup = strcmp(h->job[q].key, j->key) == 0;
+        if (dup)
+            continue;
+        j->check = i;
+        h->n++;
+    }
+    h->started = h->n && pthread_create(&h->tid, NULL, jobs_thread, h) == 0;
+}
+
+void worker_host_refs_join(Worker *w, Run *run, CaseResult *res)
+{
+    HostRefs *h = &run->hrefs;
+    double t0 = now_ms();
+    if (h->started)
+        pthread_join(h->tid, NULL);
+    else
+        jobs_thread(h);
+    res->host_wait_ms += now_ms() - t0;
+    for (int i = 0; i < h->n; i++)
+        if (h->job[i].rc == 0)
+            expc_put(w, h->job[i].key, &h->job[i].exp);
+        else
+            verify_expected_free(&h->job[i].exp);
+    h->started = 0;
+    h->n = 0;
+}
+
+/* A host reference's result from the worker's cache, where
+ * worker_host_refs_join put it: 2 (exp borrowed from the cache), -1 with res
+ * skipped when it could not be computed. */
 static int expected_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
                          Expected *exp, CaseResult *res)
 {
@@ -147,26 +239,25 @@ static int expected_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const
     host_ref_args(c, k, run, args);
     char key[65];
     host_ref_key(c, k, args, key);
-    ExpCache *slot = &w->expc[0];
-    for (int i = 0; i < WORKER_MAX_EXPECTED; i++) {
-        ExpCache *e = &w->expc[i];
-        if (e->stamp && strcmp(e->key, key) == 0) {
-            e->stamp = ++w->clock;
-            *exp = e->exp;
-            return 2;
-        }
-        if (e->stamp < slot->stamp)
-            slot = e;
+    ExpCache *e = expc_find(w, key);
+    if (e) {
+        e->stamp = ++w->clock;
+        *exp = e->exp;
+        return 2;
     }
+    /* Not cached: it failed, or more references than the cache holds were
+     * computed for this case and this one was replaced. */
     KvxError err = {0};
-    if (verify_reference_threads(k->ref, args, k->nargs, &elem_types[b->type], b->count,
-                                 w->threads, exp, &err) < 0)
-        return worker_fail(res, CASE_skipped, "reference %s for '%s': %s", k->ref, b->name, err.msg);
-    if (slot->stamp)
-        verify_expected_free(&slot->exp);
-    slot->exp = *exp;
-    memcpy(slot->key, key, 65);
-    slot->stamp = ++w->clock;
+    double t0 = now_ms();
+    int rc = verify_reference_threads(k->ref, args, k->nargs, &elem_types[b->type], b->count,
+                                      w->threads, exp, &err);
+    res->host_wait_ms += now_ms() - t0;
+    if (rc < 0) {
+        worker_fail(res, CASE_skipped, "reference %s for '%s': %s", k->ref, b->name, err.msg);
+        kvx_error_clear(&err);
+        return -1;
+    }
+    expc_put(w, key, exp);
     return 2;
 }
 
@@ -208,41 +299,70 @@ int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
                         "cuMemcpyDtoH", 1) < 0)
             return -1;
     }
+    worker_lap(w, res, CASE_STEP_compare);
+    res->t_verify_ms = now_ms() - t0;
+    return 0;
+}
+
+/* A case whose reference could not be computed has no result: its samples
+ * (taken while the reference was computed) are dropped. */
+static void samples_drop(CaseResult *res)
+{
+    res->median_ms = res->min_ms = res->max_ms = res->mean_ms = res->stdev_ms = NAN;
+    res->noise = res->rel_err = NAN;
+    res->samples = 0;
+}
+
+/* One check: 0 (compared, or nothing to compare), -1 with res set. */
+static int check_one(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run, int *own_ok,
+                     CaseResult *res)
+{
+    const CaseBuf *b = &c->bufs[k->buf];
+    const ElemType *t = &elem_types[b->type];
+    Expected exp;
+    memset(&exp, 0, sizeof exp);
+    worker_lap(w, res, CASE_STEP_compare);
+    int rc = expected_get(w, c, k, run, &exp, res);
+    worker_lap(w, res, CASE_STEP_reference);
+    if (rc < 0) {
+        verify_expected_free(&exp);
+        return -1;
+    }
+    if (rc == 1)
+        return 0;
+    VerifyReport rep;
+    memset(&rep, 0, sizeof rep);
+    verify_compare(&exp, t, run->out[k->buf], b->name, k->rtol >= 0 ? k->rtol : t->rtol, &rep);
+    if (rc == 0)
+        verify_expected_free(&exp);
+    if (t->is_float && (isnan(res->rel_err) || rep.rel_err > res->rel_err))
+        res->rel_err = rep.rel_err;
+    if (!rep.ok) {
+        res->status = CASE_mismatch;
+        *own_ok = 0;
+        detail_add(res, "%s (%llu wrong)", rep.first, (unsigned long long)rep.nmismatch);
+    }
+    return 0;
+}
+
+int worker_compare_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+{
+    double t0 = now_ms();
+    worker_lap(w, res, CASE_STEP_stats);
+    worker_host_refs_join(w, run, res);
+    worker_lap(w, res, CASE_STEP_reference);
     int own_ok = 1;
-    for (int i = 0; i < c->nchecks; i++) {
-        const CaseCheck *k = &c->checks[i];
-        const CaseBuf *b = &c->bufs[k->buf];
-        const ElemType *t = &elem_types[b->type];
-        Expected exp;
-        memset(&exp, 0, sizeof exp);
-        worker_lap(w, res, CASE_STEP_compare);
-        int rc = expected_get(w, c, k, run, &exp, res);
-        worker_lap(w, res, CASE_STEP_reference);
-        if (rc < 0) {
-            verify_expected_free(&exp);
+    for (int i = 0; i < c->nchecks; i++)
+        if (check_one(w, c, &c->checks[i], run, &own_ok, res) < 0) {
+            samples_drop(res);
             return -1;
         }
-        if (rc == 1)
-            continue;
-        VerifyReport rep;
-        memset(&rep, 0, sizeof rep);
-        verify_compare(&exp, t, run->out[k->buf], b->name, k->rtol >= 0 ? k->rtol : t->rtol, &rep);
-        if (rc == 0)
-            verify_expected_free(&exp);
-        if (t->is_float && (isnan(res->rel_err) || rep.rel_err > res->rel_err))
-            res->rel_err = rep.rel_err;
-        if (!rep.ok) {
-            res->status = CASE_mismatch;
-            own_ok = 0;
-            detail_add(res, "%s (%llu wrong)", rep.first, (unsigned long long)rep.nmismatch);
-        }
-    }
     /* A baseline that fails its own checks must not become the reference. */
     if (c->is_baseline && own_ok)
         baseline_store(w, c, run);
     if (res->status == CASE_mismatch)
         detail_add(res, "timed anyway");
-    res->t_verify_ms = now_ms() - t0;
+    res->t_verify_ms += now_ms() - t0;
+    worker_lap(w, res, CASE_STEP_compare);
     return 0;
 }
-
