@@ -682,20 +682,26 @@ static void worker_close(Worker *w)
 {
     for (int i = 0; i < w->nhosts; i++)
         free(w->hosts[i].data);
-    for (int i = 0; i < WORKER_MAX_BASELINES; i++)
-        for (int j = 0; j < CASE_MAX_BUFS; j++)
-            free(w->baselines[i].data[j]);
     for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
         if (w->expc[i].stamp)
             verify_expected_free(&w->expc[i].exp);
-    for (int i = 0; i < WORKER_MAX_REFERENCES; i++)
-        for (int j = 0; j < CASE_MAX_BUFS; j++)
-            free(w->refs[i].data[j]);
     for (int i = 0; i < CASE_MAX_BUFS; i++)
         free(w->hout[i]);
     nvml_close(&w->nvml);
+    worker_compare_close(w);
     if (!w->ctx)
         return;
+    for (int i = 0; i < WORKER_MAX_BASELINES; i++)
+        for (int j = 0; j < CASE_MAX_BUFS; j++)
+            if (w->baselines[i].dev[j])
+                cu.cuMemFree(w->baselines[i].dev[j]);
+    for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
+        if (w->expc[i].dev)
+            cu.cuMemFree(w->expc[i].dev);
+    for (int i = 0; i < WORKER_MAX_REFERENCES; i++)
+        for (int j = 0; j < CASE_MAX_BUFS; j++)
+            if (w->refs[i].base[j])
+                cu.cuMemFree(w->refs[i].base[j]);
     for (int i = 0; i < w->ndevs; i++)
         cu.cuMemFree(w->devs[i].base);
     for (int i = 0; i < w->nouts; i++)

@@ -44,8 +44,18 @@ static Baseline *baseline_find(Worker *w, const char *key)
     return NULL;
 }
 
-/* Keep the baseline's outputs under its workload key, replacing the oldest. */
-static void baseline_store(Worker *w, const CaseDesc *c, const Run *run)
+static void baseline_clear(Baseline *b)
+{
+    for (int i = 0; i < CASE_MAX_BUFS; i++)
+        if (b->dev[i])
+            cu.cuMemFree(b->dev[i]);
+    memset(b, 0, sizeof *b);
+}
+
+/* Keep the baseline's outputs, on the device, under its workload key,
+ * replacing the oldest.  A copy that finds no room leaves the slot empty:
+ * the variants are then skipped with the reason. */
+static int baseline_store(Worker *w, const CaseDesc *c, const Run *run, CaseResult *res)
 {
     Baseline *b = baseline_find(w, c->workload_key);
     if (!b) { /* free slots have stamp 0 and go first */
@@ -54,43 +64,47 @@ static void baseline_store(Worker *w, const CaseDesc *c, const Run *run)
             if (w->baselines[i].stamp < b->stamp)
                 b = &w->baselines[i];
     }
-    for (int i = 0; i < CASE_MAX_BUFS; i++)
-        free(b->data[i]);
-    memset(b, 0, sizeof *b);
-    memcpy(b->key, c->workload_key, 65);
-    b->stamp = ++w->clock;
+    baseline_clear(b);
     for (int i = 0; i < c->nbufs; i++) {
         const CaseBuf *cb = &c->bufs[i];
         if (!cb->checked)
             continue;
-        size_t bytes = cb->count * (uint64_t)elem_types[cb->type].size;
-        b->data[i] = xmalloc(bytes ? bytes : 1);
-        memcpy(b->data[i], run->out[i], bytes);
+        uint64_t bytes = cb->count * (uint64_t)elem_types[cb->type].size;
+        CUresult r = cu.cuMemAlloc(&b->dev[i], bytes ? bytes : 8);
+        if (r != CUDA_SUCCESS) {
+            b->dev[i] = 0;
+            baseline_clear(b);
+            return r == CUDA_ERROR_OUT_OF_MEMORY ? 0 : worker_step(w, res, r, "cuMemAlloc (baseline)", 0);
+        }
+        if (bytes && worker_step(w, res, cu.cuMemcpyDtoDAsync(b->dev[i], run->ptr[i], bytes, w->stream),
+                                 "cuMemcpyDtoDAsync (baseline)", 0) < 0) {
+            baseline_clear(b);
+            return -1;
+        }
         b->type[i] = cb->type;
         b->count[i] = cb->count;
     }
+    memcpy(b->key, c->workload_key, 65);
+    b->stamp = ++w->clock;
+    return 0;
 }
 
 /* The baseline variant's output at this workload point as the reference:
  * 0, 1 for the baseline itself (nothing to compare), -1 with res set. */
-static int expected_baseline(Worker *w, const CaseDesc *c, const CaseCheck *k, Expected *exp,
-                             CaseResult *res)
+static int site_baseline(Worker *w, const CaseDesc *c, const CaseCheck *k, RefSite *site, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
-    const ElemType *t = &elem_types[b->type];
     if (c->is_baseline)
         return 1;
     Baseline *base = baseline_find(w, c->workload_key);
-    if (!base || !base->data[k->buf])
+    if (!base || !base->dev[k->buf])
         return worker_fail(res, CASE_skipped,
                            "no baseline output for '%s' at this workload point (the baseline "
                            "variant has not run here, or it failed)", b->name);
     if (base->type[k->buf] != b->type || base->count[k->buf] != b->count)
         return worker_fail(res, CASE_skipped, "the baseline's '%s' has another type or size",
                            b->name);
-    if (verify_from_output(t, base->data[k->buf], b->count, exp) < 0)
-        return worker_fail(res, CASE_skipped, "the baseline's '%s' cannot be a reference",
-                           b->name);
+    *site = (RefSite){base->dev[k->buf], &elem_types[b->type], 1, NULL};
     return 0;
 }
 
@@ -157,6 +171,9 @@ static void expc_put(Worker *w, const char *key, const Expected *exp)
             slot = &w->expc[i];
     if (slot->stamp)
         verify_expected_free(&slot->exp);
+    if (slot->dev)
+        cu.cuMemFree(slot->dev);
+    slot->dev = 0;
     slot->exp = *exp;
     memcpy(slot->key, key, 65);
     slot->stamp = ++w->clock;
@@ -229,10 +246,10 @@ void worker_host_refs_join(Worker *w, Run *run, CaseResult *res)
 }
 
 /* A host reference's result from the worker's cache, where
- * worker_host_refs_join put it: 2 (exp borrowed from the cache), -1 with res
- * skipped when it could not be computed. */
-static int expected_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
-                         Expected *exp, CaseResult *res)
+ * worker_host_refs_join put it, or computed now; NULL with res skipped when
+ * it cannot be computed. */
+static ExpCache *expected_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+                               CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
     RefArg args[CASE_MAX_REFARGS];
@@ -242,47 +259,109 @@ static int expected_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const
     ExpCache *e = expc_find(w, key);
     if (e) {
         e->stamp = ++w->clock;
-        *exp = e->exp;
-        return 2;
+        return e;
     }
     /* Not cached: it failed, or more references than the cache holds were
      * computed for this case and this one was replaced. */
     KvxError err = {0};
+    Expected exp;
+    memset(&exp, 0, sizeof exp);
     double t0 = now_ms();
     int rc = verify_reference_threads(k->ref, args, k->nargs, &elem_types[b->type], b->count,
-                                      w->threads, exp, &err);
+                                      w->threads, &exp, &err);
     res->host_wait_ms += now_ms() - t0;
     if (rc < 0) {
+        verify_expected_free(&exp);
         worker_fail(res, CASE_skipped, "reference %s for '%s': %s", k->ref, b->name, err.msg);
         kvx_error_clear(&err);
-        return -1;
+        return NULL;
     }
-    expc_put(w, key, exp);
-    return 2;
+    expc_put(w, key, &exp);
+    return expc_find(w, key);
 }
 
-/* The reference of one check.  0 (exp is the caller's to free), 2 (exp is
- * borrowed from the worker's cache: do not free), 1 when there is nothing to
- * compare (the baseline's own differential check), -1 with res set. */
-static int expected_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
-                        Expected *exp, CaseResult *res)
+/* Values as the device compares them: integers in the output's type t
+ * (wrapped), floats as double; n values of exp from first; malloc'd. */
+static void *values_packed(const Expected *exp, const ElemType *t, uint64_t first, uint64_t n, uint64_t *bytes)
+{
+    if (exp->is_float) {
+        *bytes = n * sizeof(double);
+        void *p = xmalloc(*bytes ? *bytes : 1);
+        memcpy(p, exp->f + first, *bytes);
+        return p;
+    }
+    *bytes = n * (uint64_t)t->size;
+    unsigned char *p = xmalloc(*bytes ? *bytes : 1);
+    for (uint64_t j = 0; j < n; j++)
+        memcpy(p + j * (uint64_t)t->size, &exp->u[first + j], (size_t)t->size); /* little-endian */
+    return p;
+}
+
+/* A host reference: its values uploaded once per key, or, for a set or an
+ * address-dependent membership, the host's Expected.  0, or -1 with res set. */
+static int site_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run, RefSite *site,
+                     CaseResult *res)
+{
+    const ElemType *t = &elem_types[c->bufs[k->buf].type];
+    ExpCache *e = expected_host(w, c, k, run, res);
+    if (!e)
+        return -1;
+    if (e->exp.kind != EXPECT_VALUES) {
+        *site = (RefSite){0, t, 1, &e->exp};
+        return 0;
+    }
+    if (!e->dev) {
+        uint64_t bytes;
+        void *p = values_packed(&e->exp, t, 0, e->exp.count, &bytes);
+        int rc = worker_upload(w, &e->dev, p, bytes, res);
+        free(p);
+        if (rc < 0)
+            return -1;
+    }
+    *site = (RefSite){e->dev, e->exp.is_float ? &elem_types[ET_F64] : t, 1, NULL};
+    return 0;
+}
+
+/* A constant: one value, compared with every element (stride 0). */
+static int site_constant(Worker *w, const CaseDesc *c, const CaseCheck *k, RefSite *site, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
     const ElemType *t = &elem_types[b->type];
-    if (k->ref[0] == 0) {
-        if (verify_constant(k->constant, t, b->count, exp) < 0)
-            return worker_fail(res, CASE_skipped, "check of '%s': the constant does not fit %s",
-                               b->name, t->name);
-        return 0;
+    Expected exp;
+    memset(&exp, 0, sizeof exp);
+    if (verify_constant(k->constant, t, 1, &exp) < 0) {
+        verify_expected_free(&exp);
+        return worker_fail(res, CASE_skipped, "check of '%s': the constant does not fit %s", b->name, t->name);
     }
+    uint64_t bytes;
+    void *p = values_packed(&exp, t, 0, 1, &bytes);
+    verify_expected_free(&exp);
+    int rc = 0;
+    if (!w->cmp_const)
+        rc = worker_step(w, res, cu.cuMemAlloc(&w->cmp_const, 8), "cuMemAlloc (constant)", 0);
+    if (rc == 0)
+        rc = worker_step(w, res, cu.cuMemcpyHtoDAsync(w->cmp_const, p, bytes, w->stream),
+                         "cuMemcpyHtoDAsync (constant)", 0);
+    free(p);
+    *site = (RefSite){w->cmp_const, t->is_float ? &elem_types[ET_F64] : t, 0, NULL};
+    return rc;
+}
+
+/* Where the reference of one check lies.  0, 1 when there is nothing to
+ * compare (the baseline's own differential check), -1 with res set. */
+static int site_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run, RefSite *site,
+                    CaseResult *res)
+{
+    if (k->ref[0] == 0)
+        return site_constant(w, c, k, site, res);
     if (strcmp(k->ref, "baseline") == 0)
-        return expected_baseline(w, c, k, exp, res);
+        return site_baseline(w, c, k, site, res);
     if (strcmp(k->ref, "reference") == 0) {
-        KVX_ASSERT(run->ref && run->ref->data[k->buf]);
-        verify_from_output(t, run->ref->data[k->buf], b->count, exp);
+        KVX_ASSERT(run->ref && run->ref->ptr[k->buf]);
+        *site = (RefSite){run->ref->ptr[k->buf], &elem_types[c->bufs[k->buf].type], 1, NULL};
         return 0;
     }
-    return expected_host(w, c, k, run, exp, res);
+    return site_host(w, c, k, run, site, res);
 }
 
 int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
@@ -290,16 +369,6 @@ int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
     double t0 = now_ms();
     if (worker_launch_once(w, c, run, 0, NULL, res) < 0)
         return -1;
-    for (int i = 0; i < c->nbufs; i++) {
-        const CaseBuf *b = &c->bufs[i];
-        if (b->checked && b->count &&
-            worker_step(w, res,
-                        cu.cuMemcpyDtoH(run->out[i], run->ptr[i],
-                                        b->count * (uint64_t)elem_types[b->type].size),
-                        "cuMemcpyDtoH", 1) < 0)
-            return -1;
-    }
-    worker_lap(w, res, CASE_STEP_compare);
     res->t_verify_ms = now_ms() - t0;
     return 0;
 }
@@ -313,28 +382,41 @@ static void samples_drop(CaseResult *res)
     res->samples = 0;
 }
 
+/* A check whose reference is only on the host: the output downloaded (once
+ * per case) and compared there.  0, or -1 with res set. */
+static int compare_host(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run, const Expected *exp,
+                        double rtol, VerifyReport *rep, CaseResult *res)
+{
+    const CaseBuf *b = &c->bufs[k->buf];
+    const ElemType *t = &elem_types[b->type];
+    if (!run->downloaded[k->buf] && b->count &&
+        worker_step(w, res, cu.cuMemcpyDtoH(run->out[k->buf], run->ptr[k->buf], b->count * (uint64_t)t->size),
+                    "cuMemcpyDtoH", 1) < 0)
+        return -1;
+    run->downloaded[k->buf] = 1;
+    verify_compare(exp, t, run->out[k->buf], b->name, rtol, rep);
+    return 0;
+}
+
 /* One check: 0 (compared, or nothing to compare), -1 with res set. */
 static int check_one(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run, int *own_ok,
                      CaseResult *res)
 {
-    const CaseBuf *b = &c->bufs[k->buf];
-    const ElemType *t = &elem_types[b->type];
-    Expected exp;
-    memset(&exp, 0, sizeof exp);
+    const ElemType *t = &elem_types[c->bufs[k->buf].type];
+    double rtol = k->rtol >= 0 ? k->rtol : t->rtol;
+    RefSite site;
+    memset(&site, 0, sizeof site);
     worker_lap(w, res, CASE_STEP_compare);
-    int rc = expected_get(w, c, k, run, &exp, res);
+    int rc = site_get(w, c, k, run, &site, res);
     worker_lap(w, res, CASE_STEP_reference);
-    if (rc < 0) {
-        verify_expected_free(&exp);
-        return -1;
-    }
-    if (rc == 1)
-        return 0;
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     VerifyReport rep;
     memset(&rep, 0, sizeof rep);
-    verify_compare(&exp, t, run->out[k->buf], b->name, k->rtol >= 0 ? k->rtol : t->rtol, &rep);
-    if (rc == 0)
-        verify_expected_free(&exp);
+    rc = site.exp ? compare_host(w, c, k, run, site.exp, rtol, &rep, res)
+                  : worker_compare_device(w, c, k, run, &site, rtol, &rep, res);
+    if (rc < 0)
+        return -1;
     if (t->is_float && (isnan(res->rel_err) || rep.rel_err > res->rel_err))
         res->rel_err = rep.rel_err;
     if (!rep.ok) {
@@ -358,8 +440,8 @@ int worker_compare_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
             return -1;
         }
     /* A baseline that fails its own checks must not become the reference. */
-    if (c->is_baseline && own_ok)
-        baseline_store(w, c, run);
+    if (c->is_baseline && own_ok && baseline_store(w, c, run, res) < 0)
+        return -1;
     if (res->status == CASE_mismatch)
         detail_add(res, "timed anyway");
     res->t_verify_ms += now_ms() - t0;
