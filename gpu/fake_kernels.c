@@ -57,7 +57,7 @@ static int fill(const FakeLaunch *l)
     for (uint64_t i = 0; i < m; i++)
         out[i] = 7u + (uint32_t)(in[i] & 0);
     if (l->mismatch && m)
-        out[0] += 1;
+        out[m - 1] += 1; /* the last: a device comparison must find it in the last chunk */
     return 0;
 }
 
