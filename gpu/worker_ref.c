@@ -3,7 +3,7 @@
  * same key (WORKER_MAX_REFERENCES of them, least recently used replaced).
  *
  * It runs in buffers of its own layout (the reference point's offsets):
- * inputs uploaded from the worker's host copies, outputs reset to their init,
+ * inputs copied from the case's device copies, outputs from their init,
  * one untimed launch, its checked outputs kept on the device where it wrote
  * them (the variants compare with them there, worker_compare.c).  A reference that is
  * refused, faults or runs past the case's timeout makes the case skipped with
@@ -100,8 +100,10 @@ static int ref_launch(Worker *w, const CaseDesc *c, const Run *run, RefCache *sl
                      "cuMemAlloc") < 0)
             goto done;
         ptr[i] = base[i] + r->offset[i] * size;
-        if (ref_step(w, res, cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream),
-                     "cuMemcpyHtoDAsync") < 0)
+        /* Inputs from the case's device copies: no host-to-device copy per reference run. */
+        CUresult cr = b->checked ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
+                                 : cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream);
+        if (bytes && ref_step(w, res, cr, b->checked ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoDAsync") < 0)
             goto done;
     }
     for (int i = 0; i < r->nargs; i++) {
