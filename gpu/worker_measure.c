@@ -179,9 +179,20 @@ static void expc_put(Worker *w, const char *key, const Expected *exp)
     slot->stamp = ++w->clock;
 }
 
-static int is_host_ref(const CaseCheck *k)
+/* slice(BUF, start, count), `out: in` among them, of an input of the
+ * output's type: the input's device copy is the reference, nothing is
+ * computed. */
+static int is_device_slice(const CaseDesc *c, const CaseCheck *k)
 {
-    return k->ref[0] && strcmp(k->ref, "baseline") != 0 && strcmp(k->ref, "reference") != 0;
+    int in = k->nargs == 3 ? k->argbuf[0] : -1;
+    return strcmp(k->ref, "slice") == 0 && in >= 0 && !c->bufs[in].checked &&
+           c->bufs[in].type == c->bufs[k->buf].type;
+}
+
+static int is_host_ref(const CaseDesc *c, const CaseCheck *k)
+{
+    return k->ref[0] && strcmp(k->ref, "baseline") != 0 && strcmp(k->ref, "reference") != 0 &&
+           !is_device_slice(c, k);
 }
 
 static void job_run(HostJob *j, const CaseDesc *c, int threads)
@@ -211,7 +222,7 @@ void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run)
     h->threads = w->threads;
     for (int i = 0; i < c->nchecks; i++) {
         const CaseCheck *k = &c->checks[i];
-        if (!is_host_ref(k))
+        if (!is_host_ref(c, k))
             continue;
         HostJob *j = &h->job[h->n];
         host_ref_args(c, k, run, j->args);
@@ -359,6 +370,12 @@ static int site_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run 
     if (strcmp(k->ref, "reference") == 0) {
         KVX_ASSERT(run->ref && run->ref->ptr[k->buf]);
         *site = (RefSite){run->ref->ptr[k->buf], &elem_types[c->bufs[k->buf].type], 1, NULL};
+        return 0;
+    }
+    if (is_device_slice(c, k)) {
+        const ElemType *t = &elem_types[c->bufs[k->buf].type];
+        uint64_t start = (uint64_t)k->args[1].v.i;
+        *site = (RefSite){run->ptr[k->argbuf[0]] + start * (uint64_t)t->size, t, 1, NULL};
         return 0;
     }
     return site_host(w, c, k, run, site, res);

@@ -6,7 +6,7 @@
  *
  * Checked, for each kind of reference kept on the device (a constant, a host
  * reference uploaded once per key, the baseline's output, a reference point's
- * output): the correct variant is ok; the planted wrong one (one wrong value,
+ * output, the input itself for `out: in`): the correct variant is ok; the planted wrong one (one wrong value,
  * the last of 300K, in the fifth compare chunk) is a mismatch that names that
  * element with what it got and what was expected.  And the profile says how
  * long the GPU waited for host work (cases.profile_json host_wait_ms,
@@ -60,18 +60,20 @@ static void expect_row(const char *db, const char *label, const char *want, cons
 }
 
 /* fake_devio.yaml with its check replaced by check (and extra lines before
- * it), run as name: the base ok, the mismatch named. */
-static void run_check(const char *name, const char *extra, const char *check)
+ * it), its input of type intype, run as name: the base ok, the mismatch named. */
+static void run_check(const char *name, const char *extra, const char *check, const char *intype)
 {
     char *spec = file_read(SPECS "fake_devio.yaml", NULL), *cu = file_read(SPECS "fake.cu", NULL);
     assert_non_null(spec);
     assert_non_null(cu);
-    const char *from = "check:\n  out: 7\n";
-    char *at = strstr(spec, from);
+    const char *from = "check:\n  out: 7\n", *tfrom = "type: i32";
+    char *at = strstr(spec, from), *tat = strstr(spec, tfrom);
     assert_non_null(at);
+    assert_true(tat && tat < at);
     StrBuf b;
     sb_init(&b);
-    sb_printf(&b, "%.*s%scheck:\n  out: %s\n%s", (int)(at - spec), spec, extra, check, at + strlen(from));
+    sb_printf(&b, "%.*stype: %s%.*s%scheck:\n  out: %s\n%s", (int)(tat - spec), spec, intype,
+              (int)(at - tat - strlen(tfrom)), tat + strlen(tfrom), extra, check, at + strlen(from));
     char file[64], db[64], log[64];
     snprintf(file, sizeof file, "%s.yaml", name);
     snprintf(db, sizeof db, "%s.db", name);
@@ -98,25 +100,32 @@ static void run_check(const char *name, const char *extra, const char *check)
 static void test_constant(void **state)
 {
     (void)state;
-    run_check("constant", "", "7");
+    run_check("constant", "", "7", "i32");
 }
 
 static void test_host_reference(void **state)
 {
     (void)state;
-    run_check("host", "", "tally(size, size, 6)"); /* 6 + 1 at every element */
+    run_check("host", "", "tally(size, size, 6)", "i32"); /* 6 + 1 at every element */
 }
 
 static void test_baseline(void **state)
 {
     (void)state;
-    run_check("baseline", "", "baseline()");
+    run_check("baseline", "", "baseline()", "i32");
 }
 
 static void test_reference_point(void **state)
 {
     (void)state;
-    run_check("refpoint", "reference: { strategy: base }\n", "reference");
+    run_check("refpoint", "reference: { strategy: base }\n", "reference", "i32");
+}
+
+/* `out: in`: the input's device copy is the reference. */
+static void test_input(void **state)
+{
+    (void)state;
+    run_check("input", "", "in", "u32");
 }
 
 int main(void)
@@ -142,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_host_reference),
         cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_reference_point),
+        cmocka_unit_test(test_input),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0) {
