@@ -45,8 +45,8 @@ extern const char *const case_status_names[CASE_STATUS_COUNT];
     X(buffers, "inputs generated and uploaded on a cache miss, outputs laid out")\
     X(ref_kernel, "the reference kernel (run once per reference key)")        \
     X(verify, "the verified launch: output reset, launch, wait")                \
-    X(reference, "host reference (cached per workload point)")                  \
-    X(compare, "outputs copied back and compared with their references")        \
+    X(reference, "references: the host's joined (computed aside), uploaded")    \
+    X(compare, "outputs compared with their references on the device")          \
     X(warmup, "warm-up launches")                                               \
     X(samples, "timed samples with their resets and flushes, and the waits")    \
     X(clocks, "SM and memory clocks (NVML)")                                    \
