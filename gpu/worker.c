@@ -669,7 +669,8 @@ static void run_case(Worker *w, const CaseDesc *c, CaseResult *res)
         goto done;
     if (c->ref.present)
         worker_lap(w, res, CASE_STEP_ref_kernel);
-    if (worker_verify_case(w, c, &run, res) < 0 || worker_measure_case(w, c, &run, res) < 0)
+    if (worker_verify_case(w, c, &run, res) < 0 || worker_checks_ready(w, c, res) < 0 ||
+        worker_measure_case(w, c, &run, res) < 0)
         goto done;
     worker_compare_case(w, c, &run, res);
 done:

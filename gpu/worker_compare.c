@@ -127,10 +127,13 @@ int worker_upload(Worker *w, CUdeviceptr *dev, const void *host, uint64_t n, Cas
     }
     if (worker_step(w, res, r, "cuMemAlloc (reference)", 0) < 0)
         return -1;
-    if (n && (worker_step(w, res, cu.cuMemcpyHtoDAsync(*dev, host, n, w->stream), "cuMemcpyHtoDAsync (reference)", 0) < 0 ||
-              worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (reference)", 1) < 0))
+    if (n && worker_step(w, res, cu.cuMemcpyHtoDAsync(*dev, host, n, w->stream), "cuMemcpyHtoDAsync (reference)",
+                         0) < 0) {
+        cu.cuMemFree(*dev);
+        *dev = 0;
         return -1;
-    return 0;
+    }
+    return worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (reference)", 1);
 }
 
 void worker_compare_close(Worker *w)

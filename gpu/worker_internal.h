@@ -248,12 +248,18 @@ void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run);
  * res->host_wait_ms), and cache their results.  Safe to call twice. */
 void worker_host_refs_join(Worker *w, Run *run, CaseResult *res);
 
-/* One untimed launch, its outputs downloaded.  0 (the case is then timed and
- * compared), or -1 (launch_error). */
+/* One untimed launch.  0 (the case is then timed and compared), or -1
+ * (launch_error). */
 int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
 
-/* The downloaded outputs compared with their references (joining the host
- * references first): status ok or mismatch, rel_err and the first differing
+/* 0 when every reference the case's checks need will be there after the
+ * samples (the baseline's output has been kept), else -1 with res skipped:
+ * the case is not timed for nothing. */
+int worker_checks_ready(Worker *w, const CaseDesc *c, CaseResult *res);
+
+/* The outputs compared with their references, on the device
+ * (worker_compare.c; a set reference on the host), after joining the host
+ * references: status ok or mismatch, rel_err and the first differing
  * elements; a reference that cannot be computed makes the case skipped and
  * drops its samples.  0, or -1 with res set. */
 int worker_compare_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);

@@ -308,6 +308,16 @@ static void *values_packed(const Expected *exp, const ElemType *t, uint64_t firs
     return p;
 }
 
+int worker_checks_ready(Worker *w, const CaseDesc *c, CaseResult *res)
+{
+    for (int i = 0; i < c->nchecks; i++) {
+        RefSite site;
+        if (strcmp(c->checks[i].ref, "baseline") == 0 && site_baseline(w, c, &c->checks[i], &site, res) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* A host reference: its values uploaded once per key, or, for a set or an
  * address-dependent membership, the host's Expected.  0, or -1 with res set. */
 static int site_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run, RefSite *site,
