@@ -49,6 +49,7 @@
     X(cuMemFree, 3020)                          \
     X(cuMemcpyHtoDAsync, 3020)                  \
     X(cuMemcpyDtoH, 3020)                       \
+    X(cuMemcpyDtoDAsync, 3020)                  \
     X(cuMemsetD8Async, 3020)                    \
     X(cuMemsetD16Async, 3020)                   \
     X(cuMemsetD32Async, 3020)                   \

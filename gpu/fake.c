@@ -395,6 +395,19 @@ static CUresult memcpy_htod_async(CUdeviceptr dst, const void *src, size_t n, CU
     return CUDA_SUCCESS;
 }
 
+static CUresult memcpy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    void *d = fake_mem(dst, n);
+    const void *from = fake_mem(src, n);
+    if (fk.sticky || !d || !from)
+        return fk.sticky ? fk.sticky : CUDA_ERROR_INVALID_VALUE;
+    memmove(d, from, n);
+    block_of(dst)->version = ++fk.versions;
+    clock_bytes(2 * (uint64_t)n);
+    return CUDA_SUCCESS;
+}
+
 static CUresult memset_async(CUdeviceptr dst, uint32_t v, int size, size_t n)
 {
     unsigned char *d = fake_mem(dst, (uint64_t)n * (uint64_t)size);
@@ -849,6 +862,7 @@ void fake_cuda_api(CudaApi *api)
         .cuFuncGetAttribute = func_get_attribute,   .cuFuncSetAttribute = func_set_attribute,
         .cuMemAlloc = mem_alloc,                    .cuMemFree = mem_free,
         .cuMemcpyHtoDAsync = memcpy_htod_async,     .cuMemcpyDtoH = memcpy_dtoh,
+        .cuMemcpyDtoDAsync = memcpy_dtod_async,
         .cuMemsetD8Async = memset_d8_async,         .cuMemsetD16Async = memset_d16_async,
         .cuMemsetD32Async = memset_d32_async,       .cuStreamCreate = stream_create,
         .cuStreamDestroy = stream_destroy,          .cuStreamSynchronize = stream_synchronize,

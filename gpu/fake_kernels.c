@@ -57,7 +57,7 @@ static int fill(const FakeLaunch *l)
     for (uint64_t i = 0; i < m; i++)
         out[i] = 7u + (uint32_t)(in[i] & 0);
     if (l->mismatch && m)
-        out[0] += 1;
+        out[m - 1] += 1; /* the last: a device comparison must find it in the last chunk */
     return 0;
 }
 
@@ -169,6 +169,34 @@ static int compact_into(const FakeLaunch *l, uint64_t m, int reverse)
     return 0;
 }
 
+/* kvx_compare(out, ref, n, stride, code, rtol, norm_ok, chunks) (gpu/devio.cu):
+ * the host's twin of the kernel's rule, verify_chunk_host, per chunk.  It
+ * exercises the worker's device comparison, not the kernel: the GPU test
+ * (tests/test_gpu_devio.c) holds the kernel to the host. */
+enum { REF_F64 = 0x100 }; /* gpu/devio.cu's DEVIO_REF_F64: the reference is double */
+
+static int compare(const FakeLaunch *l)
+{
+    uint64_t n = (uint64_t)arg_i64(l, 2), stride = (uint64_t)arg_i64(l, 3);
+    uint32_t code = (uint32_t)arg_i32(l, 4);
+    double rtol;
+    memcpy(&rtol, l->params[5], sizeof rtol);
+    int norm_ok = arg_i32(l, 6) != 0;
+    if ((code & 0xff) >= ET_COUNT)
+        return -1;
+    const ElemType *t = &elem_types[code & 0xff], *rt = code & REF_F64 ? &elem_types[ET_F64] : t;
+    uint64_t nch = (n + VERIFY_CHUNK - 1) / VERIFY_CHUNK;
+    const void *out = arg_mem(l, 0, n, t->size), *ref = arg_mem(l, 1, stride ? n : 1, rt->size);
+    VerifyChunk *ch = arg_mem(l, 7, nch, sizeof *ch);
+    if (!out || !ref || !ch)
+        return -1;
+    for (uint64_t c = 0; c < nch; c++) {
+        uint64_t e = (c + 1) * VERIFY_CHUNK < n ? (c + 1) * VERIFY_CHUNK : n;
+        verify_chunk_host(t, out, rt, ref, stride, c * VERIFY_CHUNK, e, rtol, norm_ok, &ch[c]);
+    }
+    return 0;
+}
+
 static int compact(const FakeLaunch *l)
 {
     int64_t n = arg_i64(l, 1);
@@ -184,6 +212,7 @@ static int compact_serial(const FakeLaunch *l)
 static const FakeKernel kernels[] = {
     {"compact", "pqioo", compact},
     {"compact_serial", "pqioo", compact_serial},
+    {"kvx_compare", "ppqqiqio", compare},
     {"fill", "pqo", fill},
     {"count", "pqio", count},
     {"tiny_count", "pqio", tiny_count},

@@ -327,7 +327,10 @@ static const void *host_get(Worker *w, const CaseBuf *b, const char *key, CaseRe
     const ElemType *t = &elem_types[b->type];
     void *data = xmalloc(b->count ? b->count * (uint64_t)t->size : 1);
     KvxError err = {0};
-    if (inputs_fill(t, data, b->count, &b->init, w->threads, &err) < 0) {
+    double t0 = now_ms();
+    int rc = inputs_fill(t, data, b->count, &b->init, w->threads, &err);
+    res->host_wait_ms += now_ms() - t0;
+    if (rc < 0) {
         free(data);
         worker_fail(res, CASE_skipped, "buffer '%s': %s", b->name, err.msg);
         return NULL;
@@ -660,15 +663,18 @@ static void run_case(Worker *w, const CaseDesc *c, CaseResult *res)
     double t0 = now_ms();
     rc = buffers_prepare(w, c, &run, res);
     res->t_input_ms = worker_lap(w, res, CASE_STEP_buffers) - t0;
+    if (rc == 0)
+        worker_host_refs_start(w, c, &run);
     if (rc < 0 || (c->ref.present && !(run.ref = worker_reference(w, c, &run, res))))
         goto done;
     if (c->ref.present)
         worker_lap(w, res, CASE_STEP_ref_kernel);
-    if (worker_verify_case(w, c, &run, res) < 0)
+    if (worker_verify_case(w, c, &run, res) < 0 || worker_checks_ready(w, c, res) < 0 ||
+        worker_measure_case(w, c, &run, res) < 0)
         goto done;
-    worker_lap(w, res, CASE_STEP_compare);
-    worker_measure_case(w, c, &run, res);
+    worker_compare_case(w, c, &run, res);
 done:
+    worker_host_refs_join(w, &run, res);
     run_release(w, c, &run);
     worker_lap(w, res, CASE_STEP_stats);
 }
@@ -677,20 +683,26 @@ static void worker_close(Worker *w)
 {
     for (int i = 0; i < w->nhosts; i++)
         free(w->hosts[i].data);
-    for (int i = 0; i < WORKER_MAX_BASELINES; i++)
-        for (int j = 0; j < CASE_MAX_BUFS; j++)
-            free(w->baselines[i].data[j]);
     for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
         if (w->expc[i].stamp)
             verify_expected_free(&w->expc[i].exp);
-    for (int i = 0; i < WORKER_MAX_REFERENCES; i++)
-        for (int j = 0; j < CASE_MAX_BUFS; j++)
-            free(w->refs[i].data[j]);
     for (int i = 0; i < CASE_MAX_BUFS; i++)
         free(w->hout[i]);
     nvml_close(&w->nvml);
+    worker_compare_close(w);
     if (!w->ctx)
         return;
+    for (int i = 0; i < WORKER_MAX_BASELINES; i++)
+        for (int j = 0; j < CASE_MAX_BUFS; j++)
+            if (w->baselines[i].dev[j])
+                cu.cuMemFree(w->baselines[i].dev[j]);
+    for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
+        if (w->expc[i].dev)
+            cu.cuMemFree(w->expc[i].dev);
+    for (int i = 0; i < WORKER_MAX_REFERENCES; i++)
+        for (int j = 0; j < CASE_MAX_BUFS; j++)
+            if (w->refs[i].base[j])
+                cu.cuMemFree(w->refs[i].base[j]);
     for (int i = 0; i < w->ndevs; i++)
         cu.cuMemFree(w->devs[i].base);
     for (int i = 0; i < w->nouts; i++)

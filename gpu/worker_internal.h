@@ -12,6 +12,8 @@
 #include "host/measure_plan.h"
 #include "nvml.h"
 
+#include <pthread.h>
+
 /* ---- the worker's state ---------------------------------------------------- */
 
 /* A loaded module and its last kernel, with the kernel's attributes: they do
@@ -65,10 +67,12 @@ typedef struct OutBuf {
 /* Samples enqueued between two waits at most (three events each). */
 #define WORKER_MAX_BATCH 64
 
+/* The baseline variant's outputs, kept on the device: variants compare with
+ * them there (worker_compare.c). */
 typedef struct Baseline {
     char key[65];           /* workload_key; "" = free slot */
     uint64_t stamp;
-    void *data[CASE_MAX_BUFS];      /* by buffer index; NULL when not checked */
+    CUdeviceptr dev[CASE_MAX_BUFS]; /* by buffer index; 0 when not checked */
     ElemTypeId type[CASE_MAX_BUFS];
     uint64_t count[CASE_MAX_BUFS];
 } Baseline;
@@ -81,14 +85,18 @@ typedef struct ExpCache {
     char key[65];
     uint64_t stamp;
     Expected exp;
+    CUdeviceptr dev;        /* EXPECT_VALUES on the device (integers in the output's
+                               type, floats as double), uploaded on first use; 0 */
 } ExpCache;
 
-/* A reference kernel's checked outputs, by reference key (worker_ref.c). */
+/* A reference kernel's checked outputs, by reference key (worker_ref.c),
+ * kept on the device where it wrote them. */
 #define WORKER_MAX_REFERENCES 4
 typedef struct RefCache {
     char key[65];
     uint64_t stamp;                 /* 0: free */
-    void *data[CASE_MAX_BUFS];      /* by buffer index; NULL when not checked */
+    CUdeviceptr base[CASE_MAX_BUFS];/* by buffer index; 0 when not kept */
+    CUdeviceptr ptr[CASE_MAX_BUFS]; /* base + the reference's offset */
 } RefCache;
 
 typedef struct Worker {
@@ -108,6 +116,12 @@ typedef struct Worker {
     unsigned flush_value;   /* the byte of the next write flush */
     CUmodule flush_mod;     /* the read flush kernel, loaded on first use */
     CUfunction flush_fn;
+    CUmodule devio_mod;     /* gpu/devio_ptx.h, loaded on first use */
+    CUfunction cmp_fn;      /* its kvx_compare */
+    CUdeviceptr chunks;     /* VerifyChunk records of one comparison */
+    uint64_t chunks_bytes;
+    VerifyChunk *hchunks;   /* their host copy */
+    CUdeviceptr cmp_const;  /* 8 bytes: a constant reference */
     int threads;            /* for input generation */
     uint64_t clock;
     Module mods[WORKER_MAX_MODULES];
@@ -136,6 +150,26 @@ typedef struct Reset {
     const void *host;
 } Reset;
 
+/* A host reference computed on a thread of its own while the GPU runs the
+ * case (worker_measure.c): started once the inputs exist, joined when the
+ * outputs are compared, after the samples. */
+typedef struct HostJob {
+    char key[65];           /* host_ref_key(); the result goes into Worker.expc */
+    int check;              /* index into CaseDesc.checks */
+    RefArg args[CASE_MAX_REFARGS];
+    Expected exp;
+    int rc;                 /* verify_reference_threads' */
+} HostJob;
+
+typedef struct HostRefs {
+    pthread_t tid;
+    int started;            /* tid runs the jobs; 0: run them at the join */
+    int threads;
+    const CaseDesc *c;
+    int n;
+    HostJob job[CASE_MAX_BUFS];
+} HostRefs;
+
 /* One case being run. */
 typedef struct Run {
     CUfunction f;
@@ -144,11 +178,13 @@ typedef struct Run {
     int owned[CASE_MAX_BUFS];         /* outputs: index into Worker.outs + 1; inputs are cached */
     const void *host[CASE_MAX_BUFS];  /* host content: input, or output init */
     Reset reset[CASE_MAX_BUFS];
-    void *out[CASE_MAX_BUFS];         /* downloaded outputs (the worker's hout) */
+    void *out[CASE_MAX_BUFS];         /* host copies of outputs (the worker's hout) */
+    int downloaded[CASE_MAX_BUFS];    /* out[i] holds the output: a host comparison needed it */
     void *argv[CASE_MAX_ARGS];
     uint64_t scalars[CASE_MAX_ARGS];
     const RefCache *ref;              /* the reference's outputs, when the case has one */
     double spent_ms;                  /* of the budget: wall time of the verified launch */
+    HostRefs hrefs;                   /* host references not cached: computed aside */
 } Run;
 
 /* ---- worker.c ------------------------------------------------------------------ */
@@ -203,9 +239,30 @@ int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float 
 
 /* ---- worker_measure.c ---------------------------------------------------------- */
 
-/* One untimed launch, its outputs downloaded and compared.  0 (status ok or
- * mismatch: the case is then timed), or -1 (launch_error, skipped). */
+/* Start computing, on a thread of its own, each host reference of c that the
+ * worker has not cached; run's inputs (run->host) must stay until the join.
+ * A thread that cannot be created leaves the work to worker_compare_case. */
+void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run);
+
+/* Wait for the host references started for run, if any (the wait goes to
+ * res->host_wait_ms), and cache their results.  Safe to call twice. */
+void worker_host_refs_join(Worker *w, Run *run, CaseResult *res);
+
+/* One untimed launch.  0 (the case is then timed and compared), or -1
+ * (launch_error). */
 int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* 0 when every reference the case's checks need will be there after the
+ * samples (the baseline's output has been kept), else -1 with res skipped:
+ * the case is not timed for nothing. */
+int worker_checks_ready(Worker *w, const CaseDesc *c, CaseResult *res);
+
+/* The outputs compared with their references, on the device
+ * (worker_compare.c; a set reference on the host), after joining the host
+ * references: status ok or mismatch, rel_err and the first differing
+ * elements; a reference that cannot be computed makes the case skipped and
+ * drops its samples.  0, or -1 with res set. */
+int worker_compare_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
 
 /* Warm-up (measure_warmups), then samples in batches (measure_batch) until
  * the noise target is met after min_samples, or max_samples, or the budget is
@@ -213,6 +270,32 @@ int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
  * batch runs.  Fills res's statistics, gpu times, clocks and t_measure_ms.  0,
  * or -1 with res set.  In worker_sample.c. */
 int worker_measure_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+
+/* ---- worker_compare.c ---------------------------------------------------------- */
+
+/* Where a check's reference lies: on the device (ptr: elements of type t,
+ * stride 1; or one value, stride 0), or only on the host (exp: a host
+ * reference other than a list of values). */
+typedef struct RefSite {
+    CUdeviceptr ptr;
+    const ElemType *t;
+    uint64_t stride;
+    const Expected *exp;
+} RefSite;
+
+/* Compare output buffer k->buf of run, on the device, with site (ptr set):
+ * only the chunks' figures and the slices that hold the first differing
+ * elements cross to the host.  rep as verify_compare fills it.  0, or -1
+ * with res set (a fault ends the worker). */
+int worker_compare_device(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+                          const RefSite *site, double rtol, VerifyReport *rep, CaseResult *res);
+
+/* Copy n bytes to a new device allocation *dev (the stream synchronised).
+ * 0, or -1 with res set. */
+int worker_upload(Worker *w, CUdeviceptr *dev, const void *host, uint64_t n, CaseResult *res);
+
+/* Release what worker_compare.c holds (worker_close). */
+void worker_compare_close(Worker *w);
 
 /* ---- worker_ref.c -------------------------------------------------------------- */
 

@@ -3,8 +3,9 @@
  * same key (WORKER_MAX_REFERENCES of them, least recently used replaced).
  *
  * It runs in buffers of its own layout (the reference point's offsets):
- * inputs uploaded from the worker's host copies, outputs reset to their init,
- * one untimed launch, its checked outputs downloaded.  A reference that is
+ * inputs copied from the case's device copies, outputs from their init,
+ * one untimed launch, its checked outputs kept on the device where it wrote
+ * them (the variants compare with them there, worker_compare.c).  A reference that is
  * refused, faults or runs past the case's timeout makes the case skipped with
  * ref_failed set, so the parent skips every case of that key: no variant is
  * called ok against a reference that did not run.  After a fault or a
@@ -57,6 +58,14 @@ static int ref_wait(Worker *w, const CaseDesc *c, CaseResult *res)
     }
 }
 
+static void slot_clear(RefCache *slot)
+{
+    for (int i = 0; i < CASE_MAX_BUFS; i++)
+        if (slot->base[i])
+            cu.cuMemFree(slot->base[i]);
+    memset(slot, 0, sizeof *slot);
+}
+
 static RefCache *ref_slot(Worker *w, const char *key)
 {
     RefCache *slot = &w->refs[0];
@@ -66,13 +75,11 @@ static RefCache *ref_slot(Worker *w, const char *key)
         if (w->refs[i].stamp < slot->stamp)
             slot = &w->refs[i];
     }
-    for (int i = 0; i < CASE_MAX_BUFS; i++)
-        free(slot->data[i]);
-    memset(slot, 0, sizeof *slot);
+    slot_clear(slot);
     return slot;
 }
 
-/* Lay out, launch and download into slot.  0 or -1 (res set). */
+/* Lay out and launch; the checked outputs go to slot.  0 or -1 (res set). */
 static int ref_launch(Worker *w, const CaseDesc *c, const Run *run, RefCache *slot, CaseResult *res)
 {
     const CaseRef *r = &c->ref;
@@ -93,8 +100,10 @@ static int ref_launch(Worker *w, const CaseDesc *c, const Run *run, RefCache *sl
                      "cuMemAlloc") < 0)
             goto done;
         ptr[i] = base[i] + r->offset[i] * size;
-        if (ref_step(w, res, cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream),
-                     "cuMemcpyHtoDAsync") < 0)
+        /* Inputs from the case's device copies: no host-to-device copy per reference run. */
+        CUresult cr = b->checked ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
+                                 : cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream);
+        if (bytes && ref_step(w, res, cr, b->checked ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoDAsync") < 0)
             goto done;
     }
     for (int i = 0; i < r->nargs; i++) {
@@ -108,15 +117,12 @@ static int ref_launch(Worker *w, const CaseDesc *c, const Run *run, RefCache *sl
     if (ref_step(w, res, worker_launch_raw(w, m->fn, r->grid, r->block, r->cluster, r->smem, argv),
                  "launch") < 0 || ref_wait(w, c, res) < 0)
         goto done;
-    for (int i = 0; i < c->nbufs; i++) {
-        const CaseBuf *b = &c->bufs[i];
-        if (!b->checked)
-            continue;
-        uint64_t bytes = b->count * (uint64_t)elem_types[b->type].size;
-        slot->data[i] = xmalloc(bytes ? bytes : 1);
-        if (ref_step(w, res, cu.cuMemcpyDtoH(slot->data[i], ptr[i], bytes), "cuMemcpyDtoH") < 0)
-            goto done;
-    }
+    for (int i = 0; i < c->nbufs; i++)
+        if (c->bufs[i].checked) {
+            slot->base[i] = base[i];
+            slot->ptr[i] = ptr[i];
+            base[i] = 0;
+        }
     rc = 0;
 done:
     for (int i = 0; i < c->nbufs; i++)
@@ -133,9 +139,7 @@ const RefCache *worker_reference(Worker *w, const CaseDesc *c, const Run *run, C
         return slot;
     }
     if (ref_launch(w, c, run, slot, res) < 0) {
-        for (int i = 0; i < CASE_MAX_BUFS; i++)
-            free(slot->data[i]);
-        memset(slot, 0, sizeof *slot);
+        slot_clear(slot);
         return NULL;
     }
     memcpy(slot->key, c->ref.key, 65);

@@ -45,8 +45,8 @@ extern const char *const case_status_names[CASE_STATUS_COUNT];
     X(buffers, "inputs generated and uploaded on a cache miss, outputs laid out")\
     X(ref_kernel, "the reference kernel (run once per reference key)")        \
     X(verify, "the verified launch: output reset, launch, wait")                \
-    X(reference, "host reference (cached per workload point)")                  \
-    X(compare, "outputs copied back and compared with their references")        \
+    X(reference, "references: the host's joined (computed aside), uploaded")    \
+    X(compare, "outputs compared with their references on the device")          \
     X(warmup, "warm-up launches")                                               \
     X(samples, "timed samples with their resets and flushes, and the waits")    \
     X(clocks, "SM and memory clocks (NVML)")                                    \
@@ -150,6 +150,10 @@ typedef struct CaseResult {
     double gpu_ms;           /* kernel time of the samples, summed (events) */
     double prep_gpu_ms;      /* GPU time of their resets and L2 flushes, summed (events) */
     double launch_ms;        /* the verified launch (events); NaN when it did not run */
+    /* ms of host wall time the GPU had nothing of this case queued because the
+     * worker was generating inputs or waiting for a host reference (computed
+     * aside while the GPU runs the case: only what was left after the samples) */
+    double host_wait_ms;
     int warmups;             /* warm-up launches done (measure_warmups) */
     int launches;            /* kernel launches in all: verify, warm-ups, samples (batch tails too) */
     int sm_mhz, mem_mhz;     /* clocks read after the samples (NVML); 0 = not known */

@@ -399,6 +399,14 @@ static void put_int(StrBuf *b, const ElemType *t, uint64_t v)
         sb_printf(b, "%llu", (unsigned long long)v);
 }
 
+void verify_put_elem(StrBuf *b, const ElemType *t, uint64_t u, double f)
+{
+    if (t->is_float)
+        put_float(b, t, f);
+    else
+        put_int(b, t, u);
+}
+
 enum { LIST_MAX = 4 };
 
 typedef struct Listing {

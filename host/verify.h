@@ -67,6 +67,7 @@ typedef struct VerifyReport {
     double rel_err;         /* floats: norm-wise relative error; ints: 0 or 1 */
     double max_abs_err;
     char first[512];        /* "out[3]: got 5, expected 7; out[9]: ..." */
+    int listed;             /* elements named in first (verify_list_slice) */
 } VerifyReport;
 
 /* Compare an output with its reference.  rtol applies to floats only;
@@ -87,5 +88,45 @@ void verify_compare_prefix(const Expected *exp, const ElemType *t, const void *o
  * elements there are: a mismatch, never a read past the buffer. */
 int verify_length(const ElemType *lt, const void *data, const char *lenname, uint64_t cap,
                   uint64_t *n, char *why, size_t nwhy);
+
+/* ---- comparisons made on the device (host/verify_device.c) ------------------ */
+
+/* Elements per VerifyChunk: the device's kvx_compare (gpu/devio.cu) writes one
+ * per chunk of this many elements. */
+#define VERIFY_CHUNK 65536
+
+/* One chunk's figures, as gpu/devio.cu writes them (the same 40 bytes):
+ * differing elements (bad), non-finite disagreements among them, and, over
+ * the finite pairs, sum (out - ref)^2, sum ref^2 and max |out - ref| in
+ * double. */
+typedef struct VerifyChunk {
+    uint64_t bad, nonfinite;
+    double dd, rr, max_abs;
+} VerifyChunk;
+
+/* The device's rule for elements [b, e) of out against ref (type ref_t, the
+ * output's or f64; stride 1, or 0 for one value), summed into *c in element
+ * order: the fake driver's stand-in for kvx_compare. */
+void verify_chunk_host(const ElemType *t, const void *out, const ElemType *ref_t, const void *ref,
+                       uint64_t stride, uint64_t b, uint64_t e, double rtol, int norm_ok,
+                       VerifyChunk *c);
+
+/* rep's verdict from n chunks of a count-element output: nmismatch, rel_err
+ * (floats: the 2-norm relative error in double; integers 0 or 1), ok.  For
+ * floats *norm_ok says whether the norm test passed: when it failed, chunks
+ * counted with norm_ok = 1 hold only the non-finite disagreements, and the
+ * caller counts again with norm_ok = 0 and calls this again. */
+void verify_chunks_report(const VerifyChunk *ch, uint64_t n, const ElemType *t, uint64_t count,
+                          double rtol, int *norm_ok, VerifyReport *rep);
+
+/* Name in rep->first the differing elements of out[0, n) (elements base.. of
+ * buffer bufname) against ref, while fewer than four are named; the same text
+ * as verify_compare's. */
+void verify_list_slice(const ElemType *t, const void *out, const ElemType *ref_t, const void *ref,
+                       uint64_t stride, uint64_t base, uint64_t n, double rtol, int norm_ok,
+                       const char *bufname, VerifyReport *rep);
+
+/* End rep->first: "; ... N more" past the named elements. */
+void verify_list_close(VerifyReport *rep);
 
 #endif

@@ -249,4 +249,9 @@ int ref_reduce(Call *c);
 int ref_wrap_count(Call *c);
 int ref_tally(Call *c);
 
+/* An element as verify_compare names it: integers (u, wrapped) in their
+ * type's signedness, floats (f) as the shortest decimal that reads back as
+ * the same value of t.  In verify.c. */
+void verify_put_elem(StrBuf *b, const ElemType *t, uint64_t u, double f);
+
 #endif

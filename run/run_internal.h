@@ -258,6 +258,7 @@ typedef struct RunProfile {
     double part[RUN_PART_COUNT];        /* ms */
     double step[CASE_STEP_COUNT];       /* ms, summed over cases */
     double gpu_ms, prep_gpu_ms;         /* kernel time of the samples; their resets and flushes */
+    double host_wait_ms;                /* the workers' CaseResult.host_wait_ms, summed */
     long launches, samples, measured;   /* measured: cases with samples */
     int throttled;
     double lost_ms;                     /* cases that never answered (timeout, death): their wait */

@@ -42,6 +42,7 @@ void profile_add_result(RunProfile *pr, const CaseResult *r)
         pr->step[k] += r->t_step[k];
     pr->gpu_ms += r->gpu_ms;
     pr->prep_gpu_ms += r->prep_gpu_ms;
+    pr->host_wait_ms += r->host_wait_ms;
     pr->launches += r->launches;
     pr->samples += r->samples;
     pr->measured += r->samples > 0;
@@ -65,7 +66,8 @@ char *case_profile_json(const CaseResult *r)
     sb_putc(&b, '{');
     for (int k = 0; k < CASE_STEP_COUNT; k++)
         sb_printf(&b, "\"%s\":%.3f,", case_step_names[k], r->t_step[k]);
-    sb_printf(&b, "\"gpu_ms\":%.4f,\"prep_gpu_ms\":%.4f,\"launch_ms\":", r->gpu_ms, r->prep_gpu_ms);
+    sb_printf(&b, "\"gpu_ms\":%.4f,\"prep_gpu_ms\":%.4f,\"host_wait_ms\":%.3f,\"launch_ms\":", r->gpu_ms,
+              r->prep_gpu_ms, r->host_wait_ms);
     if (isnan(r->launch_ms))
         sb_puts(&b, "null");
     else
@@ -161,6 +163,7 @@ void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compil
     double acc = profile_accounted_ms(pr, nworkers);
     sb_printf(b, "},\"lost_s\":%.3f", pr->lost_ms / 1000);
     profile_json_workers(pr, wall, b);
+    sb_printf(b, ",\"host_wait_s\":%.4f", pr->host_wait_ms / 1000);
     sb_printf(b, ",\"gpu_s\":%.4f,\"prep_gpu_s\":%.4f,\"launches\":%ld,\"samples\":%ld,"
               "\"throttled\":%d,\"cases_per_s\":%.2f,\"gpu_share\":%.4f,\"gpu_busy_share\":%.4f,"
               "\"accounted\":%.4f}",
@@ -214,6 +217,8 @@ void profile_print(const RunProfile *pr, const Tally *t, int nworkers)
     for (int k = 0; k < CASE_STEP_COUNT; k++)
         printf("    %-10s %8.3f s  %8.3f ms\n", case_step_names[k], pr->step[k] / 1000,
                t->done ? pr->step[k] / t->done : 0);
+    printf("  GPU waited for host work %.3f s (inputs generated on the host, host references not "
+           "ready when the samples ended)\n", pr->host_wait_ms / 1000);
     if (pr->lost_ms > 0)
         printf("    %-10s %8.3f s  (cases that timed out or whose worker died, until then)\n", "lost",
                pr->lost_ms / 1000);

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The tables from store_cols.c, and the indexes. */
 static char *schema_sql(void)
@@ -191,6 +192,43 @@ static int prepare(Store *s, int i)
     return rc;
 }
 
+/* WAL, then the schema and its version, in one immediate transaction.  0, or
+ * -1 with err; the busy timeout covers ordinary waits. */
+static int schema_once(Store *s, KvxError *err)
+{
+    /* synchronous=NORMAL: in WAL mode a commit then writes the log without an
+     * fsync, which cost more than a small kernel's measurement per case; a
+     * power loss may drop the last cases, which a resumed run measures again,
+     * and never corrupts the file. */
+    if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
+        return -1;
+    s->wal = 1;
+    char *schema = schema_sql();
+    int bad = store_exec(s, "BEGIN IMMEDIATE", err) || store_exec(s, schema, err);
+    free(schema);
+    if (!bad && !check_version(s, err) && !store_exec(s, "COMMIT", err))
+        return 0;
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
+/* schema_once, again while another process holds the file in a way SQLite
+ * does not wait for (busy at once: a journal-mode switch of a run closing as
+ * this one opens, a lock upgrade that could deadlock), for up to 10 s. */
+static int open_schema(Store *s, KvxError *err)
+{
+    for (int tries = 0;; tries++) {
+        if (schema_once(s, err) == 0)
+            return 0;
+        int code = sqlite3_errcode(s->db) & 0xff;
+        if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || tries == 200)
+            return -1;
+        kvx_error_clear(err);
+        struct timespec pause = {0, 50 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
 Store *store_open(const char *path, KvxError *err)
 {
     Store *s = xcalloc(1, sizeof *s);
@@ -205,24 +243,8 @@ Store *store_open(const char *path, KvxError *err)
     sqlite3_busy_timeout(s->db, 10000);
     if (check_foreign(s, err))
         goto fail;
-    /* synchronous=NORMAL: in WAL mode a commit then writes the log without an
-     * fsync, which cost more than a small kernel's measurement per case; a
-     * power loss may drop the last cases, which a resumed run measures again,
-     * and never corrupts the file. */
-    if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err))
+    if (open_schema(s, err))
         goto fail;
-    s->wal = 1;
-    char *schema = schema_sql();
-    int bad = store_exec(s, "BEGIN IMMEDIATE", err) || store_exec(s, schema, err);
-    free(schema);
-    if (bad) {
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
-    }
-    if (check_version(s, err) || store_exec(s, "COMMIT", err)) {
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
-    }
     for (int i = 0; i < ST_COUNT; i++)
         if (prepare(s, i)) {
             store_fail(s, err, "preparing statements");

@@ -1,0 +1,166 @@
+/* cpu: outputs compared on the device, through the real worker on the fake
+ * driver (issue #24 items 2 and 3; gpu/worker_compare.c).  The kvx binary runs
+ * as a child with KVX_FAKE_GPUS=1; the fake's kvx_compare stand-in is the
+ * host's twin of the kernel's rule (verify_chunk_host), so this holds the
+ * worker's paths, not the kernel (tests/test_gpu_devio.c does that on a GPU).
+ *
+ * Checked, for each kind of reference kept on the device (a constant, a host
+ * reference uploaded once per key, the baseline's output, a reference point's
+ * output, the input itself for `out: in`): the correct variant is ok; the planted wrong one (one wrong value,
+ * the last of 300K, in the fifth compare chunk) is a mismatch that names that
+ * element with what it got and what was expected.  And the profile says how
+ * long the GPU waited for host work (cases.profile_json host_wait_ms,
+ * runs.profile_json host_wait_s). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+#define KVX_DEADLINE_S 60
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "tests/kvx_child.h"
+#pragma GCC diagnostic pop
+
+#define SPECS KVX_SOURCE_DIR "/tests/data/specs/"
+
+static const char wrong[] = "mismatch: out[307199]: got 8, expected 7 (1 wrong); timed anyway";
+
+/* The status and detail stored for label, "status: detail". */
+static char *case_row(const char *db, const char *label)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT status || ': ' || coalesce(detail, '') FROM cases WHERE label = '%s'",
+             label);
+    int n = 0;
+    char **v = db_strings(db, sql, &n);
+    if (n != 1)
+        fail_msg("%d rows for '%s' in %s (expected 1)", n, label, db);
+    char *row = xstrdup(v[0]);
+    strings_free(v, n);
+    return row;
+}
+
+static void expect_row(const char *db, const char *label, const char *want, const char *log)
+{
+    char *row = case_row(db, label);
+    if (strcmp(row, want) != 0) {
+        dump(log);
+        fail_msg("%s: '%s' (expected '%s')", label, row, want);
+    }
+    free(row);
+}
+
+/* fake_devio.yaml with its check replaced by check (and extra lines before
+ * it), its input of type intype, run as name: the base ok, the mismatch named. */
+static void run_check(const char *name, const char *extra, const char *check, const char *intype)
+{
+    char *spec = file_read(SPECS "fake_devio.yaml", NULL), *cu = file_read(SPECS "fake.cu", NULL);
+    assert_non_null(spec);
+    assert_non_null(cu);
+    const char *from = "check:\n  out: 7\n", *tfrom = "type: i32";
+    char *at = strstr(spec, from), *tat = strstr(spec, tfrom);
+    assert_non_null(at);
+    assert_true(tat && tat < at);
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "%.*stype: %s%.*s%scheck:\n  out: %s\n%s", (int)(tat - spec), spec, intype,
+              (int)(at - tat - strlen(tfrom)), tat + strlen(tfrom), extra, check, at + strlen(from));
+    char file[64], db[64], log[64];
+    snprintf(file, sizeof file, "%s.yaml", name);
+    snprintf(db, sizeof db, "%s.db", name);
+    snprintf(log, sizeof log, "%s.log", name);
+    assert_int_equal(file_write_atomic(tmp_path(file), b.p, b.len), 0);
+    assert_int_equal(file_write_atomic(tmp_path("fake.cu"), cu, strlen(cu)), 0);
+    sb_free(&b);
+    free(spec);
+    free(cu);
+    int rc = kvx(tmp_path(log), "run", tmp_path(file), "--db", tmp_path(db), NULL);
+    if (rc != 1) {
+        dump(tmp_path(log));
+        fail_msg("kvx run %s exited %d (expected 1: one mismatch)", file, rc);
+    }
+    expect_row(tmp_path(db), "strategy=base size=307200", "ok: ", tmp_path(log));
+    expect_row(tmp_path(db), "strategy=mismatch size=307200", wrong, tmp_path(log));
+    assert_int_equal(db_int(tmp_path(db), "SELECT count(*) FROM cases WHERE json_type(profile_json,"
+                                          " '$.host_wait_ms') = 'real' AND samples >= 3"),
+                     2);
+    assert_int_equal(db_int(tmp_path(db), "SELECT json_type(profile_json, '$.host_wait_s') = 'real' FROM runs"),
+                     1);
+}
+
+static void test_constant(void **state)
+{
+    (void)state;
+    run_check("constant", "", "7", "i32");
+}
+
+static void test_host_reference(void **state)
+{
+    (void)state;
+    run_check("host", "", "tally(size, size, 6)", "i32"); /* 6 + 1 at every element */
+}
+
+static void test_baseline(void **state)
+{
+    (void)state;
+    run_check("baseline", "", "baseline()", "i32");
+}
+
+static void test_reference_point(void **state)
+{
+    (void)state;
+    run_check("refpoint", "reference: { strategy: base }\n", "reference", "i32");
+}
+
+/* `out: in`: the input's device copy is the reference. */
+static void test_input(void **state)
+{
+    (void)state;
+    run_check("input", "", "in", "u32");
+}
+
+int main(void)
+{
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    unsetenv("KVX_FAKE_LOG");
+    unsetenv("KVX_FAKE_NS_PER_BYTE");
+    unsetenv("KVX_FAKE_FAULT_LAUNCH");
+    unsetenv("KVX_FAKE_MEM_FREE");
+    setenv("KVX_FAKE_GPUS", "1", 1);
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/kvx-fake-devio-XXXXXX", base);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    printf("  working in %s\n", tmp);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_constant),
+        cmocka_unit_test(test_host_reference),
+        cmocka_unit_test(test_baseline),
+        cmocka_unit_test(test_reference_point),
+        cmocka_unit_test(test_input),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed == 0) {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        if (system(cmd) != 0)
+            printf("  could not remove %s\n", tmp);
+    } else {
+        printf("  kept %s for a look\n", tmp);
+    }
+    return failed;
+}

@@ -1,0 +1,189 @@
+/* gpu: kvx's own compare kernel on a real GPU (issue #24 item 2;
+ * gpu/devio.cu, loaded from gpu/devio_ptx.h by the driver as the worker loads
+ * it).  Checked:
+ * - kvx_compare's per-chunk figures equal the host's twin (verify_chunk_host)
+ *   for every element type, with the reference in the output's type, as
+ *   double (floats), and as one value (stride 0), both passes (norm_ok 1 and
+ *   0), with planted differences, NaN and inf: the counts exactly, the sums
+ *   and the largest error to 1e-12 (the device sums in a tree, the host in
+ *   order);
+ * - end to end, `kvx run` of tests/data/specs/copy.yaml: the planted wrong
+ *   variant (it skips the last element) is a mismatch whose detail names
+ *   that element, compared on the device against `out: in`.
+ * Without a GPU the test exits 77 with the reason. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "gpu/cudadl.h"
+#include "gpu/devio_ptx.h"
+#include "host/verify.h"
+
+#define KVX_DEADLINE_S 300
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "tests/kvx_child.h"
+#pragma GCC diagnostic pop
+
+#define SPECS KVX_SOURCE_DIR "/tests/data/specs/"
+
+enum { N = 3 * VERIFY_CHUNK + 77 };
+
+static CUcontext ctx;
+static CUstream stream;
+static CUfunction cmp_fn;
+
+/* Element i of a random output of type t near v, written as t. */
+static void put(const ElemType *t, void *p, uint64_t i, double v)
+{
+    if (t->is_float)
+        elem_set_f64(t, p, i, v);
+    else
+        elem_set_i64(t, p, i, (int64_t)v);
+}
+
+static CUdeviceptr upload(const void *p, uint64_t bytes)
+{
+    CUdeviceptr d = 0;
+    assert_int_equal(cu.cuMemAlloc(&d, bytes), CUDA_SUCCESS);
+    assert_int_equal(cu.cuMemcpyHtoDAsync(d, p, bytes, stream), CUDA_SUCCESS);
+    return d;
+}
+
+static void close_to(double got, double want)
+{
+    if (got == want || (isnan(got) && isnan(want)))
+        return;
+    if (!(fabs(got - want) <= 1e-12 * fabs(want)))
+        fail_msg("device %.17g, host %.17g", got, want);
+}
+
+/* One comparison on the device against the host's twin, chunk by chunk. */
+static void one(const ElemType *t, const void *out, const ElemType *rt, const void *ref, uint64_t stride,
+                double rtol, int norm_ok)
+{
+    uint64_t nch = (N + VERIFY_CHUNK - 1) / VERIFY_CHUNK, n = N;
+    CUdeviceptr dout = upload(out, N * (uint64_t)t->size);
+    CUdeviceptr dref = upload(ref, (stride ? N : 1) * (uint64_t)rt->size);
+    CUdeviceptr dch = 0;
+    assert_int_equal(cu.cuMemAlloc(&dch, nch * sizeof(VerifyChunk)), CUDA_SUCCESS);
+    uint32_t code = (uint32_t)t->id | (rt->id == ET_F64 && t->id != ET_F64 ? DEVIO_REF_F64 : 0);
+    uint32_t nok = (uint32_t)norm_ok;
+    void *argv[] = {&dout, &dref, &n, &stride, &code, &rtol, &nok, &dch};
+    assert_int_equal(cu.cuLaunchKernel(cmp_fn, (unsigned)nch, 1, 1, DEVIO_THREADS, 1, 1, 0, stream, argv, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
+    VerifyChunk dev[8], host;
+    assert_int_equal(cu.cuMemcpyDtoH(dev, dch, nch * sizeof(VerifyChunk)), CUDA_SUCCESS);
+    for (uint64_t c = 0; c < nch; c++) {
+        uint64_t e = (c + 1) * VERIFY_CHUNK < N ? (c + 1) * VERIFY_CHUNK : N;
+        verify_chunk_host(t, out, rt, ref, stride, c * VERIFY_CHUNK, e, rtol, norm_ok, &host);
+        if (dev[c].bad != host.bad || dev[c].nonfinite != host.nonfinite)
+            fail_msg("%s (ref %s, stride %llu, norm_ok %d) chunk %llu: bad %llu/%llu nonfinite %llu/%llu",
+                     t->name, rt->name, (unsigned long long)stride, norm_ok, (unsigned long long)c,
+                     (unsigned long long)dev[c].bad, (unsigned long long)host.bad,
+                     (unsigned long long)dev[c].nonfinite, (unsigned long long)host.nonfinite);
+        close_to(dev[c].dd, host.dd);
+        close_to(dev[c].rr, host.rr);
+        close_to(dev[c].max_abs, host.max_abs);
+    }
+    cu.cuMemFree(dout);
+    cu.cuMemFree(dref);
+    cu.cuMemFree(dch);
+}
+
+static void test_compare_matches_host(void **state)
+{
+    (void)state;
+    for (int id = 0; id < ET_COUNT; id++) {
+        const ElemType *t = &elem_types[id];
+        char *out = xmalloc(N * (uint64_t)t->size), *ref = xmalloc(N * (uint64_t)t->size);
+        double *ref64 = xmalloc(N * sizeof *ref64);
+        uint64_t s = 12345;
+        for (uint64_t i = 0; i < N; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            double v = t->is_float ? (double)(int64_t)(s >> 40) / 65536.0 : (double)(s >> 58);
+            put(t, ref, i, v);
+            ref64[i] = elem_get_f64(t, ref, i);
+            put(t, out, i, i % 5000 == 3 ? v + 3 : v); /* planted, in every chunk */
+        }
+        if (t->is_float) {
+            put(t, out, 10, NAN);
+            put(t, out, VERIFY_CHUNK + 1, INFINITY);
+            put(t, ref, 2 * VERIFY_CHUNK + 5, NAN);
+            ref64[2 * VERIFY_CHUNK + 5] = NAN;
+        }
+        for (int norm_ok = 0; norm_ok < 2; norm_ok++) {
+            one(t, out, t, ref, 1, 1e-5, norm_ok);
+            one(t, out, t, ref, 0, 1e-5, norm_ok);
+            if (t->is_float && id != ET_F64)
+                one(t, out, &elem_types[ET_F64], ref64, 1, 1e-5, norm_ok);
+        }
+        free(out);
+        free(ref);
+        free(ref64);
+    }
+}
+
+static void test_planted_wrong_variant(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("copy.log"), *db = tmp_path("copy.db");
+    int rc = kvx(log, "run", SPECS "copy.yaml", "--db", db, "--devices", "0", NULL);
+    if (rc != 1) {
+        dump(log);
+        fail_msg("kvx run copy.yaml exited %d (expected 1: the wrong variant mismatches)", rc);
+    }
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE json_extract(axes, '$.access') = 'wrong'"
+                                " AND status = 'mismatch' AND detail LIKE 'out[65535]: got 0, expected %'"),
+                     2);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE json_extract(axes, '$.access') != 'wrong'"
+                                " AND status != 'ok'"),
+                     0);
+}
+
+int main(void)
+{
+    unsetenv("KVX_FAKE_GPUS");
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    KvxError err = {0};
+    int n = 0;
+    CUdevice dev;
+    if (cudadl_load(&err) < 0 || cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&n) != CUDA_SUCCESS ||
+        n < 1) {
+        printf("skipped: no GPU to run on (%s)\n", err.msg[0] ? err.msg : "no CUDA device");
+        return 77;
+    }
+    CUmodule mod;
+    if (cu.cuDeviceGet(&dev, 0) || cu.cuDevicePrimaryCtxRetain(&ctx, dev) || cu.cuCtxSetCurrent(ctx) ||
+        cu.cuStreamCreate(&stream, CU_STREAM_DEFAULT) || cu.cuModuleLoadData(&mod, devio_ptx) ||
+        cu.cuModuleGetFunction(&cmp_fn, mod, DEVIO_COMPARE_KERNEL)) {
+        printf("cannot set up the device or load gpu/devio_ptx.h\n");
+        return 1;
+    }
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/kvx-gpu-devio-XXXXXX", base);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compare_matches_host),
+        cmocka_unit_test(test_planted_wrong_variant),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    printf("  %s %s\n", failed ? "kept" : "work in", tmp);
+    return failed;
+}
