@@ -7,9 +7,12 @@
  * running, and pool_wait returns once it reaches zero.  A pool whose threads
  * could not be started (pthread_create failing) still works: it runs each task
  * inline in pool_submit, so callers need no second code path. */
+/* sched_getaffinity and CPU_COUNT are GNU extensions. */
+#define _GNU_SOURCE
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -35,6 +38,13 @@ struct Pool {
 
 int pool_cores(void)
 {
+    /* The CPUs this process may run on, not the machine's: a Slurm job (or
+     * taskset, or a container's cpuset) given 4 of 128 cores must not start
+     * 128 threads on them. */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (int)n;
 }
