@@ -185,6 +185,13 @@ int cli_load_plan(const char *path, const char *where, const char *arch, const c
  * the default one.  The count. */
 int cli_archs(const CliSpecOpts *o, char archs[][16], int max);
 
+/* ---- documents from the tables (cli_doc.c) --------------------------------------------- */
+
+/* The man page kvx(1), roff, and the bash completion script: every verb of
+ * CLI_VERBS with every option of its table (kvx __man, kvx __bash-completion). */
+void cli_doc_man(FILE *f);
+void cli_doc_bash(FILE *f);
+
 /* ---- the verbs ---------------------------------------------------------------------- */
 
 extern const CliVerb cmd_plan_verb, cmd_gen_verb, cmd_compile_verb, cmd_inspect_verb, cmd_run_verb,

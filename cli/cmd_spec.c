@@ -34,7 +34,7 @@
     CLI_OPT("cache", 0, CLI_PATH, "DIR", "$KVX_CACHE_DIR or ~/.cache/kvx", "the compile cache", AT(cache_dir))
 #define OPT_NO_CACHE CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache))
 #define OPT_JOBS                                                                                            \
-    CLI_OPT("jobs", 'j', CLI_INT, "N", "the cores", "compile threads", AT(jobs), .lo = 1, .hi = 4096)
+    CLI_OPT("jobs", 'j', CLI_INT, "N", "the CPUs kvx may use", "compile threads", AT(jobs), .lo = 1, .hi = 4096)
 
 static const CliOpt plan_opts[] = {
     OPT_ARCH,
