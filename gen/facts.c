@@ -84,6 +84,7 @@ int facts_for_gpu(const char *name, DeviceFacts *f)
             snprintf(arch, sizeof arch, "sm_%d", named[i].cc);
             fill(f, arch, &named[i]);
             snprintf(f->name, sizeof f->name, "%s named target", name);
+            snprintf(f->gpu, sizeof f->gpu, "%s", name);
             return 0;
         }
     return -1;

@@ -216,6 +216,7 @@ typedef struct DeviceFacts {
     double peak_gbs;        /* memory bandwidth, GB/s (1e9 bytes/s) */
     int64_t mem_bytes;
     int nominal;            /* 1: figures are a table's, not a GPU's */
+    char gpu[32];           /* the named target they are (--gpu), or "" */
 } DeviceFacts;
 
 /* Fill facts with the nominal values for arch ("sm_80"); 0 or -1 if unknown. */

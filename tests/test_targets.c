@@ -113,6 +113,27 @@ static void test_gpu_usage(void **state)
     assert_true(log_has(log, "H200-SXM-141GB named target"));
 }
 
+/* A source planned for a named part names it in its Reproduce line (its
+ * sm_count is not the nominal sm_90's), and that line writes it again. */
+static void test_gen_names_the_gpu(void **state)
+{
+    const char *log = tmp_path("gen.log");
+    char out[600], again[600], cmd[4096];
+    snprintf(out, sizeof out, "%s/gen", tmp);
+    snprintf(again, sizeof again, "%s/again", tmp);
+    assert_int_equal(kvx(log, "gen", "specs/contention.yaml", "--gpu", "A100-SXM4-80GB", "--out", out, NULL), 0);
+    const char *file = "contention__strategy-thread_reg__counter-u32__address-const.cu";
+    snprintf(cmd, sizeof cmd,
+             "grep -q '^// Reproduce .* --where .* --gpu A100-SXM4-80GB --out DIR$' '%s/%s' && "
+             "! grep -l '^// Reproduce .* --arch ' '%s'/*.cu", out, file, out);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd specs && eval \"" KVX_BINARY " gen $(sed -n 's|^// Reproduce (from the folder of contention.yaml): "
+             "kvx gen \\(.*\\) --out DIR$|\\1|p' '%s/%s') --out '%s'\" >/dev/null && cmp '%s/%s' '%s/%s'",
+             out, file, again, out, file, again, file);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* --resolve on tests/data/specs/count.yaml and refcount.yaml: what a user
  * would check of one point against the spec. */
 static void test_plan_resolve(void **state)
@@ -141,6 +162,7 @@ int main(void)
         cmocka_unit_test(test_h200_memory),
         cmocka_unit_test(test_gpu_usage),
         cmocka_unit_test(test_plan_resolve),
+        cmocka_unit_test(test_gen_names_the_gpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
