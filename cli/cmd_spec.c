@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -245,6 +246,9 @@ static void print_check(const CaseDesc *c, const CaseCheck *k, Arena *a)
     sb_printf(&b, "  check     %s == ", c->bufs[k->buf].name);
     if (!k->ref[0])
         sb_puts(&b, val_text(a, k->constant));
+    else if (!strcmp(k->ref, "reference") || !strcmp(k->ref, "baseline"))
+        sb_printf(&b, "the %s's %s", !strcmp(k->ref, "baseline") ? "baseline variant" : "reference kernel",
+                  c->bufs[k->buf].name);
     else {
         sb_printf(&b, "%s(", k->ref);
         for (int j = 0; j < k->nargs; j++) {
@@ -286,7 +290,15 @@ static void print_case(const CaseDesc *c, const double metrics[3], Arena *a)
     }
     for (int k = 0; k < c->nchecks; k++)
         print_check(c, &c->checks[k], a);
-    printf("  metrics   bytes %.15g, atomics %.15g, elements %.15g\n", metrics[0], metrics[1], metrics[2]);
+    printf("  metrics  ");
+    static const char *const names[3] = {"bytes", "atomics", "elements"};
+    for (int k = 0; k < 3; k++) {   /* NaN: the spec gives none */
+        if (isnan(metrics[k]))
+            printf("%s %s -", k ? "," : "", names[k]);
+        else
+            printf("%s %s %.15g", k ? "," : "", names[k], metrics[k]);
+    }
+    printf("\n");
     if (c->ref.present) {
         sb_reset(&b);
         sb_printf(&b, "  reference %s grid ", c->ref.kernel);

@@ -107,6 +107,10 @@ static void test_gpu_usage(void **state)
     assert_int_equal(kvx(log, "compile", GB_SPEC, "--gpu", H200, "--arch", "sm_80,sm_90", NULL), 2);
     assert_true(log_has(log, "kvx compile: --gpu H200-SXM-141GB is an sm_90 part: --arch sm_80,sm_90 "
                              "contradicts it (give one or the other)"));
+    /* --help names every target. */
+    assert_int_equal(kvx(log, "plan", "--help", NULL), 0);
+    for (int i = 0; facts_gpu_name(i); i++)
+        assert_true(log_has(log, facts_gpu_name(i)));
     /* The same arch given twice is no contradiction. */
     assert_int_equal(kvx(log, "plan", GB_SPEC, "--gpu", H200, "--arch", "sm_90", "--where",
                          "bytes == 100000000000", NULL), 0);
@@ -152,7 +156,9 @@ static void test_plan_resolve(void **state)
     assert_int_equal(kvx(log, "plan", "tests/data/specs/count.yaml", "--arch", "sm_90", NULL), 0);
     assert_false(log_has(log, "  launch "));
     assert_int_equal(kvx(log, "plan", "tests/data/specs/refcount.yaml", "--arch", "sm_90", "--resolve", NULL), 0);
-    assert_true(log_has(log, "  reference "));
+    assert_true(log_has(log, "  check     out == the reference kernel's out, rtol 0\n"
+                             "  metrics   bytes 16384, atomics -, elements 4096\n"
+                             "  reference count_serial grid 1x1x1 block 1x1x1 smem 0\n"));
 }
 
 int main(void)
