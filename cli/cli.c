@@ -390,6 +390,12 @@ int cli_parse_spec(const CliVerb *v, int argc, char **argv, CliSpecOpts *o, int 
         return -1;
     }
     o->spec_path = a.operand[0];
+    DeviceFacts f;
+    if (o->gpu && o->archs && (facts_for_gpu(o->gpu, &f) || strcmp(o->archs, f.arch))) {
+        *status = cli_fail(v, "--gpu %s is an %s part: --arch %s contradicts it (give one or the other)",
+                           o->gpu, f.arch, o->archs);
+        return -1;
+    }
     return 0;
 }
 
@@ -474,8 +480,30 @@ int cli_set_shard(CliSet *s)
     return rc;
 }
 
+int cli_set_gpu(CliSet *s)
+{
+    DeviceFacts f;
+    if (facts_for_gpu(s->value, &f) == 0) {
+        *(const char **)s->field = s->value;
+        return 0;
+    }
+    int at = snprintf(s->why, sizeof s->why, "--gpu: no target named '%.80s' (expected ", s->value);
+    for (int i = 0; facts_gpu_name(i) && at < (int)sizeof s->why; i++) {
+        const char *sep = i == 0 ? "" : facts_gpu_name(i + 1) ? ", " : " or ";
+        at += snprintf(s->why + at, sizeof s->why - (size_t)at, "%s%s", sep, facts_gpu_name(i));
+    }
+    if (at < (int)sizeof s->why)
+        snprintf(s->why + at, sizeof s->why - (size_t)at, ")");
+    return -1;
+}
+
 int cli_archs(const CliSpecOpts *o, char archs[][16], int max)
 {
+    DeviceFacts f;
+    if (!o->archs && o->gpu && facts_for_gpu(o->gpu, &f) == 0) {
+        snprintf(archs[0], 16, "%s", f.arch);
+        return 1;
+    }
     if (!o->archs) {
         int gpu;
         cli_default_arch(archs[0], &gpu);
@@ -488,15 +516,15 @@ int cli_archs(const CliSpecOpts *o, char archs[][16], int max)
     return n;
 }
 
-int cli_load_plan(const char *path, const char *where, const char *arch, Spec **spec, Plan *plan,
-                  PlanRef *ref, unsigned char **sel)
+int cli_load_plan(const char *path, const char *where, const char *arch, const char *gpu, Spec **spec,
+                  Plan *plan, PlanRef *ref, unsigned char **sel)
 {
     KvxError err = {0};
     DeviceFacts f;
     *sel = NULL;
     memset(plan, 0, sizeof *plan);
     memset(ref, 0, sizeof *ref);
-    if (facts_for_arch(arch, &f) != 0) {
+    if (gpu ? facts_for_gpu(gpu, &f) != 0 : facts_for_arch(arch, &f) != 0) {
         fprintf(stderr, "kvx: unknown arch '%s'\n", arch);
         return 2;
     }

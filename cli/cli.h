@@ -138,18 +138,22 @@ enum { CLI_SHOW_NONE, CLI_SHOW_SOURCE, CLI_SHOW_PTX, CLI_SHOW_SASS };
 typedef struct CliSpecOpts {
     const char *spec_path;
     const char *archs;          /* "sm_80,sm_90"; NULL: the local GPU's, else sm_90 */
+    const char *gpu;            /* --gpu NAME: a named target's facts and arch (facts_for_gpu) */
     const char *where;          /* --where filter over points */
     const char *out;            /* --out DIR */
     const char *cache_dir;      /* NULL: jit_default_cache_dir() */
     int no_cache;
     int jobs;                   /* -j: compile processes; 0 = the cores it may use */
     int points;                 /* plan --points: list every point */
+    int resolve;                /* plan --resolve: every selected point's resolved case */
     int show;                   /* inspect --show: CLI_SHOW_* */
     const char *shard;          /* --shard K/N */
 } CliSpecOpts;
 
 /* cli_parse into o (zeroed first) and the one operand into o->spec_path.
- * 0, or -1 when the verb is done with the exit status *status (CliArgs). */
+ * --gpu and --arch together must name the same one arch (a usage error
+ * otherwise).  0, or -1 when the verb is done with the exit status *status
+ * (CliArgs). */
 int cli_parse_spec(const CliVerb *v, int argc, char **argv, CliSpecOpts *o, int *status);
 
 /* Setters of --arch (one arch, or a list of at most 16) and --shard K/N into
@@ -158,6 +162,8 @@ int cli_parse_spec(const CliVerb *v, int argc, char **argv, CliSpecOpts *o, int 
 int cli_set_arch(CliSet *s);
 int cli_set_archs(CliSet *s);
 int cli_set_shard(CliSet *s);
+/* Setter of --gpu NAME: one of the named targets (facts_for_gpu). */
+int cli_set_gpu(CliSet *s);
 
 /* Split "sm_80,sm_90" into at most max archs validated against facts_for_arch.
  * Returns the count or -1 with err. */
@@ -167,15 +173,24 @@ int cli_split_archs(const char *list, char archs[][16], int max, KvxError *err);
  * process), else sm_90.  *from_gpu says which. */
 void cli_default_arch(char arch[16], int *from_gpu);
 
-/* Load a spec, plan it for arch with its references, select the points of
+/* Load a spec, plan it for arch (or, with gpu, the named target's facts)
+ * with its references, select the points of
  * --where (where may be NULL) and resolve every selected point as a run would
  * (resolve_plan).  0, or 2 after printing the error (nothing to free then);
  * on success free *ref with plan_ref_free. */
-int cli_load_plan(const char *path, const char *where, const char *arch, Spec **spec, Plan *plan,
-                  PlanRef *ref, unsigned char **sel);
+int cli_load_plan(const char *path, const char *where, const char *arch, const char *gpu, Spec **spec,
+                  Plan *plan, PlanRef *ref, unsigned char **sel);
 
-/* The archs of --arch (checked when parsed), or the default one.  The count. */
+/* The archs of --arch (checked when parsed), else the --gpu target's, else
+ * the default one.  The count. */
 int cli_archs(const CliSpecOpts *o, char archs[][16], int max);
+
+/* ---- documents from the tables (cli_doc.c) --------------------------------------------- */
+
+/* The man page kvx(1), roff, and the bash completion script: every verb of
+ * CLI_VERBS with every option of its table (kvx __man, kvx __bash-completion). */
+void cli_doc_man(FILE *f);
+void cli_doc_bash(FILE *f);
 
 /* ---- the verbs ---------------------------------------------------------------------- */
 

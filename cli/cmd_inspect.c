@@ -113,7 +113,7 @@ static int inspect_arch(Inspection *in, int ai)
     Plan p;
     PlanRef ref;
     unsigned char *sel;
-    int rc = cli_load_plan(in->o.spec_path, in->o.where, in->archs[ai], &s, &p, &ref, &sel);
+    int rc = cli_load_plan(in->o.spec_path, in->o.where, in->archs[ai], in->o.gpu, &s, &p, &ref, &sel);
     if (rc)
         return rc;
     JitJob *jobs = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));

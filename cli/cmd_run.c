@@ -81,7 +81,7 @@ static const CliOpt run_opts[] = {
     CLI_OPT("cache", 0, CLI_PATH, "DIR", "$KVX_CACHE_DIR or ~/.cache/kvx", "the compile cache",
             AT(cache_dir)),
     CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache)),
-    CLI_OPT("jobs", 'j', CLI_INT, "N", "the cores this process may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096),
+    CLI_OPT("jobs", 'j', CLI_INT, "N", "the CPUs kvx may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096),
     CLI_OPT("profile", 0, CLI_FLAG, NULL, NULL, "print where the time went", AT(profile)),
     CLI_OPT("counters", 0, CLI_FLAG, NULL, NULL,
             "after the timed samples, a pass under Nsight Compute (ncu): L2 atomic/reduction requests and "

@@ -7,10 +7,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "resolve/resolve.h"
 #include "run/shard.h"
 
 /* ---- the option tables ------------------------------------------------------------------ */
@@ -22,6 +24,10 @@
 #define OPT_ARCHS                                                                                           \
     CLI_OPT("arch", 0, CLI_STRING, "ARCHS", "the GPU's, else sm_90",                                        \
             "target archs, comma-separated (sm_80,sm_90)", AT(archs), .set = cli_set_archs)
+#define OPT_GPU                                                                                             \
+    CLI_OPT("gpu", 0, CLI_STRING, "TARGET", NULL,                                                           \
+            "plan for a named GPU's facts and arch, without it (H200-SXM-141GB, H100-SXM5-80GB, A100-SXM4-80GB)", \
+            AT(gpu), .set = cli_set_gpu)
 #define OPT_WHERE                                                                                           \
     CLI_OPT("where", 0, CLI_STRING, "EXPR", NULL, "only the points where EXPR holds", AT(where),            \
             .flags = CLI_AND)
@@ -29,19 +35,23 @@
     CLI_OPT("cache", 0, CLI_PATH, "DIR", "$KVX_CACHE_DIR or ~/.cache/kvx", "the compile cache", AT(cache_dir))
 #define OPT_NO_CACHE CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache))
 #define OPT_JOBS                                                                                            \
-    CLI_OPT("jobs", 'j', CLI_INT, "N", "the cores this process may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096)
+    CLI_OPT("jobs", 'j', CLI_INT, "N", "the CPUs kvx may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096)
 
 static const CliOpt plan_opts[] = {
     OPT_ARCH,
+    OPT_GPU,
     OPT_WHERE,
     CLI_OPT("shard", 0, CLI_STRING, "K/N", NULL, "only the points of shard K of N (kvx run's partition)",
             AT(shard), .set = cli_set_shard),
     CLI_OPT("points", 0, CLI_FLAG, NULL, NULL, "list every point", AT(points)),
+    CLI_OPT("resolve", 0, CLI_FLAG, NULL, NULL,
+            "print every selected point's resolved case: grid, block, buffers, bytes, checks", AT(resolve)),
     {0},
 };
 
 static const CliOpt gen_opts[] = {
     OPT_ARCH,
+    OPT_GPU,
     OPT_WHERE,
     CLI_OPT("out", 0, CLI_PATH, "DIR", NULL, "where the sources and index.tsv go", AT(out),
             .flags = CLI_REQUIRED),
@@ -50,6 +60,7 @@ static const CliOpt gen_opts[] = {
 
 static const CliOpt compile_opts[] = {
     OPT_ARCHS,
+    OPT_GPU,
     OPT_WHERE,
     CLI_OPT("out", 0, CLI_PATH, "DIR", "out/SPEC", "where PTX, CUBIN and sources go, a folder per arch",
             AT(out)),
@@ -65,6 +76,7 @@ static const CliChoice shows[] = {
 
 static const CliOpt inspect_opts[] = {
     OPT_ARCHS,
+    OPT_GPU,
     OPT_WHERE,
     CLI_OPT("show", 0, CLI_CHOICE, NULL, NULL,
             "print every variant's source, PTX or SASS, its atomics marked", AT(show), .choices = shows),
@@ -220,6 +232,115 @@ static void print_selection(const Plan *p, const unsigned char *sel, int points)
     }
 }
 
+/* "65536x1x1" */
+static void dims(StrBuf *b, const uint32_t d[3])
+{
+    sb_printf(b, "%ux%ux%u", d[0], d[1], d[2]);
+}
+
+/* One check: "out == count_lt(in, thresh), rtol 0" or "out == 7". */
+static void print_check(const CaseDesc *c, const CaseCheck *k, Arena *a)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "  check     %s == ", c->bufs[k->buf].name);
+    if (!k->ref[0])
+        sb_puts(&b, val_text(a, k->constant));
+    else if (!strcmp(k->ref, "reference") || !strcmp(k->ref, "baseline"))
+        sb_printf(&b, "the %s's %s", !strcmp(k->ref, "baseline") ? "baseline variant" : "reference kernel",
+                  c->bufs[k->buf].name);
+    else {
+        sb_printf(&b, "%s(", k->ref);
+        for (int j = 0; j < k->nargs; j++) {
+            sb_puts(&b, j ? ", " : "");
+            if (k->argbuf[j] >= 0)
+                sb_puts(&b, c->bufs[k->argbuf[j]].name);
+            else
+                sb_puts(&b, val_text(a, k->args[j].v));
+        }
+        sb_putc(&b, ')');
+    }
+    printf("%s, rtol %g\n", sb_str(&b), k->rtol);
+    sb_free(&b);
+}
+
+/* A resolved case as a reader checks it: the launch, each buffer (type,
+ * elements, offset, bytes, initialiser), the checks, the metrics and the
+ * reference kernel's launch. */
+static void print_case(const CaseDesc *c, const double metrics[3], Arena *a)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "  launch    %s grid ", c->kernel);
+    dims(&b, c->grid);
+    sb_puts(&b, " block ");
+    dims(&b, c->block);
+    if (c->cluster[0] * c->cluster[1] * c->cluster[2] > 1)
+        sb_puts(&b, " cluster "), dims(&b, c->cluster);
+    printf("%s smem %u\n", sb_str(&b), c->smem);
+    for (int k = 0; k < c->nbufs; k++) {
+        const CaseBuf *cb = &c->bufs[k];
+        const ElemType *t = &elem_types[cb->type];
+        sb_reset(&b);
+        inputs_describe(&cb->init, &b);
+        printf("  buffer    %-12s %-5s %llu elements +%llu, %llu bytes, %s%s\n", cb->name, t->name,
+               (unsigned long long)cb->count, (unsigned long long)cb->offset,
+               (unsigned long long)((cb->count + cb->offset) * (uint64_t)t->size), sb_str(&b),
+               cb->checked ? ", checked" : "");
+    }
+    for (int k = 0; k < c->nchecks; k++)
+        print_check(c, &c->checks[k], a);
+    printf("  metrics  ");
+    static const char *const names[3] = {"bytes", "atomics", "elements"};
+    for (int k = 0; k < 3; k++) {   /* NaN: the spec gives none */
+        if (isnan(metrics[k]))
+            printf("%s %s -", k ? "," : "", names[k]);
+        else
+            printf("%s %s %.15g", k ? "," : "", names[k], metrics[k]);
+    }
+    printf("\n");
+    if (c->ref.present) {
+        sb_reset(&b);
+        sb_printf(&b, "  reference %s grid ", c->ref.kernel);
+        dims(&b, c->ref.grid);
+        sb_puts(&b, " block ");
+        dims(&b, c->ref.block);
+        printf("%s smem %u\n", sb_str(&b), c->ref.smem);
+    }
+    sb_free(&b);
+}
+
+/* --resolve: every selected point's case, resolved as kvx run would (its
+ * kernel's parameters from the emitted source).  0, or 2 after the error. */
+static int print_resolved(const Plan *p, const PlanRef *ref, const unsigned char *sel)
+{
+    Resolver rv = {p, ref, &p->spec->measure, 1};
+    CaseDesc *c = xmalloc(sizeof *c);
+    Arena *a = arena_new();
+    KvxError err = {0};
+    int rc = 0;
+    printf("\nresolved  (as kvx run launches each point; bytes of a buffer include its offset)\n");
+    for (int i = 0; i < p->npoints && rc == 0; i++) {
+        if (!sel[i])
+            continue;
+        ResolveCase rcs = {.point = i};
+        double metrics[3];
+        if ((rc = resolve_case(&rv, &rcs, c, metrics, &err)) != 0)
+            break;
+        char *l = plan_point_label(p, i, ~0ULL);
+        printf("point %d  %s\n", i, l);
+        free(l);
+        print_case(c, metrics, a);
+    }
+    if (rc) {
+        kvx_error_print(&err, stderr);
+        kvx_error_clear(&err);
+    }
+    arena_free(a);
+    free(c);
+    return rc ? 2 : 0;
+}
+
 static void print_plan(const CliSpecOpts *o, const char *arch, const Spec *s, const Plan *p,
                        unsigned char *sel)
 {
@@ -261,14 +382,16 @@ int cmd_plan(int argc, char **argv)
     Plan p;
     PlanRef ref;
     unsigned char *sel;
-    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], &s, &p, &ref, &sel)))
+    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], o.gpu, &s, &p, &ref, &sel)))
         return rc;
     print_plan(&o, archs[0], s, &p, sel);
+    if (o.resolve)
+        rc = print_resolved(&p, &ref, sel);
     free(sel);
     plan_free(&p);
     plan_ref_free(&ref);
     spec_free(s);
-    return 0;
+    return rc;
 }
 
 /* ---- gen --------------------------------------------------------------------------- */
@@ -339,7 +462,7 @@ int cmd_gen(int argc, char **argv)
     Plan p;
     PlanRef ref;
     unsigned char *sel;
-    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], &s, &p, &ref, &sel)))
+    if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], o.gpu, &s, &p, &ref, &sel)))
         return rc;
     int written = -1;
     if (mkdir_p(o.out) != 0)
@@ -448,7 +571,7 @@ static int compile_arch(Compilation *c, int ai)
     Plan p;
     PlanRef ref;
     unsigned char *sel;
-    int rc = cli_load_plan(c->o.spec_path, c->o.where, c->archs[ai], &s, &p, &ref, &sel);
+    int rc = cli_load_plan(c->o.spec_path, c->o.where, c->archs[ai], c->o.gpu, &s, &p, &ref, &sel);
     if (rc)
         return rc;
     JitJob *jobs;

@@ -8,7 +8,8 @@
  * kvx __worker N                      internal: the measuring process for GPU N
  * kvx __counters N FILE               internal: the cases of FILE once each, under ncu
  * kvx __probe FD                      internal: the GPUs, probed in a process of their own
- * kvx __compile                       internal: a compile process (compile/jitproc.h) */
+ * kvx __compile                       internal: a compile process (compile/jitproc.h)
+ * kvx __man, __bash-completion        build: the man page and the completion script (cli_doc.c) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@
 #include "compile/jitproc.h"
 #include "core/version.h"
 #include "gpu/worker.h"
+
+static int close_stdout(const char *verb, int rc);
 
 /* The verbs kvx starts itself; not listed. */
 typedef struct Internal {
@@ -72,11 +75,25 @@ static int cmd_compile_child(int argc, char **argv)
     return jitproc_main(STDIN_FILENO, STDOUT_FILENO);
 }
 
+static int cmd_man(int argc, char **argv)
+{
+    cli_doc_man(stdout);
+    return close_stdout("kvx __man", 0);
+}
+
+static int cmd_bash(int argc, char **argv)
+{
+    cli_doc_bash(stdout);
+    return close_stdout("kvx __bash-completion", 0);
+}
+
 static const Internal internals[] = {
     {"__worker", cmd_worker},
     {"__counters", cmd_counters},
     {"__probe", cmd_probe},
     {"__compile", cmd_compile_child},
+    {"__man", cmd_man},
+    {"__bash-completion", cmd_bash},
 };
 
 static void usage(FILE *f)

@@ -7,6 +7,7 @@
 #include "core/version.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -49,26 +50,31 @@ static int pypi_at(const char *target)
 }
 
 /* kvx's own tools folder, where `make` set-up installs the PyPI nvdisasm:
- * the source tree kvx was built from, then beside the binary (build/kvx ->
- * .kvx/tools), so a moved checkout still finds it. */
+ * first beside the binary, as `cmake --install` lays it out
+ * (PREFIX/bin/kvx -> PREFIX/libexec/kvx/tools) and as a build tree does
+ * (build/kvx -> .kvx/tools, so a moved checkout still finds it), then the
+ * source tree kvx was built from: an installed kvx must not depend on it. */
 static int pypi_tools(void)
 {
+    char exe[2048];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = '\0';
+        static const char *const beside[] = {"../libexec/kvx/tools/nvdisasm", "../.kvx/tools/nvdisasm"};
+        for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+            char dir[2200], real[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/%s", exe, beside[i]);
+            /* The folder as doctor and the stored facts name it: no "..". */
+            if (realpath(dir, real) && pypi_at(real))
+                return 1;
+        }
+    }
 #ifdef KVX_TOOLS_DIR
     if (pypi_at(KVX_TOOLS_DIR "/nvdisasm"))
         return 1;
 #endif
-    char exe[2048];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return 0;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return 0;
-    *slash = '\0';
-    char dir[2200];
-    snprintf(dir, sizeof dir, "%s/../.kvx/tools/nvdisasm", exe);
-    return pypi_at(dir);
+    return 0;
 }
 
 static int on_path(const char *name)

@@ -7,7 +7,8 @@
  * running, and pool_wait returns once it reaches zero.  A pool whose threads
  * could not be started (pthread_create failing) still works: it runs each task
  * inline in pool_submit, so callers need no second code path. */
-#define _GNU_SOURCE     /* sched_getaffinity */
+/* sched_getaffinity and CPU_COUNT are GNU extensions. */
+#define _GNU_SOURCE
 #include "pool.h"
 
 #include <pthread.h>
@@ -39,7 +40,11 @@ struct Pool {
  * the machine has online. */
 int pool_cores(void)
 {
+    /* The CPUs this process may run on, not the machine's: a Slurm job (or
+     * taskset, or a container's cpuset) given 4 of 128 cores must not start
+     * 128 threads on them. */
     cpu_set_t set;
+    CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -8,7 +8,9 @@ Pool *pool_new(int threads);            /* threads <= 0: pool_cores() */
 void pool_submit(Pool *p, void (*fn)(void *arg), void *arg);
 void pool_wait(Pool *p);                /* until every submitted task is done */
 void pool_free(Pool *p);                /* waits, then joins; accepts NULL */
-int pool_cores(void);                   /* the cores this process may use (affinity) */
+/* The CPUs this process may run on (its affinity mask: a Slurm job's
+ * allocation, taskset's), at least 1; every pool kvx sizes by itself. */
+int pool_cores(void);
 
 /* Run fn(i, arg) for i in [0, n) on the pool in chunks; returns when done. */
 void pool_for(Pool *p, long n, void (*fn)(long i, void *arg), void *arg);

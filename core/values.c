@@ -1,6 +1,7 @@
 /* values: the value names of core/values.h, as arrays and a lookup. */
 #include "values.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *const spec_value_names[] = {
@@ -30,4 +31,23 @@ const char *spec_value_list(void)
     static const char list[] = "" SPEC_VALUES(X);
 #undef X
     return list + 2;
+}
+
+const char *const inspect_keys[] = {INSPECT_KEYS, NULL};
+
+int inspect_key_valid(const char *key)
+{
+    for (int i = 0; inspect_keys[i]; i++)
+        if (!strcmp(inspect_keys[i], key))
+            return 1;
+    return 0;
+}
+
+const char *inspect_key_list(void)
+{
+    static _Thread_local char list[1024];
+    size_t at = 0;
+    for (int i = 0; inspect_keys[i] && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", inspect_keys[i]);
+    return list;
 }

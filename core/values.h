@@ -54,4 +54,26 @@ int spec_value_find(const char *name);
 /* "median_ms, min_ms, ..., compile_ms": for messages. */
 const char *spec_value_list(void);
 
+/* The keys of a variant's PTX/SASS facts (variants.inspect_json, written by
+ * compile/inspect.c's inspect_to_json; tests/test_doc_claims.c holds the two
+ * in step): what `value: inspect.KEY` may name.  Not the per-kind counts
+ * (ptx.kinds, sass.kinds: their names hold dots, which a JSON path splits)
+ * nor the sites (an array). */
+#define INSPECT_KEYS                                                                                      \
+    "sass_available", "arch", "disassembler", "tags", "warp_aggregated", "redux_aggregated",                \
+    "shfl_aggregated", "cas_loop", "smem_hw_inc", "generic_fallback", "agg_seq", "regs", "spill_stores",   \
+    "spill_loads", "smem_static", "ptx.atom", "ptx.red", "ptx.global", "ptx.shared", "ptx.cluster",       \
+    "ptx.generic", "ptx.cas", "ptx.b16", "ptx.packed", "ptx.vector", "ptx.b64", "ptx.scope_cta",          \
+    "ptx.scope_cluster", "ptx.scope_sys", "ptx.cas_loop", "ptx.kinds_other", "sass.total", "sass.ATOM",   \
+    "sass.ATOMG", "sass.ATOMS", "sass.RED", "sass.REDG", "sass.REDAS", "sass.smem_inc", "sass.cas",       \
+    "sass.b16", "sass.packed_f16x2", "sass.packed_bf16x2", "sass.vector", "sass.b64", "sass.scope_sys",   \
+    "sass.scope_cta", "sass.plain", "sass.kinds_other", "sites_more"
+extern const char *const inspect_keys[];    /* INSPECT_KEYS, then NULL */
+
+/* Whether key (after "inspect.") is one of INSPECT_KEYS.  1 or 0. */
+int inspect_key_valid(const char *key);
+
+/* "sass_available, arch, ...": INSPECT_KEYS for messages. */
+const char *inspect_key_list(void);
+
 #endif

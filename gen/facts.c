@@ -39,6 +39,62 @@ static const NominalRow nominal[] = {
     {121, "DGX Spark GB10", 48, 24 * MiB, 99 * KiB, 100 * KiB, 1536, 273, 128 * GiB},
 };
 
+/* Named targets for planning without the GPU (--gpu NAME): the figures the
+ * driver reports for the part, so that a plan for it agrees with a run on it.
+ * H200-SXM-141GB: measured by kvx on one (results/h200/histogram.db, runs:
+ *   132 SMs, L2 62914560, cuDeviceTotalMem 150109880320, 1980 / 3201 MHz,
+ *   5120-bit bus: 2 x 3201 MHz x 640 B = 4814 GB/s).
+ * H100-SXM5-80GB: NVIDIA H100 datasheet and Hopper whitepaper (132 SMs, 50 MB
+ *   L2, 1980 MHz boost, 3.35 TB/s: 2619 MHz x 5120 bits); memory as nvidia-smi
+ *   reports it, 81559 MiB (modal-labs/modal-client PR #2797).
+ * A100-SXM4-80GB: NVIDIA A100 datasheet and Ampere whitepaper (108 SMs, 40 MB
+ *   L2, 1410 MHz boost, 2039 GB/s: 1593 MHz x 5120 bits); memory 81920 MiB
+ *   as nvidia-smi reports it (same source).
+ * Clocks enter as peak_gbs (memory clock x bus width); no fact reads the SM
+ * clock. */
+static const NominalRow named[] = {
+    {90, "H200-SXM-141GB", 132, 60 * MiB, 227 * KiB, 228 * KiB, 2048, 4814.304, 150109880320LL},
+    {90, "H100-SXM5-80GB", 132, 50 * MiB, 227 * KiB, 228 * KiB, 2048, 3352, 81559 * MiB},
+    {80, "A100-SXM4-80GB", 108, 40 * MiB, 163 * KiB, 164 * KiB, 2048, 2039, 81920 * MiB},
+};
+
+static void fill(DeviceFacts *f, const char *arch, const NominalRow *row)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->arch, sizeof f->arch, "%s", arch);
+    f->cc = row->cc;
+    f->sm_count = row->sm_count;
+    f->l2_bytes = row->l2_bytes;
+    f->warp = 32;
+    f->max_threads = 1024;
+    f->smem_block = row->smem_block;
+    f->smem_sm = row->smem_sm;
+    f->regs_sm = 65536;
+    f->max_threads_sm = row->max_threads_sm;
+    f->peak_gbs = row->peak_gbs;
+    f->mem_bytes = row->mem_bytes;
+    f->nominal = 1;
+}
+
+int facts_for_gpu(const char *name, DeviceFacts *f)
+{
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (!strcmp(named[i].part, name)) {
+            char arch[16];
+            snprintf(arch, sizeof arch, "sm_%d", named[i].cc);
+            fill(f, arch, &named[i]);
+            snprintf(f->name, sizeof f->name, "%s named target", name);
+            snprintf(f->gpu, sizeof f->gpu, "%s", name);
+            return 0;
+        }
+    return -1;
+}
+
+const char *facts_gpu_name(int i)
+{
+    return i >= 0 && (size_t)i < sizeof named / sizeof named[0] ? named[i].part : NULL;
+}
+
 int facts_for_arch(const char *arch, DeviceFacts *f)
 {
     int cc = 0;
@@ -51,21 +107,9 @@ int facts_for_arch(const char *arch, DeviceFacts *f)
             row = &nominal[i];
     if (!row)
         return -1;
-    memset(f, 0, sizeof *f);
-    snprintf(f->arch, sizeof f->arch, "%s", arch);
-    snprintf(f->name, sizeof f->name, "nominal %s (%s)", arch, row->part);
+    fill(f, arch, row);
     f->cc = cc;
-    f->sm_count = row->sm_count;
-    f->l2_bytes = row->l2_bytes;
-    f->warp = 32;
-    f->max_threads = 1024;
-    f->smem_block = row->smem_block;
-    f->smem_sm = row->smem_sm;
-    f->regs_sm = 65536;
-    f->max_threads_sm = row->max_threads_sm;
-    f->peak_gbs = row->peak_gbs;
-    f->mem_bytes = row->mem_bytes;
-    f->nominal = 1;
+    snprintf(f->name, sizeof f->name, "nominal %s (%s)", arch, row->part);
     return 0;
 }
 

@@ -476,7 +476,10 @@ static void build_text(Build *b, int i, const PointEnv *pe, const char *label)
         quote_shell(text, filter);
         free(filter);
     }
-    if (pe->used_facts)
+    /* The facts it was planned with: a named part's are not its arch's. */
+    if (pe->used_facts && p->facts.gpu[0])
+        sb_printf(text, " --gpu %s", p->facts.gpu);
+    else if (pe->used_facts)
         sb_printf(text, " --arch %s", p->facts.arch);
     sb_puts(text, " --out DIR\n\n");
     sb_put(text, b->body.p ? b->body.p : "", b->body.len);

@@ -220,10 +220,16 @@ typedef struct DeviceFacts {
     double peak_gbs;        /* memory bandwidth, GB/s (1e9 bytes/s) */
     int64_t mem_bytes;
     int nominal;            /* 1: figures are a table's, not a GPU's */
+    char gpu[32];           /* the named target they are (--gpu), or "" */
 } DeviceFacts;
 
 /* Fill facts with the nominal values for arch ("sm_80"); 0 or -1 if unknown. */
 int facts_for_arch(const char *arch, DeviceFacts *f);
+/* Fill facts with the figures of a named GPU ("H200-SXM-141GB"), its arch
+ * with them; 0 or -1 if no target has that name. */
+int facts_for_gpu(const char *name, DeviceFacts *f);
+/* The name of named target i (0, 1, ...), or NULL past the last. */
+const char *facts_gpu_name(int i);
 /* Look up a fact by its expression name (sm_count, l2_bytes, warp, cc,
  * max_threads, smem_block, smem_sm, peak_gbs, ...).  1 found, 0 not. */
 int facts_lookup(const DeviceFacts *f, const char *name, Value *out);

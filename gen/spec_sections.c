@@ -521,17 +521,15 @@ int spec_sections_measure(Loader *L, yaml_node_t *map)
 /* ---- report ----------------------------------------------------------------- */
 
 /* value: a name of core/values.h, or inspect.KEY (a key of the variants' PTX/SASS
- * facts: letters, digits, _ and .). */
+ * facts, inspect_key_valid: a misspelt key would tabulate as empty cells). */
 static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
 {
     if (spec_value_find(v) >= 0)
         return 0;
-    if (!strncmp(v, "inspect.", 8) && v[8]) {
-        const char *p = v + 8;
-        while (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
-            p++;
-        if (!*p)
+    if (!strncmp(v, "inspect.", 8)) {
+        if (inspect_key_valid(v + 8))
             return 0;
+        return loader_fail(L, n, "unknown inspect fact '%s' (expected inspect. and one of: %s)", v, inspect_key_list());
     }
     return loader_fail(L, n, "unknown report value '%s' (expected one of: %s, inspect.KEY)", v,
                        spec_value_list());

@@ -28,6 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/pool.h"
+
 /* ---- results and driver errors ------------------------------------------- */
 
 /* After these the context is unusable: only a new process can use the GPU. */
@@ -734,8 +736,7 @@ static int worker_open(Worker *w, int device, KvxError *err)
         kvx_error_set(err, KVX_EINPUT, NULL, "no CUDA device %d (this machine has %d)", device, n);
         return -1;
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    w->threads = cores > 0 ? (int)cores : 1;
+    w->threads = pool_cores();
     if (device_info_query(device, &w->dev, err) < 0 ||
         CU_CHECK(err, cu.cuDeviceGet(&w->cudev, device)) < 0 ||
         CU_CHECK(err, cu.cuDevicePrimaryCtxRetain(&w->ctx, w->cudev)) < 0)

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/pool.h"
+
 #define INPUTS_VERSION "kvx-inputs-1"
 
 __extension__ typedef __int128 i128;
@@ -355,8 +357,7 @@ static int thread_count(int threads)
 {
     if (threads > 0)
         return threads;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    return pool_cores();
 }
 
 /* ---- zipf table construction ----------------------------------------------------- */

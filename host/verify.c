@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/pool.h"
+
 /* ---- arguments ---------------------------------------------------------------- */
 
 int ref_fail(Call *c, const char *fmt, ...)
@@ -281,10 +283,8 @@ int verify_reference_threads(const char *name, const RefArg *args, int nargs,
                              Expected *exp, KvxError *err)
 {
     memset(exp, 0, sizeof *exp);
-    if (threads <= 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores > 0 ? (int)cores : 1;
-    }
+    if (threads <= 0)
+        threads = pool_cores();
     Call c = {name, args, nargs, out_t, out_count, exp, err, threads};
     const RefSig *sig = refs_find(name);
     for (size_t i = 0; sig && i < sizeof refs / sizeof refs[0]; i++) {

@@ -199,6 +199,7 @@ static const char *sample(const char *verb, const Listed *o)
         {"ARCH", "sm_90"}, {"ARCHS", "sm_80,sm_90"}, {"EXPR", "n > 0"}, {"K/N", "1/2"}, {"N", "2"},
         {"X", "0.5"}, {"S", "1"}, {"LIST", "0"}, {"NAME", "contention"}, {"ID", "1"}, {"V", "median_ms"},
         {"AXIS,...", "n"}, {"AXIS=VALUE,...", "n=1"}, {"AXIS=V,...", "strategy=naive"}, {"GPU", "RTX 5090"},
+        {"TARGET", "H200-SXM-141GB"},
     };
     if (!strcmp(o->arg, "DIR") || !strcmp(o->arg, "PATH") || !strcmp(o->arg, "FILE"))
         return never;

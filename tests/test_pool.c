@@ -1,12 +1,16 @@
 /* test_pool: the thread pool runs every task once, in FIFO order on one
  * thread, and pool_for covers every index exactly once, including when called
- * from inside a pool task with every worker busy. */
+ * from inside a pool task with every worker busy; pool_cores counts the CPUs
+ * the process may run on (a Slurm allocation, taskset), not the machine's. */
+#define _GNU_SOURCE     /* sched_setaffinity */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -140,6 +144,34 @@ static void test_pool_free_drains(void **state)
     assert_true(pool_cores() >= 1);
 }
 
+/* In a child restricted to one CPU (as `taskset -c N` or a one-CPU Slurm
+ * job does), pool_cores is 1 and a default pool is one thread. */
+static void test_pool_cores_follow_affinity(void **state)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    assert_int_equal(pool_cores(), CPU_COUNT(&set));
+    int first = 0;
+    while (!CPU_ISSET(first, &set))
+        first++;
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(first, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0)
+            _exit(3);
+        _exit(pool_cores() == 1 ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +179,7 @@ int main(void)
         cmocka_unit_test(test_pool_for_nested_in_tasks),
         cmocka_unit_test(test_pool_fifo_and_wait),
         cmocka_unit_test(test_pool_free_drains),
+        cmocka_unit_test(test_pool_cores_follow_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,171 @@
+/* cli_doc: the man page (roff) and the bash completion script, written from
+ * the same tables as every verb's --help (CLI_VERBS, each verb's CliOpt
+ * table), so neither can name an option kvx does not take or miss one it does.
+ * The build runs `kvx __man` and `kvx __bash-completion` and installs what
+ * they print (CMakeLists.txt); tests/test_cli_doc.c holds both to the tables. */
+#include "cli.h"
+
+#include <string.h>
+
+#include "core/version.h"
+
+/* ---- roff ----------------------------------------------------------------------------- */
+
+/* text as roff body text: backslashes escaped, hyphens as \-, a line starting
+ * with '.' or '\'' guarded, so no option help turns into a request. */
+static void roff(FILE *f, const char *text)
+{
+    int bol = 1;
+    for (const char *p = text; *p; p++) {
+        if (bol && (*p == '.' || *p == '\''))
+            fputs("\\&", f);
+        bol = *p == '\n';
+        if (*p == '\\')
+            fputs("\\e", f);
+        else if (*p == '-')
+            fputs("\\-", f);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* The option's value in the synopsis: "N", "read|write|off". */
+static void value_name(const CliOpt *o, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (o->kind == CLI_FLAG)
+        return;
+    if (o->arg) {
+        snprintf(buf, n, "%s", o->arg);
+        return;
+    }
+    size_t at = 0;
+    for (const CliChoice *c = o->choices; c && c->name && at < n; c++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%s", c == o->choices ? "" : "|", c->name);
+}
+
+static void man_option(FILE *f, const CliOpt *o, const char *verb)
+{
+    char value[160];
+    value_name(o, value, sizeof value);
+    fputs(".TP\n", f);
+    if (o->letter)
+        fprintf(f, "\\fB\\-%c\\fR, ", o->letter);
+    fputs("\\fB\\-\\-", f);
+    roff(f, o->name);
+    fputs("\\fR", f);
+    if (*value) {
+        fputs(o->implied ? "[=\\fI" : " \\fI", f);
+        roff(f, value);
+        fputs(o->implied ? "\\fR]" : "\\fR", f);
+    }
+    fputc('\n', f);
+    roff(f, o->help);
+    if (o->flags & CLI_REQUIRED)
+        fputs(" (required)", f);
+    else if (o->def) {
+        fputs(" (default: ", f);
+        roff(f, o->def);
+        fputc(')', f);
+    } else if (o->flags & CLI_SHOW_DEFAULT)
+        fprintf(f, " (default: as kvx %s \\-\\-help shows it)", verb);
+    fputc('\n', f);
+}
+
+static void man_verb(FILE *f, const CliVerb *v)
+{
+    fprintf(f, ".SS \"kvx %s%s%s\"\n", v->name, *v->operands ? " " : "", v->operands);
+    roff(f, v->summary);
+    fputc('\n', f);
+    for (const CliOpt *o = v->opts; o->name; o++) {
+        if (o->heading) {
+            fputs(".PP\n", f);
+            roff(f, o->heading);
+            fputc('\n', f);
+        }
+        man_option(f, o, v->name);
+    }
+    if (v->notes) {
+        fputs(".PP\n.nf\n", f);
+        roff(f, v->notes);
+        fputs(".fi\n", f);
+    }
+}
+
+void cli_doc_man(FILE *f)
+{
+    fprintf(f, ".TH KVX 1 \"\" \"kvx %s\" \"User Commands\"\n", kvx_version());
+    fputs(".SH NAME\nkvx \\- a CUDA kernel variant explorer\n"
+          ".SH SYNOPSIS\n\\fBkvx\\fR \\fIVERB\\fR [\\fIoptions\\fR] [\\fIoperands\\fR]\n.br\n"
+          "\\fBkvx\\fR \\fIVERB\\fR \\-\\-help\n.br\n\\fBkvx\\fR \\-\\-version\n"
+          ".SH DESCRIPTION\n"
+          "kvx reads a YAML spec of kernel variants, emits one CUDA source per variant from a template,\n"
+          "compiles them with NVRTC, runs them on the GPUs in supervised worker processes, verifies\n"
+          "every output against a reference, times them and stores every case in SQLite.\n"
+          "Each verb's \\-\\-help prints the options below with their defaults.\n"
+          ".PP\nUsage errors print one line on standard error and exit 2; 1 means some cases or\n"
+          "checks failed; 3 a file or database failure.\n"
+          ".SH VERBS\n", f);
+    for (const CliVerb *const *v = CLI_VERBS; *v; v++)
+        man_verb(f, *v);
+    fputs(".SH ENVIRONMENT\n.TP\n\\fBKVX_CACHE_DIR\\fR\nthe compile cache (default ~/.cache/kvx)\n"
+          ".TP\n\\fBKVX_NVDISASM\\fR\nthe disassembler inspect uses\n"
+          ".TP\n\\fBCUDA_HOME\\fR\nthe CUDA toolkit\n"
+          ".SH SEE ALSO\nThe guides installed with kvx (share/doc/kvx): cli.md, spec.md, measurement.md,\n"
+          "results\\-schema.md, inspect.md, slurm.md.\n", f);
+}
+
+/* ---- bash completion --------------------------------------------------------------- */
+
+/* The words a value of o completes to, or NULL for files (a path) or none. */
+static void bash_values(FILE *f, const CliOpt *o)
+{
+    if (o->kind == CLI_CHOICE) {
+        fprintf(f, "        --%s) words=\"", o->name);
+        for (const CliChoice *c = o->choices; c->name; c++)
+            fprintf(f, "%s%s", c == o->choices ? "" : " ", c->name);
+        fputs("\";;\n", f);
+    } else if (o->set == cli_set_gpu) {
+        fprintf(f, "        --%s) words=\"", o->name);
+        for (int i = 0; facts_gpu_name(i); i++)
+            fprintf(f, "%s%s", i ? " " : "", facts_gpu_name(i));
+        fputs("\";;\n", f);
+    } else if (o->kind == CLI_PATH)
+        fprintf(f, "        --%s) files=1;;\n", o->name);
+}
+
+static void bash_verb(FILE *f, const CliVerb *v)
+{
+    fprintf(f, "    %s)\n        opts=\"", v->name);
+    for (const CliOpt *o = v->opts; o->name; o++)
+        fprintf(f, "--%s%s ", o->name, o->kind != CLI_FLAG && o->implied ? "=" : "");
+    fputs("--help\"\n        case \"$prev\" in\n", f);
+    for (const CliOpt *o = v->opts; o->name; o++)
+        bash_values(f, o);
+    fputs("        esac;;\n", f);
+}
+
+void cli_doc_bash(FILE *f)
+{
+    fputs("# bash completion for kvx, written by `kvx __bash-completion` from its option tables.\n"
+          "_kvx()\n{\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+          "    local verb=${COMP_WORDS[1]} opts=\"\" words=\"\" files=0\n"
+          "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+          "        COMPREPLY=($(compgen -W \"", f);
+    for (const CliVerb *const *v = CLI_VERBS; *v; v++)
+        fprintf(f, "%s ", (*v)->name);
+    fputs("--help --version\" -- \"$cur\"))\n        return\n    fi\n    case \"$verb\" in\n", f);
+    for (const CliVerb *const *v = CLI_VERBS; *v; v++)
+        bash_verb(f, *v);
+    fputs("    esac\n"
+          "    if [ -n \"$words\" ]; then\n"
+          "        COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+          "    elif [ \"$files\" = 1 ] || [[ $cur != -* ]]; then\n"
+          "        COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+          "    else\n"
+          "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+          "    fi\n"
+          "}\n"
+          "complete -o filenames -o bashdefault -F _kvx kvx\n", f);
+}

@@ -1,0 +1,212 @@
+/* test_doc_claims: statements of docs/ that a user relies on and no other
+ * test holds, each checked as the user would:
+ * - inspect.md: the inspect.KEY list (core/values.h INSPECT_KEYS) is exactly
+ *   the facts inspect_to_json writes, and a spec's report refuses another;
+ * - spec.md: `hot` draws each element on its own (the share of v is f in
+ *   expectation, spread through the buffer), `runs` gives elements kL ..
+ *   kL+L-1 one value drawn per run, the last run cut at the end;
+ * - slurm.md: a spec reached by another path, from another directory, and a
+ *   run under --where store the same case keys (on the fake device);
+ * - cli.md: a usage error is `kvx VERB: ...` with the usage line; another
+ *   error is one line `kvx: ...` without it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compile/inspect.h"
+#include "core/values.h"
+#include "host/inputs.h"
+
+#define KVX_DEADLINE_S 120
+/* kvx_child.h's shard and merge helpers are test_run_fake's. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "tests/kvx_child.h"
+
+/* ---- inspect.KEY -------------------------------------------------------------------- */
+
+static void test_inspect_keys_in_step(void **state)
+{
+    InspectFacts *f = xcalloc(1, sizeof *f);
+    f->has_ptx = f->has_sass = 1;
+    StrBuf json;
+    sb_init(&json);
+    inspect_to_json(f, &json);
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                         "SELECT CASE WHEN p = '$' THEN key ELSE substr(p, 3) || '.' || key END "
+                         "FROM (SELECT replace(path, '\"', '') AS p, key, type FROM json_tree(?1)) "
+                         "WHERE type NOT IN ('object', 'array') AND p NOT LIKE '$.sites%' AND p NOT LIKE '%.kinds'",
+                         -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, sb_str(&json), -1, SQLITE_STATIC);
+    int written = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 0);
+        if (!inspect_key_valid(key))
+            fail_msg("inspect_to_json writes '%s', which INSPECT_KEYS does not list", key);
+        written++;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    int listed = 0;
+    while (inspect_keys[listed])
+        listed++;
+    assert_int_equal(written, listed);
+    assert_false(inspect_key_valid("bogus"));
+    assert_false(inspect_key_valid("atom"));
+    sb_free(&json);
+    free(f);
+}
+
+/* ---- hot and runs ------------------------------------------------------------------ */
+
+enum { N = 1 << 20 };
+
+static uint32_t *filled(InitParams p, uint64_t n)
+{
+    uint32_t *v = xmalloc(sizeof *v * n);
+    KvxError err = {0};
+    if (inputs_fill(elem_type_find("u32"), v, n, &p, 2, &err)) {
+        kvx_error_print(&err, stderr);
+        fail_msg("inputs_fill failed");
+    }
+    return v;
+}
+
+static void test_hot_is_drawn_per_element(void **state)
+{
+    InitParams p = {.kind = INIT_HOT, .fraction = 0.25, .value = 5000, .lo = 0, .hi = 999, .seed = 7};
+    uint32_t *v = filled(p, N);
+    long hot = 0, first_half = 0;
+    for (long i = 0; i < N; i++)
+        if (v[i] == 5000)
+            hot++, first_half += i < N / 2;
+        else
+            assert_true(v[i] <= 999);
+    /* Binomial(N, 0.25): sd 443.  Not the exact share, and spread out. */
+    double expect = 0.25 * N, sd = sqrt(N * 0.25 * 0.75);
+    assert_true(fabs((double)hot - expect) < 5 * sd);
+    assert_int_not_equal(hot, N / 4);
+    assert_true(fabs((double)first_half - hot / 2.0) < 5 * sqrt(hot * 0.25));
+    free(v);
+}
+
+static void test_runs_share_a_value(void **state)
+{
+    enum { L = 16, COUNT = 1000 };   /* 62 whole runs and one of 8 */
+    InitParams p = {.kind = INIT_RUNS, .length = L, .lo = 0, .hi = 1 << 30, .seed = 7};
+    uint32_t *v = filled(p, COUNT);
+    int changes = 0;
+    for (int i = 1; i < COUNT; i++) {
+        if (i % L)
+            assert_int_equal(v[i], v[i - 1]);
+        else
+            changes += v[i] != v[i - 1];
+    }
+    assert_int_equal(changes, COUNT / L);   /* 2^30 values: no two runs side by side drew one */
+    free(v);
+}
+
+/* ---- case keys: path and --where ---------------------------------------------------- */
+
+static char **keys_of(const char *db, int *n)
+{
+    return db_strings(db, "SELECT key FROM cases ORDER BY key", n);
+}
+
+static void test_keys_ignore_path_and_where(void **state)
+{
+    const char *log = tmp_path("keys.log");
+    char where_dir[600], cwd[1024];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(where_dir, sizeof where_dir, "%s/elsewhere", tmp);
+    assert_int_equal(mkdir_p(where_dir), 0);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd, "cp tests/data/specs/fake.yaml tests/data/specs/fake.cu '%s/'", where_dir);
+    assert_int_equal(system(cmd), 0);
+    const char *base = "strategy == \"base\"";
+    assert_int_equal(kvx(log, "run", "tests/data/specs/fake.yaml", "--db", tmp_path("a.db"), "--where", base, NULL),
+                     0);
+    assert_int_equal(chdir(tmp), 0);
+    int rc = kvx(log, "run", "elsewhere/fake.yaml", "--db", tmp_path("b.db"), "--where", base, NULL);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, 0);
+    assert_int_equal(kvx(log, "run", "tests/data/specs/fake.yaml", "--db", tmp_path("c.db"), "--where",
+                         "strategy == \"base\" && size == 1K", NULL), 0);
+    int na, nb, nc;
+    char **a = keys_of(tmp_path("a.db"), &na), **b = keys_of(tmp_path("b.db"), &nb),
+         **c = keys_of(tmp_path("c.db"), &nc);
+    assert_int_equal(na, 6);
+    assert_int_equal(nb, na);
+    for (int i = 0; i < na; i++)
+        assert_string_equal(a[i], b[i]);
+    assert_int_equal(nc, 2);
+    for (int i = 0; i < nc; i++)
+        assert_true(strings_have(a, na, c[i]));
+    strings_free(a, na);
+    strings_free(b, nb);
+    strings_free(c, nc);
+}
+
+/* ---- error lines ---------------------------------------------------------------------- */
+
+static void test_error_prefixes(void **state)
+{
+    const char *log = tmp_path("err.log");
+    assert_int_equal(kvx(log, "table", "--db", tmp_path("none.db"), NULL), 2);
+    char *text = file_read(log, NULL);
+    assert_non_null(text);
+    static const char none[] = "kvx: no results database at '";
+    if (strncmp(text, none, strlen(none)))
+        fail_msg("kvx table --db NONE said: %s", text);
+    assert_null(strstr(text, "usage:"));
+    assert_int_equal(strchr(text, '\n')[1], '\0');
+    free(text);
+    assert_int_equal(kvx(log, "table", "--bogus", NULL), 2);
+    text = file_read(log, NULL);
+    static const char usage[] = "kvx table: unknown option '--bogus'\nusage: kvx table";
+    if (strncmp(text, usage, strlen(usage)))
+        fail_msg("kvx table --bogus said: %s", text);
+    free(text);
+}
+
+int main(void)
+{
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    unsetenv("KVX_FAKE_LOG");
+    setenv("KVX_FAKE_GPUS", "1", 1);
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/kvx-doc-claims-XXXXXX", base);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_inspect_keys_in_step),
+        cmocka_unit_test(test_hot_is_drawn_per_element),
+        cmocka_unit_test(test_runs_share_a_value),
+        cmocka_unit_test(test_keys_ignore_path_and_where),
+        cmocka_unit_test(test_error_prefixes),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (failed == 0 && system(cmd) != 0)
+        return 1;
+    return failed;
+}
