@@ -59,11 +59,15 @@ static CUdeviceptr upload(const void *p, uint64_t bytes)
     return d;
 }
 
+/* Sums of squares over a chunk of 65,536 elements: the device adds them in a
+ * tree, the host in order, so they agree to the rounding of either order
+ * (up to about n x 2^-53 relative, 7e-12 here; seen on an H200 at 1.4e-12),
+ * not bit for bit.  Counts and the verdict must match exactly. */
 static void close_to(double got, double want)
 {
     if (got == want || (isnan(got) && isnan(want)))
         return;
-    if (!(fabs(got - want) <= 1e-12 * fabs(want)))
+    if (!(fabs(got - want) <= 1e-10 * fabs(want)))
         fail_msg("device %.17g, host %.17g", got, want);
 }
 

@@ -6,9 +6,12 @@
     - warp: the warp's kept elements counted with a ballot, one atomicAdd per
       warp by its leader, slots passed on with a shuffle;
     - block: counted in shared memory, one atomicAdd per block;
-    - dupdrop: planted wrong: naive, but in the first warp of block 0 the
-      lowest kept lane writes the value of the next kept lane, so one kept
-      element is written twice and another not at all (count stays right).
+    - dupdrop: planted wrong: naive, but in every warp of block 0 that keeps
+      two or more elements the lowest kept lane writes the value of the next
+      kept lane, so a kept element is written twice and another not at all
+      (count stays right).  Every warp, not only the first: at hit rate 0.1
+      one warp keeps fewer than two in about one draw of six, and the plant
+      must not depend on the draw.
     compact_serial is the reference: one thread, in index order. }}
 {{#if strategy == "dupdrop"}}
 __device__ unsigned int kvx_fake_mismatch;  /* the fake driver's stand-in plants the same fault (gpu/fake.h) */
@@ -58,7 +61,7 @@ extern "C" __global__ void compact(const int *in, long long n, int thresh, int *
     unsigned int mask = __ballot_sync(0xffffffffu, keep);
     unsigned int rest = mask & (mask - 1u);
     int next = __shfl_sync(0xffffffffu, v, rest ? __ffs(rest) - 1 : 0);
-    bool planted = blockIdx.x == 0 && threadIdx.x < 32 && rest && lane == (unsigned int)(__ffs(mask) - 1);
+    bool planted = blockIdx.x == 0 && rest && lane == (unsigned int)(__ffs(mask) - 1);
     if (keep)
         out[atomicAdd(count, 1u)] = planted ? next : v;
 {{/if}}
