@@ -33,10 +33,12 @@ def run_pass(d, rows, inputs, kt, verify):
             src = f.read()
         args = [x, out, np.int32(side), np.int32(side)]
         t1 = time.perf_counter()
+        # Kernel Tuner #defines every tunable name in the source: "grid_tile",
+        # not "tile", which the tiled kernels name their shared array.
         kt.tune_kernel(
             "transpose", src, (side, side), args,
-            {"block_size_x": [tile], "block_size_y": [nrows], "tile": [tile]},
-            grid_div_x=["tile"], grid_div_y=["tile"], lang="cupy", strategy="brute_force",
+            {"block_size_x": [tile], "block_size_y": [nrows], "grid_tile": [tile]},
+            grid_div_x=["grid_tile"], grid_div_y=["grid_tile"], lang="cupy", strategy="brute_force",
             iterations=7, answer=[None, expected, None, None] if verify else None,
             verbose=False, quiet=True)
         inside += time.perf_counter() - t1
