@@ -6,7 +6,11 @@
 #   -DSRC=source dir -DOUT=header -DBASE=release
 set(v "${BASE}")
 find_package(Git QUIET)
-if(GIT_FOUND AND EXISTS "${SRC}/.git")
+if(DEFINED ENV{KVX_COMMIT})
+  # A tree copied without its history (a lent GPU machine's copy) says which
+  # commit it is: scripts/device-session.sh passes it on.
+  set(v "${v}+g$ENV{KVX_COMMIT}")
+elseif(GIT_FOUND AND EXISTS "${SRC}/.git")
   execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SRC}" rev-parse --short=12 HEAD
                   OUTPUT_VARIABLE sha OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
   if(rc EQUAL 0 AND sha)

@@ -44,6 +44,10 @@ kvx=$root/build-dev/kvx
 say() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$B/session.log"; }
 
 say build
+# The copy's .git may be older than its files: KVX_COMMIT (given by the caller,
+# `git rev-parse --short=12 HEAD` where the tree was sent from) names the
+# commit in kvx --version and in every stored run.
+[ -n "${KVX_COMMIT:-}" ] && echo "commit $KVX_COMMIT" | tee -a "$B/session.log"
 # nvcc for kvx-peers (bench/), where PATH lacks it; without nvcc it is skipped.
 [ -n "${CUDACXX:-}" ] || command -v nvcc >/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && export CUDACXX=/usr/local/cuda/bin/nvcc; }
 { cmake -S . -B build-dev -DCMAKE_PREFIX_PATH="$root/.devdeps" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
