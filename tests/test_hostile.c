@@ -14,43 +14,7 @@
 /* The shard checks of kvx_child.h are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "kvx_child.h"
-
-/* Write text (len bytes, or strlen when len is 0) to the test directory. */
-static const char *put(const char *name, const char *text, size_t len)
-{
-    const char *p = tmp_path(name);
-    assert_int_equal(file_write_atomic(p, text, len ? len : strlen(text)), 0);
-    return p;
-}
-
-/* The tiny spec with one line replaced (from -> to), written as name. */
-static const char *tiny_with(const char *name, const char *from, const char *to)
-{
-    char *base = file_read(KVX_SOURCE_DIR "/tests/data/specs/tiny.yaml", NULL);
-    assert_non_null(base);
-    char *at = strstr(base, from);
-    assert_non_null(at);
-    StrBuf b;
-    sb_init(&b);
-    sb_put(&b, base, (size_t)(at - base));
-    sb_puts(&b, to);
-    sb_puts(&b, at + strlen(from));
-    const char *p = put(name, sb_str(&b), b.len);
-    sb_free(&b);
-    free(base);
-    return p;
-}
-
-/* kvx ARGS... must exit with rc and say msg (on stdout or stderr). */
-#define EXPECT(rc, msg, ...)                                                     \
-    do {                                                                         \
-        const char *log_ = tmp_path("log");                                      \
-        int got_ = kvx(log_, __VA_ARGS__, NULL);                                 \
-        if (got_ != (rc) || !log_has(log_, (msg))) {                             \
-            dump(log_);                                                          \
-            fail_msg("exit %d (expected %d) or no '%s'", got_, (rc), (msg));     \
-        }                                                                        \
-    } while (0)
+#include "hostile_fixture.h"
 
 /* ---- the spec loader ----------------------------------------------------------- */
 

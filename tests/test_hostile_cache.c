@@ -19,16 +19,9 @@
 /* The shard checks of kvx_child.h are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "kvx_child.h"
+#include "hostile_fixture.h"
 
 #define CASES 12            /* ok.yaml: strategies base, alt x 3 sizes x 2 modes */
-
-/* Write text (len bytes, or strlen when len is 0) to the test directory. */
-static const char *put(const char *name, const char *text, size_t len)
-{
-    const char *p = tmp_path(name);
-    assert_int_equal(file_write_atomic(p, text, len ? len : strlen(text)), 0);
-    return p;
-}
 
 /* fake.yaml with its failing strategies dropped: every case ends ok. */
 static const char *ok_spec(void)

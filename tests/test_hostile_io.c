@@ -15,28 +15,10 @@
 /* The shard checks of kvx_child.h are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "kvx_child.h"
+#include "hostile_fixture.h"
 #include "report/results.h"
 
 #define TINY KVX_SOURCE_DIR "/tests/data/specs/tiny.yaml"
-
-/* Write text (len bytes, or strlen when len is 0) to the test directory. */
-static const char *put(const char *name, const char *text, size_t len)
-{
-    const char *p = tmp_path(name);
-    assert_int_equal(file_write_atomic(p, text, len ? len : strlen(text)), 0);
-    return p;
-}
-
-/* kvx ARGS... must exit with rc and say msg (on stdout or stderr). */
-#define EXPECT(rc, msg, ...)                                                     \
-    do {                                                                         \
-        const char *log_ = tmp_path("log");                                      \
-        int got_ = kvx(log_, __VA_ARGS__, NULL);                                 \
-        if (got_ != (rc) || !log_has(log_, (msg))) {                             \
-            dump(log_);                                                          \
-            fail_msg("exit %d (expected %d) or no '%s'", got_, (rc), (msg));     \
-        }                                                                        \
-    } while (0)
 
 /* A fresh database path in the test directory. */
 static const char *fresh_db(const char *name)

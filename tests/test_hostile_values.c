@@ -16,50 +16,11 @@
 /* The shard checks of kvx_child.h are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "kvx_child.h"
+#include "hostile_fixture.h"
 
 #include "host/inputs.h"
 #include "resolve/resolve.h"
 #include "gen/plan.h"
-
-/* Write text to the test directory. */
-static const char *put(const char *name, const char *text)
-{
-    const char *p = tmp_path(name);
-    assert_int_equal(file_write_atomic(p, text, strlen(text)), 0);
-    return p;
-}
-
-/* The file at KVX_SOURCE_DIR/from with one piece replaced (from -> to),
- * written as name in the test directory. */
-static const char *copy_with(const char *name, const char *src, const char *from, const char *to)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", KVX_SOURCE_DIR, src);
-    char *base = file_read(path, NULL);
-    assert_non_null(base);
-    char *at = strstr(base, from);
-    assert_non_null(at);
-    StrBuf b;
-    sb_init(&b);
-    sb_put(&b, base, (size_t)(at - base));
-    sb_puts(&b, to);
-    sb_puts(&b, at + strlen(from));
-    const char *p = put(name, sb_str(&b));
-    sb_free(&b);
-    free(base);
-    return p;
-}
-
-/* kvx ARGS... must exit with rc and say msg (on stdout or stderr). */
-#define EXPECT(rc, msg, ...)                                                     \
-    do {                                                                         \
-        const char *log_ = tmp_path("log");                                      \
-        int got_ = kvx(log_, __VA_ARGS__, NULL);                                 \
-        if (got_ != (rc) || !log_has(log_, (msg))) {                             \
-            dump(log_);                                                          \
-            fail_msg("exit %d (expected %d) or no '%s'", got_, (rc), (msg));     \
-        }                                                                        \
-    } while (0)
 
 static int exists(const char *path)
 {
@@ -222,7 +183,7 @@ int main(void)
     }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     char *cu = file_read(KVX_SOURCE_DIR "/tests/data/specs/tiny.cu", NULL);
-    put("tiny.cu", cu);
+    put("tiny.cu", cu, 0);
     free(cu);
     printf("  working in %s\n", tmp);
     const struct CMUnitTest tests[] = {
