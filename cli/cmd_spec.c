@@ -86,50 +86,19 @@ static const CliOpt inspect_opts[] = {
     {0},
 };
 
-const CliVerb cmd_plan_verb = {
-    .name = "plan",
-    .operands = "SPEC",
-    .operands_are = "one SPEC file",
-    .min_operands = 1,
-    .max_operands = 1,
-    .summary = "the space: axes, code/workload, sizes, distinct sources",
-    .opts_size = sizeof(CliSpecOpts),
-    .opts = plan_opts,
-    .run = cmd_plan,
-};
-const CliVerb cmd_gen_verb = {
-    .name = "gen",
-    .operands = "SPEC",
-    .operands_are = "one SPEC file",
-    .min_operands = 1,
-    .max_operands = 1,
-    .summary = "write one .cu per distinct source and an index (--out DIR)",
-    .opts_size = sizeof(CliSpecOpts),
-    .opts = gen_opts,
-    .run = cmd_gen,
-};
-const CliVerb cmd_compile_verb = {
-    .name = "compile",
-    .operands = "SPEC",
-    .operands_are = "one SPEC file",
-    .min_operands = 1,
-    .max_operands = 1,
-    .summary = "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache",
-    .opts_size = sizeof(CliSpecOpts),
-    .opts = compile_opts,
-    .run = cmd_compile,
-};
-const CliVerb cmd_inspect_verb = {
-    .name = "inspect",
-    .operands = "SPEC",
-    .operands_are = "one SPEC file",
-    .min_operands = 1,
-    .max_operands = 1,
-    .summary = "what the compiler made of the atomics (PTX, SASS), per arch",
-    .opts_size = sizeof(CliSpecOpts),
-    .opts = inspect_opts,
-    .run = cmd_inspect,
-};
+/* A verb of one SPEC operand over CliSpecOpts. */
+#define SPEC_VERB(name_, summary_, opts_, run_)                                                             \
+    {.name = name_, .operands = "SPEC", .operands_are = "one SPEC file", .min_operands = 1,                \
+     .max_operands = 1, .summary = summary_, .opts_size = sizeof(CliSpecOpts), .opts = opts_, .run = run_}
+
+const CliVerb cmd_plan_verb = SPEC_VERB("plan",
+    "the space: axes, code/workload, sizes, distinct sources", plan_opts, cmd_plan);
+const CliVerb cmd_gen_verb = SPEC_VERB("gen",
+    "write one .cu per distinct source and an index (--out DIR)", gen_opts, cmd_gen);
+const CliVerb cmd_compile_verb = SPEC_VERB("compile",
+    "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache", compile_opts, cmd_compile);
+const CliVerb cmd_inspect_verb = SPEC_VERB("inspect",
+    "what the compiler made of the atomics (PTX, SASS), per arch", inspect_opts, cmd_inspect);
 
 /* ---- plan ------------------------------------------------------------------------ */
 
