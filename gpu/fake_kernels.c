@@ -212,6 +212,7 @@ static int compact_serial(const FakeLaunch *l)
 static const FakeKernel kernels[] = {
     {"compact", "pqioo", compact},
     {"compact_serial", "pqioo", compact_serial},
+    {"compact_ref", "pqioo", compact_serial},   /* bench/specs/compact_ref.cu: order is free */
     {"kvx_compare", "ppqqiqio", compare},
     {"fill", "pqo", fill},
     {"count", "pqio", count},
