@@ -17,6 +17,8 @@
 #   compile-scaling  kvx compile of the histogram spec for sm_80,sm_90,sm_120 with no
 #             cache, -j 1 against the default (compile processes), each timed; then a
 #             cold and a warm run of the contention spec, their compile walls
+#   user      each user-shaped spec of bench/specs/ compiled, then run warm with
+#             --profile (its time line and where the wall went)
 #   bench     bench/explorer.sh (cases/s, GPU share, accounted) into $OUT/bench
 #   kt        Kernel Tuner on the contention subset (wheels in .whl/), cold and warm
 #   kt-transpose  Kernel Tuner on bench/specs/transpose.yaml's 36 cases verified against
@@ -133,6 +135,20 @@ for step in "$@"; do
                 echo "$spec $pass: $(grep -E '^(time|profile) ' "$B/scaling-$spec-$pass.log" | tr -s ' ' | tr '\n' ';')" |
                     tee -a "$B/session.log"
             done
+        done
+        ;;
+    user)
+        for spec in bench/specs/*.yaml; do
+            name=$(basename "$spec" .yaml)
+            say "user-shaped $name"
+            "$kvx" compile "$spec" >/dev/null 2>&1
+            t0=$(date +%s.%N)
+            "$kvx" run "$spec" --db "$B/user-$name.db" --rerun --profile >"$B/user-$name.log" 2>&1
+            rc=$?
+            echo "$name: whole $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s, exit $rc" |
+                tee -a "$B/session.log"
+            grep -E "^[0-9]+ cases in|^(time|profile) |^  worker|^    (buffers|verify|reference|compare|samples|ref_kernel) |GPU waited" \
+                "$B/user-$name.log" | tee -a "$B/session.log"
         done
         ;;
     bench)
