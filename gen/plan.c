@@ -160,6 +160,17 @@ char *plan_point_label(const Plan *p, int i, uint64_t mask)
     return sb_take(&b);
 }
 
+char *plan_point_key_text(const Plan *p, int i)
+{
+    const Spec *s = p->spec;
+    const int *v = plan_point(p, i);
+    StrBuf b;
+    sb_init(&b);
+    for (int a = 0; a < s->naxes; a++)
+        sb_printf(&b, "%s%s=%s", a ? " " : "", s->axes[a].name, s->axes[a].vals[v[a]].text);
+    return sb_take(&b);
+}
+
 /* The --where text that selects exactly the given axes' values of point i. */
 static char *point_filter(const Plan *p, int i, uint64_t mask)
 {

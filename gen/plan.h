@@ -93,6 +93,14 @@ const int *plan_point(const Plan *p, int i);
 /* "strategy=naive counter=u32 hit_rate=0.05" for the axes in mask; malloc'd. */
 char *plan_point_label(const Plan *p, int i, uint64_t mask);
 
+/* Point i as a case key hashes it: every axis in declaration order as
+ * name=value, the value's canonical text (spec values hold no control
+ * character), joined by single spaces.  Frozen: it is what keys of every
+ * stored database hash (it read the same as the label when the label was
+ * hashed), so the label may change its looks without breaking resume or
+ * merge; test_plan pins it.  malloc'd. */
+char *plan_point_key_text(const Plan *p, int i);
+
 /* Does point i satisfy the filter expression (--where)?  1, 0, or -1 with err. */
 int plan_point_matches(const Plan *p, int i, const Expr *filter, KvxError *err);
 

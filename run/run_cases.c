@@ -1,7 +1,8 @@
 /* run_cases: the case list of `kvx run` and what is printed from it at the
  * end.  A case is a selected point of this shard; its store key hashes the
- * spec, the source, the options, the arch, the point, the device and the
- * measurement settings, so a case already stored is skipped unless --rerun.
+ * spec, the source, the options, the arch, the point (plan_point_key_text:
+ * canonical values, not the display label), the device and the measurement
+ * settings, so a case already stored is skipped unless --rerun.
  * Cases sort by workload key (the point with the baseline axes set to the
  * baseline), baseline first: a workload group is contiguous, so one worker
  * generates its inputs once and has the baseline output for the differential
@@ -131,9 +132,11 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
         c->axes_json = run_axes_json(p, i, ~0ULL);
         c->workload_json = run_axes_json(p, i, ~p->code_axes);
         memcpy(c->workload_key, sp.key[q], 65);
-        const char *parts[] = {s->name, p->srcs[c->src].hash, ke->options, ke->arch, c->label,
+        char *point = plan_point_key_text(p, i);
+        const char *parts[] = {s->name, p->srcs[c->src].hash, ke->options, ke->arch, point,
                                ke->device_uuid, ke->measure_json, NULL};
         store_case_key(parts, c->key);
+        free(point);
         const int *v = plan_point(p, i);
         c->is_baseline = s->nbaseline > 0;
         for (int b = 0; b < s->nbaseline; b++)

@@ -142,8 +142,9 @@ static const StoreCol cases_cols[] = {
     {"variant_id", "INTEGER", " REFERENCES variants(id)", 1, SCOL_NONE, 0, 0,
      "NULL for imported reference rows", NULL},
     {"key", "TEXT", " NOT NULL UNIQUE", 1, SCOL_TEXT, offsetof(CaseRow, key), 0,
-     "SHA-256 of (spec, source hash, options, workload point, device, measurement settings): "
-     "`kvx run` skips stored keys; `kvx merge` keeps one row per key", NULL},
+     "SHA-256 of (spec name, source hash, options, arch, the point as every axis's name=value in "
+     "canonical text, the device's UUID, measurement settings; not the display label): `kvx run` "
+     "skips stored keys; `kvx merge` keeps one row per key", NULL},
     {"spec_name", "TEXT", "", 1, SCOL_TEXT, offsetof(CaseRow, spec_name), 0,
      "the spec's `name:`", NULL},
     {"label", "TEXT", "", 1, SCOL_TEXT, offsetof(CaseRow, label), 0,
