@@ -197,6 +197,23 @@ static int compare(const FakeLaunch *l)
     return 0;
 }
 
+/* kvx_fill(out, n, plan) (gpu/devio.cu): the host generator's own loop run
+ * from the plan alone (inputs_fill_plan), so the input is the host's bytes
+ * and the worker's device path, plan included, is what is exercised; the GPU
+ * test (tests/test_gpu_devio.c) holds the kernel's arithmetic to the host. */
+static int fill_input(const FakeLaunch *l)
+{
+    uint64_t n = (uint64_t)arg_i64(l, 1);
+    const InputsPlan *plan = arg_mem(l, 2, 1, sizeof *plan);
+    if (!plan || plan->type >= ET_COUNT || plan->kind >= INIT_COUNT_ || plan->kind == INIT_ZIPF)
+        return -1;
+    void *out = arg_mem(l, 0, n, elem_types[plan->type].size);
+    if (!out)
+        return -1;
+    inputs_fill_plan(plan, out, n);
+    return 0;
+}
+
 static int compact(const FakeLaunch *l)
 {
     int64_t n = arg_i64(l, 1);
@@ -213,6 +230,7 @@ static const FakeKernel kernels[] = {
     {"compact", "pqioo", compact},
     {"compact_serial", "pqioo", compact_serial},
     {"kvx_compare", "ppqqiqio", compare},
+    {"kvx_fill", "oqp", fill_input},
     {"fill", "pqo", fill},
     {"count", "pqio", count},
     {"tiny_count", "pqio", tiny_count},
