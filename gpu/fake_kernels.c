@@ -14,7 +14,11 @@
  * (Run.scalars). */
 #include "fake.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int64_t arg_i64(const FakeLaunch *l, int i)
 {
@@ -211,6 +215,16 @@ static int fill_input(const FakeLaunch *l)
     if (!out)
         return -1;
     inputs_fill_plan(plan, out, n);
+    const char *path = getenv("KVX_FAKE_FILL_LOG");
+    int fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (fd >= 0) {
+        char line[96];
+        int len = snprintf(line, sizeof line, "kvx_fill %s %llu\n", elem_types[plan->type].name,
+                           (unsigned long long)n);
+        if (write(fd, line, (size_t)len) != len)
+            fprintf(stderr, "kvx fake driver: cannot append to %s\n", path);
+        close(fd);
+    }
     return 0;
 }
 
