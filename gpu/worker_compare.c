@@ -163,12 +163,13 @@ int worker_fill_device(Worker *w, const InputsPlan *plan, CUdeviceptr dst, uint6
     const uint32_t grid[3] = {(uint32_t)(blocks < 4096 ? blocks : 4096), 1, 1}, block[3] = {DEVIO_THREADS, 1, 1},
                    one[3] = {1, 1, 1};
     void *argv[] = {&dst, &count, &w->fill_plan};
-    return worker_step(w, res, cu.cuMemcpyHtoDAsync(w->fill_plan, plan, sizeof *plan, w->stream),
-                       "cuMemcpyHtoDAsync (fill plan)", 0) < 0 ||
-                   worker_step(w, res, worker_launch_raw(w, w->fill_fn, grid, block, one, 0, argv),
-                               "cuLaunchKernel (kvx_fill)", 0) < 0
-               ? -1
-               : 0;
+    /* The plan is copied from pageable memory, staged before the call returns:
+     * the stream orders the next fill's plan after this launch. */
+    if (worker_step(w, res, cu.cuMemcpyHtoDAsync(w->fill_plan, plan, sizeof *plan, w->stream),
+                    "cuMemcpyHtoDAsync (fill plan)", 0) < 0)
+        return -1;
+    return worker_step(w, res, worker_launch_raw(w, w->fill_fn, grid, block, one, 0, argv),
+                       "cuLaunchKernel (kvx_fill)", 0);
 }
 
 void worker_compare_close(Worker *w)
