@@ -120,3 +120,182 @@ extern "C" __global__ void kvx_compare(const void *out, const void *ref, unsigne
         chunks[blockIdx.x] = c;
     }
 }
+
+/* kvx_fill generates an input on the device, bit for bit as inputs_fill
+ * (host/inputs.c) does on the host: element i of out is a pure function of
+ * the plan (host/inputs.h's InputsPlan, made by inputs_plan: the same layout)
+ * and i, with the host's mixing, its 128-bit integer range reduction and
+ * saturation, and its float arithmetic rounded the same way (no contraction
+ * into fma: each step is an explicit _rn intrinsic).  Every kind but zipf,
+ * which stays on the host (inputs_plan says so).  Grid-stride: any grid
+ * writes the same bytes.  Parameters: out, n elements, plan (device memory). */
+
+enum { K_CONST, K_IOTA, K_UNIFORM, K_ZIPF, K_HOT, K_RUNS, K_TEXT };
+
+struct FillPlan {
+    unsigned long long key[2];
+    unsigned long long ilo[2], ival[2], tmin[2], tmax[2];
+    unsigned long long range_lo, range_hi, length;
+    double value, flo, fhi, fhi_below, fspan, fraction;
+    unsigned int kind, type, sat, pad;
+    unsigned int text_end[27];
+    unsigned int pad2;
+};
+
+#define GOLDEN 0x9e3779b97f4a7c15ull
+
+__device__ static unsigned long long mix(unsigned long long z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+__device__ static double unit(unsigned long long h) { return __dmul_rn(__ull2double_rn(h >> 11), 0x1p-53); }
+
+__device__ static __int128 i128_of(const unsigned long long w[2])
+{
+    return (__int128)(((unsigned __int128)w[1] << 64) | w[0]);
+}
+
+__device__ static unsigned long long draw(const FillPlan &p, int s, unsigned long long i)
+{
+    return mix(p.key[s] + i * GOLDEN);
+}
+
+__device__ static __int128 int_offset(const FillPlan &p, unsigned long long x)
+{
+    __int128 off = (__int128)__umul64hi(x, p.range_lo);
+    if (p.range_hi)
+        off += (__int128)((unsigned __int128)x * p.range_hi);
+    return off;
+}
+
+__device__ static double float_uniform(const FillPlan &p, unsigned long long x)
+{
+    double v = __dadd_rn(p.flo, __dmul_rn(p.fspan, unit(x)));
+    return v < p.fhi || p.fspan == 0 ? v : p.fhi_below;
+}
+
+__device__ static unsigned int text_char(const FillPlan &p, unsigned long long h)
+{
+    unsigned int x = (unsigned int)(h >> 48), c = 0;
+    while (c < 26 && x >= p.text_end[c])
+        c++;
+    return c ? 'a' + c - 1 : ' ';
+}
+
+/* The draw for element i of a ranged kind; *hot set where hot's value wins. */
+__device__ static unsigned long long ranged_draw(const FillPlan &p, unsigned long long i, int *hot)
+{
+    *hot = p.kind == K_HOT && unit(draw(p, 1, i)) < p.fraction;
+    return draw(p, 0, p.kind == K_RUNS ? i / p.length : i);
+}
+
+__device__ static __int128 gen_int(const FillPlan &p, unsigned long long i)
+{
+    int hot;
+    switch (p.kind) {
+    case K_CONST: return i128_of(p.ival);
+    case K_IOTA: return i128_of(p.ival) + (__int128)i;
+    case K_TEXT: return text_char(p, draw(p, 0, i));
+    default: {
+        unsigned long long x = ranged_draw(p, i, &hot);
+        return hot ? i128_of(p.ival) : i128_of(p.ilo) + int_offset(p, x);
+    }
+    }
+}
+
+__device__ static double gen_float(const FillPlan &p, unsigned long long i)
+{
+    int hot;
+    switch (p.kind) {
+    case K_CONST: return p.value;
+    case K_IOTA: return __dadd_rn(p.value, __ull2double_rn(i));
+    case K_TEXT: return text_char(p, draw(p, 0, i));
+    default: {
+        unsigned long long x = ranged_draw(p, i, &hot);
+        return hot ? p.value : float_uniform(p, x);
+    }
+    }
+}
+
+/* core/types.c's f64_to_f32_odd: rounding to odd first makes the second
+ * rounding, to f16 or bf16, the correctly rounded one. */
+__device__ static unsigned int f32_odd_bits(double d)
+{
+    float f = __double2float_rn(d);
+    if (isfinite(f) && (double)f != d && !(__float_as_uint(f) & 1))
+        f = nextafterf(f, d > (double)f ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
+    return __float_as_uint(f);
+}
+
+__device__ static unsigned int shift_rne(unsigned int v, int s)
+{
+    unsigned int q = v >> s, r = v & ((1u << s) - 1), half = 1u << (s - 1);
+    return q + (r > half || (r == half && (q & 1)));
+}
+
+/* core/types.c's f32_to_f16. */
+__device__ static unsigned short f16_bits(unsigned int x)
+{
+    unsigned short sign = (unsigned short)((x >> 16) & 0x8000);
+    unsigned int ax = x & 0x7fffffff;
+    if (ax > 0x7f800000)
+        return (unsigned short)(sign | 0x7e00 | ((ax >> 13) & 0x3ff));
+    if (ax >= 0x477ff000)
+        return (unsigned short)(sign | 0x7c00);
+    if (ax >= 0x38800000)
+        return (unsigned short)(sign | shift_rne(ax - 0x38000000, 13));
+    if (ax <= 0x33000000)
+        return sign;
+    int e = (int)(ax >> 23);
+    unsigned int m = (ax & 0x7fffff) | 0x800000;
+    return (unsigned short)(sign | shift_rne(m, 126 - e));
+}
+
+/* core/types.c's f32_to_bf16. */
+__device__ static unsigned short bf16_bits(unsigned int x)
+{
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (unsigned short)((x >> 16) | 0x0040);
+    return (unsigned short)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+__device__ static void store_float(void *out, unsigned long long i, int t, double v)
+{
+    switch (t) {
+    case F16: ((unsigned short *)out)[i] = f16_bits(f32_odd_bits(v)); break;
+    case BF16: ((unsigned short *)out)[i] = bf16_bits(f32_odd_bits(v)); break;
+    case F32: ((float *)out)[i] = __double2float_rn(v); break;
+    default: ((double *)out)[i] = v; break;
+    }
+}
+
+__device__ static void store_int(void *out, unsigned long long i, int t, unsigned long long v)
+{
+    switch (t) {
+    case I8: case U8: ((unsigned char *)out)[i] = (unsigned char)v; break;
+    case I16: case U16: ((unsigned short *)out)[i] = (unsigned short)v; break;
+    case I32: case U32: ((unsigned int *)out)[i] = (unsigned int)v; break;
+    default: ((unsigned long long *)out)[i] = v; break;
+    }
+}
+
+extern "C" __global__ void kvx_fill(void *out, unsigned long long n, const FillPlan *plan)
+{
+    const FillPlan p = *plan;
+    int t = (int)p.type;
+    __int128 tmin = i128_of(p.tmin), tmax = i128_of(p.tmax);
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        if (t >= F16) {
+            store_float(out, i, t, gen_float(p, i));
+            continue;
+        }
+        __int128 v = gen_int(p, i);
+        if (p.sat)
+            v = v < tmin ? tmin : v > tmax ? tmax : v;
+        store_int(out, i, t, (unsigned long long)v);
+    }
+}

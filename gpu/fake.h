@@ -67,7 +67,10 @@
  *                           behaviour being ok, hang, crash, fault, mismatch
  *                           (the case's module's) or load_error (no cubin);
  *                           so a test can see which worker process, on which
- *                           device, got which workload group. */
+ *                           device, got which workload group;
+ *   KVX_FAKE_FILL_LOG=FILE  each kvx_fill launch (an input generated on the
+ *                           device) appends "kvx_fill <type> <count>", so a
+ *                           test sees which inputs took the device path. */
 #ifndef KVX_FAKE_H
 #define KVX_FAKE_H
 

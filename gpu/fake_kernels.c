@@ -14,7 +14,11 @@
  * (Run.scalars). */
 #include "fake.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int64_t arg_i64(const FakeLaunch *l, int i)
 {
@@ -197,6 +201,33 @@ static int compare(const FakeLaunch *l)
     return 0;
 }
 
+/* kvx_fill(out, n, plan) (gpu/devio.cu): the host generator's own loop run
+ * from the plan alone (inputs_fill_plan), so the input is the host's bytes
+ * and the worker's device path, plan included, is what is exercised; the GPU
+ * test (tests/test_gpu_devio.c) holds the kernel's arithmetic to the host. */
+static int fill_input(const FakeLaunch *l)
+{
+    uint64_t n = (uint64_t)arg_i64(l, 1);
+    const InputsPlan *plan = arg_mem(l, 2, 1, sizeof *plan);
+    if (!plan || plan->type >= ET_COUNT || plan->kind >= INIT_COUNT_ || plan->kind == INIT_ZIPF)
+        return -1;
+    void *out = arg_mem(l, 0, n, elem_types[plan->type].size);
+    if (!out)
+        return -1;
+    inputs_fill_plan(plan, out, n);
+    const char *path = getenv("KVX_FAKE_FILL_LOG");
+    int fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (fd >= 0) {
+        char line[96];
+        int len = snprintf(line, sizeof line, "kvx_fill %s %llu\n", elem_types[plan->type].name,
+                           (unsigned long long)n);
+        if (write(fd, line, (size_t)len) != len)
+            fprintf(stderr, "kvx fake driver: cannot append to %s\n", path);
+        close(fd);
+    }
+    return 0;
+}
+
 static int compact(const FakeLaunch *l)
 {
     int64_t n = arg_i64(l, 1);
@@ -214,6 +245,7 @@ static const FakeKernel kernels[] = {
     {"compact_serial", "pqioo", compact_serial},
     {"compact_ref", "pqioo", compact_serial},   /* bench/specs/compact_ref.cu: order is free */
     {"kvx_compare", "ppqqiqio", compare},
+    {"kvx_fill", "oqp", fill_input},
     {"fill", "pqo", fill},
     {"count", "pqio", count},
     {"tiny_count", "pqio", tiny_count},

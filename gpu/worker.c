@@ -465,10 +465,23 @@ static CUresult reset_enqueue(Worker *w, const Reset *r)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* An input's device copy from the cache, uploaded on a miss (*uploaded set).
+/* The plan of b's generation on the device: 1 with *plan set, 0 where the
+ * host generates it (zipf), or -1 with res skipped (bad parameters). */
+static int input_plan(const CaseBuf *b, InputsPlan *plan, CaseResult *res)
+{
+    KvxError err = {0};
+    int rc = inputs_plan(&elem_types[b->type], b->count, &b->init, plan, &err);
+    if (rc < 0)
+        worker_fail(res, CASE_skipped, "buffer '%s': %s", b->name, err.msg);
+    return rc;
+}
+
+/* An input's device copy from the cache; on a miss generated on the device,
+ * or where the device cannot (or a host reference made the host copy
+ * already), generated on the host and uploaded (*uploaded set either way).
  * 0 or -1 with res set. */
-static int input_get(Worker *w, const CaseBuf *b, const char *key, const void *host, Run *run,
-                     int i, int *uploaded, CaseResult *res)
+static int input_get(Worker *w, const CaseBuf *b, const char *key, Run *run, int i, int *uploaded,
+                     CaseResult *res)
 {
     int size = elem_types[b->type].size;
     DevCopy *d = NULL;
@@ -476,8 +489,11 @@ static int input_get(Worker *w, const CaseBuf *b, const char *key, const void *h
         if (w->devs[v].offset == b->offset && strcmp(w->devs[v].key, key) == 0)
             d = &w->devs[v];
     if (!d) {
+        InputsPlan plan;
+        int on_dev = run->host[i] ? 0 : input_plan(b, &plan, res);
         CUdeviceptr base;
-        if (dev_alloc(w, b, &base, res) < 0)
+        if (on_dev < 0 || (!on_dev && !run->host[i] && !(run->host[i] = host_get(w, b, key, res))) ||
+            dev_alloc(w, b, &base, res) < 0)
             return -1;
         KVX_ASSERT(w->ndevs < WORKER_MAX_INPUTS);
         d = &w->devs[w->ndevs++];
@@ -485,10 +501,11 @@ static int input_get(Worker *w, const CaseBuf *b, const char *key, const void *h
         d->offset = b->offset;
         d->base = base;
         d->bytes = alloc_bytes(b);
-        if (b->count &&
-            worker_step(w, res,
-                        cu.cuMemcpyHtoDAsync(base + b->offset * (uint64_t)size, host,
-                                             b->count * (uint64_t)size, w->stream),
+        CUdeviceptr dst = base + b->offset * (uint64_t)size;
+        if (b->count && on_dev && worker_fill_device(w, &plan, dst, b->count, res) < 0)
+            return -1;
+        if (b->count && !on_dev &&
+            worker_step(w, res, cu.cuMemcpyHtoDAsync(dst, run->host[i], b->count * (uint64_t)size, w->stream),
                         "cuMemcpyHtoDAsync (input)", 0) < 0)
             return -1;
         *uploaded |= b->count > 0;
@@ -513,8 +530,8 @@ static void args_bind(const CaseDesc *c, Run *run)
     }
 }
 
-/* Lay out every buffer: inputs from the cache (generated and uploaded on a
- * miss), outputs in kept allocations with their reset planned.  0 or -1. */
+/* Lay out every buffer: inputs from the cache (generated on a miss, on the
+ * device where it can), outputs in kept allocations with their reset planned.  0 or -1. */
 static int buffers_prepare(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
 {
     int uploaded = 0;
@@ -524,13 +541,16 @@ static int buffers_prepare(Worker *w, const CaseDesc *c, Run *run, CaseResult *r
         int size = elem_types[b->type].size;
         char key[65];
         buf_key(b, key);
-        if (!(run->host[i] = host_get(w, b, key, res)))
-            return -1;
+        /* An input's host copy is made only for a host reference that reads
+         * it: the others are generated on the device. */
         if (!b->checked) {
-            if (input_get(w, b, key, run->host[i], run, i, &uploaded, res) < 0)
+            if ((worker_host_reads(c, i) && !(run->host[i] = host_get(w, b, key, res))) ||
+                input_get(w, b, key, run, i, &uploaded, res) < 0)
                 return -1;
             continue;
         }
+        if (!(run->host[i] = host_get(w, b, key, res)))
+            return -1;
         int o = out_get(w, b, res);
         if (o < 0)
             return -1;

@@ -19,8 +19,9 @@
  * Caches in a worker, each bounded:
  *   - modules by cubin path (at most WORKER_MAX_MODULES, least recently used
  *     unloaded first);
- *   - inputs (buffers not checked) by input_key: the host copy (references read
- *     it) and the device copy, least recently used evicted first past
+ *   - inputs (buffers not checked) by input_key: the device copy (generated
+ *     there by kvx_fill, or uploaded: zipf) and, only where a host reference
+ *     reads it, the host copy, least recently used evicted first past
  *     WORKER_INPUT_CACHE_BYTES; the parent sends the variants of one workload
  *     point one after another: they then share one generated input;
  *   - output allocations (reset before every launch, so reuse shows nothing of
@@ -28,8 +29,9 @@
  *   - the baseline variant's outputs under workload_key (the last
  *     WORKER_MAX_BASELINES points).
  *
- * A buffer that is not checked is an input: generated once, uploaded once and
- * never reset, so a kernel must not write a buffer that is not named in check:
+ * A buffer that is not checked is an input: generated once (on the device
+ * where it can be, worker_fill_device) and never reset, so a kernel must not
+ * write a buffer that is not named in check:
  * (a scratch counter that must start at zero is a checked buffer). */
 #ifndef KVX_WORKER_H
 #define KVX_WORKER_H

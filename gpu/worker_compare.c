@@ -5,7 +5,11 @@
  * and reference that hold the first differing elements (at most four chunks),
  * which host/verify_device.c names as verify_compare would.  A float output
  * whose norm test fails is counted again with the element rule on (a second
- * launch), as verify_compare's second pass. */
+ * launch), as verify_compare's second pass.
+ *
+ * The same module's kvx_fill generates inputs on the device (issue #24 item
+ * 1, worker_fill_device): the plan, inputs_plan's, crosses to the device, and
+ * no input byte does. */
 #include "worker_internal.h"
 #include "devio_ptx.h"
 
@@ -15,21 +19,32 @@
 _Static_assert(DEVIO_CHUNK == VERIFY_CHUNK, "gpu/devio.cu and host/verify.h chunk alike");
 _Static_assert(sizeof(VerifyChunk) == 40, "gpu/devio.cu's Chunk is 40 bytes");
 
+/* The module, loaded once.  0, or -1 with res skipped (the driver refused
+ * the PTX) or set by worker_step. */
+static int devio_load(Worker *w, CaseResult *res)
+{
+    if (w->devio_mod)
+        return 0;
+    CUresult r = cu.cuModuleLoadData(&w->devio_mod, devio_ptx);
+    if (r != CUDA_SUCCESS) {
+        w->devio_mod = NULL;
+        return worker_fail(res, CASE_skipped, "kvx's device code (gpu/devio_ptx.h) did not load: %s (%s)",
+                           cudadl_error_name(r), cudadl_error_string(r));
+    }
+    if (worker_step(w, res, cu.cuModuleGetFunction(&w->cmp_fn, w->devio_mod, DEVIO_COMPARE_KERNEL),
+                    "cuModuleGetFunction (kvx_compare)", 0) < 0 ||
+        worker_step(w, res, cu.cuModuleGetFunction(&w->fill_fn, w->devio_mod, DEVIO_FILL_KERNEL),
+                    "cuModuleGetFunction (kvx_fill)", 0) < 0)
+        return -1;
+    return 0;
+}
+
 /* The module and the records' room for nch chunks.  0, or -1 with res
  * skipped (the driver refused the PTX) or set by worker_step. */
 static int devio_ready(Worker *w, uint64_t nch, CaseResult *res)
 {
-    if (!w->devio_mod) {
-        CUresult r = cu.cuModuleLoadData(&w->devio_mod, devio_ptx);
-        if (r != CUDA_SUCCESS) {
-            w->devio_mod = NULL;
-            return worker_fail(res, CASE_skipped, "kvx's compare kernel (gpu/devio_ptx.h) did not load: %s (%s)",
-                               cudadl_error_name(r), cudadl_error_string(r));
-        }
-        if (worker_step(w, res, cu.cuModuleGetFunction(&w->cmp_fn, w->devio_mod, DEVIO_COMPARE_KERNEL),
-                        "cuModuleGetFunction (kvx_compare)", 0) < 0)
-            return -1;
-    }
+    if (devio_load(w, res) < 0)
+        return -1;
     uint64_t bytes = nch * sizeof(VerifyChunk);
     if (bytes <= w->chunks_bytes)
         return 0;
@@ -136,6 +151,27 @@ int worker_upload(Worker *w, CUdeviceptr *dev, const void *host, uint64_t n, Cas
     return worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (reference)", 1);
 }
 
+int worker_fill_device(Worker *w, const InputsPlan *plan, CUdeviceptr dst, uint64_t count, CaseResult *res)
+{
+    if (devio_load(w, res) < 0 ||
+        (!w->fill_plan && worker_step(w, res, cu.cuMemAlloc(&w->fill_plan, sizeof *plan), "cuMemAlloc (fill plan)",
+                                      0) < 0))
+        return -1;
+    /* A grid of at most 4096 blocks strides the rest: the bytes do not depend
+     * on the grid, and more blocks than the device holds at once gain nothing. */
+    uint64_t blocks = (count + DEVIO_THREADS - 1) / DEVIO_THREADS;
+    const uint32_t grid[3] = {(uint32_t)(blocks < 4096 ? blocks : 4096), 1, 1}, block[3] = {DEVIO_THREADS, 1, 1},
+                   one[3] = {1, 1, 1};
+    void *argv[] = {&dst, &count, &w->fill_plan};
+    /* The plan is copied from pageable memory, staged before the call returns:
+     * the stream orders the next fill's plan after this launch. */
+    if (worker_step(w, res, cu.cuMemcpyHtoDAsync(w->fill_plan, plan, sizeof *plan, w->stream),
+                    "cuMemcpyHtoDAsync (fill plan)", 0) < 0)
+        return -1;
+    return worker_step(w, res, worker_launch_raw(w, w->fill_fn, grid, block, one, 0, argv),
+                       "cuLaunchKernel (kvx_fill)", 0);
+}
+
 void worker_compare_close(Worker *w)
 {
     free(w->hchunks);
@@ -146,6 +182,8 @@ void worker_compare_close(Worker *w)
         cu.cuMemFree(w->chunks);
     if (w->cmp_const)
         cu.cuMemFree(w->cmp_const);
+    if (w->fill_plan)
+        cu.cuMemFree(w->fill_plan);
     if (w->devio_mod)
         cu.cuModuleUnload(w->devio_mod);
 }

@@ -122,6 +122,8 @@ typedef struct Worker {
     uint64_t chunks_bytes;
     VerifyChunk *hchunks;   /* their host copy */
     CUdeviceptr cmp_const;  /* 8 bytes: a constant reference */
+    CUfunction fill_fn;     /* devio's kvx_fill */
+    CUdeviceptr fill_plan;  /* one InputsPlan, allocated on first use */
     int threads;            /* for input generation */
     uint64_t clock;
     Module mods[WORKER_MAX_MODULES];
@@ -248,6 +250,10 @@ void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run);
  * res->host_wait_ms), and cache their results.  Safe to call twice. */
 void worker_host_refs_join(Worker *w, Run *run, CaseResult *res);
 
+/* Whether a host reference of c reads buffer buf: its host copy is then
+ * needed; otherwise an input is generated on the device alone. */
+int worker_host_reads(const CaseDesc *c, int buf);
+
 /* One untimed launch.  0 (the case is then timed and compared), or -1
  * (launch_error). */
 int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
@@ -293,6 +299,11 @@ int worker_compare_device(Worker *w, const CaseDesc *c, const CaseCheck *k, cons
 /* Copy n bytes to a new device allocation *dev (the stream synchronised).
  * 0, or -1 with res set. */
 int worker_upload(Worker *w, CUdeviceptr *dev, const void *host, uint64_t n, CaseResult *res);
+
+/* Generate count elements of the input plan describes at dst on the device
+ * (kvx_fill), enqueued on the stream: the caller waits.  0, or -1 with res
+ * set. */
+int worker_fill_device(Worker *w, const InputsPlan *plan, CUdeviceptr dst, uint64_t count, CaseResult *res);
 
 /* Release what worker_compare.c holds (worker_close). */
 void worker_compare_close(Worker *w);

@@ -199,6 +199,17 @@ static int is_host_ref(const CaseDesc *c, const CaseCheck *k)
            !is_device_slice(c, k);
 }
 
+int worker_host_reads(const CaseDesc *c, int buf)
+{
+    for (int i = 0; i < c->nchecks; i++) {
+        const CaseCheck *k = &c->checks[i];
+        for (int j = 0; j < k->nargs && is_host_ref(c, k); j++)
+            if (k->args[j].is_buf && k->argbuf[j] == buf)
+                return 1;
+    }
+    return 0;
+}
+
 static void job_run(HostJob *j, const CaseDesc *c, int threads)
 {
     const CaseCheck *k = &c->checks[j->check];

@@ -548,6 +548,40 @@ static void text_table(uint8_t *lut)
     }
 }
 
+/* g's parameters for fill(t, count, p): the stream keys, integer range and
+ * saturation, float bounds.  p is valid (inputs_check). */
+static void gen_setup(Gen *g, const ElemType *t, uint64_t count, const InitParams *p)
+{
+    memset(g, 0, sizeof *g);
+    g->t = t;
+    g->p = *p;
+    for (int s = 0; s < 2; s++)
+        g->key[s] = mix(p->seed ^ stream_consts[p->kind][s]);
+    type_range(t, &g->tmin, &g->tmax);
+    g->ival = p->exact & 1 ? (i128)p->ivalue : round_i128(p->value);
+    i128 vmin = g->ival, vmax = g->ival;
+    if (kind_has_range(p->kind)) {
+        g->ilo = p->exact & 2 ? (i128)p->ilo : round_i128(p->lo);
+        i128 ihi = p->exact & 4 ? (i128)p->ihi : round_i128(p->hi);
+        u128 range = (u128)(ihi - g->ilo) + 1;
+        g->range_lo = (uint64_t)range;
+        g->range_hi = (uint64_t)(range >> 64);
+        g->flo = p->lo;
+        g->fhi = p->hi;
+        g->fspan = p->hi - p->lo;
+        if (p->kind == INIT_HOT) {
+            vmin = g->ilo < vmin ? g->ilo : vmin;
+            vmax = ihi > vmax ? ihi : vmax;
+        } else {
+            vmin = g->ilo;
+            vmax = ihi;
+        }
+    }
+    if (p->kind == INIT_IOTA)
+        vmax = g->ival + (i128)count;
+    g->sat = p->kind != INIT_TEXT && (vmin < g->tmin || vmax > g->tmax);
+}
+
 int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams *p,
                 int threads, KvxError *err)
 {
@@ -555,32 +589,8 @@ int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams 
     if (inputs_check(t, p, &at, err) < 0)
         return -1;
     threads = thread_count(threads);
-    Gen g = {.t = t, .p = *p};
-    for (int s = 0; s < 2; s++)
-        g.key[s] = mix(p->seed ^ stream_consts[p->kind][s]);
-    type_range(t, &g.tmin, &g.tmax);
-    g.ival = p->exact & 1 ? (i128)p->ivalue : round_i128(p->value);
-    i128 vmin = g.ival, vmax = g.ival;
-    if (kind_has_range(p->kind)) {
-        g.ilo = p->exact & 2 ? (i128)p->ilo : round_i128(p->lo);
-        i128 ihi = p->exact & 4 ? (i128)p->ihi : round_i128(p->hi);
-        u128 range = (u128)(ihi - g.ilo) + 1;
-        g.range_lo = (uint64_t)range;
-        g.range_hi = (uint64_t)(range >> 64);
-        g.flo = p->lo;
-        g.fhi = p->hi;
-        g.fspan = p->hi - p->lo;
-        if (p->kind == INIT_HOT) {
-            vmin = g.ilo < vmin ? g.ilo : vmin;
-            vmax = ihi > vmax ? ihi : vmax;
-        } else {
-            vmin = g.ilo;
-            vmax = ihi;
-        }
-    }
-    if (p->kind == INIT_IOTA)
-        vmax = g.ival + (i128)count;
-    g.sat = p->kind != INIT_TEXT && (vmin < g.tmin || vmax > g.tmax);
+    Gen g;
+    gen_setup(&g, t, count, p);
     if (p->kind == INIT_ZIPF) {
         g.zn = (uint64_t)(round_i128(p->hi) - g.ilo + 1);
         if (g.zn <= ZIPF_TABLE_MAX)
@@ -597,6 +607,84 @@ int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams 
     zipf_table_free(g.zt);
     free(g.text);
     return 0;
+}
+
+static void put_i128(uint64_t w[2], i128 v)
+{
+    w[0] = (uint64_t)v;
+    w[1] = (uint64_t)((u128)v >> 64);
+}
+
+int inputs_plan(const ElemType *t, uint64_t count, const InitParams *p, InputsPlan *plan, KvxError *err)
+{
+    InputsAt at;
+    if (inputs_check(t, p, &at, err) < 0)
+        return -1;
+    if (p->kind == INIT_ZIPF)
+        return 0;
+    Gen g;
+    gen_setup(&g, t, count, p);
+    memset(plan, 0, sizeof *plan);
+    memcpy(plan->key, g.key, sizeof plan->key);
+    put_i128(plan->ilo, g.ilo);
+    put_i128(plan->ival, g.ival);
+    put_i128(plan->tmin, g.tmin);
+    put_i128(plan->tmax, g.tmax);
+    plan->range_lo = g.range_lo;
+    plan->range_hi = g.range_hi;
+    plan->length = p->kind == INIT_RUNS ? (uint64_t)p->length : 1;
+    plan->value = p->value;
+    plan->flo = g.flo;
+    plan->fhi = g.fhi;
+    plan->fhi_below = nextafter(g.fhi, -INFINITY);
+    plan->fspan = g.fspan;
+    plan->fraction = p->fraction;
+    plan->kind = (uint32_t)p->kind;
+    plan->type = (uint32_t)t->id;
+    plan->sat = (uint32_t)g.sat;
+    uint8_t *lut = xmalloc(65536);
+    text_table(lut);
+    for (uint32_t j = 0, c = 0; j < 65536; j++)
+        if (j == 65535 || lut[j + 1] != lut[j])
+            plan->text_end[c++] = j + 1;
+    free(lut);
+    return 1;
+}
+
+static i128 get_i128(const uint64_t w[2]) { return (i128)(((u128)w[1] << 64) | w[0]); }
+
+void inputs_fill_plan(const InputsPlan *plan, void *host, uint64_t count)
+{
+    Gen g;
+    memset(&g, 0, sizeof g);
+    KVX_ASSERT(plan->type < ET_COUNT && plan->kind < INIT_COUNT_ && plan->kind != INIT_ZIPF);
+    g.t = &elem_types[plan->type];
+    g.p.kind = (InitKind)plan->kind;
+    g.p.value = plan->value;
+    g.p.fraction = plan->fraction;
+    g.p.length = (int64_t)plan->length;
+    memcpy(g.key, plan->key, sizeof g.key);
+    g.ilo = get_i128(plan->ilo);
+    g.ival = get_i128(plan->ival);
+    g.tmin = get_i128(plan->tmin);
+    g.tmax = get_i128(plan->tmax);
+    g.sat = (int)plan->sat;
+    g.range_lo = plan->range_lo;
+    g.range_hi = plan->range_hi;
+    g.flo = plan->flo;
+    g.fhi = plan->fhi;
+    g.fspan = plan->fspan;
+    uint8_t *lut = xmalloc(65536);
+    for (uint32_t j = 0, c = 0; j < 65536; j++) {
+        while (c < 26 && j >= plan->text_end[c])
+            c++;
+        lut[j] = (uint8_t)(c ? 'a' + c - 1 : ' ');
+    }
+    g.text = lut;
+    FillCtx ctx = {.g = &g, .host = host};
+    if (count)
+        fill_chunk(&ctx, 0, count);
+    free(lut);
 }
 
 /* ---- description and key ------------------------------------------------------------ */

@@ -44,6 +44,31 @@ int inputs_check(const ElemType *t, const InitParams *p, InputsAt *at, KvxError 
 int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams *p,
                 int threads, KvxError *err);
 
+/* One buffer's generator as gpu/devio.cu's kvx_fill reads it: the same
+ * fields in the same order (its struct FillPlan).  Signed 128-bit
+ * values are two words, low first.  text_end[c] is the first 16-bit draw past
+ * character c of " abc...z" (the table inputs_fill looks up). */
+typedef struct InputsPlan {
+    uint64_t key[2];
+    uint64_t ilo[2], ival[2], tmin[2], tmax[2];
+    uint64_t range_lo, range_hi, length;
+    double value, flo, fhi, fhi_below, fspan, fraction;
+    uint32_t kind, type, sat, pad;
+    uint32_t text_end[27];
+    uint32_t pad2;
+} InputsPlan;
+
+/* The plan of fill(t, count, p) on the device.  1 with *plan set; 0 where
+ * the device cannot give the host's bytes (zipf: its table sums weights in
+ * long double and its sampler calls log and exp, whose device versions differ
+ * in the last bit); -1 with err as inputs_fill. */
+int inputs_plan(const ElemType *t, uint64_t count, const InitParams *p, InputsPlan *plan, KvxError *err);
+
+/* The host's twin of kvx_fill: count elements from plan alone, as the
+ * device writes them (the fake driver's stand-in; a test holds it to
+ * inputs_fill).  plan is one inputs_plan returned 1 for. */
+void inputs_fill_plan(const InputsPlan *plan, void *host, uint64_t count);
+
 /* A short description: "zipf(s=1.2, 0..255)", for plans and stored rows. */
 void inputs_describe(const InitParams *p, StrBuf *out);
 

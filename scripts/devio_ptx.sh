@@ -25,6 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo '#define KVX_DEVIO_PTX_H'
     echo
     echo '#define DEVIO_COMPARE_KERNEL "kvx_compare"'
+    echo '#define DEVIO_FILL_KERNEL "kvx_fill"'
     grep '^#define DEVIO_' "$root/gpu/devio.cu"
     echo
     echo 'static const char devio_ptx[] ='

@@ -10,7 +10,12 @@
  * the last of 300K, in the fifth compare chunk) is a mismatch that names that
  * element with what it got and what was expected.  And the profile says how
  * long the GPU waited for host work (cases.profile_json host_wait_ms,
- * runs.profile_json host_wait_s). */
+ * runs.profile_json host_wait_s).  Inputs are generated on the device
+ * (kvx_fill; the fake runs the host generator's loop from the kernel's plan,
+ * and KVX_FAKE_FILL_LOG lists its launches): with no host reference reading
+ * `in`, `in` is generated once on the device for both variants of the point;
+ * a host reference that reads `in` gets the host copy, uploaded, and the same
+ * verdicts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,6 +88,7 @@ static void run_check(const char *name, const char *extra, const char *check, co
     sb_free(&b);
     free(spec);
     free(cu);
+    remove(tmp_path("fills.log"));
     int rc = kvx(tmp_path(log), "run", tmp_path(file), "--db", tmp_path(db), NULL);
     if (rc != 1) {
         dump(tmp_path(log));
@@ -97,10 +103,29 @@ static void run_check(const char *name, const char *extra, const char *check, co
                      1);
 }
 
+/* The fake's kvx_fill launches in the last run_check were want. */
+static void expect_fills(const char *want)
+{
+    char *got = file_read(tmp_path("fills.log"), NULL);
+    if (strcmp(got ? got : "", want) != 0)
+        fail_msg("kvx_fill launches: '%s' (expected '%s')", got ? got : "", want);
+    free(got);
+}
+
 static void test_constant(void **state)
 {
     (void)state;
     run_check("constant", "", "7", "i32");
+    expect_fills("kvx_fill i32 307200\n");
+}
+
+/* A host reference that reads `in` (max of 0 and each element: 7) takes its
+ * host copy, which is then what the device gets. */
+static void test_host_reads_input(void **state)
+{
+    (void)state;
+    run_check("hostin", "", "reduce(\"max\", in, size, 0)", "i32");
+    expect_fills("");
 }
 
 static void test_host_reference(void **state)
@@ -126,6 +151,7 @@ static void test_input(void **state)
 {
     (void)state;
     run_check("input", "", "in", "u32");
+    expect_fills("kvx_fill u32 307200\n");
 }
 
 int main(void)
@@ -145,10 +171,12 @@ int main(void)
         return 1;
     }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    setenv("KVX_FAKE_FILL_LOG", tmp_path("fills.log"), 1);
     printf("  working in %s\n", tmp);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_constant),
         cmocka_unit_test(test_host_reference),
+        cmocka_unit_test(test_host_reads_input),
         cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_reference_point),
         cmocka_unit_test(test_input),

@@ -60,14 +60,15 @@ static void expect_row(const char *db, const char *label, const char *want, cons
     free(row);
 }
 
-/* Issue #23 item 2: KVX_FAKE_FAULT_LAUNCH=6 hits the second case of the group (each
- * case launches 1 + 3 times, fake_driver.yaml): the worker sends the fault
+/* Issue #23 item 2: KVX_FAKE_FAULT_LAUNCH=7 hits the second case of the group's
+ * verified launch (the first case launches kvx_fill for `in`, the kernel 1 + 3
+ * times and kvx_compare once, fake_driver.yaml): the worker sends the fault
  * and exits, and the third case runs on a new worker process. */
 static void test_fault_mid_group(void **state)
 {
     (void)state;
     const char *db = tmp_path("fault.db"), *log = tmp_path("fault.log"), *flog = tmp_path("fault-fake.log");
-    setenv("KVX_FAKE_FAULT_LAUNCH", "6", 1);
+    setenv("KVX_FAKE_FAULT_LAUNCH", "7", 1);
     setenv("KVX_FAKE_LOG", flog, 1);
     int rc = kvx(log, "run", SPECS "fake_driver.yaml", "--db", db, "--where", "size == 1024", NULL);
     unsetenv("KVX_FAKE_LOG");

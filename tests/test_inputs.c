@@ -1,6 +1,7 @@
 /* Unit tests of host/inputs.c: determinism across thread counts, the
  * distributions' frequencies, saturation and rounding, parameter errors,
- * descriptions and keys. */
+ * descriptions and keys; the device's plan (inputs_plan) read back by the
+ * host's twin of kvx_fill gives inputs_fill's bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "host/inputs.h"
+#include "tests/fill_cases.h"
 
 static const ElemType *T(const char *name) { return elem_type_find(name); }
 
@@ -449,6 +451,35 @@ static void test_exact_integers(void **state)
         assert_true(ibuf[i] == -INT64_MAX || ibuf[i] == -INT64_MAX + 1);
 }
 
+/* What kvx_fill gets, the plan alone, makes inputs_fill's bytes: every case
+ * of fill_cases.h as every element type, through the host's twin of the
+ * kernel (what the fake driver runs).  Zipf stays on the host. */
+static void test_plan_same_bytes(void **state)
+{
+    (void)state;
+    InitParams ps[FILL_CASES];
+    fill_cases(ps);
+    uint64_t n = 2 * 65536 + 777;
+    KvxError err = {0};
+    InputsPlan plan;
+    for (int k = 0; k < FILL_CASES; k++)
+        for (int id = 0; id < ET_COUNT; id++) {
+            const ElemType *t = &elem_types[id];
+            unsigned char *want = fill(t->name, n, &ps[k], 2), *got = calloc(n, (size_t)t->size);
+            assert_int_equal(inputs_plan(t, n, &ps[k], &plan, &err), 1);
+            inputs_fill_plan(&plan, got, n);
+            if (memcmp(want, got, n * (size_t)t->size) != 0)
+                fail_msg("case %d as %s: the plan's bytes differ from inputs_fill's", k, t->name);
+            free(want);
+            free(got);
+        }
+    InitParams z = P(INIT_ZIPF);
+    z.lo = 0; z.hi = 255; z.exponent = 1.1;
+    assert_int_equal(inputs_plan(T("u32"), n, &z, &plan, &err), 0);
+    z.exponent = 0;
+    assert_int_equal(inputs_plan(T("u32"), n, &z, &plan, &err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_describe_key),
+        cmocka_unit_test(test_plan_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
