@@ -437,6 +437,29 @@ char *path_join(const char *dir, const char *rel)
     return p;
 }
 
+int path_exe_at(const char *dir, const char *name, char *out, size_t n)
+{
+    struct stat st;
+    if (!dir || !*dir || (size_t)snprintf(out, n, "%s/%s", dir, name) >= n)
+        return 0;
+    return stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0;
+}
+
+int path_search(const char *name, char *out, size_t n)
+{
+    for (const char *p = getenv("PATH"); p && *p;) {
+        size_t len = strcspn(p, ":");
+        char dir[4096];
+        if (len < sizeof dir) {
+            memcpy(dir, p, len), dir[len] = '\0';
+            if (path_exe_at(dir, name, out, n))
+                return 1;
+        }
+        p += len + (p[len] == ':');
+    }
+    return 0;
+}
+
 /* ---- hash tables ----------------------------------------------------------- */
 
 uint64_t hash_bytes(const void *data, size_t n)

@@ -122,6 +122,13 @@ int mkdir_p(const char *path);
 char *path_dir(const char *path);
 /* dir/rel unless rel is absolute, malloc'd. */
 char *path_join(const char *dir, const char *rel);
+/* 1 when dir/name is a regular file this process may execute, its path then
+ * in out (n bytes); else 0.  An empty dir is no directory. */
+int path_exe_at(const char *dir, const char *name, char *out, size_t n);
+/* path_exe_at over $PATH's entries in order, the first found in out; 0 when
+ * none.  Empty entries are skipped: a tool is never taken from wherever kvx
+ * happens to be started. */
+int path_search(const char *name, char *out, size_t n);
 
 /* ---- hashing -------------------------------------------------------------- */
 typedef struct Sha256 {

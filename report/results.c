@@ -173,62 +173,6 @@ void results_csv_field(FILE *out, const char *s)
     fputc('"', out);
 }
 
-int results_utf8_len(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    unsigned char lo = 0x80, hi = 0xbf;     /* the second byte's range */
-    int len;
-    if (n == 0)
-        return 0;
-    if (u[0] < 0x80)
-        return 1;
-    if (u[0] >= 0xc2 && u[0] <= 0xdf)
-        len = 2;
-    else if (u[0] >= 0xe0 && u[0] <= 0xef)
-        len = 3, lo = u[0] == 0xe0 ? 0xa0 : lo, hi = u[0] == 0xed ? 0x9f : hi;
-    else if (u[0] >= 0xf0 && u[0] <= 0xf4)
-        len = 4, lo = u[0] == 0xf0 ? 0x90 : lo, hi = u[0] == 0xf4 ? 0x8f : hi;
-    else
-        return 0;
-    if ((size_t)len > n || u[1] < lo || u[1] > hi)
-        return 0;
-    /* A NUL fails each test before the byte after it is read. */
-    for (int i = 2; i < len; i++)
-        if ((u[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
-void results_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        int len = ch < 0x80 ? 1 : results_utf8_len(s, 4);
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", out);
-        else if (ch == '\t')
-            fputs("\\t", out);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else if (len == 0)  /* not UTF-8: a JSON reader would refuse the whole document */
-            fputs("\\ufffd", out);
-        else
-            fwrite(s, 1, (size_t)len, out), s += len - 1;
-    }
-    fputc('"', out);
-}
-
-/* Shortest text that reads back as d (0.05, not 0.050000000000000003). */
-void results_num_text(char *buf, size_t n, double d)
-{
-    snprintf(buf, n, "%.15g", d);
-    if (strtod(buf, NULL) != d)
-        snprintf(buf, n, "%.17g", d);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -321,7 +265,7 @@ static int value_intern(CaseSet *cs, AxisInfo *ax, StoreRows *q, int tcol, int a
         if (!strcmp(type, "integer"))
             snprintf(buf, sizeof buf, "%lld", (long long)store_rows_int(q, acol));
         else
-            results_num_text(buf, sizeof buf, r.num);
+            num_write_double(buf, sizeof buf, r.num, NUM_G15);
         r.text = buf;
     } else if (type && (!strcmp(type, "true") || !strcmp(type, "false"))) {
         r.is_num = 1;

@@ -97,8 +97,6 @@ const char *caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */
 extern const char *const results_status_names[];
 int results_status_rank(const char *s);
 
-/* Shortest text that reads back as d. */
-void results_num_text(char *buf, size_t n, double d);
 /* Median of v[0..n), n > 0 (v is sorted in place). */
 double results_median(double *v, int n);
 

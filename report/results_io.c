@@ -37,7 +37,7 @@ static void export_cell(const StoreCell *c, ResultsFormat f, FILE *out)
                 fputs("null", out);
             break;
         }
-        results_num_text(buf, sizeof buf, c->d);
+        num_write_double(buf, sizeof buf, c->d, NUM_G15);
         fputs(buf, out);
         break;
     case STORE_NULL:
@@ -46,7 +46,7 @@ static void export_cell(const StoreCell *c, ResultsFormat f, FILE *out)
         break;
     case STORE_TEXT:
         if (f == RESULTS_JSON)
-            results_json_string(out, c->text);
+            json_write_str(out, c->text);
         else
             results_csv_field(out, c->text);
     }
@@ -58,7 +58,7 @@ static void put_json_raw(FILE *out, const char *s)
 {
     size_t n = strlen(s);
     while (*s) {
-        int k = results_utf8_len(s, n);
+        int k = json_utf8_len(s, n);
         if (k <= 0) {
             fputs("\\ufffd", out);
             k = 1;
@@ -78,7 +78,7 @@ static void export_row(const StoreExport *x, const StoreCell *cells, ResultsForm
     for (int i = 0; i < store_export_ncols(x); i++) {
         if (json) {
             fputs(i ? ", " : "", out);
-            results_json_string(out, store_export_name(x, i));
+            json_write_str(out, store_export_name(x, i));
             fputs(": ", out);
         } else if (i) {
             fputc(',', out);
@@ -148,7 +148,7 @@ static int csv_text_check(const char *path, const char *text, size_t len, KvxErr
 {
     SrcPos pos = {path, 1, 1};
     for (size_t i = 0; i < len;) {
-        int n = (unsigned char)text[i] < 0x80 ? 1 : results_utf8_len(text + i, len - i);
+        int n = (unsigned char)text[i] < 0x80 ? 1 : json_utf8_len(text + i, len - i);
         if (n == 0 || text[i] == 0) {
             kvx_error_set(err, KVX_EINPUT, &pos, text[i] ? "invalid UTF-8 (expected text)"
                                                          : "a NUL byte (expected text)");
@@ -327,20 +327,11 @@ static void json_scalar(StrBuf *b, const char *s)
     double d;
     char buf[40];
     if (parse_number(s, &d)) {
-        results_num_text(buf, sizeof buf, d);
+        num_write_double(buf, sizeof buf, d, NUM_G15);
         sb_puts(b, buf);
         return;
     }
-    sb_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            sb_putc(b, '\\');
-        if ((unsigned char)*s < 0x20)
-            sb_printf(b, "\\u%04x", *s);
-        else
-            sb_putc(b, *s);
-    }
-    sb_putc(b, '"');
+    json_put_str(b, s, JSON_BYTES);
 }
 
 /* What the stages of an import share. */

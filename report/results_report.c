@@ -193,20 +193,8 @@ static char *find_gnuplot(void)
     const char *env = getenv("KVX_GNUPLOT");
     if (env)
         return *env && access(env, X_OK) == 0 ? xstrdup(env) : NULL;
-    const char *path = getenv("PATH");
-    if (!path)
-        return NULL;
-    char *dirs = xstrdup(path), *save = NULL;
-    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        char *p = path_join(*d ? d : ".", "gnuplot");
-        if (access(p, X_OK) == 0) {
-            free(dirs);
-            return p;
-        }
-        free(p);
-    }
-    free(dirs);
-    return NULL;
+    char path[4096];
+    return path_search("gnuplot", path, sizeof path) ? xstrdup(path) : NULL;
 }
 
 static int run_gnuplot(const char *gnuplot, const char *dir, const char *script, const char *log)

@@ -420,9 +420,9 @@ static int session_run_row(RunSession *r)
     for (int i = 0; i < r->ndev; i++) {
         const DeviceInfo *d = &r->infos[r->devs[i]];
         sb_printf(&devj, "%s{\"ordinal\":%d,\"name\":", i ? "," : "", d->ordinal);
-        run_json_string(&devj, d->name);
+        json_put_str(&devj, d->name, JSON_BYTES);
         sb_puts(&devj, ",\"uuid\":");
-        run_json_string(&devj, d->uuid);
+        json_put_str(&devj, d->uuid, JSON_BYTES);
         sb_printf(&devj, ",\"cc\":%d,\"sm_count\":%d,\"clock_mhz\":%d,\"mem_clock_mhz\":%d,"
                   "\"peak_gbs\":%.1f}", d->cc_major * 10 + d->cc_minor, d->sm_count,
                   d->clock_khz / 1000, d->mem_clock_khz / 1000, d->peak_gbs);

@@ -10,6 +10,7 @@
 #define KVX_RUN_INTERNAL_H
 
 #include "compile/jit.h"
+#include "core/json.h"
 #include "gen/plan.h"
 #include "host/case.h"
 #include "shard.h"
@@ -85,9 +86,6 @@ typedef struct RunKeyEnv {
 /* The values of point's axes in mask as a JSON object {"axis":value,...}, in
  * declaration order; malloc'd. */
 char *run_axes_json(const Plan *p, int point, uint64_t mask);
-
-/* s as a JSON string literal, quotes and escapes included, appended to b. */
-void run_json_string(StrBuf *b, const char *s);
 
 /* Append to b the baseline as {"axis":value,...} ({} without one). */
 void run_baseline_json(const Spec *s, StrBuf *b);

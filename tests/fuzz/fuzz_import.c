@@ -42,7 +42,7 @@ static void check_export(sqlite3 *db)
         abort();
     fclose(f);
     for (size_t i = 0; i < len;) {
-        int n = results_utf8_len(text + i, len - i);
+        int n = json_utf8_len(text + i, len - i);
         if (n == 0)
             abort();
         i += (size_t)n;
