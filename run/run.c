@@ -28,6 +28,7 @@
  * into a CaseDesc); run_internal.h. */
 #define _GNU_SOURCE     /* pipe2 */
 #include "run_internal.h"
+#include "core/proc.h"
 #include "core/version.h"
 
 #include <errno.h>
@@ -96,64 +97,30 @@ static void *compile_main(void *arg)
 
 int run_worker_start(Worker *w, int device, KvxError *err)
 {
-    int down[2] = {-1, -1}, up[2] = {-1, -1};
-    /* Close-on-exec: a worker started later must not inherit this worker's pipe
-     * ends, or closing ours would never give it EOF.  From the start (pipe2):
-     * the compile threads fork compile processes meanwhile.  dup2 below clears
-     * the flag on the child's own stdin and stdout. */
-    if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC)) {
-        kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
-        goto fail;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        kvx_error_set(err, KVX_EIO, NULL, "fork: %s", strerror(errno));
-        goto fail;
-    }
-    if (pid == 0) {
-        /* A worker must not outlive a killed parent: EOF on its stdin reaches
-         * only an idle one, and one stuck in a kernel would hold its GPU. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(1);
-        /* Exec a fresh image: the parent has threads (NVRTC), and a CUDA context
-         * must not be created in a forked copy of a threaded process. */
-        dup2(down[0], STDIN_FILENO);
-        dup2(up[1], STDOUT_FILENO);
-        close(down[0]); close(down[1]); close(up[0]); close(up[1]);
-        char dev[16];
-        snprintf(dev, sizeof dev, "%d", device);
-        execl("/proc/self/exe", "kvx", "__worker", dev, (char *)NULL);
-        _exit(127);
-    }
-    close(down[0]);
-    close(up[1]);
+    char dev[16];
+    snprintf(dev, sizeof dev, "%d", device);
+    /* Exec a fresh image: the parent has threads (NVRTC), and a CUDA context
+     * must not be created in a forked copy of a threaded process. */
+    char *argv[] = {"kvx", "__worker", dev, NULL};
+    ProcPipes pp;
+    if (proc_start(&pp, "/proc/self/exe", argv, NULL, err) != 0)
+        return -1;
     w->device = device;
-    w->pid = pid;
-    w->to = down[1];
-    w->from = up[0];
+    w->pid = pp.pid;
+    w->to = pp.to;
+    w->from = pp.from;
     w->nq = 0;
     w->broken = 0;
     w->started_at = now_ms();
     if (worker_start_read(w->from, &w->info, err) != 0) {
         int status = 0;
         close(w->to);
-        waitpid(pid, &status, 0);
+        waitpid(pp.pid, &status, 0);
         close(w->from);
         w->pid = 0;
         return -1;
     }
     return 0;
-fail:
-    /* A pipe() or fork() that failed: nothing of this start may leak. */
-    for (int i = 0; i < 2; i++) {
-        if (down[i] >= 0)
-            close(down[i]);
-        if (up[i] >= 0)
-            close(up[i]);
-    }
-    return -1;
 }
 
 void run_worker_stop(Worker *w, int kill_it)
