@@ -292,8 +292,8 @@ void inspect_mark(const char *listing, int is_sass, StrBuf *out)
     PtxScan ps = {0};
     char (*ptx_notes)[96] = NULL;
     if (is_sass) {
-        sass_scan(text, &s);
-        sass_classify(&s, NULL);
+        inspect_sass_scan(text, &s);
+        inspect_sass_classify(&s, NULL);
         for (int i = 0; i < s.n; i++) {
             const Insn *in = &s.v[i];
             if (in->role & ROLE_ATOMIC) {
@@ -305,7 +305,7 @@ void inspect_mark(const char *listing, int is_sass, StrBuf *out)
         }
     } else {
         InspectPtx p = {0};
-        ptx_scan(text, &p, &ps, NULL);
+        inspect_ptx_scan(text, &p, &ps, NULL);
         ptx_notes = xcalloc((size_t)ps.n + 1, sizeof *ptx_notes);
         for (int i = 0; i < ps.n; i++) {
             const PtxLine *l = &ps.v[i];

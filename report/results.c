@@ -223,7 +223,7 @@ static void sql_selection(Sql *q, const ResultsSel *sel)
 
 
 
-void caseset_free(CaseSet *cs)
+void results_caseset_free(CaseSet *cs)
 {
     if (!cs)
         return;
@@ -233,7 +233,7 @@ void caseset_free(CaseSet *cs)
     arena_free(cs->arena);
 }
 
-int caseset_axis(const CaseSet *cs, const char *name)
+int results_caseset_axis(const CaseSet *cs, const char *name)
 {
     for (int i = 0; i < cs->naxes; i++)
         if (!strcmp(cs->axes[i].name, name))
@@ -241,7 +241,7 @@ int caseset_axis(const CaseSet *cs, const char *name)
     return -1;
 }
 
-const char *caseset_axis_list(const CaseSet *cs)
+const char *results_caseset_axis_list(const CaseSet *cs)
 {
     StrBuf b;
     sb_init(&b);
@@ -320,7 +320,7 @@ static int rank_values(struct sqlite3 *db, CaseSet *cs, KvxError *err)
         return -1;
     int next[RESULTS_MAX_AXES] = {0};
     while (store_rows_next(st, "reading axes", err) > 0) {
-        int a = caseset_axis(cs, store_rows_text(st, 0));
+        int a = results_caseset_axis(cs, store_rows_text(st, 0));
         if (a < 0)
             continue;
         int vi = value_intern(cs, &cs->axes[a], st, 1, 2, 0);
@@ -361,7 +361,7 @@ static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits
     *nhits = 0;
     while ((rc = store_rows_next(st, "reading axes", err)) > 0) {
         const char *key = store_rows_text(st, 1);
-        int a = caseset_axis(cs, key ? key : "");
+        int a = results_caseset_axis(cs, key ? key : "");
         if (a < 0) {
             if (cs->naxes == RESULTS_MAX_AXES) {
                 kvx_error_set(err, KVX_EINPUT, NULL, "more than %d axes stored", RESULTS_MAX_AXES);
@@ -503,10 +503,10 @@ fail:
 static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num, double num,
                     KvxError *err)
 {
-    int a = caseset_axis(cs, axis);
+    int a = results_caseset_axis(cs, axis);
     if (a < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "baseline axis '%s' is not stored (axes: %s)", axis,
-                      caseset_axis_list(cs));
+                      results_caseset_axis_list(cs));
         return -1;
     }
     const AxisInfo *ax = &cs->axes[a];
@@ -736,7 +736,7 @@ static void compute_values(CaseSet *cs, int ratio)
     ratios_free(&R);
 }
 
-int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
+int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
                  int nfb, CaseSet *cs, KvxError *err)
 {
     memset(cs, 0, sizeof *cs);

@@ -347,8 +347,8 @@ static void compare_close(Compare *c)
     free(c->lines);
     results_table_pivot_free(&c->pa);
     results_table_pivot_free(&c->pb);
-    caseset_free(&c->ca);
-    caseset_free(&c->cb);
+    results_caseset_free(&c->ca);
+    results_caseset_free(&c->cb);
     sb_free(&c->b);
     arena_free(c->arena);
 }

@@ -271,7 +271,7 @@ static int pooled_axes(struct sqlite3 *db, const Spec *spec, int64_t run, const 
     o.sel.spec = spec->name, o.sel.run_id = run;
     CaseSet cs;
     KvxError err = {0};
-    int rc = caseset_load(db, &o.sel, &o, NULL, 0, &cs, &err);
+    int rc = results_caseset_load(db, &o.sel, &o, NULL, 0, &cs, &err);
     int n = 0;
     for (int a = 0; !rc && a < cs.naxes; a++) {
         if (!strcmp(cs.axes[a].name, spec->axes[pa->x].name) ||
@@ -279,7 +279,7 @@ static int pooled_axes(struct sqlite3 *db, const Spec *spec, int64_t run, const 
             continue;
         sb_printf(b, "%s%s (%d values)", n++ ? ", " : "", cs.axes[a].name, cs.axes[a].nvals);
     }
-    caseset_free(&cs);
+    results_caseset_free(&cs);
     kvx_error_clear(&err);
     return rc ? -1 : n;
 }

@@ -542,10 +542,10 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
                      KvxError *err)
 {
     for (int j = 0; j < n; j++) {
-        int a = caseset_axis(cs, names[j]);
+        int a = results_caseset_axis(cs, names[j]);
         if (a < 0) {
             kvx_error_set(err, KVX_EINPUT, NULL, "unknown axis '%s' in %s (stored axes: %s)",
-                          names[j], opt, caseset_axis_list(cs));
+                          names[j], opt, results_caseset_axis_list(cs));
             return -1;
         }
         out[j] = a;
@@ -555,12 +555,12 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
  * stored axis goes across and the second down.  fb: a baseline to borrow
- * when none is given or stored (caseset_load). */
+ * when none is given or stored (results_caseset_load). */
 int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
                         const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
-    if (caseset_load(db, sel, o, fb, nfb, cs, err))
+    if (results_caseset_load(db, sel, o, fb, nfb, cs, err))
         return -1;
     if (o->ratio) {
         for (int i = 0; i < cs->nrecs; i++)
@@ -850,6 +850,6 @@ int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *e
             write_md(&cs, &p, o, out);
     }
     results_table_pivot_free(&p);
-    caseset_free(&cs);
+    results_caseset_free(&cs);
     return rc;
 }

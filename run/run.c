@@ -95,7 +95,7 @@ static void *compile_main(void *arg)
 
 /* ---- workers ---------------------------------------------------------------------- */
 
-int run_worker_start(Worker *w, int device, KvxError *err)
+int run_worker_start(WorkerProc *w, int device, KvxError *err)
 {
     char dev[16];
     snprintf(dev, sizeof dev, "%d", device);
@@ -123,7 +123,7 @@ int run_worker_start(Worker *w, int device, KvxError *err)
     return 0;
 }
 
-void run_worker_stop(Worker *w, int kill_it)
+void run_worker_stop(WorkerProc *w, int kill_it)
 {
     if (!w->pid)
         return;
@@ -243,7 +243,7 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
     r->prof.t0 = r->prof.lap = now_ms();
     if (!(r->s = spec_load(r->o.spec_path, &r->err)))
         return run_fail(r, 2);
-    stage_end(&r->prof, RUN_STAGE_load);
+    run_stage_end(&r->prof, RUN_STAGE_load);
     /* The GPU, probed in a child: the parent stays free of CUDA. */
     int ngpu = 0;
     if (worker_probe(r->infos, RUN_MAX_DEVICES, &ngpu, &r->err) != 0 || ngpu == 0) {
@@ -254,8 +254,8 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
          * from "measured, and some case is not ok" without counting rows. */
         return r->rc = RUN_EXIT_NO_GPU;
     }
-    stage_end(&r->prof, RUN_STAGE_probe);
-    r->ndev = run_parse_devices(r->o.devices, ngpu, r->devs, &r->err);
+    run_stage_end(&r->prof, RUN_STAGE_probe);
+    r->ndev = cmd_run_parse_devices(r->o.devices, ngpu, r->devs, &r->err);
     if (r->ndev <= 0) {
         if (r->ndev == 0)
             kvx_error_set(&r->err, KVX_EINPUT, NULL, "--devices selects no GPU");
@@ -267,7 +267,7 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
         if (r->infos[r->devs[i]].cc_major != r->infos[r->devs[0]].cc_major ||
             r->infos[r->devs[i]].cc_minor != r->infos[r->devs[0]].cc_minor)
             return RUN_PER_ARCH;
-    device_info_facts(&r->infos[r->devs[0]], &r->facts);
+    worker_device_info_facts(&r->infos[r->devs[0]], &r->facts);
     return 0;
 }
 
@@ -280,9 +280,9 @@ static int session_plan(RunSession *r)
         !(r->sel = plan_select(&r->p, r->o.where, &r->err)) ||
         resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
         return run_fail(r, 2);
-    stage_end(&r->prof, RUN_STAGE_load);
+    run_stage_end(&r->prof, RUN_STAGE_load);
     r->m = s->measure;
-    run_apply_overrides(&r->o, &r->m);
+    cmd_run_apply_overrides(&r->o, &r->m);
     r->mjson = measure_json(&r->m);
     r->db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
     if (!r->o.db) {
@@ -357,11 +357,11 @@ static void session_compile(RunSession *r)
                       .noptions = r->s->noptions, .use_cccl = r->s->use_cccl};
     }
     free(order);
-    stage_end(&r->prof, RUN_STAGE_store);
+    run_stage_end(&r->prof, RUN_STAGE_store);
     r->t0 = now_ms();
     pthread_create(&comp->thread, NULL, compile_main, comp);
     r->comp_started = 1;
-    stage_end(&r->prof, RUN_STAGE_workers);
+    run_stage_end(&r->prof, RUN_STAGE_workers);
 }
 
 /* The run row: the environment every case is measured in.  0 or 3. */
@@ -410,7 +410,7 @@ static int session_run_row(RunSession *r)
         printf("another run of %s is filling %s: this one takes its cases from the other end\n", s->name,
                r->db_path);
     sb_free(&cmd), sb_free(&basej), sb_free(&declared), sb_free(&devj);
-    stage_end(&r->prof, RUN_STAGE_store);
+    run_stage_end(&r->prof, RUN_STAGE_store);
     return rc;
 }
 
@@ -463,7 +463,7 @@ static int session_begin(RunSession *r)
             break;
         }
     r->nworkers0 = r->nworkers;
-    stage_end(&r->prof, RUN_STAGE_workers);
+    run_stage_end(&r->prof, RUN_STAGE_workers);
     return r->rc;
 }
 
@@ -500,7 +500,7 @@ static int session_finish(RunSession *r)
     if (r->comp_started)
         pthread_join(r->comp.thread, NULL);
     r->comp_started = 0;
-    stage_end(&r->prof, RUN_STAGE_finish);
+    run_stage_end(&r->prof, RUN_STAGE_finish);
     double wall = (r->prof.lap - r->prof.t0) / 1000, compile_ms = 0;
     int nhit = 0;
     for (int i = 0; i < r->comp.n; i++) {
@@ -509,7 +509,7 @@ static int session_finish(RunSession *r)
     }
     StrBuf profj;
     sb_init(&profj);
-    profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
+    run_profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
     const Tally *t = &r->tally;
     int stored = close_row(r, wall, sb_str(&profj));
     printf("\n%d cases in %.1f s:", stored, wall);
@@ -527,7 +527,7 @@ static int session_finish(RunSession *r)
            "verify %.1f s, measure %.1f s\n", r->comp.wall_ms / 1000, r->comp.n, nhit, compile_ms / 1000,
            t->t_input / 1000, t->t_verify / 1000, t->t_measure / 1000);
     if (r->o.profile) {
-        profile_print(&r->prof, t, r->nworkers0);
+        run_profile_print(&r->prof, t, r->nworkers0);
         printf("profile_json %s\n", sb_str(&profj));
     }
     sb_free(&profj);
