@@ -507,7 +507,7 @@ uint64_t peer_input_hash(PeerSet *s, int row, const char *name)
     if (!h)
         return 0;
     if (!h->hashed)
-        h->hash = hash_bytes(h->data, (size_t)h->bytes), h->hashed = 1;
+        h->hash = hidx_hash(h->data, (size_t)h->bytes), h->hashed = 1;
     return h->hash;
 }
 

@@ -502,7 +502,7 @@ static int build_new_source(Build *b, int i, uint64_t mask, const char *hash, ch
     so->label = label;
     so->code_axes = mask;
     so->first_point = i;
-    if (hidx_add(&b->by_file, hash_bytes(so->file, strlen(so->file)), src, same_file,
+    if (hidx_add(&b->by_file, hidx_hash(so->file, strlen(so->file)), src, same_file,
                  &(NewSource){p->srcs, so->file}) >= 0) {
         char *dot = strrchr(so->file, '.');
         *dot = 0;
@@ -551,7 +551,7 @@ static int build_point(Build *b, int i, KvxError *err)
     build_text(b, i, &pe, label);
     char hash[65];
     sha256_hex(b->text.p, b->text.len, hash);
-    src = hidx_add(&b->by_hash, hash_bytes(hash, 64), p->nsrcs, same_hash,
+    src = hidx_add(&b->by_hash, hidx_hash(hash, 64), p->nsrcs, same_hash,
                    &(NewSource){p->srcs, hash});
     if (src < 0 && room_for_source(b, i, err)) {
         free(label);

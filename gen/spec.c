@@ -102,7 +102,7 @@ static int printable(Loader *L, const yaml_node_t *n, const char *what, int line
 {
     /* A "\0" escape ends the C string early: the rest would vanish unseen. */
     size_t len = strlen(scalar(n));
-    const char *c = len < n->data.scalar.length ? scalar(n) + len : text_control(scalar(n), lines_ok);
+    const char *c = len < n->data.scalar.length ? scalar(n) + len : sb_first_control(scalar(n), lines_ok);
     if (!c)
         return 0;
     StrBuf b;

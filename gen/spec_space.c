@@ -17,10 +17,10 @@ static uint64_t value_hash(Value v)
     if (val_is_num(v)) {
         double d = val_num(v);
         d = d == 0 ? 0 : d;   /* -0 == 0 */
-        return hash_bytes(&d, sizeof d);
+        return hidx_hash(&d, sizeof d);
     }
     if (v.kind == VAL_STR)
-        return hash_bytes(v.s, strlen(v.s)) ^ 1;
+        return hidx_hash(v.s, strlen(v.s)) ^ 1;
     return (uint64_t)v.kind * 31 + (uint64_t)v.i;
 }
 

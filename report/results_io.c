@@ -412,7 +412,7 @@ static int import_header(Import *im, KvxError *err)
             kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier", h->f[i]);
             return -1;
         }
-        if (hidx_add(&im->cols, hash_bytes(h->f[i], strlen(h->f[i])), i, same_column,
+        if (hidx_add(&im->cols, hidx_hash(h->f[i], strlen(h->f[i])), i, same_column,
                      &(RowKey){im->cases, im->rows, 0, h->f[i]}) >= 0) {
             kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
             return -1;
@@ -502,7 +502,7 @@ static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *
     char key[65];
     store_case_key(parts, key);
     c->key = arena_strdup(im->a, key);
-    int j = hidx_add(&im->keys, hash_bytes(key, 64), r, same_key, &(RowKey){im->cases, im->rows, 0, c->key});
+    int j = hidx_add(&im->keys, hidx_hash(key, 64), r, same_key, &(RowKey){im->cases, im->rows, 0, c->key});
     if (j < 0)
         return 0;
     SrcPos pos = {im->csv_path, row->line, 1};
@@ -522,7 +522,7 @@ static const char *import_decl(Import *im)
         HashIdx seen = {0};
         for (int r = 1; r < im->nrows; r++) {
             const char *f = im->rows[r].f[i];
-            if (hidx_add(&seen, hash_bytes(f, strlen(f)), r, same_field,
+            if (hidx_add(&seen, hidx_hash(f, strlen(f)), r, same_field,
                          &(RowKey){im->cases, im->rows, i, f}) < 0) {
                 sb_puts(&decl, nv++ ? "," : "");
                 json_scalar(&decl, f);

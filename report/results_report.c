@@ -506,7 +506,7 @@ static void report_plots(struct sqlite3 *db, const Spec *spec, const RunInfo *ru
     }
     /* Plots go to DIR/<spec>/, next to DIR/<spec>.md, linked relative to it. */
     char *plotdir = path_join(dir, spec->name);
-    if (mkdir_p(plotdir)) {
+    if (file_mkdir_p(plotdir)) {
         fprintf(md, "None: cannot create '%s'.\n", plotdir);
         free(plotdir);
         free(gnuplot);
@@ -638,7 +638,7 @@ int results_report(struct sqlite3 *db, const char *spec_path, const char *dir, i
     R.a = arena_new();
     R.md = open_memstream(&R.text, &R.len);
     int rc = -1;
-    if (mkdir_p(dir)) {
+    if (file_mkdir_p(dir)) {
         kvx_error_set(err, KVX_EIO, NULL, "cannot create '%s'", dir);
         goto fail;
     }

@@ -287,7 +287,7 @@ static int session_plan(RunSession *r)
     r->db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
     if (!r->o.db) {
         char *dir = path_dir(r->db_path);
-        mkdir_p(dir);
+        file_mkdir_p(dir);
         free(dir);
     }
     /* Not a kvx database, or a newer one: bad input (2), as from every verb. */

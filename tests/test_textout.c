@@ -1,5 +1,5 @@
 /* test_textout: the one JSON string writer (core/json.c), the one double
- * printer (core/num.c) and the one PATH search (core/util.c).  The JSON_BYTES
+ * printer (core/num.c) and the one PATH search (core/path.c).  The JSON_BYTES
  * and both number layouts are held to the bytes written before they were
  * merged: case keys and import keys hash them, so a change here would make
  * every stored case look new to `kvx run` and every import a duplicate. */
