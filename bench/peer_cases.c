@@ -1,6 +1,6 @@
 /* peer_cases: bench/peer.h over kvx's own stages.  The spec is loaded and
  * planned (spec_load, plan_build, plan_ref_build) for the GPU's facts as
- * device_info_facts makes them, or an arch's nominal ones; points are selected
+ * worker_device_info_facts makes them, or an arch's nominal ones; points are selected
  * as plan_select selects them (gen/plan.c: a compared value an
  * axis does not have is an error); each row is resolved by resolve_case with
  * the run's measurement settings, as run_loop.c resolves a case before it
@@ -123,7 +123,7 @@ static void device_facts(const PeerDevice *pd, DeviceFacts *f)
     d.regs_sm = pd->regs_sm;
     d.mem_clock_khz = pd->mem_clock_khz, d.bus_width = pd->bus_width;
     d.peak_gbs = peer_peak_gbs(pd);
-    device_info_facts(&d, f);
+    worker_device_info_facts(&d, f);
 }
 
 PeerSet *peer_open(const PeerOptions *o, char *err, size_t n)
@@ -507,7 +507,7 @@ uint64_t peer_input_hash(PeerSet *s, int row, const char *name)
     if (!h)
         return 0;
     if (!h->hashed)
-        h->hash = hash_bytes(h->data, (size_t)h->bytes), h->hashed = 1;
+        h->hash = hidx_hash(h->data, (size_t)h->bytes), h->hashed = 1;
     return h->hash;
 }
 
@@ -562,5 +562,5 @@ void peer_stats(const double *t, int n, double *tmp, PeerStats *st)
 
 double peer_peak_gbs(const PeerDevice *d)
 {
-    return device_peak_gbs(d->mem_clock_khz, d->bus_width);
+    return worker_device_peak_gbs(d->mem_clock_khz, d->bus_width);
 }

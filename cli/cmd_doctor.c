@@ -28,21 +28,6 @@ const CliVerb cmd_doctor_verb = {
     .run = cmd_doctor,
 };
 
-static int on_path(const char *tool, char *out, size_t n)
-{
-    const char *path = getenv("PATH");
-    if (!path)
-        return 0;
-    char *copy = xstrdup(path), *save = NULL;
-    int found = 0;
-    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, n, "%s/%s", d, tool);
-        found = access(out, X_OK) == 0;
-    }
-    free(copy);
-    return found;
-}
-
 /* NVRTC and the headers it needs.  The problems found. */
 static int doctor_compiler(void)
 {
@@ -84,7 +69,7 @@ static void doctor_tools(void)
                "installs the PyPI package nvidia-cuda-nvdisasm into .kvx/tools)\n");
     char path[4096];
     printf("gnuplot     %s\n",
-           on_path("gnuplot", path, sizeof path) ? path : "not found: reports without plots");
+           path_search("gnuplot", path, sizeof path) ? path : "not found: reports without plots");
 }
 
 /* The driver and the GPUs, probed in a child. */

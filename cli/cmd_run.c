@@ -12,7 +12,7 @@
 #include "report/results.h"
 
 /* --devices: all, or GPU ordinals; whether each exists is known only once
- * the GPUs are probed (run_parse_devices). */
+ * the GPUs are probed (cmd_run_parse_devices). */
 static int set_devices(CliSet *s)
 {
     const char *v = s->value;
@@ -117,7 +117,7 @@ int cmd_run(int argc, char **argv)
     return run_main(&o, argc, argv);
 }
 
-void run_apply_overrides(const RunOpts *o, MeasureSettings *m)
+void cmd_run_apply_overrides(const RunOpts *o, MeasureSettings *m)
 {
     for (int i = 0; i < MEASURE_COUNT; i++)
         if (o->given[i]) {
@@ -128,7 +128,7 @@ void run_apply_overrides(const RunOpts *o, MeasureSettings *m)
     measure_finish(m);
 }
 
-int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err)
+int cmd_run_parse_devices(const char *list, int ngpu, int *out, KvxError *err)
 {
     int n = 0;
     if (!list || !strcmp(list, "all")) {

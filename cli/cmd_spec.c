@@ -434,7 +434,7 @@ int cmd_gen(int argc, char **argv)
     if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], o.gpu, &s, &p, &ref, &sel)))
         return rc;
     int written = -1;
-    if (mkdir_p(o.out) != 0)
+    if (file_mkdir_p(o.out) != 0)
         fprintf(stderr, "kvx gen: cannot create %s: %s\n", o.out, strerror(errno));
     else if ((written = gen_sources(o.out, &p, &ref, sel)) >= 0 && gen_index(o.out, s, &p, sel) == 0)
         printf("kvx gen: %d sources and index.tsv written to %s\n", written, o.out);
@@ -501,7 +501,7 @@ static char *compile_outdir(Compilation *c, const Spec *s, int ai, int *rc)
         sb_printf(&b, "out/%s/%s", s->name, c->archs[ai]);
     snprintf(c->outroot, sizeof c->outroot, "out/%s", s->name);
     char *outdir = sb_take(&b);
-    if (mkdir_p(outdir) != 0) {
+    if (file_mkdir_p(outdir) != 0) {
         fprintf(stderr, "kvx compile: cannot create %s: %s\n", outdir, strerror(errno));
         *rc = 3;
     }

@@ -8,6 +8,8 @@
  * --show marks is exactly what was counted. */
 #include "inspect_internal.h"
 
+#include "core/json.h"
+
 void inspect_facts_init(InspectFacts *f)
 {
     memset(f, 0, sizeof *f);
@@ -168,28 +170,13 @@ void inspect_summary(const InspectFacts *f, StrBuf *out)
         sb_printf(out, ", %d B static smem", f->smem_static);
 }
 
-static void json_str(StrBuf *out, const char *s)
-{
-    sb_putc(out, '"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            sb_printf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            sb_printf(out, "\\u%04x", ch);
-        else
-            sb_putc(out, (char)ch);
-    }
-    sb_putc(out, '"');
-}
-
 static void json_kinds(StrBuf *out, const InspectKind *k, int n)
 {
     sb_puts(out, "\"kinds\":{");
     for (int i = 0; i < n; i++) {
         if (i)
             sb_putc(out, ',');
-        json_str(out, k[i].name);
+        json_put_str(out, k[i].name, JSON_BYTES);
         sb_printf(out, ":%d", k[i].count);
     }
     sb_putc(out, '}');
@@ -210,13 +197,13 @@ static void json_sites(const InspectFacts *f, StrBuf *out)
     for (int k = 0; k < f->nsites; k++) {
         const InspectSite *st = &f->sites[k];
         sb_puts(out, k ? ",{\"space\":" : "{\"space\":");
-        json_str(out, st->space);
+        json_put_str(out, st->space, JSON_BYTES);
         sb_puts(out, ",\"source\":");
-        json_str(out, st->source);
+        json_put_str(out, st->source, JSON_BYTES);
         sb_puts(out, ",\"ptxas\":");
-        json_str(out, st->ptxas);
+        json_put_str(out, st->ptxas, JSON_BYTES);
         sb_puts(out, ",\"sass\":");
-        json_str(out, st->sass);
+        json_put_str(out, st->sass, JSON_BYTES);
         sb_printf(out, ",\"per_warp\":%d}", st->per_warp);
     }
     sb_putc(out, ']');
@@ -267,16 +254,16 @@ void inspect_to_json(const InspectFacts *f, StrBuf *out)
     sb_init(&t);
     tags(f, &t, 0);
     sb_printf(out, "{\"sass_available\":%s,\"arch\":", f->has_sass ? "true" : "false");
-    json_str(out, f->sass.arch);
+    json_put_str(out, f->sass.arch, JSON_BYTES);
     sb_puts(out, ",\"disassembler\":");
-    json_str(out, f->tool);
+    json_put_str(out, f->tool, JSON_BYTES);
     sb_puts(out, ",\"tags\":");
-    json_str(out, sb_str(&t));
+    json_put_str(out, sb_str(&t), JSON_BYTES);
     sb_printf(out, ",\"warp_aggregated\":%d,\"redux_aggregated\":%d,\"shfl_aggregated\":%d,"
                    "\"cas_loop\":%d,\"smem_hw_inc\":%d,\"generic_fallback\":%d,\"agg_seq\":",
               f->warp_aggregated, f->redux_aggregated, f->shfl_aggregated, f->cas_loop,
               f->smem_hw_inc, f->generic_fallback);
-    json_str(out, f->agg_seq);
+    json_put_str(out, f->agg_seq, JSON_BYTES);
     json_sites(f, out);
     json_opt(out, "regs", f->regs);
     json_opt(out, "spill_stores", f->spill_stores);
@@ -305,8 +292,8 @@ void inspect_mark(const char *listing, int is_sass, StrBuf *out)
     PtxScan ps = {0};
     char (*ptx_notes)[96] = NULL;
     if (is_sass) {
-        sass_scan(text, &s);
-        sass_classify(&s, NULL);
+        inspect_sass_scan(text, &s);
+        inspect_sass_classify(&s, NULL);
         for (int i = 0; i < s.n; i++) {
             const Insn *in = &s.v[i];
             if (in->role & ROLE_ATOMIC) {
@@ -318,7 +305,7 @@ void inspect_mark(const char *listing, int is_sass, StrBuf *out)
         }
     } else {
         InspectPtx p = {0};
-        ptx_scan(text, &p, &ps, NULL);
+        inspect_ptx_scan(text, &p, &ps, NULL);
         ptx_notes = xcalloc((size_t)ps.n + 1, sizeof *ptx_notes);
         for (int i = 0; i < ps.n; i++) {
             const PtxLine *l = &ps.v[i];

@@ -25,11 +25,7 @@ static pthread_once_t g_tool_once = PTHREAD_ONCE_INIT;
 
 static int tool_at(const char *dir, const char *name)
 {
-    struct stat st;
-    if (!dir || !*dir)
-        return 0;
-    snprintf(g_tool, sizeof g_tool, "%s/%s", dir, name);
-    if (stat(g_tool, &st) == 0 && S_ISREG(st.st_mode) && access(g_tool, X_OK) == 0)
+    if (path_exe_at(dir, name, g_tool, sizeof g_tool))
         return 1;
     g_tool[0] = '\0';
     return 0;
@@ -79,15 +75,9 @@ static int pypi_tools(void)
 
 static int on_path(const char *name)
 {
-    const char *p = getenv("PATH");
-    while (p && *p) {
-        size_t n = strcspn(p, ":");
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-        if (n && tool_at(dir, name))
-            return 1;
-        p += n + (p[n] == ':');
-    }
+    if (path_search(name, g_tool, sizeof g_tool))
+        return 1;
+    g_tool[0] = '\0';
     return 0;
 }
 

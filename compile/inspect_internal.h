@@ -100,7 +100,7 @@ typedef struct PtxScan {
  * atomics, labels and branches in s, with loop_to set on each CAS inside a
  * loop, and each atomic as a site of f (NULL: none).  s starts zeroed; s->v is
  * malloc'd and the caller frees it. */
-void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s, InspectFacts *f);
+void inspect_ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s, InspectFacts *f);
 
 /* ---- SASS scan (inspect_sass.c) -------------------------------------------- */
 
@@ -138,11 +138,11 @@ typedef struct SassScan {
 /* Read a SASS listing into s: instructions, labels, function boundaries and
  * resolved branch targets.  s starts zeroed; s->v and s->lab are malloc'd and
  * the caller frees both. */
-void sass_scan(const char *text, SassScan *s);
+void inspect_sass_scan(const char *text, SassScan *s);
 
 /* Classify every atomic of a scanned listing into f (f->sass and the
  * classification counts are reset first; f may be NULL to get only the marks)
  * and leave roles and notes on s's instructions for inspect_mark. */
-void sass_classify(SassScan *s, InspectFacts *f);
+void inspect_sass_classify(SassScan *s, InspectFacts *f);
 
 #endif

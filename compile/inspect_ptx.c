@@ -139,7 +139,7 @@ static void site_add(InspectFacts *f, const char *mn, const SrcSeen *w)
 /* Scan PTX: atomics, labels and branches, then CAS loops (a bra after the CAS
  * whose label is at or before it).  Inline asm blocks ("{ atom...; }") are
  * read like any other line. */
-void ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s, InspectFacts *f)
+void inspect_ptx_scan(const char *ptx, InspectPtx *p, PtxScan *s, InspectFacts *f)
 {
     SrcSeen seen = {0};
     const char *cur = ptx, *line;
@@ -197,7 +197,7 @@ int inspect_ptx(const char *ptx, InspectFacts *f)
     PtxScan s = {0};
     memset(&f->ptx, 0, sizeof f->ptx);
     f->nsites = f->sites_more = 0;
-    ptx_scan(ptx ? ptx : "", &f->ptx, &s, f);
+    inspect_ptx_scan(ptx ? ptx : "", &f->ptx, &s, f);
     free(s.v);
     f->has_ptx = 1;
     return f->ptx.atom + f->ptx.red;

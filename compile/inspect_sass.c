@@ -162,7 +162,7 @@ static void mark_block_starts(SassScan *s)
 /* Read a listing into instructions, labels and function boundaries.  A new
  * function starts at nvdisasm's "name:" / ".text.name:" lines and at
  * cuobjdump's "Function : name". */
-void sass_scan(const char *text, SassScan *s)
+void inspect_sass_scan(const char *text, SassScan *s)
 {
     const char *cur = text, *line;
     size_t len;
@@ -491,7 +491,7 @@ static void classify_atomic(SassScan *s, int i, InspectFacts *f, int next[2])
         append(in->note, sizeof in->note, "; ", "native packed 16-bit");
 }
 
-void sass_classify(SassScan *s, InspectFacts *f)
+void inspect_sass_classify(SassScan *s, InspectFacts *f)
 {
     InspectFacts tmp;
     if (!f) {
@@ -515,10 +515,10 @@ void sass_classify(SassScan *s, InspectFacts *f)
 int inspect_sass(const char *sass, InspectFacts *f)
 {
     SassScan s = {0};
-    sass_scan(sass ? sass : "", &s);
+    inspect_sass_scan(sass ? sass : "", &s);
     int n = -1;
     if (s.n > 0) {
-        sass_classify(&s, f);
+        inspect_sass_classify(&s, f);
         f->has_sass = 1;
         n = f->sass.total;
     }

@@ -719,7 +719,7 @@ static int cache_store(JitJob *job, const char *const *opts, int nopts, const ch
     sb_init(&meta);
     const char *why = "";
     int rc = -1;
-    if (mkdir_p(parent) != 0) {
+    if (file_mkdir_p(parent) != 0) {
         why = "cannot create";
         goto fail;
     }

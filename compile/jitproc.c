@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "jit_internal.h"
+#include "core/proc.h"
 
 #define TAG_JOB 0x6b6a6f62u     /* "kjob" */
 #define TAG_DONE 0x6b646f6eu    /* "kdon" */
@@ -300,41 +301,12 @@ void jitproc_free(JitProcs *ps)
 /* Fork and exec `EXE __compile` on new pipes.  0, or -1 with err. */
 static int start(JitProc *c, KvxError *err)
 {
-    int down[2] = {-1, -1}, up[2] = {-1, -1};
-    if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC)) {
-        kvx_error_set(err, KVX_EIO, NULL, "cannot start a compile process: pipe: %s", strerror(errno));
-        goto fail;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        kvx_error_set(err, KVX_EIO, NULL, "cannot start a compile process: fork: %s", strerror(errno));
-        goto fail;
-    }
-    if (pid == 0) {
-        /* Not to outlive a killed kvx in the middle of a long compile.  The
-         * signal follows the thread that forked: the compile threads live
-         * until jit_compile_all has no more jobs. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(1);
-        dup2(down[0], STDIN_FILENO);
-        dup2(up[1], STDOUT_FILENO);
-        execl(g_exe, "kvx", "__compile", (char *)NULL);
-        _exit(127);
-    }
-    close(down[0]);
-    close(up[1]);
-    *c = (JitProc){.pid = pid, .to = down[1], .from = up[0], .busy = 1};
+    char *argv[] = {"kvx", "__compile", NULL};
+    ProcPipes pp;
+    if (proc_start(&pp, g_exe, argv, "cannot start a compile process", err) != 0)
+        return -1;
+    *c = (JitProc){.pid = pp.pid, .to = pp.to, .from = pp.from, .busy = 1};
     return 0;
-fail:
-    for (int i = 0; i < 2; i++) {
-        if (down[i] >= 0)
-            close(down[i]);
-        if (up[i] >= 0)
-            close(up[i]);
-    }
-    return -1;
 }
 
 /* An idle child, marked busy: a started one when there is one, else a slot

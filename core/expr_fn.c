@@ -9,6 +9,7 @@
  *    ("unsigned int"), so a `set:` variable may hold either. */
 #include "expr_internal.h"
 
+#include "num.h"
 #include "refs.h"
 #include "types.h"
 
@@ -76,7 +77,7 @@ static int to_int(const Expr *e, const char *what, double d, int64_t *out, KvxEr
 {
     if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
         char buf[40];
-        expr_fmt_double(buf, sizeof buf, d);
+        num_write_double(buf, sizeof buf, d, NUM_SHORTEST);
         return expr_fail_node(err, e, "%s: %s does not fit in a 64-bit integer", what, buf);
     }
     *out = (int64_t)d;

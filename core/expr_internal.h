@@ -84,9 +84,6 @@ static inline int64_t floor_mod(int64_t a, int64_t b)
 
 /* ---- text (expr_text.c) --------------------------------------------------- */
 
-/* Shortest text that reads back as the same double, laid out as "%.17g"
- * would (plain for exponents -4..16, else d.ddde+XX): 0.05, 1000, 1e+20. */
-void expr_fmt_double(char *buf, size_t n, double d);
 /* Text of a value for messages: strings quoted and cut short. */
 void expr_fmt_value(char *buf, size_t n, Value v);
 /* "number", "string", "boolean" or "nothing", for messages. */

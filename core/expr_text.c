@@ -5,6 +5,7 @@
  * expr_visit_idents.  Floats print as the shortest text that reads back as
  * the same double, so everything printed re-parses to the same value. */
 #include "expr_internal.h"
+#include "num.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -24,28 +25,11 @@ double val_num(Value v)
     return v.kind == VAL_INT ? (double)v.i : v.kind == VAL_FLOAT ? v.d : 0;
 }
 
-void expr_fmt_double(char *buf, size_t n, double d)
-{
-    int digits = 1;
-    for (; digits < 17; digits++) {
-        snprintf(buf, n, "%.*e", digits - 1, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    snprintf(buf, n, "%.*e", digits - 1, d);
-    const char *e = strchr(buf, 'e');
-    int exp10 = e ? atoi(e + 1) : 0;
-    if (isfinite(d) && exp10 >= -4 && exp10 < 17)
-        snprintf(buf, n, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, d);
-    else
-        snprintf(buf, n, "%.*g", digits, d);
-}
-
 void expr_fmt_value(char *buf, size_t n, Value v)
 {
     switch (v.kind) {
     case VAL_INT: snprintf(buf, n, "%lld", (long long)v.i); break;
-    case VAL_FLOAT: expr_fmt_double(buf, n, v.d); break;
+    case VAL_FLOAT: num_write_double(buf, n, v.d, NUM_SHORTEST); break;
     case VAL_STR: snprintf(buf, n, "\"%.40s%s\"", v.s, strlen(v.s) > 40 ? "..." : ""); break;
     case VAL_BOOL: snprintf(buf, n, "%s", v.i ? "true" : "false"); break;
     default: snprintf(buf, n, "nothing"); break;
@@ -180,7 +164,7 @@ static void print_lit(Value v, StrBuf *out)
         sb_putc(out, '"');
         break;
     case VAL_FLOAT:
-        expr_fmt_double(buf, sizeof buf, v.d);
+        num_write_double(buf, sizeof buf, v.d, NUM_SHORTEST);
         sb_puts(out, buf);
         if (!strpbrk(buf, ".en")) /* "1" would read back as an integer */
             sb_puts(out, ".0");

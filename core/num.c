@@ -53,3 +53,31 @@ void num_bound_text(double v, char *buf, size_t n)
     else
         snprintf(buf, n, "%g", v);
 }
+
+static void write_shortest(char *buf, size_t n, double d)
+{
+    int digits = 1;
+    for (; digits < 17; digits++) {
+        snprintf(buf, n, "%.*e", digits - 1, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    snprintf(buf, n, "%.*e", digits - 1, d);
+    const char *e = strchr(buf, 'e');
+    int exp10 = e ? atoi(e + 1) : 0;
+    if (isfinite(d) && exp10 >= -4 && exp10 < 17)
+        snprintf(buf, n, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, d);
+    else
+        snprintf(buf, n, "%.*g", digits, d);
+}
+
+void num_write_double(char *buf, size_t n, double d, NumLayout layout)
+{
+    if (layout == NUM_SHORTEST) {
+        write_shortest(buf, n, d);
+        return;
+    }
+    snprintf(buf, n, "%.15g", d);
+    if (strtod(buf, NULL) != d)
+        snprintf(buf, n, "%.17g", d);
+}

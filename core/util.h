@@ -96,7 +96,7 @@ char *sb_take(StrBuf *b);                        /* caller frees; b is reset */
 
 /* The first control character of s (below 0x20, or DEL; with lines_ok,
  * newline and tab are allowed), or NULL. */
-const char *text_control(const char *s, int lines_ok);
+const char *sb_first_control(const char *s, int lines_ok);
 /* s with each control character written as an escape (\n, \t, \r, \xNN), so
  * that a value put on a line of a source, a comment or a TSV stays on it. */
 void sb_put_escaped(StrBuf *b, const char *s);
@@ -117,11 +117,18 @@ const char *file_read_why(int errnum, size_t max, char *buf, size_t n);
  * (errno set). */
 int file_write_atomic(const char *path, const void *data, size_t len);
 /* mkdir -p.  0 or -1. */
-int mkdir_p(const char *path);
+int file_mkdir_p(const char *path);
 /* The directory part of path ("." when none), malloc'd. */
 char *path_dir(const char *path);
 /* dir/rel unless rel is absolute, malloc'd. */
 char *path_join(const char *dir, const char *rel);
+/* 1 when dir/name is a regular file this process may execute, its path then
+ * in out (n bytes); else 0.  An empty dir is no directory. */
+int path_exe_at(const char *dir, const char *name, char *out, size_t n);
+/* path_exe_at over $PATH's entries in order, the first found in out; 0 when
+ * none.  Empty entries are skipped: a tool is never taken from wherever kvx
+ * happens to be started. */
+int path_search(const char *name, char *out, size_t n);
 
 /* ---- hashing -------------------------------------------------------------- */
 typedef struct Sha256 {
@@ -139,7 +146,7 @@ void sha256_hex(const void *data, size_t n, char hex[65]);
 void sha256_hex_parts(const char *const *parts, char hex[65]);
 
 /* FNV-1a of n bytes: for hash tables, not for identity (that is sha256). */
-uint64_t hash_bytes(const void *data, size_t n);
+uint64_t hidx_hash(const void *data, size_t n);
 
 /* An open-addressing table of indices into the caller's array, so that a
  * duplicate check over n items is linear, not quadratic.  Zeroed is empty. */

@@ -16,7 +16,7 @@
 
 /* ---- the environment of a point --------------------------------------------- */
 
-const SetEntry *point_set_var(const PointEnv *pe, const char *var)
+const SetEntry *plan_point_set_var(const PointEnv *pe, const char *var)
 {
     const Spec *s = pe->spec;
     for (int i = 0; i < s->nsets; i++)
@@ -66,7 +66,7 @@ static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
         pe->used |= 1ULL << a;
         return 1;
     }
-    const SetEntry *se = point_set_var(pe, name);
+    const SetEntry *se = plan_point_set_var(pe, name);
     if (se) {
         *out = se->v;
         pe->used |= 1ULL << se->axis;
@@ -82,7 +82,7 @@ static int pe_lookup(void *ctx, const char *name, Value *out, KvxError *err)
     return 0;
 }
 
-void point_env_init(PointEnv *pe, const Spec *s, const int *vals, const DeviceFacts *f, Arena *a)
+void plan_point_env_init(PointEnv *pe, const Spec *s, const int *vals, const DeviceFacts *f, Arena *a)
 {
     memset(pe, 0, sizeof *pe);
     pe->spec = s;
@@ -98,15 +98,15 @@ void point_env_init(PointEnv *pe, const Spec *s, const int *vals, const DeviceFa
     pe->env.arena = a;
 }
 
-int point_eval(PointEnv *pe, const Expr *e, Value *out, KvxError *err)
+int plan_point_eval(PointEnv *pe, const Expr *e, Value *out, KvxError *err)
 {
     return expr_eval(e, &pe->env, out, err);
 }
 
-int point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err)
+int plan_point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err)
 {
     Value v;
-    if (point_eval(pe, e, &v, err))
+    if (plan_point_eval(pe, e, &v, err))
         return -1;
     if (v.kind == VAL_INT) {
         *out = v.i;
@@ -250,10 +250,10 @@ static int point_kept(const Plan *p, const int *vals, Arena *scratch, KvxError *
 {
     const Spec *s = p->spec;
     PointEnv pe;
-    point_env_init(&pe, s, vals, &p->facts, scratch);
+    plan_point_env_init(&pe, s, vals, &p->facts, scratch);
     for (int w = 0; w < s->nwhere; w++) {
         Value v;
-        if (point_eval(&pe, s->where[w], &v, err))
+        if (plan_point_eval(&pe, s->where[w], &v, err))
             return -1;
         if (v.kind != VAL_BOOL) {
             kvx_error_set(err, KVX_EINPUT, &s->where[w]->pos, "where: constraint is %s (expected "
@@ -445,7 +445,7 @@ static void build_names(Build *b)
 static int build_emit(Build *b, int i, PointEnv *pe, KvxError *err)
 {
     Plan *p = b->p;
-    point_env_init(pe, p->spec, plan_point(p, i), &p->facts, b->scratch);
+    plan_point_env_init(pe, p->spec, plan_point(p, i), &p->facts, b->scratch);
     sb_reset(&b->body);
     if (template_emit(b->t, pe, &b->body, err))
         return -1;
@@ -513,7 +513,7 @@ static int build_new_source(Build *b, int i, uint64_t mask, const char *hash, ch
     so->label = label;
     so->code_axes = mask;
     so->first_point = i;
-    if (hidx_add(&b->by_file, hash_bytes(so->file, strlen(so->file)), src, same_file,
+    if (hidx_add(&b->by_file, hidx_hash(so->file, strlen(so->file)), src, same_file,
                  &(NewSource){p->srcs, so->file}) >= 0) {
         char *dot = strrchr(so->file, '.');
         *dot = 0;
@@ -562,7 +562,7 @@ static int build_point(Build *b, int i, KvxError *err)
     build_text(b, i, &pe, label);
     char hash[65];
     sha256_hex(b->text.p, b->text.len, hash);
-    src = hidx_add(&b->by_hash, hash_bytes(hash, 64), p->nsrcs, same_hash,
+    src = hidx_add(&b->by_hash, hidx_hash(hash, 64), p->nsrcs, same_hash,
                    &(NewSource){p->srcs, hash});
     if (src < 0 && room_for_source(b, i, err)) {
         free(label);
@@ -639,9 +639,9 @@ int plan_point_matches(const Plan *p, int i, const Expr *filter, KvxError *err)
 {
     Arena *a = arena_new();
     PointEnv pe;
-    point_env_init(&pe, p->spec, plan_point(p, i), &p->facts, a);
+    plan_point_env_init(&pe, p->spec, plan_point(p, i), &p->facts, a);
     Value v;
-    int rc = point_eval(&pe, filter, &v, err);
+    int rc = plan_point_eval(&pe, filter, &v, err);
     if (rc == 0 && v.kind != VAL_BOOL) {
         kvx_error_set(err, KVX_EINPUT, &filter->pos, "--where is %s (expected a boolean)",
                       val_text(a, v));

@@ -39,15 +39,15 @@ typedef struct PointEnv {
 /* pe for the point of value indices vals (one per axis of s) with facts f
  * (NULL: no device facts); lets' caches and values live in a.  s, vals, f
  * and a are borrowed and must outlive pe. */
-void point_env_init(PointEnv *pe, const Spec *s, const int *vals,
+void plan_point_env_init(PointEnv *pe, const Spec *s, const int *vals,
                     const DeviceFacts *f, Arena *a);
 /* Evaluate e at this point.  0 or -1 with err. */
-int point_eval(PointEnv *pe, const Expr *e, Value *out, KvxError *err);
+int plan_point_eval(PointEnv *pe, const Expr *e, Value *out, KvxError *err);
 /* Evaluate e to an integer (a float that is integral is accepted).  0 or -1
  * with err. */
-int point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err);
+int plan_point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err);
 /* The set variable var at this point, NULL if unbound. */
-const SetEntry *point_set_var(const PointEnv *pe, const char *var);
+const SetEntry *plan_point_set_var(const PointEnv *pe, const char *var);
 
 /* A template, parsed once per spec (includes resolved, expressions parsed):
  * s's template into *out, for template_free.  0 or -1 with err. */

@@ -19,7 +19,7 @@
 
 /* ---- errors and keys -------------------------------------------------------- */
 
-int loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
+int spec_loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
 {
     SrcPos p = n ? node_pos(L, n) : (SrcPos){L->file, 0, 0};
     va_list ap;
@@ -29,39 +29,39 @@ int loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...)
     return -1;
 }
 
-int loader_unique_keys(Loader *L, const yaml_node_t *map, const char *what)
+int spec_loader_unique_keys(Loader *L, const yaml_node_t *map, const char *what)
 {
     if (map->type != YAML_MAPPING_NODE)
-        return 0;   /* the caller's loader_want says what it is */
+        return 0;   /* the caller's spec_loader_want says what it is */
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         if (!is_scalar(k))
             continue;
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
             if (is_scalar(node(L, q->key)) && !strcmp(scalar(node(L, q->key)), scalar(k)))
-                return loader_fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
+                return spec_loader_fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
     }
     return 0;
 }
 
-int loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what)
+int spec_loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what)
 {
     if (n->type == t)
         return 0;
     const char *exp = t == YAML_SCALAR_NODE ? "a scalar" : t == YAML_SEQUENCE_NODE ? "a list" : "a mapping";
-    return loader_fail(L, n, "%s is %s (expected %s)", what, kind_name(n), exp);
+    return spec_loader_fail(L, n, "%s is %s (expected %s)", what, kind_name(n), exp);
 }
 
 /* Check a mapping's keys against the allowed set: scalars, known, not repeated,
  * and every required key present. */
-int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what)
+int spec_loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what)
 {
-    if (loader_want(L, map, YAML_MAPPING_NODE, what))
+    if (spec_loader_want(L, map, YAML_MAPPING_NODE, what))
         return -1;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         if (!is_scalar(k))
-            return loader_fail(L, k, "a key in %s is %s (expected a name)", what, kind_name(k));
+            return spec_loader_fail(L, k, "a key in %s is %s (expected a name)", what, kind_name(k));
         int found = 0;
         for (const KeyDoc *d = keys; d->key; d++)
             found |= strcmp(d->key, scalar(k)) == 0;
@@ -72,14 +72,14 @@ int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const cha
                 sb_printf(&b, "%s%s", d == keys ? "" : ", ", d->key);
             /* A comma inside {...} or [...] splits an unquoted expression: say so. */
             int split = strpbrk(scalar(k), "()") != NULL;
-            loader_fail(L, k, "unknown key '%s' in %s (expected one of: %s)%s", scalar(k), what, sb_str(&b),
+            spec_loader_fail(L, k, "unknown key '%s' in %s (expected one of: %s)%s", scalar(k), what, sb_str(&b),
                  split ? "; an expression with commas inside {...} or [...] must be quoted" : "");
             sb_free(&b);
             return -1;
         }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
             if (strcmp(scalar(node(L, q->key)), scalar(k)) == 0)
-                return loader_fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
+                return spec_loader_fail(L, k, "duplicate key '%s' in %s", scalar(k), what);
     }
     for (const KeyDoc *d = keys; d->key; d++) {
         if (!d->required)
@@ -88,7 +88,7 @@ int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const cha
         for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
             found |= strcmp(scalar(node(L, p->key)), d->key) == 0;
         if (!found)
-            return loader_fail(L, map, "missing key '%s' in %s", d->key, what);
+            return spec_loader_fail(L, map, "missing key '%s' in %s", d->key, what);
     }
     return 0;
 }
@@ -102,13 +102,13 @@ static int printable(Loader *L, const yaml_node_t *n, const char *what, int line
 {
     /* A "\0" escape ends the C string early: the rest would vanish unseen. */
     size_t len = strlen(scalar(n));
-    const char *c = len < n->data.scalar.length ? scalar(n) + len : text_control(scalar(n), lines_ok);
+    const char *c = len < n->data.scalar.length ? scalar(n) + len : sb_first_control(scalar(n), lines_ok);
     if (!c)
         return 0;
     StrBuf b;
     sb_init(&b);
     sb_put_escaped(&b, scalar(n));
-    loader_fail(L, n, "%s \"%s\" has a control character (byte %d) (expected printable text)", what,
+    spec_loader_fail(L, n, "%s \"%s\" has a control character (byte %d) (expected printable text)", what,
                 sb_str(&b), (int)(c - scalar(n)) + 1);
     sb_free(&b);
     return -1;
@@ -116,7 +116,7 @@ static int printable(Loader *L, const yaml_node_t *n, const char *what, int line
 
 /* Parse an axis value as written: numbers in every form docs/spec.md lists,
  * booleans, else a string.  Quoted scalars are always strings. */
-Value loader_scalar_value(Loader *L, const yaml_node_t *n)
+Value spec_loader_scalar_value(Loader *L, const yaml_node_t *n)
 {
     const char *t = scalar(n);
     if (printable(L, n, "value", 0))
@@ -152,22 +152,22 @@ Value loader_scalar_value(Loader *L, const yaml_node_t *n)
     return val_str(arena_strdup(L->s->arena, t));
 }
 
-int loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out)
+int spec_loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out)
 {
     if (!is_scalar(n))
-        return loader_fail(L, n, "%s is %s (expected a number)", what, kind_name(n));
-    Value v = loader_scalar_value(L, n);
+        return spec_loader_fail(L, n, "%s is %s (expected a number)", what, kind_name(n));
+    Value v = spec_loader_scalar_value(L, n);
     if (!val_is_num(v))
-        return loader_fail(L, n, "%s is '%s' (expected a number)", what, scalar(n));
+        return spec_loader_fail(L, n, "%s is '%s' (expected a number)", what, scalar(n));
     *out = val_num(v);
     return 0;
 }
 
-int loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out)
+int spec_loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out)
 {
     if (!is_scalar(n) || is_quoted(n) ||
         (strcmp(scalar(n), "true") != 0 && strcmp(scalar(n), "false") != 0))
-        return loader_fail(L, n, "%s is '%s' (expected true or false)", what,
+        return spec_loader_fail(L, n, "%s is '%s' (expected true or false)", what,
                     is_scalar(n) ? scalar(n) : kind_name(n));
     *out = strcmp(scalar(n), "true") == 0;
     return 0;
@@ -178,26 +178,26 @@ static int load_string(Loader *L, const yaml_node_t *n, const char *what, int li
                        const char **out)
 {
     if (!is_scalar(n))
-        return loader_fail(L, n, "%s is %s (expected a string)", what, kind_name(n));
+        return spec_loader_fail(L, n, "%s is %s (expected a string)", what, kind_name(n));
     if (printable(L, n, what, lines_ok))
         return -1;
     *out = arena_strdup(L->s->arena, scalar(n));
     return 0;
 }
 
-int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out)
+int spec_loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out)
 {
     return load_string(L, n, what, 0, out);
 }
 
-Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what)
+Expr *spec_loader_expr(Loader *L, const yaml_node_t *n, const char *what)
 {
     if (!is_scalar(n)) {
-        loader_fail(L, n, "%s is %s (expected an expression)", what, kind_name(n));
+        spec_loader_fail(L, n, "%s is %s (expected an expression)", what, kind_name(n));
         return NULL;
     }
     if (scalar(n)[0] == 0) {
-        loader_fail(L, n, "%s is empty (expected an expression)", what);
+        spec_loader_fail(L, n, "%s is empty (expected an expression)", what);
         return NULL;
     }
     if (printable(L, n, what, 1))
@@ -217,14 +217,14 @@ Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what)
     return e;
 }
 
-int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n)
+int spec_loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n)
 {
-    if (loader_want(L, seq, YAML_SEQUENCE_NODE, what))
+    if (spec_loader_want(L, seq, YAML_SEQUENCE_NODE, what))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     *out = arena_alloc(L->s->arena, sizeof(char *) * (size_t)(k ? k : 1));
     for (int i = 0; i < k; i++)
-        if (loader_string(L, node(L, seq->data.sequence.items.start[i]), what, &(*out)[i]))
+        if (spec_loader_string(L, node(L, seq->data.sequence.items.start[i]), what, &(*out)[i]))
             return -1;
     *n = k;
     return 0;
@@ -248,7 +248,7 @@ static void check_ident(void *ctx, const Expr *id)
     if (nc->failed)
         return;
     const Spec *s = nc->L->s;
-    if (loader_name_taken(s, id->name))
+    if (spec_loader_name_taken(s, id->name))
         return;
     int bi = spec_buffer_find(s, id->name);
     if (bi >= 0 && nc->allow_buffers == NAMES_OUTPUTS && !s->bufs[bi].checked) {
@@ -483,24 +483,24 @@ static int load_head(Loader *L, yaml_node_t *root)
     Spec *s = L->s;
     yaml_node_t *n = get(L, root, "kvx");
     double version;
-    if (loader_double(L, n, "kvx", &version))
+    if (spec_loader_double(L, n, "kvx", &version))
         return -1;
     if (version != 1)
-        return loader_fail(L, n, "schema version %g is not supported (expected 1)", version);
+        return spec_loader_fail(L, n, "schema version %g is not supported (expected 1)", version);
     n = get(L, root, "name");
-    if (loader_string(L, n, "name", &s->name))
+    if (spec_loader_string(L, n, "name", &s->name))
         return -1;
     for (const char *c = s->name; *c; c++)
         if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '-'))
-            return loader_fail(L, n, "name '%s' has a '%c' (expected letters, digits, _ and -)", s->name, *c);
+            return spec_loader_fail(L, n, "name '%s' has a '%c' (expected letters, digits, _ and -)", s->name, *c);
     if ((n = get(L, root, "doc")) && load_string(L, n, "doc", 1, &s->doc))
         return -1;
     n = get(L, root, "kernel");
-    if (loader_string(L, n, "kernel", &s->kernel))
+    if (spec_loader_string(L, n, "kernel", &s->kernel))
         return -1;
     if (!is_ident(s->kernel))
-        return loader_fail(L, n, "kernel '%s' is not a C identifier", s->kernel);
-    return loader_template(L, get(L, root, "template"), &s->template_path);
+        return spec_loader_fail(L, n, "kernel '%s' is not a C identifier", s->kernel);
+    return spec_loader_template(L, get(L, root, "template"), &s->template_path);
 }
 
 /* What a file that is not a regular one is, for a message. */
@@ -514,26 +514,26 @@ static const char *file_kind(mode_t m)
  * template itself, which fixes the second folder, must be CUDA source by its
  * name after symbolic links: `template: /etc/passwd` (or a link to a key)
  * would paste a secret into every source, and make its folder a root. */
-int loader_template(Loader *L, yaml_node_t *n, const char **path)
+int spec_loader_template(Loader *L, yaml_node_t *n, const char **path)
 {
     const char *tmpl;
-    if (loader_string(L, n, "template", &tmpl))
+    if (spec_loader_string(L, n, "template", &tmpl))
         return -1;
     char *full = path_join(L->s->dir, tmpl);
     *path = arena_strdup(L->s->arena, full);
     free(full);
     struct stat st;
     if (stat(*path, &st) != 0)
-        return loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, *path);
+        return spec_loader_fail(L, n, "template '%s' not found (looked for %s)", tmpl, *path);
     if (!S_ISREG(st.st_mode))
-        return loader_fail(L, n, "template '%s' is %s (expected a regular file)", tmpl,
+        return spec_loader_fail(L, n, "template '%s' is %s (expected a regular file)", tmpl,
                            file_kind(st.st_mode));
     char *real = realpath(*path, NULL);
     const char *dot = real ? strrchr(real, '.') : NULL;
     int cuda = dot && !strchr(dot, '/') && (!strcmp(dot, ".cu") || !strcmp(dot, ".cuh"));
     free(real);
     if (!cuda)
-        return loader_fail(L, n, "template '%s' is not a .cu or .cuh file (after symbolic links)",
+        return spec_loader_fail(L, n, "template '%s' is not a .cu or .cuh file (after symbolic links)",
                            tmpl);
     return 0;
 }
@@ -546,15 +546,15 @@ static int load_tolerance(Loader *L, yaml_node_t *n)
         s->tolerance[t] = -1;
     if (!n)
         return 0;
-    if (loader_want(L, n, YAML_MAPPING_NODE, "tolerance") || loader_unique_keys(L, n, "tolerance"))
+    if (spec_loader_want(L, n, YAML_MAPPING_NODE, "tolerance") || spec_loader_unique_keys(L, n, "tolerance"))
         return -1;
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         const ElemType *t = is_scalar(k) ? elem_type_find(scalar(k)) : NULL;
         if (!t)
-            return loader_fail(L, k, "unknown type '%s' in tolerance (expected one of: %s)",
+            return spec_loader_fail(L, k, "unknown type '%s' in tolerance (expected one of: %s)",
                         is_scalar(k) ? scalar(k) : "?", elem_type_names());
-        if (loader_double(L, node(L, p->value), "a tolerance", &s->tolerance[t->id]))
+        if (spec_loader_double(L, node(L, p->value), "a tolerance", &s->tolerance[t->id]))
             return -1;
     }
     return 0;
@@ -565,11 +565,11 @@ static int load_headers(Loader *L, yaml_node_t *n)
 {
     const char **h;
     int nh;
-    if (loader_strings(L, n, "headers", &h, &nh))
+    if (spec_loader_strings(L, n, "headers", &h, &nh))
         return -1;
     for (int i = 0; i < nh; i++) {
         if (strcmp(h[i], "cccl") != 0)
-            return loader_fail(L, node(L, n->data.sequence.items.start[i]),
+            return spec_loader_fail(L, node(L, n->data.sequence.items.start[i]),
                         "unknown header set '%s' (expected cccl)", h[i]);
         L->s->use_cccl = 1;
     }
@@ -592,14 +592,14 @@ static int load_sections(Loader *L, yaml_node_t *root)
         return -1;
     if (load_tolerance(L, get(L, root, "tolerance")))
         return -1;
-    if ((n = get(L, root, "differential")) && loader_bool(L, n, "differential", &s->differential))
+    if ((n = get(L, root, "differential")) && spec_loader_bool(L, n, "differential", &s->differential))
         return -1;
     if ((n = get(L, root, "metrics")) && spec_sections_metrics(L, n))
         return -1;
     if ((n = get(L, root, "baseline")) && spec_sections_baseline(L, n))
         return -1;
     if (s->differential && s->nbaseline == 0)
-        return loader_fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
+        return spec_loader_fail(L, get(L, root, "differential"), "differential: true needs a baseline:");
     measure_defaults(&s->measure);
     if ((n = get(L, root, "measure")) && spec_sections_measure(L, n))
         return -1;
@@ -620,12 +620,12 @@ static int load_root(Loader *L, yaml_node_t *root)
         {"check", 0}, {"reference", 0}, {"tolerance", 0}, {"differential", 0}, {"metrics", 0}, {"baseline", 0},
         {"measure", 0}, {"options", 0}, {"headers", 0}, {"report", 0}, {0}};
     if (!root)
-        return loader_fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
-    if (loader_check_keys(L, root, keys, "the spec") || load_head(L, root) ||
+        return spec_loader_fail(L, NULL, "the spec is empty (expected a mapping with kvx: 1)");
+    if (spec_loader_check_keys(L, root, keys, "the spec") || load_head(L, root) ||
         spec_space_load(L, root) || load_sections(L, root))
         return -1;
     if (L->s->nchecks == 0 && !L->s->differential)
-        return loader_fail(L, root, "the spec checks nothing (expected check: or differential: true)");
+        return spec_loader_fail(L, root, "the spec checks nothing (expected check: or differential: true)");
     return check_all_names(L);
 }
 

@@ -108,50 +108,50 @@ static inline int is_ident(const char *s)
 /* ---- checks and scalars (spec.c) ------------------------------------------- */
 
 /* Set L->err at n's position (at the file alone when n is NULL) from fmt.
- * Always returns -1, so that a loader can `return loader_fail(...)`. */
-int loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...) KVX_PRINTF(3, 4);
+ * Always returns -1, so that a loader can `return spec_loader_fail(...)`. */
+int spec_loader_fail(Loader *L, const yaml_node_t *n, const char *fmt, ...) KVX_PRINTF(3, 4);
 
 /* 0 when n is of type t; else -1 with "WHAT is a list (expected a mapping)". */
-int loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what);
+int spec_loader_want(Loader *L, const yaml_node_t *n, yaml_node_type_t t, const char *what);
 
 /* Check a mapping's keys against keys (ended by {0}): scalars, known, not
  * repeated, and every required key present.  0 or -1; an unknown key's message
  * lists the expected ones. */
-int loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what);
+int spec_loader_check_keys(Loader *L, yaml_node_t *map, const KeyDoc *keys, const char *what);
 /* A mapping whose keys are names of the user's (set:, buffers:, baseline:,
  * tolerance:): no key twice, the error at the second.  0 or -1. */
-int loader_unique_keys(Loader *L, const yaml_node_t *map, const char *what);
+int spec_loader_unique_keys(Loader *L, const yaml_node_t *map, const char *what);
 
 /* A number written in any form docs/spec.md lists (2^24, 16M, 0x10, 1e-3). */
-int loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out);
+int spec_loader_double(Loader *L, const yaml_node_t *n, const char *what, double *out);
 /* Unquoted true or false. */
-int loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out);
+int spec_loader_bool(Loader *L, const yaml_node_t *n, const char *what, int *out);
 /* Any scalar, copied into the arena. */
-int loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out);
+int spec_loader_string(Loader *L, const yaml_node_t *n, const char *what, const char **out);
 /* A template: path (relative to the spec), a regular .cu or .cuh file,
  * into *path (the arena's). */
-int loader_template(Loader *L, yaml_node_t *n, const char **path);
+int spec_loader_template(Loader *L, yaml_node_t *n, const char **path);
 /* A list of scalars into an arena array *out of *n strings. */
-int loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n);
+int spec_loader_strings(Loader *L, yaml_node_t *seq, const char *what, const char ***out, int *n);
 
 /* Parse a scalar as an expression; error columns point into the text the user
  * typed (after a quote).  NULL on error, with a hint when YAML cut a plain
  * scalar short at a comma. */
-Expr *loader_expr(Loader *L, const yaml_node_t *n, const char *what);
+Expr *spec_loader_expr(Loader *L, const yaml_node_t *n, const char *what);
 /* An axis value as written: numbers in every form docs/spec.md lists,
  * booleans, else a string; quoted scalars are always strings. */
-Value loader_scalar_value(Loader *L, const yaml_node_t *n);
+Value spec_loader_scalar_value(Loader *L, const yaml_node_t *n);
 
 /* ---- names (spec.c) -------------------------------------------------------- */
 
 /* The index of the axis named by scalar k, or -1 when k names no axis. */
-int loader_axis_ref(Loader *L, yaml_node_t *k, const char *what);
+int spec_loader_axis_ref(Loader *L, yaml_node_t *k, const char *what);
 /* The index of scalar vn among the values of axis axis, or -1 (the message
  * lists the values). */
-int loader_value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what);
+int spec_loader_value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what);
 /* 1 when name is already an axis, let, set variable or device fact (never an
  * error by itself: the caller words the message). */
-int loader_name_taken(const Spec *s, const char *name);
+int spec_loader_name_taken(const Spec *s, const char *name);
 
 /* ---- sections (spec_sections.c) -------------------------------------------- */
 

@@ -128,7 +128,7 @@ static int include_path(Loader *L, const yaml_node_t *n, const char *dir, const 
     if (ok)
         *o = arena_printf(s->arena, "-I%s", real);
     else
-        loader_fail(L, n, "option '%s' names a folder %s (expected one inside the spec's or the "
+        spec_loader_fail(L, n, "option '%s' names a folder %s (expected one inside the spec's or the "
                     "template's folder tree)", *o, real ? "outside both" : "that does not exist");
     free(tdir);
     free(real);
@@ -147,7 +147,7 @@ static int check_option(Loader *L, const yaml_node_t *n, const char **o)
     const char *px = !strncmp(w, "--ptxas-options=", 16) ? w + 16 : !strncmp(w, "-Xptxas=", 8) ? w + 8 : NULL;
     if (px ? *px && ptxas_allowed(px) : allowed(NVRTC_OPTS, w))
         return 0;
-    return loader_fail(L, n, "option '%s' is not one kvx passes to NVRTC (expected one that changes only "
+    return spec_loader_fail(L, n, "option '%s' is not one kvx passes to NVRTC (expected one that changes only "
                        "the generated code or the diagnostics; options that read or write files are "
                        "refused: docs/spec.md, Options)", w);
 }
@@ -155,7 +155,7 @@ static int check_option(Loader *L, const yaml_node_t *n, const char **o)
 int spec_options_load(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
-    if (loader_strings(L, seq, "options", &s->options, &s->noptions))
+    if (spec_loader_strings(L, seq, "options", &s->options, &s->noptions))
         return -1;
     for (int i = 0; i < s->noptions; i++)
         if (check_option(L, node(L, seq->data.sequence.items.start[i]), &s->options[i]))

@@ -15,14 +15,14 @@
 static int parse_dims(Loader *L, yaml_node_t *n, Expr *out[3], const char *what)
 {
     if (is_scalar(n))
-        return (out[0] = loader_expr(L, n, what)) ? 0 : -1;
+        return (out[0] = spec_loader_expr(L, n, what)) ? 0 : -1;
     if (n->type != YAML_SEQUENCE_NODE)
-        return loader_fail(L, n, "%s is %s (expected an expression or a list of 1 to 3)", what, kind_name(n));
+        return spec_loader_fail(L, n, "%s is %s (expected an expression or a list of 1 to 3)", what, kind_name(n));
     int k = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     if (k < 1 || k > 3)
-        return loader_fail(L, n, "%s has %d dimensions (expected 1 to 3)", what, k);
+        return spec_loader_fail(L, n, "%s has %d dimensions (expected 1 to 3)", what, k);
     for (int i = 0; i < k; i++)
-        if (!(out[i] = loader_expr(L, node(L, n->data.sequence.items.start[i]), what)))
+        if (!(out[i] = spec_loader_expr(L, node(L, n->data.sequence.items.start[i]), what)))
             return -1;
     return 0;
 }
@@ -58,7 +58,7 @@ static int load_init_by(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf
 {
     Spec *s = L->s;
     yaml_node_t *by = get(L, n, "by");
-    int a = loader_axis_ref(L, by, "init by");
+    int a = spec_loader_axis_ref(L, by, "init by");
     if (a < 0)
         return -1;
     in->by_axis = a;
@@ -67,25 +67,25 @@ static int load_init_by(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key);
         if (!is_scalar(k))
-            return loader_fail(L, k, "a key of init by '%s' is %s (expected a value of the axis)", s->axes[a].name,
+            return spec_loader_fail(L, k, "a key of init by '%s' is %s (expected a value of the axis)", s->axes[a].name,
                         kind_name(k));
         if (!strcmp(scalar(k), "by"))
             continue;
-        int v = loader_value_ref(L, a, k, "an init by key");
+        int v = spec_loader_value_ref(L, a, k, "an init by key");
         if (v < 0)
             return -1;
         if (seen[v])
-            return loader_fail(L, k, "duplicate init for %s=%s", s->axes[a].name, s->axes[a].vals[v].text);
+            return spec_loader_fail(L, k, "duplicate init for %s=%s", s->axes[a].name, s->axes[a].vals[v].text);
         seen[v] = 1;
         yaml_node_t *sub = node(L, p->value);
         if (sub->type == YAML_MAPPING_NODE && get(L, sub, "by"))
-            return loader_fail(L, sub, "init by nests only one level");
+            return spec_loader_fail(L, sub, "init by nests only one level");
         if (load_init(L, sub, &in->alts[v], buf))
             return -1;
     }
     for (int v = 0; v < s->axes[a].nvals; v++)
         if (!seen[v])
-            return loader_fail(L, n, "init of buffer '%s' has no initialiser for %s=%s", buf, s->axes[a].name,
+            return spec_loader_fail(L, n, "init of buffer '%s' has no initialiser for %s=%s", buf, s->axes[a].name,
                         s->axes[a].vals[v].text);
     return 0;
 }
@@ -103,11 +103,11 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
         return load_init_by(L, n, in, buf);
     if (is_scalar(n)) {
         in->kind = INIT_CONST;
-        return (in->value = loader_expr(L, n, "init")) ? 0 : -1;
+        return (in->value = spec_loader_expr(L, n, "init")) ? 0 : -1;
     }
     if (n->type != YAML_MAPPING_NODE ||
         n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1)
-        return loader_fail(L, n, "init of buffer '%s' is %s (expected a value or one of {iota: X}, "
+        return spec_loader_fail(L, n, "init of buffer '%s' is %s (expected a value or one of {iota: X}, "
                     "{uniform: [lo, hi]}, {zipf: {...}}, {hot: {...}}, {runs: {...}}, {text: english})",
                     buf, kind_name(n));
     yaml_node_t *k = node(L, n->data.mapping.pairs.start->key);
@@ -118,15 +118,15 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
         if (is_scalar(k) && strcmp(scalar(k), init_kinds[i].key) == 0)
             break;
     if (i == nk)
-        return loader_fail(L, k, "unknown init '%s' (expected one of: iota, uniform, zipf, hot, runs, text, or by: AXIS)",
+        return spec_loader_fail(L, k, "unknown init '%s' (expected one of: iota, uniform, zipf, hot, runs, text, or by: AXIS)",
                     is_scalar(k) ? scalar(k) : "?");
     in->kind = init_kinds[i].kind;
     switch (in->kind) {
     case INIT_IOTA:
-        return (in->value = loader_expr(L, v, "iota")) ? 0 : -1;
+        return (in->value = spec_loader_expr(L, v, "iota")) ? 0 : -1;
     case INIT_TEXT:
         if (!is_scalar(v) || strcmp(scalar(v), "english") != 0)
-            return loader_fail(L, v, "text init is '%s' (expected english)", is_scalar(v) ? scalar(v) : "?");
+            return spec_loader_fail(L, v, "text init is '%s' (expected english)", is_scalar(v) ? scalar(v) : "?");
         return 0;
     default:
         break;
@@ -136,9 +136,9 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
     if (in->kind == INIT_UNIFORM && v->type == YAML_SEQUENCE_NODE) {
         /* {uniform: [lo, hi]} */
         if (v->data.sequence.items.top - v->data.sequence.items.start != 2)
-            return loader_fail(L, v, "uniform takes [lo, hi]");
-        in->lo = loader_expr(L, node(L, v->data.sequence.items.start[0]), "uniform lo");
-        in->hi = in->lo ? loader_expr(L, node(L, v->data.sequence.items.start[1]), "uniform hi") : NULL;
+            return spec_loader_fail(L, v, "uniform takes [lo, hi]");
+        in->lo = spec_loader_expr(L, node(L, v->data.sequence.items.start[0]), "uniform lo");
+        in->hi = in->lo ? spec_loader_expr(L, node(L, v->data.sequence.items.start[1]), "uniform hi") : NULL;
         return in->hi ? 0 : -1;
     }
     KeyDoc keys[5] = {{0}};
@@ -147,10 +147,10 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
         keys[nkeys++] = (KeyDoc){arena_strdup(L->s->arena, t), 1};
     char what[96];
     snprintf(what, sizeof what, "%s init of buffer '%s'", init_kinds[i].key, buf);
-    if (loader_check_keys(L, v, keys, what))
+    if (spec_loader_check_keys(L, v, keys, what))
         return -1;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++)
-        if (!(*init_slot(in, scalar(node(L, p->key))) = loader_expr(L, node(L, p->value), what)))
+        if (!(*init_slot(in, scalar(node(L, p->key))) = spec_loader_expr(L, node(L, p->value), what)))
             return -1;
     return 0;
 }
@@ -159,35 +159,35 @@ int spec_sections_buffers(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {0}};
-    if (loader_want(L, map, YAML_MAPPING_NODE, "buffers") || loader_unique_keys(L, map, "buffers"))
+    if (spec_loader_want(L, map, YAML_MAPPING_NODE, "buffers") || spec_loader_unique_keys(L, map, "buffers"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     if (n == 0)
-        return loader_fail(L, map, "buffers is empty (expected at least one buffer)");
+        return spec_loader_fail(L, map, "buffers is empty (expected at least one buffer)");
     s->bufs = arena_alloc(s->arena, sizeof(BufferSpec) * (size_t)n);
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
         if (!is_scalar(k) || !is_ident(scalar(k)))
-            return loader_fail(L, k, "buffer name is not a name (expected letters, digits and _)");
-        if (loader_name_taken(s, scalar(k)))
-            return loader_fail(L, k, "buffer '%s' would hide an axis, variable or fact of that name", scalar(k));
+            return spec_loader_fail(L, k, "buffer name is not a name (expected letters, digits and _)");
+        if (spec_loader_name_taken(s, scalar(k)))
+            return spec_loader_fail(L, k, "buffer '%s' would hide an axis, variable or fact of that name", scalar(k));
         BufferSpec *b = &s->bufs[s->nbufs];
         b->name = arena_strdup(s->arena, scalar(k));
         b->pos = node_pos(L, k);
         char what[96];
         snprintf(what, sizeof what, "buffer '%s'", b->name);
-        if (loader_check_keys(L, v, keys, what))
+        if (spec_loader_check_keys(L, v, keys, what))
             return -1;
         yaml_node_t *t = get(L, v, "type");
         if (!is_scalar(t))
-            return loader_fail(L, t, "type of buffer '%s' is %s (expected a type name)", b->name, kind_name(t));
+            return spec_loader_fail(L, t, "type of buffer '%s' is %s (expected a type name)", b->name, kind_name(t));
         const char *tn = scalar(t);
         if (tn[0] == '$') {
             int known = spec_axis_find(s, tn + 1) >= 0;
             for (int i = 0; i < s->nsets && !known; i++)
                 known = strcmp(s->sets[i].var, tn + 1) == 0;
             if (!known)
-                return loader_fail(L, t, "type '%s' names no set variable or axis", tn);
+                return spec_loader_fail(L, t, "type '%s' names no set variable or axis", tn);
             /* Each value it can take must be a type name. */
             for (int i = 0; i < s->nsets; i++)
                 if (strcmp(s->sets[i].var, tn + 1) == 0 &&
@@ -200,13 +200,13 @@ int spec_sections_buffers(Loader *L, yaml_node_t *map)
                     return -1;
                 }
         } else if (!elem_type_find(tn)) {
-            return loader_fail(L, t, "unknown type '%s' (expected one of: %s)", tn, elem_type_names());
+            return spec_loader_fail(L, t, "unknown type '%s' (expected one of: %s)", tn, elem_type_names());
         }
         b->type = arena_strdup(s->arena, tn);
-        if (!(b->count = loader_expr(L, get(L, v, "count"), "count")))
+        if (!(b->count = spec_loader_expr(L, get(L, v, "count"), "count")))
             return -1;
         yaml_node_t *off = get(L, v, "offset");
-        if (off && !(b->offset = loader_expr(L, off, "offset")))
+        if (off && !(b->offset = spec_loader_expr(L, off, "offset")))
             return -1;
         if (load_init(L, get(L, v, "init"), &b->init, b->name))
             return -1;
@@ -218,7 +218,7 @@ int spec_sections_buffers(Loader *L, yaml_node_t *map)
 static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *what)
 {
     static const KeyDoc keys[] = {{"grid", 1}, {"block", 1}, {"smem", 0}, {"cluster", 0}, {"args", 1}, {0}};
-    if (loader_check_keys(L, map, keys, what))
+    if (spec_loader_check_keys(L, map, keys, what))
         return -1;
     l->pos = node_pos(L, map);
     if (parse_dims(L, get(L, map, "grid"), l->grid, "grid") ||
@@ -227,15 +227,15 @@ static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *w
     yaml_node_t *n;
     if ((n = get(L, map, "cluster")) && parse_dims(L, n, l->cluster, "cluster"))
         return -1;
-    if ((n = get(L, map, "smem")) && !(l->smem = loader_expr(L, n, "smem")))
+    if ((n = get(L, map, "smem")) && !(l->smem = spec_loader_expr(L, n, "smem")))
         return -1;
     n = get(L, map, "args");
-    if (loader_want(L, n, YAML_SEQUENCE_NODE, "args"))
+    if (spec_loader_want(L, n, YAML_SEQUENCE_NODE, "args"))
         return -1;
     l->nargs = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     l->args = arena_alloc(L->s->arena, sizeof(Expr *) * (size_t)(l->nargs ? l->nargs : 1));
     for (int i = 0; i < l->nargs; i++)
-        if (!(l->args[i] = loader_expr(L, node(L, n->data.sequence.items.start[i]), "an argument")))
+        if (!(l->args[i] = spec_loader_expr(L, node(L, n->data.sequence.items.start[i]), "an argument")))
             return -1;
     return 0;
 }
@@ -251,23 +251,23 @@ int spec_sections_reference(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
     ReferenceSpec *r = &s->reference;
-    if (loader_want(L, map, YAML_MAPPING_NODE, "reference"))
+    if (spec_loader_want(L, map, YAML_MAPPING_NODE, "reference"))
         return -1;
     r->present = 1;
     r->pos = node_pos(L, map);
     if (!get(L, map, "kernel")) {
         if (get(L, map, "template") || get(L, map, "launch"))
-            return loader_fail(L, map, "a reference with a template or launch needs a kernel: "
+            return spec_loader_fail(L, map, "a reference with a template or launch needs a kernel: "
                                "(expected {kernel: NAME, template: PATH, launch: {...}} or {AXIS: VALUE, ...})");
         int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
         if (n == 0)
-            return loader_fail(L, map, "reference is empty (expected {AXIS: VALUE, ...} or {kernel: NAME, ...})");
+            return spec_loader_fail(L, map, "reference is empty (expected {AXIS: VALUE, ...} or {kernel: NAME, ...})");
         r->point = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)n);
         for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-            int a = loader_axis_ref(L, node(L, p->key), "reference");
+            int a = spec_loader_axis_ref(L, node(L, p->key), "reference");
             if (a < 0)
                 return -1;
-            int v = loader_value_ref(L, a, node(L, p->value), "reference value");
+            int v = spec_loader_value_ref(L, a, node(L, p->value), "reference value");
             if (v < 0)
                 return -1;
             r->point[r->npoint++] = (BaselineEntry){a, v};
@@ -275,14 +275,14 @@ int spec_sections_reference(Loader *L, yaml_node_t *map)
         return 0;
     }
     static const KeyDoc keys[] = {{"kernel", 1}, {"template", 0}, {"launch", 0}, {0}};
-    if (loader_check_keys(L, map, keys, "a reference kernel"))
+    if (spec_loader_check_keys(L, map, keys, "a reference kernel"))
         return -1;
     yaml_node_t *n = get(L, map, "kernel");
-    if (loader_string(L, n, "kernel", &r->kernel))
+    if (spec_loader_string(L, n, "kernel", &r->kernel))
         return -1;
     if (!is_ident(r->kernel))
-        return loader_fail(L, n, "kernel '%s' is not a C identifier", r->kernel);
-    if ((n = get(L, map, "template")) && loader_template(L, n, &r->template_path))
+        return spec_loader_fail(L, n, "kernel '%s' is not a C identifier", r->kernel);
+    if ((n = get(L, map, "template")) && spec_loader_template(L, n, &r->template_path))
         return -1;
     if ((n = get(L, map, "launch"))) {
         r->has_launch = 1;
@@ -301,7 +301,7 @@ static int check_kind(Loader *L, yaml_node_t *v, CheckSpec *c)
         return 0;
     if (strcmp(e->name, "reference") == 0 && spec_buffer_find(s, "reference") < 0) {
         if (!s->reference.present)
-            return loader_fail(L, v, "check of '%s' compares with the reference, but the spec has "
+            return spec_loader_fail(L, v, "check of '%s' compares with the reference, but the spec has "
                                "none (expected a reference: section)", s->bufs[c->buffer].name);
         c->kind = CHECK_REFERENCE;
         return 0;
@@ -312,7 +312,7 @@ static int check_kind(Loader *L, yaml_node_t *v, CheckSpec *c)
     c->kind = CHECK_BUFFER;
     c->other = b;
     if (b == c->buffer)
-        return loader_fail(L, v, "check of '%s' compares it with itself (expected an input buffer)",
+        return spec_loader_fail(L, v, "check of '%s' compares it with itself (expected an input buffer)",
                            e->name);
     return 0;
 }
@@ -323,7 +323,7 @@ static int check_length(Loader *L, yaml_node_t *n, CheckSpec *c)
 {
     const Spec *s = L->s;
     const char *text;
-    if (loader_string(L, n, "length", &text))
+    if (spec_loader_string(L, n, "length", &text))
         return -1;
     size_t len = strlen(text);
     if (len > 3 && strcmp(text + len - 3, "[0]") == 0)
@@ -333,7 +333,7 @@ static int check_length(Loader *L, yaml_node_t *n, CheckSpec *c)
     c->length = spec_buffer_find(s, name);
     c->length_pos = node_pos(L, n);
     if (c->length < 0)
-        return loader_fail(L, n, "check of '%s': length '%s' is not a buffer (expected a scalar "
+        return spec_loader_fail(L, n, "check of '%s': length '%s' is not a buffer (expected a scalar "
                            "output, as `length: count` or `length: count[0]`)",
                            s->bufs[c->buffer].name, text);
     return 0;
@@ -343,19 +343,19 @@ static int check_length(Loader *L, yaml_node_t *n, CheckSpec *c)
 static int check_options(Loader *L, yaml_node_t *v, CheckSpec *c)
 {
     static const KeyDoc keys[] = {{"ref", 1}, {"rtol", 0}, {"order", 0}, {"length", 0}, {0}};
-    if (loader_check_keys(L, v, keys, "a check"))
+    if (spec_loader_check_keys(L, v, keys, "a check"))
         return -1;
-    if (!(c->ref = loader_expr(L, get(L, v, "ref"), "a check")))
+    if (!(c->ref = spec_loader_expr(L, get(L, v, "ref"), "a check")))
         return -1;
     yaml_node_t *n = get(L, v, "rtol");
-    if (n && loader_double(L, n, "rtol", &c->rtol))
+    if (n && spec_loader_double(L, n, "rtol", &c->rtol))
         return -1;
     const char *order;
     if ((n = get(L, v, "order"))) {
-        if (loader_string(L, n, "order", &order))
+        if (spec_loader_string(L, n, "order", &order))
             return -1;
         if (strcmp(order, "any") && strcmp(order, "index"))
-            return loader_fail(L, n, "check of '%s': order '%s' (expected any or index)",
+            return spec_loader_fail(L, n, "check of '%s': order '%s' (expected any or index)",
                                L->s->bufs[c->buffer].name, order);
         c->order_any = strcmp(order, "any") == 0;
     }
@@ -429,7 +429,7 @@ static int check_links(Loader *L)
 int spec_sections_check(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (loader_want(L, map, YAML_MAPPING_NODE, "check"))
+    if (spec_loader_want(L, map, YAML_MAPPING_NODE, "check"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     s->checks = arena_alloc(s->arena, sizeof(CheckSpec) * (size_t)(n ? n : 1));
@@ -437,9 +437,9 @@ int spec_sections_check(Loader *L, yaml_node_t *map)
         yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
         int b = is_scalar(k) ? spec_buffer_find(s, scalar(k)) : -1;
         if (b < 0)
-            return loader_fail(L, k, "check names '%s', which is not a buffer", is_scalar(k) ? scalar(k) : "?");
+            return spec_loader_fail(L, k, "check names '%s', which is not a buffer", is_scalar(k) ? scalar(k) : "?");
         if (s->bufs[b].checked)
-            return loader_fail(L, k, "buffer '%s' is checked twice", scalar(k));
+            return spec_loader_fail(L, k, "buffer '%s' is checked twice", scalar(k));
         CheckSpec *c = &s->checks[s->nchecks++];
         c->buffer = b;
         c->rtol = -1;
@@ -449,7 +449,7 @@ int spec_sections_check(Loader *L, yaml_node_t *map)
         if (v->type == YAML_MAPPING_NODE) {
             if (check_options(L, v, c))
                 return -1;
-        } else if (!(c->ref = loader_expr(L, v, "a check"))) {
+        } else if (!(c->ref = spec_loader_expr(L, v, "a check"))) {
             return -1;
         }
         if (check_kind(L, v, c))
@@ -461,15 +461,15 @@ int spec_sections_check(Loader *L, yaml_node_t *map)
 int spec_sections_metrics(Loader *L, yaml_node_t *map)
 {
     static const KeyDoc keys[] = {{"bytes", 0}, {"atomics", 0}, {"elements", 0}, {0}};
-    if (loader_check_keys(L, map, keys, "metrics"))
+    if (spec_loader_check_keys(L, map, keys, "metrics"))
         return -1;
     MetricsSpec *m = &L->s->metrics;
     yaml_node_t *n;
-    if ((n = get(L, map, "bytes")) && !(m->bytes = loader_expr(L, n, "bytes")))
+    if ((n = get(L, map, "bytes")) && !(m->bytes = spec_loader_expr(L, n, "bytes")))
         return -1;
-    if ((n = get(L, map, "atomics")) && !(m->atomics = loader_expr(L, n, "atomics")))
+    if ((n = get(L, map, "atomics")) && !(m->atomics = spec_loader_expr(L, n, "atomics")))
         return -1;
-    if ((n = get(L, map, "elements")) && !(m->elements = loader_expr(L, n, "elements")))
+    if ((n = get(L, map, "elements")) && !(m->elements = spec_loader_expr(L, n, "elements")))
         return -1;
     return 0;
 }
@@ -477,15 +477,15 @@ int spec_sections_metrics(Loader *L, yaml_node_t *map)
 int spec_sections_baseline(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    if (loader_want(L, map, YAML_MAPPING_NODE, "baseline") || loader_unique_keys(L, map, "baseline"))
+    if (spec_loader_want(L, map, YAML_MAPPING_NODE, "baseline") || spec_loader_unique_keys(L, map, "baseline"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     s->baseline = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)(n ? n : 1));
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        int a = loader_axis_ref(L, node(L, p->key), "baseline");
+        int a = spec_loader_axis_ref(L, node(L, p->key), "baseline");
         if (a < 0)
             return -1;
-        int v = loader_value_ref(L, a, node(L, p->value), "baseline value");
+        int v = spec_loader_value_ref(L, a, node(L, p->value), "baseline value");
         if (v < 0)
             return -1;
         s->baseline[s->nbaseline++] = (BaselineEntry){a, v};
@@ -501,7 +501,7 @@ int spec_sections_measure(Loader *L, yaml_node_t *map)
     KeyDoc keys[MEASURE_COUNT + 1] = {{0}};
     for (int i = 0; i < MEASURE_COUNT; i++)
         keys[i].key = measure_fields[i].key;
-    if (loader_check_keys(L, map, keys, "measure"))
+    if (spec_loader_check_keys(L, map, keys, "measure"))
         return -1;
     MeasureSettings *m = &L->s->measure;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -509,12 +509,12 @@ int spec_sections_measure(Loader *L, yaml_node_t *map)
         yaml_node_t *v = node(L, p->value);
         char expect[128];
         if (!is_scalar(v))
-            return loader_fail(L, v, "%s is a %s (expected a scalar)", k, kind_name(v));
+            return spec_loader_fail(L, v, "%s is a %s (expected a scalar)", k, kind_name(v));
         if (measure_set(m, measure_find(k), scalar(v), expect, sizeof expect))
-            return loader_fail(L, v, "%s is '%s' (expected %s)", k, scalar(v), expect);
+            return spec_loader_fail(L, v, "%s is '%s' (expected %s)", k, scalar(v), expect);
     }
     if (m->max_samples < m->min_samples)
-        return loader_fail(L, map, "max_samples (%d) is below min_samples (%d)", m->max_samples, m->min_samples);
+        return spec_loader_fail(L, map, "max_samples (%d) is below min_samples (%d)", m->max_samples, m->min_samples);
     return 0;
 }
 
@@ -529,9 +529,9 @@ static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
     if (!strncmp(v, "inspect.", 8)) {
         if (inspect_key_valid(v + 8))
             return 0;
-        return loader_fail(L, n, "unknown inspect fact '%s' (expected inspect. and one of: %s)", v, inspect_key_list());
+        return spec_loader_fail(L, n, "unknown inspect fact '%s' (expected inspect. and one of: %s)", v, inspect_key_list());
     }
-    return loader_fail(L, n, "unknown report value '%s' (expected one of: %s, inspect.KEY)", v,
+    return spec_loader_fail(L, n, "unknown report value '%s' (expected one of: %s, inspect.KEY)", v,
                        spec_value_list());
 }
 
@@ -566,7 +566,7 @@ static void check_where_name(void *ctx, const Expr *id)
  * compiles the text to SQL again when it tabulates. */
 static int check_report_where(Loader *L, yaml_node_t *n)
 {
-    Expr *e = loader_expr(L, n, "a report where");
+    Expr *e = spec_loader_expr(L, n, "a report where");
     if (!e)
         return -1;
     WhereNames wn = {L, 0};
@@ -583,13 +583,13 @@ static int report_axes(Loader *L, yaml_node_t *n, const char *name, const char *
         *list = arena_alloc(s->arena, sizeof(char *));
         (*list)[0] = arena_strdup(s->arena, scalar(n));
         *count = 1;
-    } else if (loader_strings(L, n, name, list, count)) {
+    } else if (spec_loader_strings(L, n, name, list, count)) {
         return -1;
     }
     yaml_node_t *items = n->type == YAML_SEQUENCE_NODE ? n : NULL;
     for (int m = 0; m < *count; m++)
         if (spec_axis_find(s, (*list)[m]) < 0)
-            return loader_fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
+            return spec_loader_fail(L, items ? node(L, items->data.sequence.items.start[m]) : n,
                         "unknown axis '%s' in report %s", (*list)[m], name);
     return 0;
 }
@@ -599,28 +599,28 @@ static int report_axes(Loader *L, yaml_node_t *n, const char *name, const char *
 static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
 {
     yaml_node_t *n;
-    if ((n = get(L, t, "title")) && loader_string(L, n, "title", &r->title))
+    if ((n = get(L, t, "title")) && spec_loader_string(L, n, "title", &r->title))
         return -1;
     if ((n = get(L, t, "value")) &&
-        (loader_string(L, n, "value", &r->value) || check_report_value(L, n, r->value)))
+        (spec_loader_string(L, n, "value", &r->value) || check_report_value(L, n, r->value)))
         return -1;
     if ((n = get(L, t, "where")) &&
-        (loader_string(L, n, "where", &r->where) || (*r->where && check_report_where(L, n))))
+        (spec_loader_string(L, n, "where", &r->where) || (*r->where && check_report_where(L, n))))
         return -1;
-    if ((n = get(L, t, "ratio")) && loader_bool(L, n, "ratio", &r->ratio))
+    if ((n = get(L, t, "ratio")) && spec_loader_bool(L, n, "ratio", &r->ratio))
         return -1;
     int speedup = 0;
-    if ((n = get(L, t, "speedup")) && loader_bool(L, n, "speedup", &speedup))
+    if ((n = get(L, t, "speedup")) && spec_loader_bool(L, n, "speedup", &speedup))
         return -1;
     if (speedup)
         r->ratio = 2;
-    if ((n = get(L, t, "best")) && loader_bool(L, n, "best", &r->best))
+    if ((n = get(L, t, "best")) && spec_loader_bool(L, n, "best", &r->best))
         return -1;
-    if ((n = get(L, t, "beside")) && loader_string(L, n, "beside", &r->beside))
+    if ((n = get(L, t, "beside")) && spec_loader_string(L, n, "beside", &r->beside))
         return -1;
     if (r->beside && !r->best)
-        return loader_fail(L, n, "beside: goes with best: true");
-    if ((n = get(L, t, "failed_values")) && loader_bool(L, n, "failed_values", &r->failed_values))
+        return spec_loader_fail(L, n, "beside: goes with best: true");
+    if ((n = get(L, t, "failed_values")) && spec_loader_bool(L, n, "failed_values", &r->failed_values))
         return -1;
     return 0;
 }
@@ -631,7 +631,7 @@ static int report_table(Loader *L, yaml_node_t *t)
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
                                   {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"beside", 0}, {"failed_values", 0},
                                   {"where", 0}, {0}};
-    if (loader_check_keys(L, t, keys, "a report table"))
+    if (spec_loader_check_keys(L, t, keys, "a report table"))
         return -1;
     ReportTable *r = &L->s->tables[L->s->ntables++];
     r->pos = node_pos(L, t);
@@ -641,9 +641,9 @@ static int report_table(Loader *L, yaml_node_t *t)
     /* A pivot needs columns; a best-per-row table has none. */
     yaml_node_t *cols = get(L, t, "cols");
     if (r->best && cols)
-        return loader_fail(L, cols, "a best: table has rows only (drop cols)");
+        return spec_loader_fail(L, cols, "a best: table has rows only (drop cols)");
     if (!r->best && !cols)
-        return loader_fail(L, t, "missing key 'cols' in a report table (or best: true for a"
+        return spec_loader_fail(L, t, "missing key 'cols' in a report table (or best: true for a"
                            " best-per-row table)");
     if (report_axes(L, get(L, t, "rows"), "rows", &r->rows, &r->nrows))
         return -1;
@@ -653,7 +653,7 @@ static int report_table(Loader *L, yaml_node_t *t)
 int spec_sections_report(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
-    if (loader_want(L, seq, YAML_SEQUENCE_NODE, "report"))
+    if (spec_loader_want(L, seq, YAML_SEQUENCE_NODE, "report"))
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     s->tables = arena_alloc(s->arena, sizeof(ReportTable) * (size_t)(k ? k : 1));

@@ -560,7 +560,7 @@ static int emit_list(const TList *l, PointEnv *pe, StrBuf *out, KvxError *err)
             break;
         case TN_EXPR: {
             Value v;
-            if (point_eval(pe, n->e, &v, err))
+            if (plan_point_eval(pe, n->e, &v, err))
                 return -1;
             sb_puts(out, val_text(pe->arena, v));
             break;
@@ -573,7 +573,7 @@ static int emit_list(const TList *l, PointEnv *pe, StrBuf *out, KvxError *err)
             for (int b = 0; b < n->nbranch; b++) {
                 if (n->conds[b]) {
                     Value c;
-                    if (point_eval(pe, n->conds[b], &c, err))
+                    if (plan_point_eval(pe, n->conds[b], &c, err))
                         return -1;
                     if (c.kind != VAL_BOOL) {
                         kvx_error_set(err, KVX_EINPUT, &n->conds[b]->pos,

@@ -11,7 +11,7 @@
  * below 2^32: the bytes above are its init, 0); filter_count's counters are as
  * wide as the module's PTX adds (FakeLaunch.counter_bytes); a 64-bit scalar
  * read of a 32-bit argument relies on the worker's zeroed argument slots
- * (Run.scalars). */
+ * (CaseLaunch.scalars). */
 #include "fake.h"
 
 #include <fcntl.h>

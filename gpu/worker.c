@@ -62,7 +62,7 @@ int worker_fail(CaseResult *res, CaseStatus st, const char *fmt, ...)
     return -1;
 }
 
-int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sync)
+int worker_step(WorkerState *w, CaseResult *res, CUresult r, const char *call, int sync)
 {
     if (r == CUDA_SUCCESS)
         return 0;
@@ -71,13 +71,13 @@ int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sy
     snprintf(res->detail, sizeof res->detail, "%s: %s (%s)", call, cudadl_error_name(r),
              cudadl_error_string(r));
     if (fault) {
-        result_write(w->out_fd, res);
+        case_result_write(w->out_fd, res);
         _exit(WORKER_EXIT_FAULT);   /* no teardown of a broken context */
     }
     return -1;
 }
 
-double worker_lap(Worker *w, CaseResult *res, CaseStep step)
+double worker_lap(WorkerState *w, CaseResult *res, CaseStep step)
 {
     double now = now_ms();
     res->t_step[step] += now - w->lap;
@@ -88,7 +88,7 @@ double worker_lap(Worker *w, CaseResult *res, CaseStep step)
 /* ---- modules and limits ---------------------------------------------------- */
 
 /* The kernel's attributes, read once per module and kernel. */
-static int attrs_read(Worker *w, Module *m, CUfunction f, CaseResult *res)
+static int attrs_read(WorkerState *w, Module *m, CUfunction f, CaseResult *res)
 {
     if (worker_step(w, res, cu.cuFuncGetAttribute(&m->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
                     "cuFuncGetAttribute(NUM_REGS)", 0) < 0 ||
@@ -103,7 +103,7 @@ static int attrs_read(Worker *w, Module *m, CUfunction f, CaseResult *res)
     return 0;
 }
 
-int worker_function(Worker *w, const char *cubin_path, const char *kernel, Module **out,
+int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, Module **out,
                     CaseResult *res)
 {
     Module *m = NULL;
@@ -154,7 +154,7 @@ int worker_function(Worker *w, const char *cubin_path, const char *kernel, Modul
     return 0;
 }
 
-static int function_get(Worker *w, const CaseDesc *c, Module **out, CaseResult *res)
+static int function_get(WorkerState *w, const CaseDesc *c, Module **out, CaseResult *res)
 {
     return worker_function(w, c->cubin_path, c->kernel, out, res);
 }
@@ -252,7 +252,7 @@ static int limits_cluster(const DeviceInfo *d, const CaseDesc *c, Module *m, Cas
 /* What the device and the compiled kernel allow: a case past them is skipped
  * with the reason rather than launched into an error.  Raises the kernel's
  * dynamic shared memory limit (and non-portable cluster size) when needed. */
-static int limits_check(Worker *w, const CaseDesc *c, Module *m, CaseResult *res)
+static int limits_check(WorkerState *w, const CaseDesc *c, Module *m, CaseResult *res)
 {
     if (limits_geometry(&w->dev, c, res) || limits_kernel(&w->dev, c, m, res) ||
         limits_cluster(&w->dev, c, m, res))
@@ -282,7 +282,7 @@ static int key_used(char keys[][65], int n, const char *key)
  * recently used first, while the cache holds more than its bytes or leaves
  * fewer free entries than the case has buffers.  Memory stays bounded; inputs
  * shared by the workload points that follow stay. */
-static void cache_evict(Worker *w, const CaseDesc *c)
+static void cache_evict(WorkerState *w, const CaseDesc *c)
 {
     char keys[CASE_MAX_BUFS][65];
     for (int i = 0; i < c->nbufs; i++)
@@ -318,7 +318,7 @@ static void cache_evict(Worker *w, const CaseDesc *c)
 }
 
 /* The host content of a buffer, generated once per key. */
-static const void *host_get(Worker *w, const CaseBuf *b, const char *key, CaseResult *res)
+static const void *host_get(WorkerState *w, const CaseBuf *b, const char *key, CaseResult *res)
 {
     for (int h = 0; h < w->nhosts; h++)
         if (strcmp(w->hosts[h].key, key) == 0) {
@@ -351,7 +351,7 @@ static uint64_t alloc_bytes(const CaseBuf *b)
     return bytes ? bytes : 256;
 }
 
-static int dev_alloc(Worker *w, const CaseBuf *b, CUdeviceptr *base, CaseResult *res)
+static int dev_alloc(WorkerState *w, const CaseBuf *b, CUdeviceptr *base, CaseResult *res)
 {
     uint64_t bytes = alloc_bytes(b);
     CUresult r = cu.cuMemAlloc(base, bytes);
@@ -373,7 +373,7 @@ static int dev_alloc(Worker *w, const CaseBuf *b, CUdeviceptr *base, CaseResult 
 /* An output allocation from the kept ones (the smallest that fits), or a new
  * one, which replaces the largest idle one when all entries are taken.
  * Returns its index, or -1 with res set. */
-static int out_get(Worker *w, const CaseBuf *b, CaseResult *res)
+static int out_get(WorkerState *w, const CaseBuf *b, CaseResult *res)
 {
     uint64_t bytes = alloc_bytes(b);
     int best = -1, largest = -1;
@@ -403,7 +403,7 @@ static int out_get(Worker *w, const CaseBuf *b, CaseResult *res)
 }
 
 /* The host copy an output is downloaded into, grown as needed and kept. */
-static void *hout_get(Worker *w, int i, uint64_t bytes)
+static void *hout_get(WorkerState *w, int i, uint64_t bytes)
 {
     if (bytes > w->hout_bytes[i] || !w->hout[i]) {
         free(w->hout[i]);
@@ -451,7 +451,7 @@ static void reset_plan(Reset *r, CUdeviceptr ptr, const void *host, int size, ui
     }
 }
 
-static CUresult reset_enqueue(Worker *w, const Reset *r)
+static CUresult reset_enqueue(WorkerState *w, const Reset *r)
 {
     if (r->bytes == 0)
         return CUDA_SUCCESS;
@@ -480,7 +480,7 @@ static int input_plan(const CaseBuf *b, InputsPlan *plan, CaseResult *res)
  * or where the device cannot (or a host reference made the host copy
  * already), generated on the host and uploaded (*uploaded set either way).
  * 0 or -1 with res set. */
-static int input_get(Worker *w, const CaseBuf *b, const char *key, Run *run, int i, int *uploaded,
+static int input_get(WorkerState *w, const CaseBuf *b, const char *key, CaseLaunch *run, int i, int *uploaded,
                      CaseResult *res)
 {
     int size = elem_types[b->type].size;
@@ -516,7 +516,7 @@ static int input_get(Worker *w, const CaseBuf *b, const char *key, Run *run, int
     return 0;
 }
 
-static void args_bind(const CaseDesc *c, Run *run)
+static void args_bind(const CaseDesc *c, CaseLaunch *run)
 {
     for (int i = 0; i < c->nargs; i++) {
         const CaseArg *a = &c->args[i];
@@ -532,7 +532,7 @@ static void args_bind(const CaseDesc *c, Run *run)
 
 /* Lay out every buffer: inputs from the cache (generated on a miss, on the
  * device where it can), outputs in kept allocations with their reset planned.  0 or -1. */
-static int buffers_prepare(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+static int buffers_prepare(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     int uploaded = 0;
     cache_evict(w, c);
@@ -569,7 +569,7 @@ static int buffers_prepare(Worker *w, const CaseDesc *c, Run *run, CaseResult *r
 }
 
 /* The case's output allocations go back to the kept ones. */
-static void run_release(Worker *w, const CaseDesc *c, Run *run)
+static void run_release(WorkerState *w, const CaseDesc *c, CaseLaunch *run)
 {
     for (int i = 0; i < c->nbufs; i++)
         if (run->owned[i])
@@ -578,7 +578,7 @@ static void run_release(Worker *w, const CaseDesc *c, Run *run)
 
 /* ---- launching ------------------------------------------------------------ */
 
-CUresult worker_launch_raw(Worker *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
+CUresult worker_launch_raw(WorkerState *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
                            const uint32_t cluster[3], uint32_t smem, void **argv)
 {
     uint64_t cs = (uint64_t)dim1(cluster[0]) * dim1(cluster[1]) * dim1(cluster[2]);
@@ -607,12 +607,12 @@ CUresult worker_launch_raw(Worker *w, CUfunction f, const uint32_t grid[3], cons
                              argv, NULL);
 }
 
-static CUresult launch(Worker *w, const CaseDesc *c, Run *run)
+static CUresult launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run)
 {
     return worker_launch_raw(w, run->f, c->grid, c->block, c->cluster, c->smem, run->argv);
 }
 
-int worker_prepare_launch(Worker *w, const CaseDesc *c, Run *run, int flush, CaseResult *res)
+int worker_prepare_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, CaseResult *res)
 {
     for (int i = 0; i < c->nbufs; i++)
         if (c->bufs[i].checked &&
@@ -630,13 +630,13 @@ int worker_prepare_launch(Worker *w, const CaseDesc *c, Run *run, int flush, Cas
     return 0;
 }
 
-int worker_enqueue_launch(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+int worker_enqueue_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     return worker_step(w, res, launch(w, c, run), cluster_size(c) > 1 ? "cuLaunchKernelEx" : "cuLaunchKernel",
                        0);
 }
 
-int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
+int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, float *ms,
                        CaseResult *res)
 {
     double t0 = now_ms();
@@ -671,9 +671,9 @@ static void result_init(const CaseDesc *c, CaseResult *res)
 }
 
 /* Run c into res.  The send and recv steps are the caller's, already in res. */
-static void run_case(Worker *w, const CaseDesc *c, CaseResult *res)
+static void run_case(WorkerState *w, const CaseDesc *c, CaseResult *res)
 {
-    Run run;
+    CaseLaunch run;
     memset(&run, 0, sizeof run);
     Module *m = NULL;
     int rc = function_get(w, c, &m, res);
@@ -701,7 +701,7 @@ done:
     worker_lap(w, res, CASE_STEP_stats);
 }
 
-static void worker_close(Worker *w)
+static void worker_close(WorkerState *w)
 {
     for (int i = 0; i < w->nhosts; i++)
         free(w->hosts[i].data);
@@ -746,7 +746,7 @@ static void worker_close(Worker *w)
     cu.cuDevicePrimaryCtxRelease(w->cudev);
 }
 
-static int worker_open(Worker *w, int device, KvxError *err)
+static int worker_open(WorkerState *w, int device, KvxError *err)
 {
     int n = 0;
     if (cudadl_load(err) < 0 || CU_CHECK(err, cu.cuInit(0)) < 0 ||
@@ -757,7 +757,7 @@ static int worker_open(Worker *w, int device, KvxError *err)
         return -1;
     }
     w->threads = pool_cores();
-    if (device_info_query(device, &w->dev, err) < 0 ||
+    if (worker_device_info_query(device, &w->dev, err) < 0 ||
         CU_CHECK(err, cu.cuDeviceGet(&w->cudev, device)) < 0 ||
         CU_CHECK(err, cu.cuDevicePrimaryCtxRetain(&w->ctx, w->cudev)) < 0)
         return -1;
@@ -778,7 +778,7 @@ static int worker_open(Worker *w, int device, KvxError *err)
 int worker_main(int device, int in_fd, int out_fd)
 {
     KvxError err = {0};
-    Worker *w = xcalloc(1, sizeof *w);
+    WorkerState *w = xcalloc(1, sizeof *w);
     w->out_fd = out_fd;
     if (worker_open(w, device, &err) < 0) {
         worker_start_write(out_fd, &err);
@@ -787,7 +787,7 @@ int worker_main(int device, int in_fd, int out_fd)
         return 1;
     }
     int status = 0;
-    if (worker_start_write(out_fd, NULL) < 0 || device_info_write(out_fd, &w->dev) < 0)
+    if (worker_start_write(out_fd, NULL) < 0 || worker_device_info_write(out_fd, &w->dev) < 0)
         status = 1;
     CaseDesc *c = xmalloc(sizeof *c);
     CaseResult res;
@@ -799,7 +799,7 @@ int worker_main(int device, int in_fd, int out_fd)
         worker_lap(w, &res, CASE_STEP_recv);
         fake_log_case(device, c); /* test hook (fake.h): KVX_FAKE_LOG only */
         run_case(w, c, &res);
-        if (result_write(out_fd, &res) < 0)
+        if (case_result_write(out_fd, &res) < 0)
             break;
         double now = now_ms();
         send_ms = now - w->lap;
@@ -813,9 +813,9 @@ int worker_main(int device, int in_fd, int out_fd)
 
 /* One launch of c for a profiler: buffers laid out as for a timed case,
  * outputs reset, no flush, no timing, no check.  0, or -1 (reason on stderr). */
-static int counters_case(Worker *w, const CaseDesc *c)
+static int counters_case(WorkerState *w, const CaseDesc *c)
 {
-    Run run;
+    CaseLaunch run;
     memset(&run, 0, sizeof run);
     CaseResult res;
     result_init(c, &res);
@@ -837,7 +837,7 @@ static int counters_case(Worker *w, const CaseDesc *c)
 int worker_counters_main(int device, int cases_fd)
 {
     KvxError err = {0};
-    Worker *w = xcalloc(1, sizeof *w);
+    WorkerState *w = xcalloc(1, sizeof *w);
     /* Results go nowhere: a fault still ends the process (worker_step). */
     w->out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
     int status = 0;

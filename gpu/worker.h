@@ -9,7 +9,7 @@
  *   worker -> parent   a start frame: the device's DeviceInfo, or why the
  *                      worker could not start (read it with worker_start_read)
  *   parent -> worker   CaseDesc (case_write)
- *   worker -> parent   CaseResult (result_write), one per case, in order
+ *   worker -> parent   CaseResult (case_result_write), one per case, in order
  *
  * until the parent closes its end.  After a sticky fault (illegal address,
  * trap, misaligned access, ...) the context is unusable: the worker sends the
@@ -74,15 +74,15 @@ typedef struct DeviceInfo {
 } DeviceInfo;
 
 /* One DeviceInfo frame (case.h's framing).  0 or -1. */
-int device_info_write(int fd, const DeviceInfo *d);
-int device_info_read(int fd, DeviceInfo *d);
+int worker_device_info_write(int fd, const DeviceInfo *d);
+int worker_device_info_read(int fd, DeviceInfo *d);
 
 /* The device as expression facts (sm_count, l2_bytes, ...; nominal = 0). */
-void device_info_facts(const DeviceInfo *d, DeviceFacts *f);
+void worker_device_info_facts(const DeviceInfo *d, DeviceFacts *f);
 
 /* Peak memory bandwidth, GB/s: two transfers per memory clock times the bus
  * width in bytes (what pct_peak divides by; kvx-peers uses it too). */
-double device_peak_gbs(int mem_clock_khz, int bus_width_bits);
+double worker_device_peak_gbs(int mem_clock_khz, int bus_width_bits);
 
 /* The worker process's body: load the driver, cuInit, retain the primary
  * context of `device`, send the start frame, then run cases until in_fd ends.

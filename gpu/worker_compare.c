@@ -21,7 +21,7 @@ _Static_assert(sizeof(VerifyChunk) == 40, "gpu/devio.cu's Chunk is 40 bytes");
 
 /* The module, loaded once.  0, or -1 with res skipped (the driver refused
  * the PTX) or set by worker_step. */
-static int devio_load(Worker *w, CaseResult *res)
+static int devio_load(WorkerState *w, CaseResult *res)
 {
     if (w->devio_mod)
         return 0;
@@ -41,7 +41,7 @@ static int devio_load(Worker *w, CaseResult *res)
 
 /* The module and the records' room for nch chunks.  0, or -1 with res
  * skipped (the driver refused the PTX) or set by worker_step. */
-static int devio_ready(Worker *w, uint64_t nch, CaseResult *res)
+static int devio_ready(WorkerState *w, uint64_t nch, CaseResult *res)
 {
     if (devio_load(w, res) < 0)
         return -1;
@@ -61,7 +61,7 @@ static int devio_ready(Worker *w, uint64_t nch, CaseResult *res)
 }
 
 /* One kvx_compare over count elements into w->hchunks.  0, or -1. */
-static int compare_launch(Worker *w, CUdeviceptr out, const RefSite *site, const ElemType *t, uint64_t count,
+static int compare_launch(WorkerState *w, CUdeviceptr out, const RefSite *site, const ElemType *t, uint64_t count,
                           double rtol, int norm_ok, CaseResult *res)
 {
     uint64_t nch = (count + VERIFY_CHUNK - 1) / VERIFY_CHUNK, stride = site->stride;
@@ -80,7 +80,7 @@ static int compare_launch(Worker *w, CUdeviceptr out, const RefSite *site, const
 
 /* Name the first differing elements: the slices of the first chunks that
  * hold any, downloaded.  0, or -1. */
-static int list_first(Worker *w, CUdeviceptr out, const RefSite *site, const ElemType *t, uint64_t count,
+static int list_first(WorkerState *w, CUdeviceptr out, const RefSite *site, const ElemType *t, uint64_t count,
                       double rtol, int norm_ok, const char *bufname, VerifyReport *rep, CaseResult *res)
 {
     uint64_t nch = (count + VERIFY_CHUNK - 1) / VERIFY_CHUNK;
@@ -103,7 +103,7 @@ static int list_first(Worker *w, CUdeviceptr out, const RefSite *site, const Ele
     return rc;
 }
 
-int worker_compare_device(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+int worker_compare_device(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run,
                           const RefSite *site, double rtol, VerifyReport *rep, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
@@ -131,7 +131,7 @@ int worker_compare_device(Worker *w, const CaseDesc *c, const CaseCheck *k, cons
     return 0;
 }
 
-int worker_upload(Worker *w, CUdeviceptr *dev, const void *host, uint64_t n, CaseResult *res)
+int worker_upload(WorkerState *w, CUdeviceptr *dev, const void *host, uint64_t n, CaseResult *res)
 {
     *dev = 0;
     CUresult r = cu.cuMemAlloc(dev, n ? n : 8);
@@ -151,7 +151,7 @@ int worker_upload(Worker *w, CUdeviceptr *dev, const void *host, uint64_t n, Cas
     return worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (reference)", 1);
 }
 
-int worker_fill_device(Worker *w, const InputsPlan *plan, CUdeviceptr dst, uint64_t count, CaseResult *res)
+int worker_fill_device(WorkerState *w, const InputsPlan *plan, CUdeviceptr dst, uint64_t count, CaseResult *res)
 {
     if (devio_load(w, res) < 0 ||
         (!w->fill_plan && worker_step(w, res, cu.cuMemAlloc(&w->fill_plan, sizeof *plan), "cuMemAlloc (fill plan)",
@@ -172,7 +172,7 @@ int worker_fill_device(Worker *w, const InputsPlan *plan, CUdeviceptr dst, uint6
                        "cuLaunchKernel (kvx_fill)", 0);
 }
 
-void worker_compare_close(Worker *w)
+void worker_compare_close(WorkerState *w)
 {
     free(w->hchunks);
     w->hchunks = NULL;

@@ -52,7 +52,7 @@ static const struct {
 #undef A
 };
 
-int device_info_query(int ordinal, DeviceInfo *d, KvxError *err)
+int worker_device_info_query(int ordinal, DeviceInfo *d, KvxError *err)
 {
     CUdevice dev;
     CUuuid u;
@@ -86,23 +86,23 @@ int device_info_query(int ordinal, DeviceInfo *d, KvxError *err)
         else
             *(int *)(void *)field = v;
     }
-    d->peak_gbs = device_peak_gbs(d->mem_clock_khz, d->bus_width);
+    d->peak_gbs = worker_device_peak_gbs(d->mem_clock_khz, d->bus_width);
     return 0;
 }
 
-double device_peak_gbs(int mem_clock_khz, int bus_width_bits)
+double worker_device_peak_gbs(int mem_clock_khz, int bus_width_bits)
 {
     return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
 }
 
-int device_info_write(int fd, const DeviceInfo *d)
+int worker_device_info_write(int fd, const DeviceInfo *d)
 {
-    return wire_send(fd, TAG_DEVICE, d, (uint32_t)sizeof *d);
+    return case_wire_send(fd, TAG_DEVICE, d, (uint32_t)sizeof *d);
 }
 
-int device_info_read(int fd, DeviceInfo *d)
+int worker_device_info_read(int fd, DeviceInfo *d)
 {
-    if (wire_recv(fd, TAG_DEVICE, d, (uint32_t)sizeof *d) < 0)
+    if (case_wire_recv(fd, TAG_DEVICE, d, (uint32_t)sizeof *d) < 0)
         return -1;
     d->name[sizeof d->name - 1] = 0;
     d->uuid[sizeof d->uuid - 1] = 0;
@@ -110,7 +110,7 @@ int device_info_read(int fd, DeviceInfo *d)
     return 0;
 }
 
-void device_info_facts(const DeviceInfo *d, DeviceFacts *f)
+void worker_device_info_facts(const DeviceInfo *d, DeviceFacts *f)
 {
     memset(f, 0, sizeof *f);
     snprintf(f->arch, sizeof f->arch, "sm_%d%d", d->cc_major % 100, d->cc_minor % 10);
@@ -144,14 +144,14 @@ int worker_start_write(int fd, const KvxError *err)
         s.code = err->code;
         memcpy(s.msg, err->msg, sizeof s.msg - 1);
     }
-    return wire_send(fd, TAG_START, &s, (uint32_t)sizeof s);
+    return case_wire_send(fd, TAG_START, &s, (uint32_t)sizeof s);
 }
 
 /* 0 started, 1 the peer reported a failure (err set), -1 the pipe failed. */
 static int start_read(int fd, KvxError *err)
 {
     StartFrame s;
-    if (wire_recv(fd, TAG_START, &s, (uint32_t)sizeof s) < 0)
+    if (case_wire_recv(fd, TAG_START, &s, (uint32_t)sizeof s) < 0)
         return -1;
     if (s.code == 0)
         return 0;
@@ -163,7 +163,7 @@ static int start_read(int fd, KvxError *err)
 int worker_start_read(int fd, DeviceInfo *d, KvxError *err)
 {
     int rc = start_read(fd, err);
-    if (rc == 0 && device_info_read(fd, d) == 0)
+    if (rc == 0 && worker_device_info_read(fd, d) == 0)
         return 0;
     if (rc != 1)
         kvx_error_set(err, KVX_EIO, NULL, "the GPU worker died before reporting its device");
@@ -180,13 +180,13 @@ int worker_probe_main(int out_fd)
     /* Query every device before answering, so that a failure is one message. */
     DeviceInfo *all = xcalloc((size_t)(n > 0 ? n : 1), sizeof *all);
     for (int i = 0; !err.code && i < n; i++)
-        device_info_query(i, &all[i], &err);
+        worker_device_info_query(i, &all[i], &err);
     int rc = worker_start_write(out_fd, &err);
     if (rc == 0 && !err.code) {
         int32_t count = n;
-        rc = wire_send(out_fd, TAG_COUNT, &count, sizeof count);
+        rc = case_wire_send(out_fd, TAG_COUNT, &count, sizeof count);
         for (int i = 0; rc == 0 && i < n; i++)
-            rc = device_info_write(out_fd, &all[i]);
+            rc = worker_device_info_write(out_fd, &all[i]);
     }
     free(all);
     return rc == 0 ? 0 : 1;
@@ -220,11 +220,11 @@ int worker_probe(DeviceInfo *out, int max, int *n, KvxError *err)
 
     int rc = start_read(p[0], err), ok = 0;
     int32_t count = 0;
-    if (rc == 0 && wire_recv(p[0], TAG_COUNT, &count, sizeof count) == 0) {
+    if (rc == 0 && case_wire_recv(p[0], TAG_COUNT, &count, sizeof count) == 0) {
         DeviceInfo d;
         ok = 1;
         for (int i = 0; i < count && ok; i++) {
-            ok = device_info_read(p[0], &d) == 0;
+            ok = worker_device_info_read(p[0], &d) == 0;
             if (ok && i < max)
                 out[i] = d;
         }

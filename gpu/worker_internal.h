@@ -99,7 +99,7 @@ typedef struct RefCache {
     CUdeviceptr ptr[CASE_MAX_BUFS]; /* base + the reference's offset */
 } RefCache;
 
-typedef struct Worker {
+typedef struct WorkerState {
     ExpCache expc[WORKER_MAX_EXPECTED];
     RefCache refs[WORKER_MAX_REFERENCES];
     int out_fd;
@@ -139,7 +139,7 @@ typedef struct Worker {
     void *hout[CASE_MAX_BUFS];          /* downloaded outputs, by buffer index */
     uint64_t hout_bytes[CASE_MAX_BUFS];
     Baseline baselines[WORKER_MAX_BASELINES];
-} Worker;
+} WorkerState;
 
 typedef enum { RESET_D8, RESET_D16, RESET_D32, RESET_COPY } ResetKind;
 
@@ -156,7 +156,7 @@ typedef struct Reset {
  * case (worker_measure.c): started once the inputs exist, joined when the
  * outputs are compared, after the samples. */
 typedef struct HostJob {
-    char key[65];           /* host_ref_key(); the result goes into Worker.expc */
+    char key[65];           /* host_ref_key(); the result goes into WorkerState.expc */
     int check;              /* index into CaseDesc.checks */
     RefArg args[CASE_MAX_REFARGS];
     Expected exp;
@@ -173,11 +173,11 @@ typedef struct HostRefs {
 } HostRefs;
 
 /* One case being run. */
-typedef struct Run {
+typedef struct CaseLaunch {
     CUfunction f;
     CUdeviceptr base[CASE_MAX_BUFS];  /* 256-aligned allocation */
     CUdeviceptr ptr[CASE_MAX_BUFS];   /* base + offset elements: what the kernel gets */
-    int owned[CASE_MAX_BUFS];         /* outputs: index into Worker.outs + 1; inputs are cached */
+    int owned[CASE_MAX_BUFS];         /* outputs: index into WorkerState.outs + 1; inputs are cached */
     const void *host[CASE_MAX_BUFS];  /* host content: input, or output init */
     Reset reset[CASE_MAX_BUFS];
     void *out[CASE_MAX_BUFS];         /* host copies of outputs (the worker's hout) */
@@ -187,7 +187,7 @@ typedef struct Run {
     const RefCache *ref;              /* the reference's outputs, when the case has one */
     double spent_ms;                  /* of the budget: wall time of the verified launch */
     HostRefs hrefs;                   /* host references not cached: computed aside */
-} Run;
+} CaseLaunch;
 
 /* ---- worker.c ------------------------------------------------------------------ */
 
@@ -199,7 +199,7 @@ int worker_fail(CaseResult *res, CaseStatus st, const char *fmt, ...) KVX_PRINTF
  * error, or any error reported by a synchronisation (sync = 1: what failed may
  * be any earlier asynchronous work), is a fault: the result is sent and the
  * process exits.  Other errors make the case a launch_error; -1. */
-int worker_step(Worker *w, CaseResult *res, CUresult r, const char *call, int sync);
+int worker_step(WorkerState *w, CaseResult *res, CUresult r, const char *call, int sync);
 
 /* After these the context is unusable: only a new process can use the GPU. */
 int worker_is_sticky(CUresult r);
@@ -207,36 +207,36 @@ int worker_is_sticky(CUresult r);
 /* The module at cubin_path, loaded once (LRU of WORKER_MAX_MODULES), with
  * kernel as its function (m->fn) and that kernel's attributes.  0, or -1 with
  * res load_error (a fault ends the worker). */
-int worker_function(Worker *w, const char *cubin_path, const char *kernel, Module **out,
+int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, Module **out,
                     CaseResult *res);
 
 /* Enqueue one launch of f on the worker's stream (cuLaunchKernelEx for a
  * cluster of more than one block). */
-CUresult worker_launch_raw(Worker *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
+CUresult worker_launch_raw(WorkerState *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
                            const uint32_t cluster[3], uint32_t smem, void **argv);
 /* Close a step of the case's profile: the time since the last call goes to
  * res->t_step[step].  Returns now_ms(). */
-double worker_lap(Worker *w, CaseResult *res, CaseStep step);
+double worker_lap(WorkerState *w, CaseResult *res, CaseStep step);
 
 /* Enqueue what precedes a launch: the outputs' resets and the L2 flush (mode
  * MEASURE_FLUSH_*).  0, or -1 with res set. */
-int worker_prepare_launch(Worker *w, const CaseDesc *c, Run *run, int flush, CaseResult *res);
+int worker_prepare_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, CaseResult *res);
 
 /* Enqueue the case's kernel.  0, or -1 with res set. */
-int worker_enqueue_launch(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+int worker_enqueue_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
 /* Allocate the flush buffer and load the read flush kernel (mode
  * MEASURE_FLUSH_*) if not yet done.  0, or -1 with res filled (skipped). */
-int worker_flush_prepare(Worker *w, int mode, CaseResult *res);
+int worker_flush_prepare(WorkerState *w, int mode, CaseResult *res);
 /* Enqueue the read flush (prepared) on the worker's stream, with flush_ptx.h's
  * geometry, the one kvx-peers uses.  0, or -1 with res set. */
-int worker_flush_read(Worker *w, CaseResult *res);
+int worker_flush_read(WorkerState *w, CaseResult *res);
 
 /* Reset the outputs, flush L2 (mode MEASURE_FLUSH_* in flush), launch between
  * the two events and wait.  The launch's time goes to *ms when given, else (the
  * verified launch) to res->launch_ms, with its wall time to run->spent_ms and
  * the step verify closed.  0, or -1 with res set; faults do not return. */
-int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float *ms,
+int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, float *ms,
                        CaseResult *res);
 
 /* ---- worker_measure.c ---------------------------------------------------------- */
@@ -244,11 +244,11 @@ int worker_launch_once(Worker *w, const CaseDesc *c, Run *run, int flush, float 
 /* Start computing, on a thread of its own, each host reference of c that the
  * worker has not cached; run's inputs (run->host) must stay until the join.
  * A thread that cannot be created leaves the work to worker_compare_case. */
-void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run);
+void worker_host_refs_start(WorkerState *w, const CaseDesc *c, CaseLaunch *run);
 
 /* Wait for the host references started for run, if any (the wait goes to
  * res->host_wait_ms), and cache their results.  Safe to call twice. */
-void worker_host_refs_join(Worker *w, Run *run, CaseResult *res);
+void worker_host_refs_join(WorkerState *w, CaseLaunch *run, CaseResult *res);
 
 /* Whether a host reference of c reads buffer buf: its host copy is then
  * needed; otherwise an input is generated on the device alone. */
@@ -256,26 +256,26 @@ int worker_host_reads(const CaseDesc *c, int buf);
 
 /* One untimed launch.  0 (the case is then timed and compared), or -1
  * (launch_error). */
-int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+int worker_verify_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
 /* 0 when every reference the case's checks need will be there after the
  * samples (the baseline's output has been kept), else -1 with res skipped:
  * the case is not timed for nothing. */
-int worker_checks_ready(Worker *w, const CaseDesc *c, CaseResult *res);
+int worker_checks_ready(WorkerState *w, const CaseDesc *c, CaseResult *res);
 
 /* The outputs compared with their references, on the device
  * (worker_compare.c; a set reference on the host), after joining the host
  * references: status ok or mismatch, rel_err and the first differing
  * elements; a reference that cannot be computed makes the case skipped and
  * drops its samples.  0, or -1 with res set. */
-int worker_compare_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+int worker_compare_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
 /* Warm-up (measure_warmups), then samples in batches (measure_batch) until
  * the noise target is met after min_samples, or max_samples, or the budget is
  * spent (the budget wins over min_samples); the clocks are read while the first
  * batch runs.  Fills res's statistics, gpu times, clocks and t_measure_ms.  0,
  * or -1 with res set.  In worker_sample.c. */
-int worker_measure_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res);
+int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
 /* ---- worker_compare.c ---------------------------------------------------------- */
 
@@ -293,32 +293,32 @@ typedef struct RefSite {
  * only the chunks' figures and the slices that hold the first differing
  * elements cross to the host.  rep as verify_compare fills it.  0, or -1
  * with res set (a fault ends the worker). */
-int worker_compare_device(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+int worker_compare_device(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run,
                           const RefSite *site, double rtol, VerifyReport *rep, CaseResult *res);
 
 /* Copy n bytes to a new device allocation *dev (the stream synchronised).
  * 0, or -1 with res set. */
-int worker_upload(Worker *w, CUdeviceptr *dev, const void *host, uint64_t n, CaseResult *res);
+int worker_upload(WorkerState *w, CUdeviceptr *dev, const void *host, uint64_t n, CaseResult *res);
 
 /* Generate count elements of the input plan describes at dst on the device
  * (kvx_fill), enqueued on the stream: the caller waits.  0, or -1 with res
  * set. */
-int worker_fill_device(Worker *w, const InputsPlan *plan, CUdeviceptr dst, uint64_t count, CaseResult *res);
+int worker_fill_device(WorkerState *w, const InputsPlan *plan, CUdeviceptr dst, uint64_t count, CaseResult *res);
 
 /* Release what worker_compare.c holds (worker_close). */
-void worker_compare_close(Worker *w);
+void worker_compare_close(WorkerState *w);
 
 /* ---- worker_ref.c -------------------------------------------------------------- */
 
 /* The outputs of c's reference kernel (c->ref), run on run's host contents on
  * a miss.  NULL with res skipped and ref_failed when it could not run (a fault
  * or a timeout ends the worker after sending res). */
-const RefCache *worker_reference(Worker *w, const CaseDesc *c, const Run *run, CaseResult *res);
+const RefCache *worker_reference(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, CaseResult *res);
 
 /* ---- worker_device.c ----------------------------------------------------------- */
 
 /* Fill d for device ordinal (cuInit done, no context needed).  0 or -1 with err. */
-int device_info_query(int ordinal, DeviceInfo *d, KvxError *err);
+int worker_device_info_query(int ordinal, DeviceInfo *d, KvxError *err);
 
 /* Send the start frame: started when err is NULL or clear, else err's code and
  * message (the reason the worker or the probe could not start).  0 or -1. */

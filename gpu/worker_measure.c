@@ -40,7 +40,7 @@ static void detail_add(CaseResult *res, const char *fmt, ...)
 
 /* ---- verification -------------------------------------------------------- */
 
-static Baseline *baseline_find(Worker *w, const char *key)
+static Baseline *baseline_find(WorkerState *w, const char *key)
 {
     for (int i = 0; i < WORKER_MAX_BASELINES; i++)
         if (w->baselines[i].key[0] && strcmp(w->baselines[i].key, key) == 0)
@@ -59,7 +59,7 @@ static void baseline_clear(Baseline *b)
 /* Keep the baseline's outputs, on the device, under its workload key,
  * replacing the oldest.  A copy that finds no room leaves the slot empty:
  * the variants are then skipped with the reason. */
-static int baseline_store(Worker *w, const CaseDesc *c, const Run *run, CaseResult *res)
+static int baseline_store(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, CaseResult *res)
 {
     Baseline *b = baseline_find(w, c->workload_key);
     if (!b) { /* free slots have stamp 0 and go first */
@@ -95,7 +95,7 @@ static int baseline_store(Worker *w, const CaseDesc *c, const Run *run, CaseResu
 
 /* The baseline variant's output at this workload point as the reference:
  * 0, 1 for the baseline itself (nothing to compare), -1 with res set. */
-static int site_baseline(Worker *w, const CaseDesc *c, const CaseCheck *k, RefSite *site, CaseResult *res)
+static int site_baseline(WorkerState *w, const CaseDesc *c, const CaseCheck *k, RefSite *site, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
     if (c->is_baseline)
@@ -114,7 +114,7 @@ static int site_baseline(Worker *w, const CaseDesc *c, const CaseCheck *k, RefSi
 
 /* A host reference's arguments: k's, with each buffer argument pointing at
  * the case's host copy of that buffer (its count the buffer's unless given). */
-static void host_ref_args(const CaseDesc *c, const CaseCheck *k, const Run *run,
+static void host_ref_args(const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run,
                           RefArg args[CASE_MAX_REFARGS])
 {
     memcpy(args, k->args, sizeof(RefArg) * CASE_MAX_REFARGS);
@@ -158,7 +158,7 @@ static void host_ref_key(const CaseDesc *c, const CaseCheck *k, const RefArg *ar
         snprintf(key + 2 * i, 3, "%02x", digest[i]);
 }
 
-static ExpCache *expc_find(Worker *w, const char *key)
+static ExpCache *expc_find(WorkerState *w, const char *key)
 {
     for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
         if (w->expc[i].stamp && strcmp(w->expc[i].key, key) == 0)
@@ -167,7 +167,7 @@ static ExpCache *expc_find(Worker *w, const char *key)
 }
 
 /* Keep exp (now the cache's) under key, replacing the least recently used. */
-static void expc_put(Worker *w, const char *key, const Expected *exp)
+static void expc_put(WorkerState *w, const char *key, const Expected *exp)
 {
     ExpCache *slot = &w->expc[0];
     for (int i = 1; i < WORKER_MAX_EXPECTED; i++)
@@ -229,7 +229,7 @@ static void *jobs_thread(void *arg)
     return NULL;
 }
 
-void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run)
+void worker_host_refs_start(WorkerState *w, const CaseDesc *c, CaseLaunch *run)
 {
     HostRefs *h = &run->hrefs;
     memset(h, 0, sizeof *h);
@@ -253,7 +253,7 @@ void worker_host_refs_start(Worker *w, const CaseDesc *c, Run *run)
     h->started = h->n && pthread_create(&h->tid, NULL, jobs_thread, h) == 0;
 }
 
-void worker_host_refs_join(Worker *w, Run *run, CaseResult *res)
+void worker_host_refs_join(WorkerState *w, CaseLaunch *run, CaseResult *res)
 {
     HostRefs *h = &run->hrefs;
     double t0 = now_ms();
@@ -274,7 +274,7 @@ void worker_host_refs_join(Worker *w, Run *run, CaseResult *res)
 /* A host reference's result from the worker's cache, where
  * worker_host_refs_join put it, or computed now; NULL with res skipped when
  * it cannot be computed. */
-static ExpCache *expected_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+static ExpCache *expected_host(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run,
                                CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
@@ -323,7 +323,7 @@ static void *values_packed(const Expected *exp, const ElemType *t, uint64_t firs
     return p;
 }
 
-int worker_checks_ready(Worker *w, const CaseDesc *c, CaseResult *res)
+int worker_checks_ready(WorkerState *w, const CaseDesc *c, CaseResult *res)
 {
     for (int i = 0; i < c->nchecks; i++) {
         RefSite site;
@@ -335,7 +335,7 @@ int worker_checks_ready(Worker *w, const CaseDesc *c, CaseResult *res)
 
 /* A host reference: its values uploaded once per key, or, for a set or an
  * address-dependent membership, the host's Expected.  0, or -1 with res set. */
-static int site_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run, RefSite *site,
+static int site_host(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run, RefSite *site,
                      CaseResult *res)
 {
     const ElemType *t = &elem_types[c->bufs[k->buf].type];
@@ -359,7 +359,7 @@ static int site_host(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run
 }
 
 /* A constant: one value, compared with every element (stride 0). */
-static int site_constant(Worker *w, const CaseDesc *c, const CaseCheck *k, RefSite *site, CaseResult *res)
+static int site_constant(WorkerState *w, const CaseDesc *c, const CaseCheck *k, RefSite *site, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
     const ElemType *t = &elem_types[b->type];
@@ -385,7 +385,7 @@ static int site_constant(Worker *w, const CaseDesc *c, const CaseCheck *k, RefSi
 
 /* Where the reference of one check lies.  0, 1 when there is nothing to
  * compare (the baseline's own differential check), -1 with res set. */
-static int site_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run, RefSite *site,
+static int site_get(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run, RefSite *site,
                     CaseResult *res)
 {
     if (k->ref[0] == 0)
@@ -406,7 +406,7 @@ static int site_get(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run 
     return site_host(w, c, k, run, site, res);
 }
 
-int worker_verify_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+int worker_verify_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     double t0 = now_ms();
     if (worker_launch_once(w, c, run, 0, NULL, res) < 0)
@@ -426,7 +426,7 @@ static void samples_drop(CaseResult *res)
 
 /* A check whose reference is only on the host: the output downloaded (once
  * per case) and compared there.  0, or -1 with res set. */
-static int compare_host(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run, const Expected *exp,
+static int compare_host(WorkerState *w, const CaseDesc *c, const CaseCheck *k, CaseLaunch *run, const Expected *exp,
                         double rtol, VerifyReport *rep, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
@@ -441,7 +441,7 @@ static int compare_host(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *r
 }
 
 /* The output of k's buffer on the host (once per case).  0, or -1 with res set. */
-static int download(Worker *w, const CaseDesc *c, int buf, Run *run, CaseResult *res)
+static int download(WorkerState *w, const CaseDesc *c, int buf, CaseLaunch *run, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[buf];
     uint64_t bytes = b->count * (uint64_t)elem_types[b->type].size;
@@ -456,7 +456,7 @@ static int download(Worker *w, const CaseDesc *c, int buf, Run *run, CaseResult 
  * *use: the host reference's own values (cached), or a constant or the device
  * copy (reference kernel, baseline, slice) made into *own.  0, or -1 with res
  * set. */
-static int expected_here(Worker *w, const CaseDesc *c, const CaseCheck *k, const Run *run,
+static int expected_here(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run,
                          const RefSite *site, Expected *own, const Expected **use, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
@@ -487,7 +487,7 @@ static int expected_here(Worker *w, const CaseDesc *c, const CaseCheck *k, const
 /* The elements of k's buffer compared: all, or the value of its length
  * buffer, checked before it (bad[]: buffers whose checks failed).  0, or 1
  * when the length is wrong or past the buffer (the detail says which). */
-static int check_length(const CaseDesc *c, const CaseCheck *k, const Run *run, const int *bad,
+static int check_length(const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run, const int *bad,
                         uint64_t *n, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
@@ -508,7 +508,7 @@ static int check_length(const CaseDesc *c, const CaseCheck *k, const Run *run, c
 
 /* An order-free or prefix check, on the host (host/verify_order.c): 0
  * compared (rep filled), 1 its length is wrong, -1 with res set. */
-static int compare_prefix(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run, const RefSite *site,
+static int compare_prefix(WorkerState *w, const CaseDesc *c, const CaseCheck *k, CaseLaunch *run, const RefSite *site,
                           const int *bad, double rtol, VerifyReport *rep, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
@@ -529,7 +529,7 @@ static int compare_prefix(Worker *w, const CaseDesc *c, const CaseCheck *k, Run 
 
 /* One check: 0 (compared, or nothing to compare), 1 a mismatch, -1 with
  * res set. */
-static int check_one(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run, const int *bad,
+static int check_one(WorkerState *w, const CaseDesc *c, const CaseCheck *k, CaseLaunch *run, const int *bad,
                      CaseResult *res)
 {
     const ElemType *t = &elem_types[c->bufs[k->buf].type];
@@ -560,7 +560,7 @@ static int check_one(Worker *w, const CaseDesc *c, const CaseCheck *k, Run *run,
 
 /* Every one-element checked output on the host, as res->out_value: a
  * length for a prefix check, a value for a metric.  0, or -1 with res set. */
-static int scalars_get(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+static int scalars_get(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     for (int i = 0; i < c->nbufs; i++)
         if (c->bufs[i].checked && c->bufs[i].count == 1) {
@@ -572,7 +572,7 @@ static int scalars_get(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
     return 0;
 }
 
-int worker_compare_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+int worker_compare_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     double t0 = now_ms();
     worker_lap(w, res, CASE_STEP_stats);

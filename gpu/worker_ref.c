@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 /* 0, or -1 with res skipped and ref_failed; a sticky error ends the worker. */
-static int ref_step(Worker *w, CaseResult *res, CUresult r, const char *call)
+static int ref_step(WorkerState *w, CaseResult *res, CUresult r, const char *call)
 {
     if (r == CUDA_SUCCESS)
         return 0;
@@ -28,7 +28,7 @@ static int ref_step(Worker *w, CaseResult *res, CUresult r, const char *call)
     snprintf(res->detail, sizeof res->detail, "reference kernel: %s: %s (%s)", call,
              cudadl_error_name(r), cudadl_error_string(r));
     if (worker_is_sticky(r)) {
-        result_write(w->out_fd, res);
+        case_result_write(w->out_fd, res);
         _exit(WORKER_EXIT_FAULT);
     }
     return -1;
@@ -36,7 +36,7 @@ static int ref_step(Worker *w, CaseResult *res, CUresult r, const char *call)
 
 /* Wait for the stream up to timeout_s, polling: a reference that never
  * returns must not take the worker's (the parent's) timeout for the case. */
-static int ref_wait(Worker *w, const CaseDesc *c, CaseResult *res)
+static int ref_wait(WorkerState *w, const CaseDesc *c, CaseResult *res)
 {
     double limit = now_ms() + c->measure.timeout_s * 1000;
     for (;;) {
@@ -50,7 +50,7 @@ static int ref_wait(Worker *w, const CaseDesc *c, CaseResult *res)
             res->ref_failed = 1;
             snprintf(res->detail, sizeof res->detail, "reference kernel: no result after %.0f s "
                      "(timeout_s)", c->measure.timeout_s);
-            result_write(w->out_fd, res);
+            case_result_write(w->out_fd, res);
             _exit(WORKER_EXIT_FAULT);
         }
         struct timespec ts = {0, 200000};
@@ -66,7 +66,7 @@ static void slot_clear(RefCache *slot)
     memset(slot, 0, sizeof *slot);
 }
 
-static RefCache *ref_slot(Worker *w, const char *key)
+static RefCache *ref_slot(WorkerState *w, const char *key)
 {
     RefCache *slot = &w->refs[0];
     for (int i = 0; i < WORKER_MAX_REFERENCES; i++) {
@@ -80,7 +80,7 @@ static RefCache *ref_slot(Worker *w, const char *key)
 }
 
 /* Lay out and launch; the checked outputs go to slot.  0 or -1 (res set). */
-static int ref_launch(Worker *w, const CaseDesc *c, const Run *run, RefCache *slot, CaseResult *res)
+static int ref_launch(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, RefCache *slot, CaseResult *res)
 {
     const CaseRef *r = &c->ref;
     CUdeviceptr base[CASE_MAX_BUFS] = {0}, ptr[CASE_MAX_BUFS];
@@ -131,7 +131,7 @@ done:
     return rc;
 }
 
-const RefCache *worker_reference(Worker *w, const CaseDesc *c, const Run *run, CaseResult *res)
+const RefCache *worker_reference(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, CaseResult *res)
 {
     RefCache *slot = ref_slot(w, c->ref.key);
     if (slot->stamp) {

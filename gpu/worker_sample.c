@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int worker_flush_prepare(Worker *w, int mode, CaseResult *res)
+int worker_flush_prepare(WorkerState *w, int mode, CaseResult *res)
 {
     if (!w->scratch) {
         size_t bytes = (size_t)(w->dev.l2_bytes > 0 ? FLUSH_L2_FACTOR * w->dev.l2_bytes : FLUSH_BYTES_DEFAULT);
@@ -42,7 +42,7 @@ int worker_flush_prepare(Worker *w, int mode, CaseResult *res)
     return 0;
 }
 
-int worker_flush_read(Worker *w, CaseResult *res)
+int worker_flush_read(WorkerState *w, CaseResult *res)
 {
     unsigned long long n16 = w->scratch_bytes / 16, buf = w->scratch;
     void *args[] = {&buf, &n16, &buf};
@@ -55,7 +55,7 @@ int worker_flush_read(Worker *w, CaseResult *res)
 
 /* Enqueue k samples: events bev[3i] (before the reset), bev[3i+1] and
  * bev[3i+2] around the launch.  0, or -1 with res set. */
-static int batch_enqueue(Worker *w, const CaseDesc *c, Run *run, int flush, int k,
+static int batch_enqueue(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, int k,
                          CaseResult *res)
 {
     for (int i = 0; i < k; i++) {
@@ -72,7 +72,7 @@ static int batch_enqueue(Worker *w, const CaseDesc *c, Run *run, int flush, int 
 
 /* Wait for a batch of k and read its times into t[0..k); the GPU time of the
  * resets and flushes is added to res->prep_gpu_ms.  0, or -1 (faults exit). */
-static int batch_collect(Worker *w, int k, double *t, CaseResult *res)
+static int batch_collect(WorkerState *w, int k, double *t, CaseResult *res)
 {
     if (worker_step(w, res, cu.cuEventSynchronize(w->bev[3 * k - 1]), "cuEventSynchronize", 1) < 0)
         return -1;
@@ -90,7 +90,7 @@ static int batch_collect(Worker *w, int k, double *t, CaseResult *res)
 
 /* The SM and memory clocks while the first batch runs (the GPU is busy then;
  * read after it, an idle GPU may already have clocked down). */
-static void clocks_read(Worker *w, CaseResult *res)
+static void clocks_read(WorkerState *w, CaseResult *res)
 {
     worker_lap(w, res, CASE_STEP_samples);
     nvml_clocks(&w->nvml, &res->sm_mhz, &res->mem_mhz);
@@ -102,7 +102,7 @@ static void clocks_read(Worker *w, CaseResult *res)
 
 /* The warm-ups, enqueued together and waited for once.  Returns the wall time
  * they took, or -1 with res set. */
-static double warmup_run(Worker *w, const CaseDesc *c, Run *run, int n, CaseResult *res)
+static double warmup_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int n, CaseResult *res)
 {
     double t0 = now_ms();
     for (int i = 0; i < n; i++)
@@ -119,7 +119,7 @@ static double warmup_run(Worker *w, const CaseDesc *c, Run *run, int n, CaseResu
 
 /* Batches until measure_batch says stop or a batch meets the noise target.
  * Fills t[0..*n).  0, or -1 with res set. */
-static int samples_run(Worker *w, const CaseDesc *c, Run *run, double per, double spent,
+static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, double per, double spent,
                        double *t, double *tmp, int *n, CaseResult *res)
 {
     const MeasureSettings *m = &c->measure;
@@ -148,7 +148,7 @@ static int samples_run(Worker *w, const CaseDesc *c, Run *run, double per, doubl
     return 0;
 }
 
-int worker_measure_case(Worker *w, const CaseDesc *c, Run *run, CaseResult *res)
+int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     const MeasureSettings *m = &c->measure;
     double t0 = now_ms();

@@ -67,7 +67,7 @@ static int read_all(int fd, void *p, size_t n)
     return 0;
 }
 
-int wire_send(int fd, uint32_t tag, const void *data, uint32_t n)
+int case_wire_send(int fd, uint32_t tag, const void *data, uint32_t n)
 {
     uint32_t head[2] = {tag, n};
     if (write_all(fd, head, sizeof head) < 0)
@@ -75,7 +75,7 @@ int wire_send(int fd, uint32_t tag, const void *data, uint32_t n)
     return write_all(fd, data, n);
 }
 
-int wire_recv(int fd, uint32_t tag, void *data, uint32_t n)
+int case_wire_recv(int fd, uint32_t tag, void *data, uint32_t n)
 {
     uint32_t head[2];
     if (read_all(fd, head, sizeof head) < 0)
@@ -105,7 +105,7 @@ int case_write(int fd, const CaseDesc *c)
             a->data = NULL;
         }
     }
-    int rc = wire_send(fd, TAG_CASE, w, (uint32_t)sizeof *w);
+    int rc = case_wire_send(fd, TAG_CASE, w, (uint32_t)sizeof *w);
     free(w);
     return rc;
 }
@@ -124,7 +124,7 @@ static int args_ok(const CaseArg *args, int n, int nbufs)
 
 int case_read(int fd, CaseDesc *c)
 {
-    if (wire_recv(fd, TAG_CASE, c, (uint32_t)sizeof *c) < 0)
+    if (case_wire_recv(fd, TAG_CASE, c, (uint32_t)sizeof *c) < 0)
         return -1;
     TERMINATE(c->cubin_path);
     TERMINATE(c->kernel);
@@ -170,14 +170,14 @@ int case_read(int fd, CaseDesc *c)
     return 0;
 }
 
-int result_write(int fd, const CaseResult *r)
+int case_result_write(int fd, const CaseResult *r)
 {
-    return wire_send(fd, TAG_RESULT, r, (uint32_t)sizeof *r);
+    return case_wire_send(fd, TAG_RESULT, r, (uint32_t)sizeof *r);
 }
 
-int result_read(int fd, CaseResult *r)
+int case_result_read(int fd, CaseResult *r)
 {
-    if (wire_recv(fd, TAG_RESULT, r, (uint32_t)sizeof *r) < 0)
+    if (case_wire_recv(fd, TAG_RESULT, r, (uint32_t)sizeof *r) < 0)
         return -1;
     TERMINATE(r->detail);
     if (!in_range((int)r->status, 0, CASE_STATUS_COUNT))

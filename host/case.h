@@ -2,7 +2,7 @@
  * the parent, sent to a worker over a pipe, and the worker's result sent back.
  *
  * Everything the worker needs is in the description: no spec, no expressions.
- * The wire format (case_write/case_read, result_write/result_read) is a simple
+ * The wire format (case_write/case_read, case_result_write/case_result_read) is a simple
  * length-prefixed binary stream between two processes of the same binary; it is
  * not a file format and carries no version. */
 #ifndef KVX_CASE_H
@@ -177,14 +177,14 @@ typedef struct CaseResult {
  * worker returns -1 instead of killing it. */
 int case_write(int fd, const CaseDesc *c);
 int case_read(int fd, CaseDesc *c);
-int result_write(int fd, const CaseResult *r);
-int result_read(int fd, CaseResult *r);
+int case_result_write(int fd, const CaseResult *r);
+int case_result_read(int fd, CaseResult *r);
 
 /* The framing every message between parent and worker uses (worker.c sends its
  * DeviceInfo with it): a tag, a byte count, the bytes.  Loops over short reads
- * and writes and EINTR.  wire_recv fails (-1) on EOF, an error, or a frame whose
+ * and writes and EINTR.  case_wire_recv fails (-1) on EOF, an error, or a frame whose
  * tag or size differ from the expected ones. */
-int wire_send(int fd, uint32_t tag, const void *data, uint32_t n);
-int wire_recv(int fd, uint32_t tag, void *data, uint32_t n);
+int case_wire_send(int fd, uint32_t tag, const void *data, uint32_t n);
+int case_wire_recv(int fd, uint32_t tag, void *data, uint32_t n);
 
 #endif

@@ -29,7 +29,7 @@
 
 /* ---- arguments ---------------------------------------------------------------- */
 
-int ref_fail(Call *c, const char *fmt, ...)
+int verify_ref_fail(Call *c, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -40,7 +40,7 @@ int ref_fail(Call *c, const char *fmt, ...)
     return -1;
 }
 
-int ref_arg_int(Call *c, int k, const char *what, int64_t *out)
+int verify_ref_arg_int(Call *c, int k, const char *what, int64_t *out)
 {
     Value v = c->a[k].v;
     if (!c->a[k].is_buf && (v.kind == VAL_INT || v.kind == VAL_BOOL)) {
@@ -51,51 +51,51 @@ int ref_arg_int(Call *c, int k, const char *what, int64_t *out)
         *out = (int64_t)v.d;
         return 0;
     }
-    return ref_fail(c, "argument %d (%s) must be an integer", k + 1, what);
+    return verify_ref_fail(c, "argument %d (%s) must be an integer", k + 1, what);
 }
 
-int ref_arg_count(Call *c, int k, const char *what, uint64_t *out)
+int verify_ref_arg_count(Call *c, int k, const char *what, uint64_t *out)
 {
-    int64_t v = 0; /* ref_arg_int sets it on success; GCC warns otherwise */
-    if (ref_arg_int(c, k, what, &v) < 0)
+    int64_t v = 0; /* verify_ref_arg_int sets it on success; GCC warns otherwise */
+    if (verify_ref_arg_int(c, k, what, &v) < 0)
         return -1;
     if (v < 1)
-        return ref_fail(c, "argument %d (%s) must be >= 1, got %lld", k + 1, what, (long long)v);
+        return verify_ref_fail(c, "argument %d (%s) must be >= 1, got %lld", k + 1, what, (long long)v);
     *out = (uint64_t)v;
     return 0;
 }
 
-int ref_arg_buf(Call *c, int k, const char *what)
+int verify_ref_arg_buf(Call *c, int k, const char *what)
 {
     if (!c->a[k].is_buf || !c->a[k].t)
-        return ref_fail(c, "argument %d (%s) must be a buffer", k + 1, what);
+        return verify_ref_fail(c, "argument %d (%s) must be a buffer", k + 1, what);
     return 0;
 }
 
-int ref_arg_int_buf(Call *c, int k, const char *what)
+int verify_ref_arg_int_buf(Call *c, int k, const char *what)
 {
-    if (ref_arg_buf(c, k, what) < 0)
+    if (verify_ref_arg_buf(c, k, what) < 0)
         return -1;
     if (c->a[k].t->is_float)
-        return ref_fail(c, "argument %d (%s) must be an integer buffer, not %s", k + 1, what,
+        return verify_ref_fail(c, "argument %d (%s) must be an integer buffer, not %s", k + 1, what,
                         c->a[k].t->name);
     return 0;
 }
 
-const char *ref_arg_str(Call *c, int k)
+const char *verify_ref_arg_str(Call *c, int k)
 {
     if (c->a[k].is_buf || c->a[k].v.kind != VAL_STR || !c->a[k].v.s) {
-        ref_fail(c, "argument %d must be a string", k + 1);
+        verify_ref_fail(c, "argument %d must be a string", k + 1);
         return NULL;
     }
     return c->a[k].v.s;
 }
 
 /* The result has n elements: the output buffer must hold exactly that many. */
-int ref_expect_init(Call *c, uint64_t n, int is_float)
+int verify_ref_expect_init(Call *c, uint64_t n, int is_float)
 {
     if (n != c->out_count)
-        return ref_fail(c, "the reference has %llu element%s but the output buffer has %llu",
+        return verify_ref_fail(c, "the reference has %llu element%s but the output buffer has %llu",
                         (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)c->out_count);
     Expected *e = c->exp;
     memset(e, 0, sizeof *e);
@@ -110,9 +110,9 @@ int ref_expect_init(Call *c, uint64_t n, int is_float)
 }
 
 /* Counts (and other integer results) into the output, whatever its type. */
-int ref_expect_counts(Call *c, const uint64_t *v, uint64_t n)
+int verify_ref_expect_counts(Call *c, const uint64_t *v, uint64_t n)
 {
-    if (ref_expect_init(c, n, c->out->is_float) < 0)
+    if (verify_ref_expect_init(c, n, c->out->is_float) < 0)
         return -1;
     for (uint64_t j = 0; j < n; j++) {
         if (c->out->is_float)
@@ -124,11 +124,11 @@ int ref_expect_counts(Call *c, const uint64_t *v, uint64_t n)
 }
 
 /* keys[i] for i < n, checked against [0, k). */
-int ref_key_at(Call *c, const RefArg *keys, uint64_t i, uint64_t k, uint64_t *out)
+int verify_ref_key_at(Call *c, const RefArg *keys, uint64_t i, uint64_t k, uint64_t *out)
 {
     uint64_t key = load_u(keys->t, keys->data, i);
     if (!key_ok(keys, i, k, out))
-        return ref_fail(c, "key[%llu] = %lld is outside 0..%llu", (unsigned long long)i,
+        return verify_ref_fail(c, "key[%llu] = %lld is outside 0..%llu", (unsigned long long)i,
                         (long long)key, (unsigned long long)(k - 1));
     *out = key;
     return 0;
@@ -136,10 +136,10 @@ int ref_key_at(Call *c, const RefArg *keys, uint64_t i, uint64_t k, uint64_t *ou
 
 /* Integer outputs take integer inputs only: a float summed into an integer has
  * no single meaning (truncate each term? the sum?). */
-int ref_int_inputs(Call *c, int k)
+int verify_ref_int_inputs(Call *c, int k)
 {
     if (!c->out->is_float && c->a[k].t->is_float)
-        return ref_fail(c, "a %s buffer reduced into a %s output: use a float output",
+        return verify_ref_fail(c, "a %s buffer reduced into a %s output: use a float output",
                         c->a[k].t->name, c->out->name);
     return 0;
 }
@@ -175,7 +175,7 @@ static void *par_main(void *arg)
     return NULL;
 }
 
-void ref_par_for(int workers, uint64_t ntasks, void (*fn)(void *, int, uint64_t), void *ctx)
+void verify_ref_par_for(int workers, uint64_t ntasks, void (*fn)(void *, int, uint64_t), void *ctx)
 {
     Par p = {.fn = fn, .ctx = ctx, .ntasks = ntasks};
     atomic_init(&p.next, 0);
@@ -196,7 +196,7 @@ void ref_par_for(int workers, uint64_t ntasks, void (*fn)(void *, int, uint64_t)
         pthread_join(tid[i], NULL);
 }
 
-int ref_workers_for(const Call *c, uint64_t per_worker, uint64_t ntasks)
+int verify_ref_workers_for(const Call *c, uint64_t per_worker, uint64_t ntasks)
 {
     uint64_t w = (uint64_t)c->threads;
     uint64_t fit = per_worker ? PARTIAL_BYTES / per_worker : w;
@@ -205,14 +205,14 @@ int ref_workers_for(const Call *c, uint64_t per_worker, uint64_t ntasks)
     return w < 1 ? 1 : (int)w;
 }
 
-void ref_counters_merge(uint64_t *cnt, int workers, uint64_t k)
+void verify_ref_counters_merge(uint64_t *cnt, int workers, uint64_t k)
 {
     for (int w = 1; w < workers; w++)
         for (uint64_t j = 0; j < k; j++)
             cnt[j] += cnt[(uint64_t)w * k + j];
 }
 
-double ref_acc_combine(double start, const Acc *p, uint64_t nchunks, uint64_t stride)
+double verify_ref_acc_combine(double start, const Acc *p, uint64_t nchunks, uint64_t stride)
 {
     Acc t = {start, 0};
     for (uint64_t ch = 0; ch < nchunks; ch++) {
@@ -222,12 +222,12 @@ double ref_acc_combine(double start, const Acc *p, uint64_t nchunks, uint64_t st
     return acc_get(&t);
 }
 
-int ref_bad_report(Call *c, const BadKey *b, const RefArg *keys, uint64_t k)
+int verify_ref_bad_report(Call *c, const BadKey *b, const RefArg *keys, uint64_t k)
 {
     uint64_t first = UINT64_MAX, key;
     for (int w = 0; w < MAX_WORKERS; w++)
         first = b->at[w] < first ? b->at[w] : first;
-    return first == UINT64_MAX ? 0 : ref_key_at(c, keys, first, k, &key);
+    return first == UINT64_MAX ? 0 : verify_ref_key_at(c, keys, first, k, &key);
 }
 
 /* ---- the table of references and the entry points ------------------------------ */
@@ -249,17 +249,17 @@ static const struct {
     const char *name;
     int (*fn)(Call *c);
 } refs[] = {
-    {"count_below", ref_count_below},
-    {"count_if", ref_count_if},
-    {"count_below_by", ref_count_below_by},
-    {"histogram", ref_histogram},
-    {"sum", ref_sum},
-    {"dot", ref_dot},
-    {"sum_by", ref_sum_by},
-    {"index_add", ref_index_add},
-    {"reduce", ref_reduce},
-    {"wrap_count", ref_wrap_count},
-    {"tally", ref_tally},
+    {"count_below", verify_ref_count_below},
+    {"count_if", verify_ref_count_if},
+    {"count_below_by", verify_ref_count_below_by},
+    {"histogram", verify_ref_histogram},
+    {"sum", verify_ref_sum},
+    {"dot", verify_ref_dot},
+    {"sum_by", verify_ref_sum_by},
+    {"index_add", verify_ref_index_add},
+    {"reduce", verify_ref_reduce},
+    {"wrap_count", verify_ref_wrap_count},
+    {"tally", verify_ref_tally},
     {"slice", ref_slice},
 };
 

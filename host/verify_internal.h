@@ -91,30 +91,30 @@ typedef struct Call {
  * c->err set to "NAME: message" (KVX_EINPUT); nothing is allocated on failure.
  * k is the argument's index (0-based; messages count from 1), what its name
  * in messages. */
-int ref_fail(Call *c, const char *fmt, ...) KVX_PRINTF(2, 3);       /* always -1 */
+int verify_ref_fail(Call *c, const char *fmt, ...) KVX_PRINTF(2, 3);       /* always -1 */
 /* An integer scalar (a bool, or an integral float below 2^63, is accepted). */
-int ref_arg_int(Call *c, int k, const char *what, int64_t *out);
+int verify_ref_arg_int(Call *c, int k, const char *what, int64_t *out);
 /* An integer scalar >= 1. */
-int ref_arg_count(Call *c, int k, const char *what, uint64_t *out);
+int verify_ref_arg_count(Call *c, int k, const char *what, uint64_t *out);
 /* A buffer (with a type). */
-int ref_arg_buf(Call *c, int k, const char *what);
+int verify_ref_arg_buf(Call *c, int k, const char *what);
 /* A buffer of an integer type. */
-int ref_arg_int_buf(Call *c, int k, const char *what);
+int verify_ref_arg_int_buf(Call *c, int k, const char *what);
 /* A string scalar; NULL (with c->err set) when it is not. */
-const char *ref_arg_str(Call *c, int k);
+const char *verify_ref_arg_str(Call *c, int k);
 /* Buffer argument k may feed the output: an integer output takes integer
  * inputs only (a float summed into an integer has no single meaning). */
-int ref_int_inputs(Call *c, int k);
+int verify_ref_int_inputs(Call *c, int k);
 /* Set c->exp up as EXPECT_VALUES with n zeroed values (c->exp->f when
  * is_float, else c->exp->u; owned by c->exp).  -1 when n differs from the
  * output buffer's count. */
-int ref_expect_init(Call *c, uint64_t n, int is_float);
-/* ref_expect_init for the output's type, filled from v[0..n): integer outputs
+int verify_ref_expect_init(Call *c, uint64_t n, int is_float);
+/* verify_ref_expect_init for the output's type, filled from v[0..n): integer outputs
  * wrapped to their width, float outputs converted. */
-int ref_expect_counts(Call *c, const uint64_t *v, uint64_t n);
+int verify_ref_expect_counts(Call *c, const uint64_t *v, uint64_t n);
 /* keys[i] as *out when it lies in [0, k); -1 with a message naming i and the
  * key when it does not. */
-int ref_key_at(Call *c, const RefArg *keys, uint64_t i, uint64_t k, uint64_t *out);
+int verify_ref_key_at(Call *c, const RefArg *keys, uint64_t i, uint64_t k, uint64_t *out);
 
 /* keys[i] as *out when it lies in [0, k); 0 when it does not.  Safe on any
  * thread: nothing is reported. */
@@ -189,15 +189,15 @@ static inline void part_span(uint64_t n, uint64_t parts, uint64_t t, uint64_t *b
  * threads (the caller's included, as worker 0); worker < workers always, and
  * two tasks of one worker never run at once.  Tasks are claimed in order from
  * a shared counter; a thread that cannot be created only costs speed. */
-void ref_par_for(int workers, uint64_t ntasks, void (*fn)(void *, int, uint64_t), void *ctx);
+void verify_ref_par_for(int workers, uint64_t ntasks, void (*fn)(void *, int, uint64_t), void *ctx);
 
 /* Workers that may each hold `per_worker` bytes of partials, up to the
  * call's threads and the tasks there are; at least one. */
-int ref_workers_for(const Call *c, uint64_t per_worker, uint64_t ntasks);
+int verify_ref_workers_for(const Call *c, uint64_t per_worker, uint64_t ntasks);
 
 /* Per-worker u64 counters (workers rows of k) summed into row 0: exact in
  * any order. */
-void ref_counters_merge(uint64_t *cnt, int workers, uint64_t k);
+void verify_ref_counters_merge(uint64_t *cnt, int workers, uint64_t k);
 
 /* Slots per chunk for k partials: k rounded up to 8, so that no two chunks'
  * partials share a cache line (a k = 1 fold would otherwise bounce one line
@@ -209,7 +209,7 @@ static inline uint64_t pad_slots(uint64_t k)
 
 /* The compensated sum of chunk partials p[0], p[stride], ... (nchunks of them)
  * from `start`, in chunk order. */
-double ref_acc_combine(double start, const Acc *p, uint64_t nchunks, uint64_t stride);
+double verify_ref_acc_combine(double start, const Acc *p, uint64_t nchunks, uint64_t stride);
 
 /* The first out-of-range key found by any worker (UINT64_MAX: none).  Each
  * worker records the lowest index it saw; a chunk stops at its first. */
@@ -231,23 +231,23 @@ static inline void bad_note(BadKey *b, int w, uint64_t i)
 
 /* 0, or -1 with the message of the lowest bad key (the one a sequential scan
  * would have stopped at). */
-int ref_bad_report(Call *c, const BadKey *b, const RefArg *keys, uint64_t k);
+int verify_ref_bad_report(Call *c, const BadKey *b, const RefArg *keys, uint64_t k);
 
 /* ---- the references (verify_ref.c, verify_reduce.c) ---------------------------- */
 
 /* Compute the reference named by c->name into c->exp (verify.h gives each
  * one's meaning); c->nargs is already checked.  0, or -1 with c->err set. */
-int ref_count_below(Call *c);
-int ref_count_if(Call *c);
-int ref_count_below_by(Call *c);
-int ref_histogram(Call *c);
-int ref_sum(Call *c);
-int ref_dot(Call *c);
-int ref_sum_by(Call *c);
-int ref_index_add(Call *c);
-int ref_reduce(Call *c);
-int ref_wrap_count(Call *c);
-int ref_tally(Call *c);
+int verify_ref_count_below(Call *c);
+int verify_ref_count_if(Call *c);
+int verify_ref_count_below_by(Call *c);
+int verify_ref_histogram(Call *c);
+int verify_ref_sum(Call *c);
+int verify_ref_dot(Call *c);
+int verify_ref_sum_by(Call *c);
+int verify_ref_index_add(Call *c);
+int verify_ref_reduce(Call *c);
+int verify_ref_wrap_count(Call *c);
+int verify_ref_tally(Call *c);
 
 /* An element as verify_compare names it: integers (u, wrapped) in their
  * type's signedness, floats (f) as the shortest decimal that reads back as

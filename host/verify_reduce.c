@@ -148,8 +148,8 @@ static void reduce_values(Call *c, RedCtx *x)
             for (uint64_t j = 0; j < k; j++)
                 x->u[j] = x->init_u;
         }
-        x->nparts = (uint64_t)ref_workers_for(c, 0, k / 64 ? k / 64 : 1);
-        ref_par_for((int)x->nparts, x->nparts, red_columns, x);
+        x->nparts = (uint64_t)verify_ref_workers_for(c, 0, k / 64 ? k / 64 : 1);
+        verify_ref_par_for((int)x->nparts, x->nparts, red_columns, x);
         for (uint64_t j = 0; add && j < k; j++)
             c->exp->f[j] = acc_get(&x->acc[j]);
         free(x->acc);
@@ -163,10 +163,10 @@ static void reduce_values(Call *c, RedCtx *x)
         x->f = xcalloc(slots, sizeof *x->f);
     else
         x->u = xcalloc(slots, sizeof *x->u);
-    ref_par_for(ref_workers_for(c, 0, nch), nch, red_chunk, x);
+    verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, red_chunk, x);
     for (uint64_t j = 0; j < k; j++) {
         if (add) {
-            c->exp->f[j] = ref_acc_combine(x->r0, x->acc + j, nch, x->stride);
+            c->exp->f[j] = verify_ref_acc_combine(x->r0, x->acc + j, nch, x->stride);
         } else if (is_float) {
             double r = x->r0;
             for (uint64_t ch = 0; ch < nch; ch++)
@@ -184,15 +184,15 @@ static void reduce_values(Call *c, RedCtx *x)
     free(x->u);
 }
 
-int ref_reduce(Call *c)
+int verify_ref_reduce(Call *c)
 {
     const char *name;
     uint64_t k = 0;
-    if (!(name = ref_arg_str(c, 0)) || ref_arg_buf(c, 1, "buffer") < 0 ||
-        ref_int_inputs(c, 1) < 0 || ref_arg_count(c, 2, "k", &k) < 0)
+    if (!(name = verify_ref_arg_str(c, 0)) || verify_ref_arg_buf(c, 1, "buffer") < 0 ||
+        verify_ref_int_inputs(c, 1) < 0 || verify_ref_arg_count(c, 2, "k", &k) < 0)
         return -1;
     if (c->a[3].is_buf || !val_is_num(c->a[3].v))
-        return ref_fail(c, "argument 4 (init) must be a number");
+        return verify_ref_fail(c, "argument 4 (init) must be a number");
     int op = 0;
     while (op < RED_COUNT && strcmp(red_ops[op].name, name) != 0)
         op++;
@@ -203,7 +203,7 @@ int ref_reduce(Call *c)
         for (int i = 0; i < RED_COUNT; i++)
             if (is_float ? red_ops[i].for_float : red_ops[i].for_int)
                 sb_printf(&names, "%s%s", names.len ? " " : "", red_ops[i].name);
-        ref_fail(c, "op \"%s\" is not defined for a %s output (expected one of: %s)", name,
+        verify_ref_fail(c, "op \"%s\" is not defined for a %s output (expected one of: %s)", name,
                  c->out->name, sb_str(&names));
         sb_free(&names);
         return -1;
@@ -213,14 +213,14 @@ int ref_reduce(Call *c)
     uint64_t init_u = 0;
     if (!is_float) {
         int64_t iv;
-        if (ref_arg_int(c, 3, "init", &iv) < 0)
+        if (verify_ref_arg_int(c, 3, "init", &iv) < 0)
             return -1;
         init_u = wrap(c->out, (uint64_t)iv);
     }
     if (op == RED_EXCH) {
         /* Any written value or init: the membership test scans a copy of the
          * input at compare time, O(n) time and no set to build. */
-        if (ref_expect_init(c, k, is_float) < 0)
+        if (verify_ref_expect_init(c, k, is_float) < 0)
             return -1;
         Expected *e = c->exp;
         e->kind = EXPECT_MEMBER;
@@ -237,7 +237,7 @@ int ref_reduce(Call *c)
         e->member_init_f = val_num(init);
         return 0;
     }
-    if (ref_expect_init(c, k, is_float) < 0)
+    if (verify_ref_expect_init(c, k, is_float) < 0)
         return -1;
     RedCtx x = {.b = b, .out = c->out, .op = (RedOp)op, .n = b->count, .k = k,
                 .r0 = is_float ? val_num(init) : 0, .init_u = init_u};
@@ -268,22 +268,22 @@ static uint64_t wrap_steps(int inc, uint64_t x, uint64_t lim, uint64_t m)
     return (uint64_t)(((u128)x + cyc - mm) % cyc);
 }
 
-int ref_wrap_count(Call *c)
+int verify_ref_wrap_count(Call *c)
 {
     const char *op;
     int64_t n, init, lim;
     uint64_t k = 0;
-    if (!(op = ref_arg_str(c, 0)) || ref_arg_int(c, 1, "n", &n) < 0 ||
-        ref_arg_count(c, 2, "k", &k) < 0 || ref_arg_int(c, 3, "init", &init) < 0 ||
-        ref_arg_int(c, 4, "lim", &lim) < 0)
+    if (!(op = verify_ref_arg_str(c, 0)) || verify_ref_arg_int(c, 1, "n", &n) < 0 ||
+        verify_ref_arg_count(c, 2, "k", &k) < 0 || verify_ref_arg_int(c, 3, "init", &init) < 0 ||
+        verify_ref_arg_int(c, 4, "lim", &lim) < 0)
         return -1;
     int inc = strcmp(op, "inc") == 0;
     if (!inc && strcmp(op, "dec") != 0)
-        return ref_fail(c, "op \"%s\" (expected \"inc\" or \"dec\")", op);
+        return verify_ref_fail(c, "op \"%s\" (expected \"inc\" or \"dec\")", op);
     if (n < 0)
-        return ref_fail(c, "n must be >= 0, got %lld", (long long)n);
+        return verify_ref_fail(c, "n must be >= 0, got %lld", (long long)n);
     if (c->out->is_float)
-        return ref_fail(c, "atomicInc/atomicDec count in an unsigned integer, not %s",
+        return verify_ref_fail(c, "atomicInc/atomicDec count in an unsigned integer, not %s",
                         c->out->name);
     /* The hardware compares unsigned in the output's width. */
     const ElemType *ut = &elem_types[c->out->size == 8 ? ET_U64 : c->out->size == 4 ? ET_U32
@@ -292,30 +292,30 @@ int ref_wrap_count(Call *c)
     uint64_t *v = xmalloc(k * sizeof *v);
     for (uint64_t j = 0; j < k; j++)
         v[j] = wrap_steps(inc, x, l, (uint64_t)n / k + (j < (uint64_t)n % k));
-    int rc = ref_expect_counts(c, v, k);
+    int rc = verify_ref_expect_counts(c, v, k);
     free(v);
     return rc;
 }
 
-int ref_tally(Call *c)
+int verify_ref_tally(Call *c)
 {
     int64_t n, init;
     uint64_t k = 0;
-    if (ref_arg_int(c, 0, "n", &n) < 0 || ref_arg_count(c, 1, "k", &k) < 0 ||
-        ref_arg_int(c, 2, "init", &init) < 0)
+    if (verify_ref_arg_int(c, 0, "n", &n) < 0 || verify_ref_arg_count(c, 1, "k", &k) < 0 ||
+        verify_ref_arg_int(c, 2, "init", &init) < 0)
         return -1;
     if (n < 0)
-        return ref_fail(c, "n must be >= 0, got %lld", (long long)n);
+        return verify_ref_fail(c, "n must be >= 0, got %lld", (long long)n);
     uint64_t *v = xmalloc(k * sizeof *v);
     for (uint64_t j = 0; j < k; j++)
         v[j] = (uint64_t)init + (uint64_t)n / k + (j < (uint64_t)n % k);
     int rc;
     if (c->out->is_float) { /* init may be negative: convert as signed */
-        rc = ref_expect_init(c, k, 1);
+        rc = verify_ref_expect_init(c, k, 1);
         for (uint64_t j = 0; rc == 0 && j < k; j++)
             c->exp->f[j] = (double)(int64_t)v[j];
     } else {
-        rc = ref_expect_counts(c, v, k);
+        rc = verify_ref_expect_counts(c, v, k);
     }
     free(v);
     return rc;

@@ -131,7 +131,7 @@ static uint64_t count_cmp(Call *c, const RefArg *buf, CmpOp op, Value v)
     cmp_plan(&plan, buf, op, v);
     uint64_t nch = nchunks_of(buf->count), n = 0;
     CountCtx x = {&plan, xcalloc(nch ? nch : 1, sizeof *x.part)};
-    ref_par_for(ref_workers_for(c, 0, nch), nch, count_chunk, &x);
+    verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, count_chunk, &x);
     for (uint64_t ch = 0; ch < nch; ch++)
         n += x.part[ch];
     free(x.part);
@@ -141,30 +141,30 @@ static uint64_t count_cmp(Call *c, const RefArg *buf, CmpOp op, Value v)
 static int check_threshold(Call *c, int k)
 {
     if (c->a[k].is_buf || !val_is_num(c->a[k].v))
-        return ref_fail(c, "argument %d (threshold) must be a number", k + 1);
+        return verify_ref_fail(c, "argument %d (threshold) must be a number", k + 1);
     return 0;
 }
 
-int ref_count_below(Call *c)
+int verify_ref_count_below(Call *c)
 {
-    if (ref_arg_buf(c, 0, "buffer") < 0 || check_threshold(c, 1) < 0)
+    if (verify_ref_arg_buf(c, 0, "buffer") < 0 || check_threshold(c, 1) < 0)
         return -1;
     uint64_t n = count_cmp(c, &c->a[0], CMP_LT, c->a[1].v);
-    return ref_expect_counts(c, &n, 1);
+    return verify_ref_expect_counts(c, &n, 1);
 }
 
-int ref_count_if(Call *c)
+int verify_ref_count_if(Call *c)
 {
     const char *op = NULL;
-    if (ref_arg_buf(c, 0, "buffer") < 0 || !(op = ref_arg_str(c, 1)) || check_threshold(c, 2) < 0)
+    if (verify_ref_arg_buf(c, 0, "buffer") < 0 || !(op = verify_ref_arg_str(c, 1)) || check_threshold(c, 2) < 0)
         return -1;
     int k = 0;
     while (k < CMP_COUNT && strcmp(cmp_names[k], op) != 0)
         k++;
     if (k == CMP_COUNT)
-        return ref_fail(c, "unknown comparison \"%s\" (expected one of: < <= == != > >=)", op);
+        return verify_ref_fail(c, "unknown comparison \"%s\" (expected one of: < <= == != > >=)", op);
     uint64_t n = count_cmp(c, &c->a[0], (CmpOp)k, c->a[2].v);
-    return ref_expect_counts(c, &n, 1);
+    return verify_ref_expect_counts(c, &n, 1);
 }
 
 /* count_below_by and histogram: k counters per worker, merged. */
@@ -197,30 +197,30 @@ static void below_by_chunk(void *ctx, int w, uint64_t ch)
     }
 }
 
-int ref_count_below_by(Call *c)
+int verify_ref_count_below_by(Call *c)
 {
     uint64_t k = 0;
-    if (ref_arg_buf(c, 0, "buffer") < 0 || check_threshold(c, 1) < 0 ||
-        ref_arg_int_buf(c, 2, "keys") < 0 || ref_arg_count(c, 3, "k", &k) < 0)
+    if (verify_ref_arg_buf(c, 0, "buffer") < 0 || check_threshold(c, 1) < 0 ||
+        verify_ref_arg_int_buf(c, 2, "keys") < 0 || verify_ref_arg_count(c, 3, "k", &k) < 0)
         return -1;
     const RefArg *buf = &c->a[0], *keys = &c->a[2];
     if (keys->count < buf->count)
-        return ref_fail(c, "keys has %llu elements, fewer than the buffer's %llu",
+        return verify_ref_fail(c, "keys has %llu elements, fewer than the buffer's %llu",
                         (unsigned long long)keys->count, (unsigned long long)buf->count);
     if (k != c->out_count)
-        return ref_expect_init(c, k, 0);
+        return verify_ref_expect_init(c, k, 0);
     CmpPlan plan;
     cmp_plan(&plan, buf, CMP_LT, c->a[1].v);
     uint64_t nch = nchunks_of(buf->count);
-    int workers = ref_workers_for(c, k > PARTIAL_BYTES ? PARTIAL_BYTES : k * 8, nch);
+    int workers = verify_ref_workers_for(c, k > PARTIAL_BYTES ? PARTIAL_BYTES : k * 8, nch);
     TallyCtx x = {.n = buf->count, .k = k, .plan = &plan, .keys = keys};
     x.cnt = xcalloc(k * (uint64_t)workers, sizeof *x.cnt);
     bad_init(&x.bad);
-    ref_par_for(workers, nch, below_by_chunk, &x);
-    ref_counters_merge(x.cnt, workers, k);
-    int rc = ref_bad_report(c, &x.bad, keys, k);
+    verify_ref_par_for(workers, nch, below_by_chunk, &x);
+    verify_ref_counters_merge(x.cnt, workers, k);
+    int rc = verify_ref_bad_report(c, &x.bad, keys, k);
     if (rc == 0)
-        rc = ref_expect_counts(c, x.cnt, k);
+        rc = verify_ref_expect_counts(c, x.cnt, k);
     free(x.cnt);
     return rc;
 }
@@ -249,25 +249,25 @@ static void histogram_chunk(void *ctx, int w, uint64_t ch)
     }
 }
 
-int ref_histogram(Call *c)
+int verify_ref_histogram(Call *c)
 {
     uint64_t bins = 0;
     int64_t lo, hi;
-    if (ref_arg_buf(c, 0, "buffer") < 0 || ref_arg_count(c, 1, "bins", &bins) < 0 ||
-        ref_arg_int(c, 2, "lo", &lo) < 0 || ref_arg_int(c, 3, "hi", &hi) < 0)
+    if (verify_ref_arg_buf(c, 0, "buffer") < 0 || verify_ref_arg_count(c, 1, "bins", &bins) < 0 ||
+        verify_ref_arg_int(c, 2, "lo", &lo) < 0 || verify_ref_arg_int(c, 3, "hi", &hi) < 0)
         return -1;
     if (lo > hi)
-        return ref_fail(c, "lo (%lld) > hi (%lld)", (long long)lo, (long long)hi);
+        return verify_ref_fail(c, "lo (%lld) > hi (%lld)", (long long)lo, (long long)hi);
     i128 span = (i128)hi - lo + 1;
     const RefArg *b = &c->a[0];
     uint64_t nch = nchunks_of(b->count);
-    int workers = ref_workers_for(c, bins > PARTIAL_BYTES ? PARTIAL_BYTES : bins * 8, nch);
+    int workers = verify_ref_workers_for(c, bins > PARTIAL_BYTES ? PARTIAL_BYTES : bins * 8, nch);
     TallyCtx x = {.n = b->count, .k = bins, .buf = b, .lo = lo, .hi = hi,
                   .width = (span + (i128)bins - 1) / (i128)bins};
     x.cnt = xcalloc(bins * (uint64_t)workers, sizeof *x.cnt);
-    ref_par_for(workers, nch, histogram_chunk, &x);
-    ref_counters_merge(x.cnt, workers, bins);
-    int rc = ref_expect_counts(c, x.cnt, bins);
+    verify_ref_par_for(workers, nch, histogram_chunk, &x);
+    verify_ref_counters_merge(x.cnt, workers, bins);
+    int rc = verify_ref_expect_counts(c, x.cnt, bins);
     free(x.cnt);
     return rc;
 }
@@ -311,9 +311,9 @@ static void sum_into(Call *c, const RefArg *x, const RefArg *y)
         s.f = xcalloc(nch ? nch : 1, sizeof *s.f);
     else
         s.u = xcalloc(nch ? nch : 1, sizeof *s.u);
-    ref_par_for(ref_workers_for(c, 0, nch), nch, sum_chunk, &s);
+    verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, sum_chunk, &s);
     if (s.is_float) {
-        c->exp->f[0] = ref_acc_combine(0, s.f, nch, 1);
+        c->exp->f[0] = verify_ref_acc_combine(0, s.f, nch, 1);
     } else {
         uint64_t u = 0;
         for (uint64_t ch = 0; ch < nch; ch++)
@@ -324,25 +324,25 @@ static void sum_into(Call *c, const RefArg *x, const RefArg *y)
     free(s.u);
 }
 
-int ref_sum(Call *c)
+int verify_ref_sum(Call *c)
 {
-    if (ref_arg_buf(c, 0, "buffer") < 0 || ref_int_inputs(c, 0) < 0 ||
-        ref_expect_init(c, 1, c->out->is_float) < 0)
+    if (verify_ref_arg_buf(c, 0, "buffer") < 0 || verify_ref_int_inputs(c, 0) < 0 ||
+        verify_ref_expect_init(c, 1, c->out->is_float) < 0)
         return -1;
     sum_into(c, &c->a[0], NULL);
     return 0;
 }
 
-int ref_dot(Call *c)
+int verify_ref_dot(Call *c)
 {
-    if (ref_arg_buf(c, 0, "a") < 0 || ref_arg_buf(c, 1, "b") < 0 || ref_int_inputs(c, 0) < 0 ||
-        ref_int_inputs(c, 1) < 0)
+    if (verify_ref_arg_buf(c, 0, "a") < 0 || verify_ref_arg_buf(c, 1, "b") < 0 || verify_ref_int_inputs(c, 0) < 0 ||
+        verify_ref_int_inputs(c, 1) < 0)
         return -1;
     const RefArg *x = &c->a[0], *y = &c->a[1];
     if (x->count != y->count)
-        return ref_fail(c, "a has %llu elements, b %llu", (unsigned long long)x->count,
+        return verify_ref_fail(c, "a has %llu elements, b %llu", (unsigned long long)x->count,
                         (unsigned long long)y->count);
-    if (ref_expect_init(c, 1, c->out->is_float) < 0)
+    if (verify_ref_expect_init(c, 1, c->out->is_float) < 0)
         return -1;
     sum_into(c, x, y);
     return 0;
@@ -409,63 +409,63 @@ static int scatter_add(Call *c, const RefArg *keys, const RefArg *vals, uint64_t
                        uint64_t rows, uint64_t w)
 {
     if (rows > UINT64_MAX / w)
-        return ref_fail(c, "rows * width overflows");
+        return verify_ref_fail(c, "rows * width overflows");
     uint64_t kw = rows * w, nch = nchunks_of(n);
-    if (ref_expect_init(c, kw, c->out->is_float) < 0)
+    if (verify_ref_expect_init(c, kw, c->out->is_float) < 0)
         return -1;
     ScatterCtx x = {.keys = keys, .vals = vals, .n = n, .rows = rows, .w = w};
     bad_init(&x.bad);
     if (!c->out->is_float) {
-        int workers = ref_workers_for(c, kw > PARTIAL_BYTES ? PARTIAL_BYTES : kw * 8, nch);
+        int workers = verify_ref_workers_for(c, kw > PARTIAL_BYTES ? PARTIAL_BYTES : kw * 8, nch);
         x.u = xcalloc(kw * (uint64_t)workers, sizeof *x.u);
-        ref_par_for(workers, nch, scatter_chunk, &x);
-        ref_counters_merge(x.u, workers, kw);
+        verify_ref_par_for(workers, nch, scatter_chunk, &x);
+        verify_ref_counters_merge(x.u, workers, kw);
         for (uint64_t j = 0; j < kw; j++)
             c->exp->u[j] = wrap(c->out, x.u[j]);
     } else if (nch <= 1 || kw <= PARTIAL_BYTES / sizeof(Acc) / nch) {
         x.stride = pad_slots(kw);
         x.acc = xcalloc(x.stride * (nch ? nch : 1), sizeof *x.acc);
-        ref_par_for(ref_workers_for(c, 0, nch), nch, scatter_chunk, &x);
+        verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, scatter_chunk, &x);
         for (uint64_t j = 0; j < kw; j++)
-            c->exp->f[j] = ref_acc_combine(0, x.acc + j, nch, x.stride);
+            c->exp->f[j] = verify_ref_acc_combine(0, x.acc + j, nch, x.stride);
     } else {
         x.acc = xcalloc(kw, sizeof *x.acc);
-        x.nparts = (uint64_t)ref_workers_for(c, 0, rows);
-        ref_par_for((int)x.nparts, x.nparts, scatter_owned, &x);
+        x.nparts = (uint64_t)verify_ref_workers_for(c, 0, rows);
+        verify_ref_par_for((int)x.nparts, x.nparts, scatter_owned, &x);
         for (uint64_t j = 0; j < kw; j++)
             c->exp->f[j] = acc_get(&x.acc[j]);
     }
     free(x.u);
     free(x.acc);
-    if (ref_bad_report(c, &x.bad, keys, rows) < 0) {
+    if (verify_ref_bad_report(c, &x.bad, keys, rows) < 0) {
         verify_expected_free(c->exp);
         return -1;
     }
     return 0;
 }
 
-int ref_sum_by(Call *c)
+int verify_ref_sum_by(Call *c)
 {
     uint64_t k = 0;
-    if (ref_arg_buf(c, 0, "vals") < 0 || ref_int_inputs(c, 0) < 0 ||
-        ref_arg_int_buf(c, 1, "keys") < 0 || ref_arg_count(c, 2, "k", &k) < 0)
+    if (verify_ref_arg_buf(c, 0, "vals") < 0 || verify_ref_int_inputs(c, 0) < 0 ||
+        verify_ref_arg_int_buf(c, 1, "keys") < 0 || verify_ref_arg_count(c, 2, "k", &k) < 0)
         return -1;
     if (c->a[1].count < c->a[0].count)
-        return ref_fail(c, "keys has %llu elements, fewer than vals' %llu",
+        return verify_ref_fail(c, "keys has %llu elements, fewer than vals' %llu",
                         (unsigned long long)c->a[1].count, (unsigned long long)c->a[0].count);
     return scatter_add(c, &c->a[1], &c->a[0], c->a[0].count, k, 1);
 }
 
-int ref_index_add(Call *c)
+int verify_ref_index_add(Call *c)
 {
     uint64_t rows = 0, w = 0;
-    if (ref_arg_int_buf(c, 0, "idx") < 0 || ref_arg_buf(c, 1, "vals") < 0 ||
-        ref_int_inputs(c, 1) < 0 || ref_arg_count(c, 2, "rows", &rows) < 0 ||
-        ref_arg_count(c, 3, "w", &w) < 0)
+    if (verify_ref_arg_int_buf(c, 0, "idx") < 0 || verify_ref_arg_buf(c, 1, "vals") < 0 ||
+        verify_ref_int_inputs(c, 1) < 0 || verify_ref_arg_count(c, 2, "rows", &rows) < 0 ||
+        verify_ref_arg_count(c, 3, "w", &w) < 0)
         return -1;
     uint64_t n = c->a[0].count;
     if (n > UINT64_MAX / w || c->a[1].count < n * w)
-        return ref_fail(c, "vals has %llu elements, fewer than idx's %llu rows of %llu",
+        return verify_ref_fail(c, "vals has %llu elements, fewer than idx's %llu rows of %llu",
                         (unsigned long long)c->a[1].count, (unsigned long long)n,
                         (unsigned long long)w);
     return scatter_add(c, &c->a[0], &c->a[1], n, rows, w);

@@ -173,62 +173,6 @@ void results_csv_field(FILE *out, const char *s)
     fputc('"', out);
 }
 
-int results_utf8_len(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    unsigned char lo = 0x80, hi = 0xbf;     /* the second byte's range */
-    int len;
-    if (n == 0)
-        return 0;
-    if (u[0] < 0x80)
-        return 1;
-    if (u[0] >= 0xc2 && u[0] <= 0xdf)
-        len = 2;
-    else if (u[0] >= 0xe0 && u[0] <= 0xef)
-        len = 3, lo = u[0] == 0xe0 ? 0xa0 : lo, hi = u[0] == 0xed ? 0x9f : hi;
-    else if (u[0] >= 0xf0 && u[0] <= 0xf4)
-        len = 4, lo = u[0] == 0xf0 ? 0x90 : lo, hi = u[0] == 0xf4 ? 0x8f : hi;
-    else
-        return 0;
-    if ((size_t)len > n || u[1] < lo || u[1] > hi)
-        return 0;
-    /* A NUL fails each test before the byte after it is read. */
-    for (int i = 2; i < len; i++)
-        if ((u[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
-void results_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        int len = ch < 0x80 ? 1 : results_utf8_len(s, 4);
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", out);
-        else if (ch == '\t')
-            fputs("\\t", out);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else if (len == 0)  /* not UTF-8: a JSON reader would refuse the whole document */
-            fputs("\\ufffd", out);
-        else
-            fwrite(s, 1, (size_t)len, out), s += len - 1;
-    }
-    fputc('"', out);
-}
-
-/* Shortest text that reads back as d (0.05, not 0.050000000000000003). */
-void results_num_text(char *buf, size_t n, double d)
-{
-    snprintf(buf, n, "%.15g", d);
-    if (strtod(buf, NULL) != d)
-        snprintf(buf, n, "%.17g", d);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -279,7 +223,7 @@ static void sql_selection(Sql *q, const ResultsSel *sel)
 
 
 
-void caseset_free(CaseSet *cs)
+void results_caseset_free(CaseSet *cs)
 {
     if (!cs)
         return;
@@ -289,7 +233,7 @@ void caseset_free(CaseSet *cs)
     arena_free(cs->arena);
 }
 
-int caseset_axis(const CaseSet *cs, const char *name)
+int results_caseset_axis(const CaseSet *cs, const char *name)
 {
     for (int i = 0; i < cs->naxes; i++)
         if (!strcmp(cs->axes[i].name, name))
@@ -297,7 +241,7 @@ int caseset_axis(const CaseSet *cs, const char *name)
     return -1;
 }
 
-const char *caseset_axis_list(const CaseSet *cs)
+const char *results_caseset_axis_list(const CaseSet *cs)
 {
     StrBuf b;
     sb_init(&b);
@@ -321,7 +265,7 @@ static int value_intern(CaseSet *cs, AxisInfo *ax, StoreRows *q, int tcol, int a
         if (!strcmp(type, "integer"))
             snprintf(buf, sizeof buf, "%lld", (long long)store_rows_int(q, acol));
         else
-            results_num_text(buf, sizeof buf, r.num);
+            num_write_double(buf, sizeof buf, r.num, NUM_G15);
         r.text = buf;
     } else if (type && (!strcmp(type, "true") || !strcmp(type, "false"))) {
         r.is_num = 1;
@@ -376,7 +320,7 @@ static int rank_values(struct sqlite3 *db, CaseSet *cs, KvxError *err)
         return -1;
     int next[RESULTS_MAX_AXES] = {0};
     while (store_rows_next(st, "reading axes", err) > 0) {
-        int a = caseset_axis(cs, store_rows_text(st, 0));
+        int a = results_caseset_axis(cs, store_rows_text(st, 0));
         if (a < 0)
             continue;
         int vi = value_intern(cs, &cs->axes[a], st, 1, 2, 0);
@@ -417,7 +361,7 @@ static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits
     *nhits = 0;
     while ((rc = store_rows_next(st, "reading axes", err)) > 0) {
         const char *key = store_rows_text(st, 1);
-        int a = caseset_axis(cs, key ? key : "");
+        int a = results_caseset_axis(cs, key ? key : "");
         if (a < 0) {
             if (cs->naxes == RESULTS_MAX_AXES) {
                 kvx_error_set(err, KVX_EINPUT, NULL, "more than %d axes stored", RESULTS_MAX_AXES);
@@ -559,10 +503,10 @@ fail:
 static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num, double num,
                     KvxError *err)
 {
-    int a = caseset_axis(cs, axis);
+    int a = results_caseset_axis(cs, axis);
     if (a < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "baseline axis '%s' is not stored (axes: %s)", axis,
-                      caseset_axis_list(cs));
+                      results_caseset_axis_list(cs));
         return -1;
     }
     const AxisInfo *ax = &cs->axes[a];
@@ -792,7 +736,7 @@ static void compute_values(CaseSet *cs, int ratio)
     ratios_free(&R);
 }
 
-int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
+int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
                  int nfb, CaseSet *cs, KvxError *err)
 {
     memset(cs, 0, sizeof *cs);

@@ -12,6 +12,8 @@
 #ifndef KVX_RESULTS_H
 #define KVX_RESULTS_H
 
+#include "core/json.h"
+#include "core/num.h"
 #include "core/util.h"
 #include "store/store.h"
 
@@ -118,15 +120,9 @@ int results_format_parse(const char *s, ResultsFormat *f);
 const char **results_split(Arena *a, const char *s, int *n);
 /* Fill sel->spec when NULL and exactly one spec is stored (names in err). */
 int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err);
-/* CSV field / JSON string writers.  The JSON one writes valid JSON whatever
- * the bytes (a database may hold any): a byte that is not part of valid UTF-8
- * goes out as U+FFFD. */
+/* A CSV field (JSON strings: core/json.h's json_write_str, valid JSON
+ * whatever bytes a database holds). */
 void results_csv_field(FILE *out, const char *s);
-void results_json_string(FILE *out, const char *s);
-/* The length of the UTF-8 sequence at s (1 to 4), or 0 when s does not start
- * one (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
- * s holds n bytes, or a NUL within them. */
-int results_utf8_len(const char *s, size_t n);
 /* The value names --value accepts are core/values.h's (inspect.KEY besides). */
 
 #endif

@@ -207,11 +207,11 @@ static void compare_head(const Compare *c)
         fputs("A,B,B_over_A,mark\n", out);
     } else {
         fputs("{\"value\": ", out);
-        results_json_string(out, ca->value_name);
+        json_write_str(out, ca->value_name);
         fputs(", \"A\": ", out);
-        results_json_string(out, c->A->name);
+        json_write_str(out, c->A->name);
         fputs(", \"B\": ", out);
-        results_json_string(out, c->B->name);
+        json_write_str(out, c->B->name);
         fprintf(out, ", \"b_baseline_from_a\": %s, \"min_diff\": ",
                 c->cb.base_borrowed ? "true" : "false");
         results_table_num(out, c->o->min_diff);
@@ -235,7 +235,7 @@ static void compare_line_keys(const Compare *c, const CmpLine *l)
             results_csv_field(out, v->text);
             fputc(',', out);
         } else {
-            results_json_string(out, cs->axes[ax].name);
+            json_write_str(out, cs->axes[ax].name);
             fputs(": ", out);
             results_table_json_axis_value(out, v);
             fputs(", ", out);
@@ -265,7 +265,7 @@ static void compare_line_sides(Compare *c, const CmpLine *l)
             if (cell && cell->n)
                 results_table_num(out, cell->v);
             else if (cell && cell->text)
-                results_json_string(out, cell->text);
+                json_write_str(out, cell->text);
             else
                 fputs("null", out);
             fputs(", ", out);
@@ -347,8 +347,8 @@ static void compare_close(Compare *c)
     free(c->lines);
     results_table_pivot_free(&c->pa);
     results_table_pivot_free(&c->pb);
-    caseset_free(&c->ca);
-    caseset_free(&c->cb);
+    results_caseset_free(&c->ca);
+    results_caseset_free(&c->cb);
     sb_free(&c->b);
     arena_free(c->arena);
 }

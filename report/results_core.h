@@ -86,19 +86,17 @@ typedef struct BaseRef {
  * o->ratio is set each one's ratio to its baseline case (o->baseline
  * "axis=value,..."; NULL: the runs' stored baseline, else fb[0..nfb) when
  * nfb > 0).  A ratio's noise combines the case's and its baseline's.  0, or -1
- * with err; cs is to be freed with caseset_free either way (NULL is fine). */
-int caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+ * with err; cs is to be freed with results_caseset_free either way (NULL is fine). */
+int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
                  const BaseRef *fb, int nfb, CaseSet *cs, KvxError *err);
-void caseset_free(CaseSet *cs);
-int caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
-const char *caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */
+void results_caseset_free(CaseSet *cs);
+int results_caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
+const char *results_caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */
 
 /* Status names in tabulation order (host/case.h), and a status's place. */
 extern const char *const results_status_names[];
 int results_status_rank(const char *s);
 
-/* Shortest text that reads back as d. */
-void results_num_text(char *buf, size_t n, double d);
 /* Median of v[0..n), n > 0 (v is sorted in place). */
 double results_median(double *v, int n);
 

@@ -37,7 +37,7 @@ static void export_cell(const StoreCell *c, ResultsFormat f, FILE *out)
                 fputs("null", out);
             break;
         }
-        results_num_text(buf, sizeof buf, c->d);
+        num_write_double(buf, sizeof buf, c->d, NUM_G15);
         fputs(buf, out);
         break;
     case STORE_NULL:
@@ -46,7 +46,7 @@ static void export_cell(const StoreCell *c, ResultsFormat f, FILE *out)
         break;
     case STORE_TEXT:
         if (f == RESULTS_JSON)
-            results_json_string(out, c->text);
+            json_write_str(out, c->text);
         else
             results_csv_field(out, c->text);
     }
@@ -58,7 +58,7 @@ static void put_json_raw(FILE *out, const char *s)
 {
     size_t n = strlen(s);
     while (*s) {
-        int k = results_utf8_len(s, n);
+        int k = json_utf8_len(s, n);
         if (k <= 0) {
             fputs("\\ufffd", out);
             k = 1;
@@ -78,7 +78,7 @@ static void export_row(const StoreExport *x, const StoreCell *cells, ResultsForm
     for (int i = 0; i < store_export_ncols(x); i++) {
         if (json) {
             fputs(i ? ", " : "", out);
-            results_json_string(out, store_export_name(x, i));
+            json_write_str(out, store_export_name(x, i));
             fputs(": ", out);
         } else if (i) {
             fputc(',', out);
@@ -148,7 +148,7 @@ static int csv_text_check(const char *path, const char *text, size_t len, KvxErr
 {
     SrcPos pos = {path, 1, 1};
     for (size_t i = 0; i < len;) {
-        int n = (unsigned char)text[i] < 0x80 ? 1 : results_utf8_len(text + i, len - i);
+        int n = (unsigned char)text[i] < 0x80 ? 1 : json_utf8_len(text + i, len - i);
         if (n == 0 || text[i] == 0) {
             kvx_error_set(err, KVX_EINPUT, &pos, text[i] ? "invalid UTF-8 (expected text)"
                                                          : "a NUL byte (expected text)");
@@ -327,20 +327,11 @@ static void json_scalar(StrBuf *b, const char *s)
     double d;
     char buf[40];
     if (parse_number(s, &d)) {
-        results_num_text(buf, sizeof buf, d);
+        num_write_double(buf, sizeof buf, d, NUM_G15);
         sb_puts(b, buf);
         return;
     }
-    sb_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            sb_putc(b, '\\');
-        if ((unsigned char)*s < 0x20)
-            sb_printf(b, "\\u%04x", *s);
-        else
-            sb_putc(b, *s);
-    }
-    sb_putc(b, '"');
+    json_put_str(b, s, JSON_BYTES);
 }
 
 /* What the stages of an import share. */
@@ -421,7 +412,7 @@ static int import_header(Import *im, KvxError *err)
             kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier", h->f[i]);
             return -1;
         }
-        if (hidx_add(&im->cols, hash_bytes(h->f[i], strlen(h->f[i])), i, same_column,
+        if (hidx_add(&im->cols, hidx_hash(h->f[i], strlen(h->f[i])), i, same_column,
                      &(RowKey){im->cases, im->rows, 0, h->f[i]}) >= 0) {
             kvx_error_set(err, KVX_EINPUT, &pos, "column '%s' appears twice", h->f[i]);
             return -1;
@@ -511,7 +502,7 @@ static int import_row(Import *im, int r, StrBuf *axes, StrBuf *label, KvxError *
     char key[65];
     store_case_key(parts, key);
     c->key = arena_strdup(im->a, key);
-    int j = hidx_add(&im->keys, hash_bytes(key, 64), r, same_key, &(RowKey){im->cases, im->rows, 0, c->key});
+    int j = hidx_add(&im->keys, hidx_hash(key, 64), r, same_key, &(RowKey){im->cases, im->rows, 0, c->key});
     if (j < 0)
         return 0;
     SrcPos pos = {im->csv_path, row->line, 1};
@@ -531,7 +522,7 @@ static const char *import_decl(Import *im)
         HashIdx seen = {0};
         for (int r = 1; r < im->nrows; r++) {
             const char *f = im->rows[r].f[i];
-            if (hidx_add(&seen, hash_bytes(f, strlen(f)), r, same_field,
+            if (hidx_add(&seen, hidx_hash(f, strlen(f)), r, same_field,
                          &(RowKey){im->cases, im->rows, i, f}) < 0) {
                 sb_puts(&decl, nv++ ? "," : "");
                 json_scalar(&decl, f);

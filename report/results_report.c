@@ -193,20 +193,8 @@ static char *find_gnuplot(void)
     const char *env = getenv("KVX_GNUPLOT");
     if (env)
         return *env && access(env, X_OK) == 0 ? xstrdup(env) : NULL;
-    const char *path = getenv("PATH");
-    if (!path)
-        return NULL;
-    char *dirs = xstrdup(path), *save = NULL;
-    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        char *p = path_join(*d ? d : ".", "gnuplot");
-        if (access(p, X_OK) == 0) {
-            free(dirs);
-            return p;
-        }
-        free(p);
-    }
-    free(dirs);
-    return NULL;
+    char path[4096];
+    return path_search("gnuplot", path, sizeof path) ? xstrdup(path) : NULL;
 }
 
 static int run_gnuplot(const char *gnuplot, const char *dir, const char *script, const char *log)
@@ -283,7 +271,7 @@ static int pooled_axes(struct sqlite3 *db, const Spec *spec, int64_t run, const 
     o.sel.spec = spec->name, o.sel.run_id = run;
     CaseSet cs;
     KvxError err = {0};
-    int rc = caseset_load(db, &o.sel, &o, NULL, 0, &cs, &err);
+    int rc = results_caseset_load(db, &o.sel, &o, NULL, 0, &cs, &err);
     int n = 0;
     for (int a = 0; !rc && a < cs.naxes; a++) {
         if (!strcmp(cs.axes[a].name, spec->axes[pa->x].name) ||
@@ -291,7 +279,7 @@ static int pooled_axes(struct sqlite3 *db, const Spec *spec, int64_t run, const 
             continue;
         sb_printf(b, "%s%s (%d values)", n++ ? ", " : "", cs.axes[a].name, cs.axes[a].nvals);
     }
-    caseset_free(&cs);
+    results_caseset_free(&cs);
     kvx_error_clear(&err);
     return rc ? -1 : n;
 }
@@ -518,7 +506,7 @@ static void report_plots(struct sqlite3 *db, const Spec *spec, const RunInfo *ru
     }
     /* Plots go to DIR/<spec>/, next to DIR/<spec>.md, linked relative to it. */
     char *plotdir = path_join(dir, spec->name);
-    if (mkdir_p(plotdir)) {
+    if (file_mkdir_p(plotdir)) {
         fprintf(md, "None: cannot create '%s'.\n", plotdir);
         free(plotdir);
         free(gnuplot);
@@ -650,7 +638,7 @@ int results_report(struct sqlite3 *db, const char *spec_path, const char *dir, i
     R.a = arena_new();
     R.md = open_memstream(&R.text, &R.len);
     int rc = -1;
-    if (mkdir_p(dir)) {
+    if (file_mkdir_p(dir)) {
         kvx_error_set(err, KVX_EIO, NULL, "cannot create '%s'", dir);
         goto fail;
     }

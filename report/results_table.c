@@ -319,7 +319,7 @@ void results_table_json_axis_value(FILE *out, const RVal *v)
     else if (v->is_num)
         fputs(v->text, out);
     else
-        results_json_string(out, v->text);
+        json_write_str(out, v->text);
 }
 
 /* "median_ms (...), as a ratio to strategy=naive; rows: ...; columns: ...". */
@@ -462,22 +462,22 @@ static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
 static void json_head(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
 {
     fputs("{\"spec\": ", out);
-    results_json_string(out, cs->sel.spec);
+    json_write_str(out, cs->sel.spec);
     fputs(", \"value\": ", out);
-    results_json_string(out, cs->value_name);
+    json_write_str(out, cs->value_name);
     fputs(", \"unit\": ", out);
-    results_json_string(out, unit_name(cs->unit, o->ratio));
+    json_write_str(out, unit_name(cs->unit, o->ratio));
     fprintf(out, ", \"ratio\": %s", o->ratio ? "true" : "false");
     fputs(", \"baseline\": {", out);
     for (int k = 0; o->ratio && k < cs->nbase; k++) {
         fputs(k ? ", " : "", out);
-        results_json_string(out, cs->axes[cs->base_axis[k]].name);
+        json_write_str(out, cs->axes[cs->base_axis[k]].name);
         fputs(": ", out);
         results_table_json_axis_value(out, &cs->axes[cs->base_axis[k]].vals[cs->base_val[k]]);
     }
     fputs("}, \"where\": ", out);
     if (o->where && *o->where)
-        results_json_string(out, o->where);
+        json_write_str(out, o->where);
     else
         fputs("null", out);
     const struct { const char *name; const int *axes; int n; } sides[] = {
@@ -486,7 +486,7 @@ static void json_head(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
         fprintf(out, ", \"%s\": [", sides[s].name);
         for (int j = 0; j < sides[s].n; j++) {
             fputs(j ? ", " : "", out);
-            results_json_string(out, cs->axes[sides[s].axes[j]].name);
+            json_write_str(out, cs->axes[sides[s].axes[j]].name);
         }
         fputs("]", out);
     }
@@ -498,13 +498,13 @@ static void json_cell(const CaseSet *cs, const Pivot *p, int r, int c, FILE *out
 {
     const Cell *cell = &p->cells[r * p->nc + c];
     for (int j = 0; j < p->nra; j++) {
-        results_json_string(out, cs->axes[p->ra[j]].name);
+        json_write_str(out, cs->axes[p->ra[j]].name);
         fputs(": ", out);
         results_table_json_axis_value(out, &cs->axes[p->ra[j]].vals[p->rkeys[r * p->nra + j]]);
         fputs(", ", out);
     }
     for (int j = 0; j < p->nca; j++) {
-        results_json_string(out, cs->axes[p->ca[j]].name);
+        json_write_str(out, cs->axes[p->ca[j]].name);
         fputs(": ", out);
         results_table_json_axis_value(out, &cs->axes[p->ca[j]].vals[p->ckeys[c * p->nca + j]]);
         fputs(", ", out);
@@ -513,11 +513,11 @@ static void json_cell(const CaseSet *cs, const Pivot *p, int r, int c, FILE *out
     if (cell->n)
         results_table_num(out, cell->v);
     else if (cell->text && !cell->nfail && strcmp(cell->text, "n/a"))
-        results_json_string(out, cell->text);
+        json_write_str(out, cell->text);
     else
         fputs("null", out);
     fprintf(out, ", \"n\": %d, \"failed\": %d, \"status\": ", cell->n, cell->nfail);
-    results_json_string(out, cell_status(cell));
+    json_write_str(out, cell_status(cell));
 }
 
 static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
@@ -542,10 +542,10 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
                      KvxError *err)
 {
     for (int j = 0; j < n; j++) {
-        int a = caseset_axis(cs, names[j]);
+        int a = results_caseset_axis(cs, names[j]);
         if (a < 0) {
             kvx_error_set(err, KVX_EINPUT, NULL, "unknown axis '%s' in %s (stored axes: %s)",
-                          names[j], opt, caseset_axis_list(cs));
+                          names[j], opt, results_caseset_axis_list(cs));
             return -1;
         }
         out[j] = a;
@@ -555,12 +555,12 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
  * stored axis goes across and the second down.  fb: a baseline to borrow
- * when none is given or stored (caseset_load). */
+ * when none is given or stored (results_caseset_load). */
 int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
                         const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
-    if (caseset_load(db, sel, o, fb, nfb, cs, err))
+    if (results_caseset_load(db, sel, o, fb, nfb, cs, err))
         return -1;
     if (o->ratio) {
         for (int i = 0; i < cs->nrecs; i++)
@@ -646,7 +646,7 @@ static void best_describe(const CaseSet *cs, const Rec *r, const int *ch, int nc
         sb_printf(label, "%s%s=%s", j ? " " : "", cs->axes[ch[j]].name,
                   r->ax[ch[j]] >= 0 ? cs->axes[ch[j]].vals[r->ax[ch[j]]].text : "-");
     if (csv)
-        results_num_text(val, n, r->v);
+        num_write_double(val, n, r->v, NUM_G15);
     else
         results_table_fmt_value(val, n, r->v, cs->unit, o->ratio);
 }
@@ -850,6 +850,6 @@ int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *e
             write_md(&cs, &p, o, out);
     }
     results_table_pivot_free(&p);
-    caseset_free(&cs);
+    results_caseset_free(&cs);
     return rc;
 }

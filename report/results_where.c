@@ -33,7 +33,7 @@ static int where_fail(WhereCtx *w, const Expr *e, const char *what)
 static int where_ident(WhereCtx *w, const Expr *e, int *kind)
 {
     CaseSet *cs = w->cs;
-    int a = caseset_axis(cs, e->name);
+    int a = results_caseset_axis(cs, e->name);
     if (a >= 0) {
         sb_puts(&w->q->text, "json_extract(c.axes, ");
         results_sql_param(w->q, val_str(arena_printf(cs->arena, "$.\"%s\"", e->name)));
@@ -66,7 +66,7 @@ static int where_ident(WhereCtx *w, const Expr *e, int *kind)
     SrcPos pos = e->pos;
     kvx_error_set(w->err, KVX_EINPUT, &pos,
                   "unknown name '%s' in --where (axes: %s; also status and the value names%s)",
-                  e->name, caseset_axis_list(cs),
+                  e->name, results_caseset_axis_list(cs),
                   w->spec ? ", and the spec's let: names" : "; a spec's let: names need --spec-file");
     return -1;
 }

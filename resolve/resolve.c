@@ -26,7 +26,7 @@ static const ElemType *buffer_type(PointEnv *pe, const BufferSpec *b)
 {
     if (b->type[0] != '$')
         return elem_type_find(b->type);
-    const SetEntry *se = point_set_var(pe, b->type + 1);
+    const SetEntry *se = plan_point_set_var(pe, b->type + 1);
     if (se)
         return se->v.kind == VAL_STR ? elem_type_find(se->v.s) : NULL;
     int a = spec_axis_find(pe->spec, b->type + 1);
@@ -44,7 +44,7 @@ static int eval_double(PointEnv *pe, const Expr *e, double dflt, double *out, Kv
         return 0;
     }
     Value v;
-    if (point_eval(pe, e, &v, err))
+    if (plan_point_eval(pe, e, &v, err))
         return -1;
     if (!val_is_num(v)) {
         kvx_error_set(err, KVX_EINPUT, &e->pos, "expected a number, got '%s'", val_text(pe->arena, v));
@@ -58,7 +58,7 @@ static int eval_dim(PointEnv *pe, const Expr *e, int64_t max, const SrcPos *at, 
                     const char *what, KvxError *err)
 {
     int64_t v = 1;
-    if (e && point_eval_int(pe, e, &v, err))
+    if (e && plan_point_eval_int(pe, e, &v, err))
         return -1;
     if (v < 1 || v > max) {
         kvx_error_set(err, KVX_EINPUT, e ? &e->pos : at, "%s is %lld (expected 1 .. %lld)", what,
@@ -100,14 +100,14 @@ static int resolve_init(PointEnv *pe, const BufferSpec *bs, const MeasureSetting
     if (eval_double(pe, in->value, 0, &ip->value, err) || eval_double(pe, in->lo, 0, &ip->lo, err) ||
         eval_double(pe, in->hi, 0, &ip->hi, err) || eval_double(pe, in->exponent, 1, &ip->exponent, err) ||
         eval_double(pe, in->fraction, 0, &ip->fraction, err) ||
-        (in->length && point_eval_int(pe, in->length, &ip->length, err)))
+        (in->length && plan_point_eval_int(pe, in->length, &ip->length, err)))
         return -1;
     /* Integers exactly as written (a double rounds above 2^53). */
     const Expr *ix[3] = {in->value, in->lo, in->hi};
     int64_t *iv[3] = {&ip->ivalue, &ip->ilo, &ip->ihi};
     for (int q = 0; q < 3; q++) {
         Value xv;
-        if (ix[q] && point_eval(pe, ix[q], &xv, err) == 0 && xv.kind == VAL_INT) {
+        if (ix[q] && plan_point_eval(pe, ix[q], &xv, err) == 0 && xv.kind == VAL_INT) {
             *iv[q] = xv.i;
             ip->exact |= 1u << q;
         }
@@ -161,8 +161,8 @@ static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, int keys, Cas
         }
         cb->type = t->id;
         int64_t count, offset = 0;
-        if (point_eval_int(pe, bs->count, &count, err) ||
-            (bs->offset && point_eval_int(pe, bs->offset, &offset, err)))
+        if (plan_point_eval_int(pe, bs->count, &count, err) ||
+            (bs->offset && plan_point_eval_int(pe, bs->offset, &offset, err)))
             return -1;
         if (count < 1 || offset < 0) {
             kvx_error_set(err, KVX_EINPUT, &bs->pos, "buffer '%s' has count %lld and offset %lld "
@@ -479,7 +479,7 @@ static int geometry(PointEnv *pe, const LaunchSpec *l, LaunchOut *o, KvxError *e
             return -1;
         }
     int64_t smem = 0;
-    if (l->smem && point_eval_int(pe, l->smem, &smem, err))
+    if (l->smem && plan_point_eval_int(pe, l->smem, &smem, err))
         return -1;
     if (smem < 0 || (f->smem_block > 0 && smem > f->smem_block)) {
         kvx_error_set(err, KVX_EINPUT, &l->smem->pos, "smem is %lld bytes (expected 0 .. %lld, the "
@@ -560,7 +560,7 @@ static int one_arg(PointEnv *pe, const Expr *e, int i, const Params *ps, CaseArg
         return 0;
     }
     Value v;
-    if (point_eval(pe, e, &v, err))
+    if (plan_point_eval(pe, e, &v, err))
         return -1;
     if (!val_is_num(v) && v.kind != VAL_BOOL) {
         kvx_error_set(err, KVX_EINPUT, &e->pos, "argument %d is '%s' (expected a number or a buffer)",
@@ -636,7 +636,7 @@ static int check_call(PointEnv *pe, const CheckSpec *cs, const CaseDesc *c, Case
             continue;
         }
         Value v;
-        if (point_eval(pe, x, &v, err))
+        if (plan_point_eval(pe, x, &v, err))
             return -1;
         if (v.kind == VAL_STR) {
             snprintf(cc->strs[j], sizeof cc->strs[j], "%s", v.s);
@@ -681,7 +681,7 @@ static int check_constant(PointEnv *pe, const CheckSpec *cs, const CaseDesc *c, 
                           KvxError *err)
 {
     Value v;
-    if (point_eval(pe, cs->ref, &v, err))
+    if (plan_point_eval(pe, cs->ref, &v, err))
         return -1;
     const ElemType *t = &elem_types[c->bufs[cs->buffer].type];
     Expected e;
@@ -817,7 +817,7 @@ static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc
     snprintf(r->cubin_path, sizeof r->cubin_path, "%s", rc->ref_cubin_path ? rc->ref_cubin_path : "");
     Arena *a = arena_new();
     PointEnv pe;
-    point_env_init(&pe, s, plan_point(rv->p, at), &rv->p->facts, a);
+    plan_point_env_init(&pe, s, plan_point(rv->p, at), &rv->p->facts, a);
     CaseDesc *there = at != rc->point ? xcalloc(1, sizeof *there) : NULL;
     int rcode = -1;
     if (there && (resolve_buffers(&pe, rv->m, 1, there, err) || same_buffers(c, there, &rs->pos, err)))
@@ -948,7 +948,7 @@ int resolve_metrics(const Plan *p, int point, const CaseResult *res, double metr
 {
     Arena *a = arena_new();
     PointEnv pe;
-    point_env_init(&pe, p->spec, plan_point(p, point), &p->facts, a);
+    plan_point_env_init(&pe, p->spec, plan_point(p, point), &p->facts, a);
     int rc = eval_metrics(&pe, NULL, res, metrics, err);
     if (rc)
         name_point(p, point, err);
@@ -964,7 +964,7 @@ int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double 
     const Spec *s = rv->p->spec;
     Arena *a = arena_new();
     PointEnv pe;
-    point_env_init(&pe, s, plan_point(rv->p, rc->point), &rv->p->facts, a);
+    plan_point_env_init(&pe, s, plan_point(rv->p, rc->point), &rv->p->facts, a);
     memset(c, 0, sizeof *c);
     snprintf(c->cubin_path, sizeof c->cubin_path, "%s", rc->cubin_path ? rc->cubin_path : "");
     snprintf(c->kernel, sizeof c->kernel, "%s", s->kernel);

@@ -28,9 +28,7 @@ static pthread_once_t g_ncu_once = PTHREAD_ONCE_INIT;
 
 static int exe_at(const char *dir, const char *name)
 {
-    struct stat st;
-    snprintf(g_ncu, sizeof g_ncu, "%s/%s", dir, name);
-    if (dir[0] && stat(g_ncu, &st) == 0 && S_ISREG(st.st_mode) && access(g_ncu, X_OK) == 0)
+    if (path_exe_at(dir, name, g_ncu, sizeof g_ncu))
         return 1;
     g_ncu[0] = '\0';
     return 0;
@@ -48,14 +46,8 @@ static void find_ncu(void)
     snprintf(bin, sizeof bin, "%s/bin", home && *home ? home : "/usr/local/cuda");
     if (exe_at(bin, "ncu") || exe_at("/usr/local/cuda/bin", "ncu"))
         return;
-    for (const char *p = getenv("PATH"); p && *p;) {
-        size_t n = strcspn(p, ":");
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-        if (n && exe_at(dir, "ncu"))
-            return;
-        p += n + (p[n] == ':');
-    }
+    if (!path_search("ncu", g_ncu, sizeof g_ncu))
+        g_ncu[0] = '\0';
 }
 
 const char *counters_find_ncu(void)

@@ -28,6 +28,7 @@
  * into a CaseDesc); run_internal.h. */
 #define _GNU_SOURCE     /* pipe2 */
 #include "run_internal.h"
+#include "core/proc.h"
 #include "core/version.h"
 
 #include <errno.h>
@@ -94,69 +95,35 @@ static void *compile_main(void *arg)
 
 /* ---- workers ---------------------------------------------------------------------- */
 
-int run_worker_start(Worker *w, int device, KvxError *err)
+int run_worker_start(WorkerProc *w, int device, KvxError *err)
 {
-    int down[2] = {-1, -1}, up[2] = {-1, -1};
-    /* Close-on-exec: a worker started later must not inherit this worker's pipe
-     * ends, or closing ours would never give it EOF.  From the start (pipe2):
-     * the compile threads fork compile processes meanwhile.  dup2 below clears
-     * the flag on the child's own stdin and stdout. */
-    if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC)) {
-        kvx_error_set(err, KVX_EIO, NULL, "pipe: %s", strerror(errno));
-        goto fail;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        kvx_error_set(err, KVX_EIO, NULL, "fork: %s", strerror(errno));
-        goto fail;
-    }
-    if (pid == 0) {
-        /* A worker must not outlive a killed parent: EOF on its stdin reaches
-         * only an idle one, and one stuck in a kernel would hold its GPU. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(1);
-        /* Exec a fresh image: the parent has threads (NVRTC), and a CUDA context
-         * must not be created in a forked copy of a threaded process. */
-        dup2(down[0], STDIN_FILENO);
-        dup2(up[1], STDOUT_FILENO);
-        close(down[0]); close(down[1]); close(up[0]); close(up[1]);
-        char dev[16];
-        snprintf(dev, sizeof dev, "%d", device);
-        execl("/proc/self/exe", "kvx", "__worker", dev, (char *)NULL);
-        _exit(127);
-    }
-    close(down[0]);
-    close(up[1]);
+    char dev[16];
+    snprintf(dev, sizeof dev, "%d", device);
+    /* Exec a fresh image: the parent has threads (NVRTC), and a CUDA context
+     * must not be created in a forked copy of a threaded process. */
+    char *argv[] = {"kvx", "__worker", dev, NULL};
+    ProcPipes pp;
+    if (proc_start(&pp, "/proc/self/exe", argv, NULL, err) != 0)
+        return -1;
     w->device = device;
-    w->pid = pid;
-    w->to = down[1];
-    w->from = up[0];
+    w->pid = pp.pid;
+    w->to = pp.to;
+    w->from = pp.from;
     w->nq = 0;
     w->broken = 0;
     w->started_at = now_ms();
     if (worker_start_read(w->from, &w->info, err) != 0) {
         int status = 0;
         close(w->to);
-        waitpid(pid, &status, 0);
+        waitpid(pp.pid, &status, 0);
         close(w->from);
         w->pid = 0;
         return -1;
     }
     return 0;
-fail:
-    /* A pipe() or fork() that failed: nothing of this start may leak. */
-    for (int i = 0; i < 2; i++) {
-        if (down[i] >= 0)
-            close(down[i]);
-        if (up[i] >= 0)
-            close(up[i]);
-    }
-    return -1;
 }
 
-void run_worker_stop(Worker *w, int kill_it)
+void run_worker_stop(WorkerProc *w, int kill_it)
 {
     if (!w->pid)
         return;
@@ -276,7 +243,7 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
     r->prof.t0 = r->prof.lap = now_ms();
     if (!(r->s = spec_load(r->o.spec_path, &r->err)))
         return run_fail(r, 2);
-    stage_end(&r->prof, RUN_STAGE_load);
+    run_stage_end(&r->prof, RUN_STAGE_load);
     /* The GPU, probed in a child: the parent stays free of CUDA. */
     int ngpu = 0;
     if (worker_probe(r->infos, RUN_MAX_DEVICES, &ngpu, &r->err) != 0 || ngpu == 0) {
@@ -287,8 +254,8 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
          * from "measured, and some case is not ok" without counting rows. */
         return r->rc = RUN_EXIT_NO_GPU;
     }
-    stage_end(&r->prof, RUN_STAGE_probe);
-    r->ndev = run_parse_devices(r->o.devices, ngpu, r->devs, &r->err);
+    run_stage_end(&r->prof, RUN_STAGE_probe);
+    r->ndev = cmd_run_parse_devices(r->o.devices, ngpu, r->devs, &r->err);
     if (r->ndev <= 0) {
         if (r->ndev == 0)
             kvx_error_set(&r->err, KVX_EINPUT, NULL, "--devices selects no GPU");
@@ -300,7 +267,7 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
         if (r->infos[r->devs[i]].cc_major != r->infos[r->devs[0]].cc_major ||
             r->infos[r->devs[i]].cc_minor != r->infos[r->devs[0]].cc_minor)
             return RUN_PER_ARCH;
-    device_info_facts(&r->infos[r->devs[0]], &r->facts);
+    worker_device_info_facts(&r->infos[r->devs[0]], &r->facts);
     return 0;
 }
 
@@ -313,14 +280,14 @@ static int session_plan(RunSession *r)
         !(r->sel = plan_select(&r->p, r->o.where, &r->err)) ||
         resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
         return run_fail(r, 2);
-    stage_end(&r->prof, RUN_STAGE_load);
+    run_stage_end(&r->prof, RUN_STAGE_load);
     r->m = s->measure;
-    run_apply_overrides(&r->o, &r->m);
+    cmd_run_apply_overrides(&r->o, &r->m);
     r->mjson = measure_json(&r->m);
     r->db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
     if (!r->o.db) {
         char *dir = path_dir(r->db_path);
-        mkdir_p(dir);
+        file_mkdir_p(dir);
         free(dir);
     }
     /* Not a kvx database, or a newer one: bad input (2), as from every verb. */
@@ -390,11 +357,11 @@ static void session_compile(RunSession *r)
                       .noptions = r->s->noptions, .use_cccl = r->s->use_cccl};
     }
     free(order);
-    stage_end(&r->prof, RUN_STAGE_store);
+    run_stage_end(&r->prof, RUN_STAGE_store);
     r->t0 = now_ms();
     pthread_create(&comp->thread, NULL, compile_main, comp);
     r->comp_started = 1;
-    stage_end(&r->prof, RUN_STAGE_workers);
+    run_stage_end(&r->prof, RUN_STAGE_workers);
 }
 
 /* The run row: the environment every case is measured in.  0 or 3. */
@@ -420,9 +387,9 @@ static int session_run_row(RunSession *r)
     for (int i = 0; i < r->ndev; i++) {
         const DeviceInfo *d = &r->infos[r->devs[i]];
         sb_printf(&devj, "%s{\"ordinal\":%d,\"name\":", i ? "," : "", d->ordinal);
-        run_json_string(&devj, d->name);
+        json_put_str(&devj, d->name, JSON_BYTES);
         sb_puts(&devj, ",\"uuid\":");
-        run_json_string(&devj, d->uuid);
+        json_put_str(&devj, d->uuid, JSON_BYTES);
         sb_printf(&devj, ",\"cc\":%d,\"sm_count\":%d,\"clock_mhz\":%d,\"mem_clock_mhz\":%d,"
                   "\"peak_gbs\":%.1f}", d->cc_major * 10 + d->cc_minor, d->sm_count,
                   d->clock_khz / 1000, d->mem_clock_khz / 1000, d->peak_gbs);
@@ -443,7 +410,7 @@ static int session_run_row(RunSession *r)
         printf("another run of %s is filling %s: this one takes its cases from the other end\n", s->name,
                r->db_path);
     sb_free(&cmd), sb_free(&basej), sb_free(&declared), sb_free(&devj);
-    stage_end(&r->prof, RUN_STAGE_store);
+    run_stage_end(&r->prof, RUN_STAGE_store);
     return rc;
 }
 
@@ -496,7 +463,7 @@ static int session_begin(RunSession *r)
             break;
         }
     r->nworkers0 = r->nworkers;
-    stage_end(&r->prof, RUN_STAGE_workers);
+    run_stage_end(&r->prof, RUN_STAGE_workers);
     return r->rc;
 }
 
@@ -533,7 +500,7 @@ static int session_finish(RunSession *r)
     if (r->comp_started)
         pthread_join(r->comp.thread, NULL);
     r->comp_started = 0;
-    stage_end(&r->prof, RUN_STAGE_finish);
+    run_stage_end(&r->prof, RUN_STAGE_finish);
     double wall = (r->prof.lap - r->prof.t0) / 1000, compile_ms = 0;
     int nhit = 0;
     for (int i = 0; i < r->comp.n; i++) {
@@ -542,7 +509,7 @@ static int session_finish(RunSession *r)
     }
     StrBuf profj;
     sb_init(&profj);
-    profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
+    run_profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
     const Tally *t = &r->tally;
     int stored = close_row(r, wall, sb_str(&profj));
     printf("\n%d cases in %.1f s:", stored, wall);
@@ -560,7 +527,7 @@ static int session_finish(RunSession *r)
            "verify %.1f s, measure %.1f s\n", r->comp.wall_ms / 1000, r->comp.n, nhit, compile_ms / 1000,
            t->t_input / 1000, t->t_verify / 1000, t->t_measure / 1000);
     if (r->o.profile) {
-        profile_print(&r->prof, t, r->nworkers0);
+        run_profile_print(&r->prof, t, r->nworkers0);
         printf("profile_json %s\n", sb_str(&profj));
     }
     sb_free(&profj);

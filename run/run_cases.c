@@ -15,20 +15,6 @@
 
 /* ---- JSON of axis values -------------------------------------------------------------- */
 
-void run_json_string(StrBuf *b, const char *s)
-{
-    sb_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            sb_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            sb_printf(b, "\\u%04x", *s);
-        else
-            sb_putc(b, *s);
-    }
-    sb_putc(b, '"');
-}
-
 char *run_axes_json(const Plan *p, int point, uint64_t mask)
 {
     const Spec *s = p->spec;
@@ -43,11 +29,11 @@ char *run_axes_json(const Plan *p, int point, uint64_t mask)
         if (!first)
             sb_putc(&b, ',');
         first = 0;
-        run_json_string(&b, s->axes[a].name);
+        json_put_str(&b, s->axes[a].name, JSON_BYTES);
         sb_putc(&b, ':');
         const AxisValue *av = &s->axes[a].vals[v[a]];
         if (av->v.kind == VAL_STR)
-            run_json_string(&b, av->text);
+            json_put_str(&b, av->text, JSON_BYTES);
         else
             sb_puts(&b, av->text);
     }
@@ -62,11 +48,11 @@ void run_baseline_json(const Spec *s, StrBuf *b)
         if (k)
             sb_putc(b, ',');
         const Axis *ax = &s->axes[s->baseline[k].axis];
-        run_json_string(b, ax->name);
+        json_put_str(b, ax->name, JSON_BYTES);
         sb_putc(b, ':');
         const AxisValue *av = &ax->vals[s->baseline[k].value];
         if (av->v.kind == VAL_STR)
-            run_json_string(b, av->text);
+            json_put_str(b, av->text, JSON_BYTES);
         else
             sb_puts(b, av->text);
     }
@@ -79,14 +65,14 @@ void run_declared_json(const Spec *s, StrBuf *b)
     for (int a = 0; a < s->naxes; a++) {
         if (a)
             sb_putc(b, ',');
-        run_json_string(b, s->axes[a].name);
+        json_put_str(b, s->axes[a].name, JSON_BYTES);
         sb_puts(b, ":[");
         for (int v = 0; v < s->axes[a].nvals; v++) {
             const AxisValue *av = &s->axes[a].vals[v];
             if (v)
                 sb_putc(b, ',');
             if (av->v.kind == VAL_STR)
-                run_json_string(b, av->text);
+                json_put_str(b, av->text, JSON_BYTES);
             else
                 sb_puts(b, av->text);
         }

@@ -10,6 +10,7 @@
 #define KVX_RUN_INTERNAL_H
 
 #include "compile/jit.h"
+#include "core/json.h"
 #include "gen/plan.h"
 #include "host/case.h"
 #include "shard.h"
@@ -54,13 +55,13 @@ typedef struct RunCase {
 
 /* Apply the measurement flags that were given over m (the spec's settings);
  * max_samples is raised to min_samples when below it. */
-void run_apply_overrides(const RunOpts *o, MeasureSettings *m);
+void cmd_run_apply_overrides(const RunOpts *o, MeasureSettings *m);
 
 
 /* The GPU ordinals of --devices ("all" or NULL: every one of the ngpu, at most
  * RUN_MAX_DEVICES) into out.  Returns the count, or -1 with err (an ordinal out
  * of range, a duplicate). */
-int run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
+int cmd_run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
 
 /* ---- run.c --------------------------------------------------------------------------- */
 
@@ -85,9 +86,6 @@ typedef struct RunKeyEnv {
 /* The values of point's axes in mask as a JSON object {"axis":value,...}, in
  * declaration order; malloc'd. */
 char *run_axes_json(const Plan *p, int point, uint64_t mask);
-
-/* s as a JSON string literal, quotes and escapes included, appended to b. */
-void run_json_string(StrBuf *b, const char *s);
 
 /* Append to b the baseline as {"axis":value,...} ({} without one). */
 void run_baseline_json(const Spec *s, StrBuf *b);
@@ -272,22 +270,22 @@ typedef struct RunProfile {
 } RunProfile;
 
 /* Close stage st: the time since the last stage's end goes to it. */
-void stage_end(RunProfile *pr, RunStage st);
+void run_stage_end(RunProfile *pr, RunStage st);
 /* The time since *t goes to part; *t moves to now. */
-void part_add(RunProfile *pr, RunPart part, double *t);
+void run_part_add(RunProfile *pr, RunPart part, double *t);
 /* A worker's answer into the profile: its steps, GPU times, launches. */
-void profile_add_result(RunProfile *pr, const CaseResult *r);
+void run_profile_add_result(RunProfile *pr, const CaseResult *r);
 /* A case's time inside the worker (ms): its steps but recv. */
-double case_busy_ms(const CaseResult *r);
+double run_case_busy_ms(const CaseResult *r);
 /* A case's steps as JSON (cases.profile_json); malloc'd. */
-char *case_profile_json(const CaseResult *r);
+char *run_case_profile_json(const CaseResult *r);
 /* runs.profile_json of the run, into b. */
-void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compile_wall_ms, double compile_ms,
+void run_profile_json(const RunProfile *pr, const Tally *t, int njobs, double compile_wall_ms, double compile_ms,
                   int nhit, int nworkers, StrBuf *b);
 /* `kvx run --profile`'s table. */
-void profile_print(const RunProfile *pr, const Tally *t, int nworkers);
+void run_profile_print(const RunProfile *pr, const Tally *t, int nworkers);
 /* The progress line (on a terminal) after each case. */
-void progress(const Tally *t, double t0, int tty);
+void run_progress(const Tally *t, double t0, int tty);
 
 /* ---- run.c: the session ------------------------------------------------------------ */
 
@@ -303,7 +301,7 @@ typedef struct CaseGeom {
  * KB, twice fits a pipe's 64 KB: the write never blocks). */
 #define RUN_PIPELINE 2
 
-typedef struct Worker {
+typedef struct WorkerProc {
     int device;                 /* GPU ordinal */
     pid_t pid;
     int to, from;               /* pipe ends: parent writes to, reads from */
@@ -316,7 +314,7 @@ typedef struct Worker {
     double started;             /* ms, when the oldest case in q began (about) */
     double timeout_ms;
     double started_at;          /* ms, when the process was started */
-} Worker;
+} WorkerProc;
 
 typedef struct Compiler {
     pthread_t thread;
@@ -364,7 +362,7 @@ typedef struct RunSession {
     char *cache;
     JitScratch *scratch;        /* what the cache does not take */
     int64_t run_id;
-    Worker workers[RUN_MAX_DEVICES];
+    WorkerProc workers[RUN_MAX_DEVICES];
     int nworkers, nworkers0;
     int64_t *variant_ids;       /* per source, once its row is stored */
     Tally tally;
@@ -401,9 +399,9 @@ int run_stopping(void);
 int run_fail(RunSession *r, int rc);
 /* Start a worker process for GPU device (fork + exec of `kvx __worker`) and
  * read its start frame.  0, or -1 with err. */
-int run_worker_start(Worker *w, int device, KvxError *err);
+int run_worker_start(WorkerProc *w, int device, KvxError *err);
 /* End a worker: close its pipe and wait, or kill it first (kill_it). */
-void run_worker_stop(Worker *w, int kill_it);
+void run_worker_stop(WorkerProc *w, int kill_it);
 
 /* ---- run_loop.c --------------------------------------------------------------------- */
 

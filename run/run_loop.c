@@ -29,7 +29,7 @@ static void note_handout(RunSession *r, int w, const Range *u)
 
 /* Give an idle worker its next unit (an orphaned one first, then the units
  * longest first: run_order.c).  0 when none is left. */
-static int next_group(RunSession *r, Worker *wk)
+static int next_group(RunSession *r, WorkerProc *wk)
 {
     if (wk->cur < wk->end)
         return 1;
@@ -47,7 +47,7 @@ static int next_group(RunSession *r, Worker *wk)
 
 /* Restart a worker that died; a worker that cannot be restarted leaves the
  * rest of its group to the others. */
-static void worker_replace(RunSession *r, Worker *wk)
+static void worker_replace(RunSession *r, WorkerProc *wk)
 {
     if (run_worker_start(wk, wk->device, &r->err) == 0)
         return;
@@ -79,7 +79,7 @@ static int variant_row(RunSession *r, const RunCase *c, const JitJob *j)
 }
 
 /* Resolve case idx into r->desc.  0, or -1 with res skipped (the reason). */
-static int resolve_one(RunSession *r, const Worker *wk, int idx, const JitJob *j, const JitJob *rj,
+static int resolve_one(RunSession *r, const WorkerProc *wk, int idx, const JitJob *j, const JitJob *rj,
                        CaseResult *res)
 {
     const RunCase *c = &r->cases[idx];
@@ -113,7 +113,7 @@ static int resolve_one(RunSession *r, const Worker *wk, int idx, const JitJob *j
 /* Queue r->desc (case idx) on the worker.  1 handed over; 0 when the worker
  * died with a case in flight (the poll reports that one; this one goes to its
  * replacement); -1 when it died before it: res is a fault. */
-static int send_one(RunSession *r, Worker *wk, int idx, CaseResult *res)
+static int send_one(RunSession *r, WorkerProc *wk, int idx, CaseResult *res)
 {
     CaseDesc *d = r->desc;
     d->id = idx;
@@ -145,7 +145,7 @@ static int send_one(RunSession *r, Worker *wk, int idx, CaseResult *res)
 }
 
 /* A case's row with what names it and its status; no measurement yet. */
-static void row_identity(const RunSession *r, const Worker *wk, int idx, const CaseResult *res, CaseRow *row)
+static void row_identity(const RunSession *r, const WorkerProc *wk, int idx, const CaseResult *res, CaseRow *row)
 {
     const RunCase *rcs = &r->cases[idx];
     store_case_init(row);
@@ -165,11 +165,11 @@ static void note_taken(RunSession *r, int idx)
         printf("%-13s %s  stored by another run first (its row is kept)\n", "taken", r->cases[idx].label);
         fflush(stdout);
     }
-    progress(&r->tally, r->t0, r->tty);
+    run_progress(&r->tally, r->t0, r->tty);
 }
 
 /* A case decided in the parent (compile error, skipped, a dead worker): its row. */
-static void store_local(RunSession *r, const Worker *wk, int idx, const CaseResult *res)
+static void store_local(RunSession *r, const WorkerProc *wk, int idx, const CaseResult *res)
 {
     const RunCase *rcs = &r->cases[idx];
     CaseRow row;
@@ -187,7 +187,7 @@ static void store_local(RunSession *r, const Worker *wk, int idx, const CaseResu
     r->tally.counts[res->status]++;
     if (!r->tty)
         printf("%-13s %s  %s\n", case_status_names[res->status], rcs->label, res->detail);
-    progress(&r->tally, r->t0, r->tty);
+    run_progress(&r->tally, r->t0, r->tty);
 }
 
 /* Skip the cases at the head of the worker's unit that another run on the
@@ -195,7 +195,7 @@ static void store_local(RunSession *r, const Worker *wk, int idx, const CaseResu
  * by side): measured once is enough.  A skipped baseline leaves the rest of
  * its group without the differential check, as a baseline stored earlier
  * does.  1 a case is left in the unit, 0 none, -1 after a store error. */
-static int skip_stored(RunSession *r, Worker *wk)
+static int skip_stored(RunSession *r, WorkerProc *wk)
 {
     for (; wk->cur < wk->end; wk->cur++) {
         const RunCase *c = &r->cases[wk->cur];
@@ -217,7 +217,7 @@ static int skip_stored(RunSession *r, Worker *wk)
 /* The compiled jobs of the worker's next case, once ready.  1 ready; 0 not yet
  * (the worker is busy: its result must be read first); -1 the compile thread
  * failed. */
-static int jobs_ready(RunSession *r, Worker *wk, JitJob **j, JitJob **rj)
+static int jobs_ready(RunSession *r, WorkerProc *wk, JitJob **j, JitJob **rj)
 {
     const RunCase *c = &r->cases[wk->cur];
     Compiler *comp = &r->comp;
@@ -229,7 +229,7 @@ static int jobs_ready(RunSession *r, Worker *wk, JitJob **j, JitJob **rj)
         pthread_cond_wait(&comp->cv, &comp->mu);
     int ready = comp->ready[ji] && comp->ready[rji], pending = !ready && !comp->finished;
     pthread_mutex_unlock(&comp->mu);
-    part_add(&r->prof, RUN_PART_compile_wait, &tp);
+    run_part_add(&r->prof, RUN_PART_compile_wait, &tp);
     if (pending)
         return 0;
     if (!ready) {
@@ -244,7 +244,7 @@ static int jobs_ready(RunSession *r, Worker *wk, JitJob **j, JitJob **rj)
 
 /* Hand the worker its next case.  1 when it may take another now, 0 when
  * not (full, busy waiting on a compile, nothing left, or an error: r->rc). */
-static int handout_one(RunSession *r, Worker *wk)
+static int handout_one(RunSession *r, WorkerProc *wk)
 {
     if (run_stopping() || !wk->pid || wk->broken || wk->nq >= RUN_PIPELINE || !next_group(r, wk))
         return 0;
@@ -257,7 +257,7 @@ static int handout_one(RunSession *r, Worker *wk)
     double tp = now_ms();
     if (variant_row(r, &r->cases[wk->cur], j))
         return 0;
-    part_add(&r->prof, RUN_PART_variants, &tp);
+    run_part_add(&r->prof, RUN_PART_variants, &tp);
     int idx = wk->cur++;
     CaseResult res;
     memset(&res, 0, sizeof res);
@@ -274,7 +274,7 @@ static int handout_one(RunSession *r, Worker *wk)
     } else if (resolve_one(r, wk, idx, j, rj, &res) == 0) {
         sent = send_one(r, wk, idx, &res);
     }
-    part_add(&r->prof, RUN_PART_handout, &tp);
+    run_part_add(&r->prof, RUN_PART_handout, &tp);
     if (sent >= 0)
         return sent;
     store_local(r, wk, idx, &res);
@@ -282,7 +282,7 @@ static int handout_one(RunSession *r, Worker *wk)
         run_worker_stop(wk, 1);
         worker_replace(r, wk);
     }
-    part_add(&r->prof, RUN_PART_commit, &tp);
+    run_part_add(&r->prof, RUN_PART_commit, &tp);
     return r->rc == 0;
 }
 
@@ -306,7 +306,7 @@ static void output_metrics(RunSession *r, int point, const CaseResult *res, Case
 /* The row of a case a worker answered (or that timed out, or whose worker
  * died: got_result 0).  store_put_case's 0, 1 (another run stored it first)
  * or -1 (r->rc is 3). */
-static int store_result(RunSession *r, const Worker *wk, int idx, const CaseResult *res, int got_result)
+static int store_result(RunSession *r, const WorkerProc *wk, int idx, const CaseResult *res, int got_result)
 {
     const RunCase *rcs = &r->cases[idx];
     CaseRow row;
@@ -333,7 +333,7 @@ static int store_result(RunSession *r, const Worker *wk, int idx, const CaseResu
     row.atomics_per_s = have_t ? row.atomics / sec : NAN;
     row.elems_per_s = have_t ? row.elements / sec : NAN;
     row.t_input_ms = res->t_input_ms, row.t_verify_ms = res->t_verify_ms, row.t_measure_ms = res->t_measure_ms;
-    char *cprof = got_result ? case_profile_json(res) : NULL;
+    char *cprof = got_result ? run_case_profile_json(res) : NULL;
     row.profile_json = cprof;
     row.sm_mhz = res->sm_mhz, row.mem_mhz = res->mem_mhz, row.sm_max_mhz = res->sm_max_mhz;
     row.throttled = res->sm_mhz > 0 && res->sm_max_mhz > 0 ? res->throttled : -1;
@@ -352,7 +352,7 @@ static void note_result(RunSession *r, int idx, const CaseResult *res, int got_r
     if (r->kept && (res->status == CASE_ok || res->status == CASE_mismatch))
         r->kept_keys[idx] = rcs->key;
     if (got_result)
-        profile_add_result(&r->prof, res);
+        run_profile_add_result(&r->prof, res);
     r->tally.t_input += res->t_input_ms;
     r->tally.t_verify += res->t_verify_ms;
     r->tally.t_measure += res->t_measure_ms;
@@ -370,20 +370,20 @@ static void note_result(RunSession *r, int idx, const CaseResult *res, int got_r
         printf("\n");
         fflush(stdout);
     }
-    progress(&r->tally, r->t0, r->tty);
+    run_progress(&r->tally, r->t0, r->tty);
 }
 
 /* Read the worker's oldest case: its result, its death or its timeout.  1
  * with res filled (*got_result: the worker answered; *restart: it must be
  * replaced), 0 when there is nothing yet. */
-static int read_result(RunSession *r, Worker *wk, short revents, CaseResult *res, int *got_result,
+static int read_result(RunSession *r, WorkerProc *wk, short revents, CaseResult *res, int *got_result,
                        int *restart)
 {
     int idx = wk->q[0];
     memset(res, 0, sizeof *res);
     *got_result = *restart = 0;
     if (revents & (POLLIN | POLLHUP | POLLERR)) {
-        if (result_read(wk->from, res) == 0 && res->id == idx) {
+        if (case_result_read(wk->from, res) == 0 && res->id == idx) {
             *got_result = 1;
             /* A sticky fault ends the worker's context: it exits after saying
              * so; so may a reference kernel that failed. */
@@ -416,7 +416,7 @@ static int read_result(RunSession *r, Worker *wk, short revents, CaseResult *res
 }
 
 /* One worker's poll outcome. */
-static void collect_one(RunSession *r, Worker *wk, short revents, double *tp)
+static void collect_one(RunSession *r, WorkerProc *wk, short revents, double *tp)
 {
     int idx = wk->q[0], got_result, restart;
     CaseResult res;
@@ -425,7 +425,7 @@ static void collect_one(RunSession *r, Worker *wk, short revents, double *tp)
     WorkerTime *wt = &r->prof.wt[wk - r->workers];
     if (!got_result)
         r->prof.lost_ms += now_ms() - wk->started;
-    wt->busy_ms += got_result ? case_busy_ms(&res) : now_ms() - wk->started;
+    wt->busy_ms += got_result ? run_case_busy_ms(&res) : now_ms() - wk->started;
     wt->cases++;
     wt->last_ms = now_ms();
     /* The next case in the queue is running now. */
@@ -453,7 +453,7 @@ static void collect_one(RunSession *r, Worker *wk, short revents, double *tp)
         if (put == 1)
             note_taken(r, idx);
     }
-    part_add(&r->prof, RUN_PART_commit, tp);
+    run_part_add(&r->prof, RUN_PART_commit, tp);
     if (restart)
         worker_replace(r, wk);
 }
@@ -465,7 +465,7 @@ static void collect(RunSession *r)
     int map[RUN_MAX_DEVICES], npfd = 0;
     double soonest = 1e18;
     for (int w = 0; w < r->ndev; w++) {
-        const Worker *wk = &r->workers[w];
+        const WorkerProc *wk = &r->workers[w];
         if (!wk->pid || wk->nq == 0)
             continue;
         pfd[npfd] = (struct pollfd){.fd = wk->from, .events = POLLIN};
@@ -478,7 +478,7 @@ static void collect(RunSession *r)
     int wait_ms = soonest < 0 ? 0 : soonest > 1000 ? 1000 : (int)soonest + 1;
     double tp = now_ms();
     int nready = poll(pfd, (nfds_t)npfd, wait_ms);
-    part_add(&r->prof, RUN_PART_poll, &tp);
+    run_part_add(&r->prof, RUN_PART_poll, &tp);
     if (nready < 0 && errno != EINTR) {
         fprintf(stderr, "kvx run: poll: %s\n", strerror(errno));
         r->rc = 3;
@@ -503,6 +503,6 @@ void run_loop(RunSession *r)
     r->prof.loop_t1 = now_ms();
     if (r->tty)
         fprintf(stderr, "\r%*s\r", 70, "");
-    stage_end(&r->prof, RUN_STAGE_loop);
+    run_stage_end(&r->prof, RUN_STAGE_loop);
 }
 

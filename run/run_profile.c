@@ -21,7 +21,7 @@ static const char *const part_names[] = {
 
 
 
-void stage_end(RunProfile *pr, RunStage st)
+void run_stage_end(RunProfile *pr, RunStage st)
 {
     double now = now_ms();
     pr->stage[st] += now - pr->lap;
@@ -29,14 +29,14 @@ void stage_end(RunProfile *pr, RunStage st)
 }
 
 /* Add to a part of the loop the time since *t; *t becomes now. */
-void part_add(RunProfile *pr, RunPart part, double *t)
+void run_part_add(RunProfile *pr, RunPart part, double *t)
 {
     double now = now_ms();
     pr->part[part] += now - *t;
     *t = now;
 }
 
-void profile_add_result(RunProfile *pr, const CaseResult *r)
+void run_profile_add_result(RunProfile *pr, const CaseResult *r)
 {
     for (int k = 0; k < CASE_STEP_COUNT; k++)
         pr->step[k] += r->t_step[k];
@@ -49,7 +49,7 @@ void profile_add_result(RunProfile *pr, const CaseResult *r)
     pr->throttled += r->throttled;
 }
 
-double case_busy_ms(const CaseResult *r)
+double run_case_busy_ms(const CaseResult *r)
 {
     double busy = 0;
     for (int k = 0; k < CASE_STEP_COUNT; k++)
@@ -59,7 +59,7 @@ double case_busy_ms(const CaseResult *r)
 }
 
 /* The case's steps as the cases row's profile_json, ms; malloc'd. */
-char *case_profile_json(const CaseResult *r)
+char *run_case_profile_json(const CaseResult *r)
 {
     StrBuf b;
     sb_init(&b);
@@ -102,7 +102,7 @@ static double profile_accounted_ms(const RunProfile *pr, int nworkers)
     return named + fmin(pr->part[RUN_PART_poll], busy);
 }
 
-/* Worker slot w's time in the loop: busy (inside cases), idle before its last
+/* WorkerProc slot w's time in the loop: busy (inside cases), idle before its last
  * result, idle after it until the loop's end (ms); they add up to the loop. */
 static void worker_split(const RunProfile *pr, int w, double *busy, double *idle, double *tail)
 {
@@ -142,7 +142,7 @@ static void profile_json_workers(const RunProfile *pr, double wall, StrBuf *b)
     sb_putc(b, ']');
 }
 
-void profile_json(const RunProfile *pr, const Tally *t, int njobs, double compile_wall_ms, double compile_ms,
+void run_profile_json(const RunProfile *pr, const Tally *t, int njobs, double compile_wall_ms, double compile_ms,
                   int nhit, int nworkers, StrBuf *b)
 {
     double wall = pr->lap - pr->t0;
@@ -193,7 +193,7 @@ static void profile_print_workers(const RunProfile *pr, double wall)
 /* `kvx run --profile`: where the wall time went, and the explorer's own
  * figures: cases per second and the share of the wall the GPU spent on the
  * kernels being timed. */
-void profile_print(const RunProfile *pr, const Tally *t, int nworkers)
+void run_profile_print(const RunProfile *pr, const Tally *t, int nworkers)
 {
     double wall = pr->lap - pr->t0;
     if (wall <= 0)
@@ -231,7 +231,7 @@ void profile_print(const RunProfile *pr, const Tally *t, int nworkers)
                pr->throttled, pr->throttled == 1 ? "" : "s");
 }
 
-void progress(const Tally *t, double t0, int tty)
+void run_progress(const Tally *t, double t0, int tty)
 {
     if (!tty)
         return;

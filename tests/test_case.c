@@ -161,7 +161,7 @@ static void write_case(int fd, const void *arg)
 
 static void write_result(int fd, const void *arg)
 {
-    if (result_write(fd, arg) < 0)
+    if (case_result_write(fd, arg) < 0)
         _exit(1);
 }
 
@@ -250,7 +250,7 @@ static void test_result_round_trip(void **state)
     result_fill(&sent);
     pid_t pid;
     int fd = spawn_writer(write_result, &sent, &pid);
-    assert_int_equal(result_read(fd, &got), 0);
+    assert_int_equal(case_result_read(fd, &got), 0);
     reap(pid);
     close(fd);
     assert_memory_equal(&sent, &got, sizeof got);
@@ -345,7 +345,7 @@ static void test_wrong_frames(void **state)
     r.status = CASE_STATUS_COUNT;
     fd = spawn_writer(write_result, &r, &pid);
     CaseResult got;
-    assert_int_equal(result_read(fd, &got), -1);
+    assert_int_equal(case_result_read(fd, &got), -1);
     reap(pid);
     close(fd);
     free(c);
@@ -360,7 +360,7 @@ static void test_write_to_dead_reader(void **state)
     CaseResult r;
     result_fill(&r);
     void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    assert_int_equal(result_write(p[1], &r), -1);
+    assert_int_equal(case_result_write(p[1], &r), -1);
     signal(SIGPIPE, old);
     close(p[1]);
 }

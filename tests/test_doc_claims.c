@@ -132,7 +132,7 @@ static void test_keys_ignore_path_and_where(void **state)
     char where_dir[600], cwd[1024];
     assert_non_null(getcwd(cwd, sizeof cwd));
     snprintf(where_dir, sizeof where_dir, "%s/elsewhere", tmp);
-    assert_int_equal(mkdir_p(where_dir), 0);
+    assert_int_equal(file_mkdir_p(where_dir), 0);
     char cmd[2000];
     snprintf(cmd, sizeof cmd, "cp tests/data/specs/fake.yaml tests/data/specs/fake.cu '%s/'", where_dir);
     assert_int_equal(system(cmd), 0);

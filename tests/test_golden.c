@@ -76,7 +76,7 @@ static void golden_spec(const char *spec_path, int *failures)
             }
         if (d)
             closedir(d);
-        mkdir_p(dir);
+        file_mkdir_p(dir);
     }
     StrBuf list;
     sb_init(&list);

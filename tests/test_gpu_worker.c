@@ -201,7 +201,7 @@ static int exchange(Child *w, const CaseDesc *c, CaseResult *r, int timeout_ms)
     struct pollfd p = {.fd = w->from, .events = POLLIN};
     if (poll(&p, 1, timeout_ms) <= 0)
         return -1;
-    return result_read(w->from, r);
+    return case_result_read(w->from, r);
 }
 
 static CaseResult run_case_ok(Child *w, const CaseDesc *c)
@@ -629,7 +629,7 @@ static void test_probe(void **state)
     assert_true(all[0].smem_block_optin >= all[0].smem_block);
     assert_true(all[0].driver_version >= 12000);
     DeviceFacts f;
-    device_info_facts(&all[0], &f);
+    worker_device_info_facts(&all[0], &f);
     assert_int_equal(f.cc, all[0].cc_major * 10 + all[0].cc_minor);
     printf("  %s %s sm_%d%d, %d SMs, L2 %lld B, %.0f GB/s (mem %d kHz x %d bits), driver %d\n",
            all[0].name, all[0].uuid, all[0].cc_major, all[0].cc_minor, all[0].sm_count,

@@ -74,7 +74,7 @@ static void test_import_utf8(void **state)
 static int utf8_ok(const char *s, size_t len)
 {
     for (size_t i = 0; i < len;) {
-        int n = results_utf8_len(s + i, len - i);
+        int n = json_utf8_len(s + i, len - i);
         if (n == 0)
             return 0;
         i += (size_t)n;

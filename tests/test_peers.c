@@ -327,7 +327,7 @@ static void *check_input(Kvx *k, char **f, CaseDesc *c)
         memcpy(last.key, b->input_key, 65);
         last.data = kvx_input(c, f[F_INPUT]);
         snprintf(last.hash, sizeof last.hash, "%016llx",
-                 (unsigned long long)hash_bytes(last.data, b->count * (uint64_t)elem_types[b->type].size));
+                 (unsigned long long)hidx_hash(last.data, b->count * (uint64_t)elem_types[b->type].size));
     }
     assert_string_equal(f[F_HASH], last.hash);
     return last.data;

@@ -189,25 +189,25 @@ static void test_point_env_lets(void **state)
         if (plan_point(&p, i)[2] == 1)
             pi = i;
     PointEnv pe;
-    point_env_init(&pe, s, plan_point(&p, pi), &p.facts, a);
+    plan_point_env_init(&pe, s, plan_point(&p, pi), &p.facts, a);
     KvxError err = {0};
     int64_t v;
     SrcPos pos = {"t", 1, 1};
     Expr *e = expr_parse(a, "thresh + ceil_div(n, BLOCK) * 0 + sm_count", &pos, &err);
     assert_non_null(e);
-    assert_int_equal(point_eval_int(&pe, e, &v, &err), 0);
+    assert_int_equal(plan_point_eval_int(&pe, e, &v, &err), 0);
     assert_int_equal(v, 50 + 132);
     /* thresh depends on hit_rate only; sm_count is a fact */
     assert_int_equal(pe.used, 1ULL << 2 | 1ULL << 3);
     assert_true(pe.used_facts);
-    const SetEntry *se = point_set_var(&pe, "T");
+    const SetEntry *se = plan_point_set_var(&pe, "T");
     assert_non_null(se);
     assert_string_equal(se->v.s, "u32");
     /* A buffer is not a name of the point (plan.h): a check's arguments look
      * buffers up before they are evaluated. */
     Expr *buf = expr_parse(a, "in", &pos, &err);
     assert_non_null(buf);
-    assert_int_equal(point_eval_int(&pe, buf, &v, &err), -1);
+    assert_int_equal(plan_point_eval_int(&pe, buf, &v, &err), -1);
     assert_non_null(strstr(err.msg, "unknown name 'in'"));
     kvx_error_clear(&err);
     arena_free(a);

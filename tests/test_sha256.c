@@ -1,4 +1,4 @@
-/* test_sha256: core/util.c's SHA-256, which names every source, cache entry,
+/* test_sha256: core/sha256.c's SHA-256, which names every source, cache entry,
  * input and case key, against FIPS 180-2's known answers and against digests
  * of lengths on each side of the 55/56/64-byte padding edges (Python's
  * hashlib); fed in one call, byte by byte and in odd pieces. */

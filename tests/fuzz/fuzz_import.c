@@ -42,7 +42,7 @@ static void check_export(sqlite3 *db)
         abort();
     fclose(f);
     for (size_t i = 0; i < len;) {
-        int n = results_utf8_len(text + i, len - i);
+        int n = json_utf8_len(text + i, len - i);
         if (n == 0)
             abort();
         i += (size_t)n;
@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!dir[0]) {
         snprintf(dir, sizeof dir, "/tmp/kvx-fuzz-import-%ld", (long)getpid());
-        mkdir_p(dir);
+        file_mkdir_p(dir);
         snprintf(csv_path, sizeof csv_path, "%s/import.csv", dir);
     }
     if (file_write_atomic(csv_path, data, size) != 0)

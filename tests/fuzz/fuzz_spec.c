@@ -27,7 +27,7 @@ static char spec_path[300];
 static void setup(void)
 {
     snprintf(dir, sizeof dir, "/tmp/kvx-fuzz-spec-%ld", (long)getpid());
-    mkdir_p(dir);
+    file_mkdir_p(dir);
     const char *files[] = {"count.cu", "piece.cuh"};
     for (int i = 0; i < 2; i++) {
         char src[512], dst[512];
