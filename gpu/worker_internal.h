@@ -43,6 +43,8 @@ typedef struct HostCopy {
     void *data;
     uint64_t bytes;
     uint64_t used;          /* clock of the last use */
+    int uniform;            /* as an output's init: -1 not yet known, 0 mixed, else the
+                             * element size of a value every element repeats */
 } HostCopy;
 
 /* An uploaded input; its layout depends on the buffer's offset. */
