@@ -115,6 +115,7 @@ static void usage_line(const CliVerb *v, FILE *f)
             v->opts[0].name ? " [options]" : "");
 }
 
+static int vfail(const CliVerb *v, const char *fmt, va_list ap) KVX_PRINTF(2, 0);
 static int vfail(const CliVerb *v, const char *fmt, va_list ap)
 {
     fprintf(stderr, "kvx %s: ", v->name);
