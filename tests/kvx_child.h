@@ -27,6 +27,34 @@
 
 static char tmp[512];
 
+/* The test's directory, $TMPDIR/NAME-XXXXXX (or under /tmp), as tmp, its
+ * path printed.  0, or -1 after saying why. */
+static inline int child_dir_make(const char *name)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp, sizeof tmp, "%s/%s-XXXXXX", base, name);
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    return 0;
+}
+
+/* The end of a test's main: its directory removed when nothing failed, kept
+ * for a look (and named) otherwise.  Returns failed. */
+static inline int child_dir_done(int failed)
+{
+    if (failed) {
+        printf("  kept %s for a look\n", tmp);
+        return failed;
+    }
+    char cmd[sizeof tmp + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0)
+        printf("  could not remove %s\n", tmp);
+    return failed;
+}
+
 /* A path in the test's directory; the strings live until exit. */
 static const char *tmp_path(const char *name)
 {

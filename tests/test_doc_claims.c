@@ -189,12 +189,8 @@ int main(void)
     unsetenv("SLURM_ARRAY_TASK_MIN");
     unsetenv("KVX_FAKE_LOG");
     setenv("KVX_FAKE_GPUS", "1", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-doc-claims-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-doc-claims"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inspect_keys_in_step),
@@ -204,9 +200,5 @@ int main(void)
         cmocka_unit_test(test_error_prefixes),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (failed == 0 && system(cmd) != 0)
-        return 1;
-    return failed;
+    return child_dir_done(failed);
 }

@@ -164,12 +164,8 @@ int main(void)
     unsetenv("KVX_FAKE_FAULT_LAUNCH");
     unsetenv("KVX_FAKE_MEM_FREE");
     setenv("KVX_FAKE_GPUS", "1", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-fake-devio-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-fake-devio"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     setenv("KVX_FAKE_FILL_LOG", tmp_path("fills.log"), 1);
     printf("  working in %s\n", tmp);
@@ -182,13 +178,5 @@ int main(void)
         cmocka_unit_test(test_input),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (failed == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        if (system(cmd) != 0)
-            printf("  could not remove %s\n", tmp);
-    } else {
-        printf("  kept %s for a look\n", tmp);
-    }
-    return failed;
+    return child_dir_done(failed);
 }

@@ -176,12 +176,8 @@ int main(void)
         printf("cannot set up the device or load gpu/devio_ptx.h\n");
         return 1;
     }
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-gpu-devio-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-gpu-devio"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_matches_host),

@@ -161,12 +161,8 @@ int main(void)
         printf("skipped: no GPU to run on (%s)\n", why);
         return 77;
     }
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-gpu-peers-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-gpu-peers"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     printf("  working in %s\n", tmp);
     const struct CMUnitTest tests[] = {
@@ -175,13 +171,7 @@ int main(void)
         cmocka_unit_test(test_contention_beside_kvx),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (failed == 0 && system(cmd) != 0)
-        printf("  could not remove %s\n", tmp);
-    else if (failed)
-        printf("  kept %s for a look\n", tmp);
-    return failed;
+    return child_dir_done(failed);
 }
 
 #else

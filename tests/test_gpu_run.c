@@ -412,12 +412,8 @@ int main(void)
         printf("skipped: no GPU to run on (%s)\n", why);
         return 77;
     }
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-gpu-run-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-gpu-run"))
         return 1;
-    }
     snprintf(cache, sizeof cache, "%s/cache", tmp);
     printf("  working in %s\n", tmp);
     const struct CMUnitTest tests[] = {

@@ -257,12 +257,8 @@ int main(void)
     unsetenv("KVX_FAKE_LOG");
     unsetenv("KVX_CACHE_DIR");
     setenv("KVX_FAKE_GPUS", "2", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-hostile-cache-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-hostile-cache"))
         return 1;
-    }
     /* fake.yaml's template beside the copy made of it. */
     char *cu = file_read(KVX_SOURCE_DIR "/tests/data/specs/fake.cu", NULL);
     put("fake.cu", cu, 0);
@@ -279,13 +275,5 @@ int main(void)
         cmocka_unit_test(test_no_cache_untouched),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (failed == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        if (system(cmd) != 0)
-            printf("  could not remove %s\n", tmp);
-    } else {
-        printf("  kept %s for a look\n", tmp);
-    }
-    return failed;
+    return child_dir_done(failed);
 }

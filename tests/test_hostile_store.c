@@ -283,12 +283,8 @@ int main(void)
     unsetenv("KVX_FAKE_LOG");
     unsetenv("KVX_FAKE_NS_PER_BYTE");
     setenv("KVX_FAKE_GPUS", "1", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-hostile-store-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-hostile-store"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     printf("  working in %s\n", tmp);
     const struct CMUnitTest tests[] = {
@@ -302,11 +298,5 @@ int main(void)
         cmocka_unit_test(test_export_killed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (rc == 0) {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", tmp);
-    }
-    return rc;
+    return child_dir_done(rc);
 }

@@ -167,12 +167,8 @@ int main(void)
     unsetenv("SLURM_ARRAY_TASK_ID");
     unsetenv("SLURM_ARRAY_TASK_COUNT");
     setenv("KVX_FAKE_GPUS", "1", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-hostile-text-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-hostile-text"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     char *cu = file_read(KVX_SOURCE_DIR "/tests/data/specs/tiny.cu", NULL);
     put("tiny.cu", cu, 0);
@@ -189,11 +185,5 @@ int main(void)
         cmocka_unit_test(test_where_repeated),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (rc == 0) {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        if (system(cmd)) {
-        }
-    }
-    return rc;
+    return child_dir_done(rc);
 }

@@ -175,12 +175,8 @@ int main(void)
     unsetenv("SLURM_ARRAY_TASK_ID");
     unsetenv("SLURM_ARRAY_TASK_COUNT");
     setenv("KVX_FAKE_GPUS", "1", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-hostile-values-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-hostile-values"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     char *cu = file_read(KVX_SOURCE_DIR "/tests/data/specs/tiny.cu", NULL);
     put("tiny.cu", cu, 0);
@@ -195,11 +191,5 @@ int main(void)
         cmocka_unit_test(test_run_ptx_width),   /* last: it rewrites tiny.cu */
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (rc == 0) {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", tmp);
-    }
-    return rc;
+    return child_dir_done(rc);
 }

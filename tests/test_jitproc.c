@@ -194,12 +194,8 @@ int main(void)
     unsetenv("SLURM_ARRAY_TASK_COUNT");
     unsetenv("KVX_TEST_COMPILE_CRASH");
     setenv("KVX_FAKE_GPUS", "1", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-jitproc-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-jitproc"))
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crash_in_a_child),
         cmocka_unit_test(test_run_after_compile_disassembles_nothing),

@@ -550,12 +550,8 @@ static void test_refuses(void **state)
 
 int main(void)
 {
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-peers-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-peers"))
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_histogram_rows_are_kvx_points),
         cmocka_unit_test(test_binning_edges),
@@ -565,11 +561,7 @@ int main(void)
         cmocka_unit_test(test_refuses),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (failed == 0 && system(cmd) != 0)
-        printf("  could not remove %s\n", tmp);
-    return failed;
+    return child_dir_done(failed);
 }
 
 #else

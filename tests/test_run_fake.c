@@ -581,12 +581,8 @@ int main(void)
     unsetenv("SLURM_ARRAY_TASK_MIN");
     unsetenv("KVX_FAKE_LOG");
     setenv("KVX_FAKE_GPUS", "2", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-run-fake-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-run-fake"))
         return 1;
-    }
     /* A compile cache of the test's own: the first run compiles, the rest hit. */
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     printf("  working in %s\n", tmp);

@@ -308,12 +308,8 @@ int main(void)
     unsetenv("KVX_FAKE_LOG");
     /* 12 to 49 ms a case: busy workers, a long group at 4K */
     setenv("KVX_FAKE_NS_PER_BYTE", "1500", 1);
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/kvx-run-scale-XXXXXX", base);
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (child_dir_make("kvx-run-scale"))
         return 1;
-    }
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     printf("  working in %s\n", tmp);
     const struct CMUnitTest tests[] = {
@@ -325,13 +321,5 @@ int main(void)
         cmocka_unit_test(test_differential_whole),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (failed == 0) {
-        char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        if (system(cmd) != 0)
-            printf("  could not remove %s\n", tmp);
-    } else {
-        printf("  kept %s for a look\n", tmp);
-    }
-    return failed;
+    return child_dir_done(failed);
 }
