@@ -29,6 +29,10 @@
 #             CUB, Thrust; docs/peers.md) into $OUT/bundle/peers-NAME.csv, imported into
 #             $OUT/bundle/kvx.db as reference cub_NAME (refused if that name is there
 #             already, e.g. from a carried-in results/kvx.db); KVX_PEERS_FLAGS adds options
+#   twomode   the 256-counter contention cases that run in one of two times by GPU
+#             instance (docs/measurement.md): the GPU's identity (nvidia-smi -q), the cases
+#             at 32, 256 and 4096 counters, then ncu's per-L2-slice request spread and
+#             the L2 and SM clocks of each, into $OUT/bundle/twomode*
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -215,6 +219,31 @@ for step in "$@"; do
                     --db "$B/kvx.db" 2>&1 | tee -a "$B/session.log"
             fi
         fi
+        ;;
+    twomode)
+        say "two-mode cases"
+        nvidia-smi -q >"$B/twomode-smi.txt" 2>&1
+        w='strategy == "naive" && counter == "u32" && address == "runtime" && n == 2^24 && hit_rate == 0.5 && (counters == 32 || counters == 256 || counters == 4096)'
+        "$kvx" run specs/contention.yaml --where "$w" --db "$B/twomode.db" --rerun >"$B/twomode-run.log" 2>&1
+        "$kvx" table --db "$B/twomode.db" --spec contention --rows counters --cols strategy --value median_ms 2>&1 |
+            tee -a "$B/session.log"
+        m=lts__t_requests_srcunit_tex_op_red.sum,lts__t_requests_srcunit_tex_op_red.max,lts__t_requests_srcunit_tex_op_red.min
+        m=$m,lts__t_sectors_srcunit_tex_op_red.sum,lts__cycles_elapsed.avg.per_second,gpc__cycles_elapsed.avg.per_second
+        m=$m,lts__cycles_active.avg,lts__cycles_active.max,gpu__time_duration.sum,lts__d_atomic_input_cycles_active.max
+        m=$m,lts__d_atomic_input_cycles_active.avg
+        for c in 32 256 4096; do
+            w1='strategy == "naive" && counter == "u32" && address == "runtime" && n == 2^24 && hit_rate == 0.5 && counters == '$c
+            timeout -s KILL 120 ncu --target-processes all --kernel-name filter_count --launch-skip 2 --launch-count 1 \
+                --metrics "$m" --print-metric-instances values "$kvx" run specs/contention.yaml --where "$w1" \
+                --db "$B/twomode-ncu.db" --rerun --timeout 100 >"$B/twomode-ncu-$c.txt" 2>&1 ||
+            timeout -s KILL 120 ncu --target-processes all --kernel-name filter_count --launch-skip 2 --launch-count 1 \
+                --metrics "$m" "$kvx" run specs/contention.yaml --where "$w1" \
+                --db "$B/twomode-ncu.db" --rerun --timeout 100 >>"$B/twomode-ncu-$c.txt" 2>&1
+            echo "counters $c:" | tee -a "$B/session.log"
+            grep -E "lts__|gpc__|gpu__" "$B/twomode-ncu-$c.txt" | tee -a "$B/session.log"
+        done
+        grep -E "Product Name|VBIOS|Driver Version|GPU UUID|Serial|ECC Mode|Current  |Pending|Persistence|Power Limit|Max Clocks|SM  |Memory  |Board Part|Part Number|GPU Part|Module ID|Bus Id" \
+            "$B/twomode-smi.txt" | head -60 >>"$B/session.log"
         ;;
     *) echo "unknown step $step" ;;
     esac
