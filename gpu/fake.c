@@ -345,7 +345,11 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes)
         return CUDA_ERROR_INVALID_VALUE;
     if (fk.mem_used > fk.mem_free || bytes > fk.mem_free - fk.mem_used)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    unsigned char *host = malloc(bytes);
+    /* Every block at a 2 MiB boundary, as the driver places large ones, so
+     * that the worker's placement (WORKER_BUF_ALIGN) costs no second block;
+     * the pages past `bytes` are never touched. */
+    const size_t page = 2u << 20;
+    unsigned char *host = aligned_alloc(page, (bytes + page - 1) / page * page);
     if (!host)
         return CUDA_ERROR_OUT_OF_MEMORY;
     /* Not zero: what a kernel reads before anything wrote it is garbage on a GPU. */

@@ -284,6 +284,7 @@ static int key_used(char keys[][65], int n, const char *key)
  * shared by the workload points that follow stay. */
 static void cache_evict(WorkerState *w, const CaseDesc *c)
 {
+    w->case_clock = w->clock;
     char keys[CASE_MAX_BUFS][65];
     for (int i = 0; i < c->nbufs; i++)
         buf_key(&c->bufs[i], keys[i]);
@@ -312,7 +313,7 @@ static void cache_evict(WorkerState *w, const CaseDesc *c)
         }
         if (lru < 0 || (bytes <= WORKER_INPUT_CACHE_BYTES && w->ndevs + c->nbufs <= WORKER_MAX_INPUTS))
             break;
-        cu.cuMemFree(w->devs[lru].base);
+        cu.cuMemFree(w->devs[lru].raw);
         w->devs[lru] = w->devs[--w->ndevs];
     }
 }
@@ -362,18 +363,41 @@ static uint64_t alloc_bytes(const CaseBuf *b)
     return bytes ? bytes : 256;
 }
 
-static int dev_alloc(WorkerState *w, const CaseBuf *b, CUdeviceptr *base, CaseResult *res)
+/* A case buffer's allocation, its base at WORKER_BUF_ALIGN: the driver places
+ * a large allocation at such a boundary, a small one anywhere, which then
+ * takes that much more and moves its base up to the boundary.  *raw is what
+ * cuMemFree takes. */
+static CUresult alloc_aligned(uint64_t bytes, CUdeviceptr *base, CUdeviceptr *raw)
+{
+    const uint64_t a = WORKER_BUF_ALIGN;
+    CUresult r = cu.cuMemAlloc(raw, bytes);
+    if (r == CUDA_SUCCESS && (*raw & (a - 1))) {
+        cu.cuMemFree(*raw);
+        r = cu.cuMemAlloc(raw, bytes + a);
+    }
+    *base = r == CUDA_SUCCESS ? (*raw + a - 1) / a * a : 0;
+    return r;
+}
+
+static int dev_alloc(WorkerState *w, const CaseBuf *b, CUdeviceptr *base, CUdeviceptr *raw, CaseResult *res)
 {
     uint64_t bytes = alloc_bytes(b);
-    CUresult r = cu.cuMemAlloc(base, bytes);
+    CUresult r = alloc_aligned(bytes, base, raw);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-        /* Kept output allocations are only a saving: give them back, once. */
+        /* Kept output allocations and the cached inputs this case has not
+         * taken yet are only a saving: give them back, once (an input this
+         * case asks for later is made again). */
         for (int i = w->nouts - 1; i >= 0; i--)
             if (!w->outs[i].busy) {
-                cu.cuMemFree(w->outs[i].base);
+                cu.cuMemFree(w->outs[i].raw);
                 w->outs[i] = w->outs[--w->nouts];
             }
-        r = cu.cuMemAlloc(base, bytes);
+        for (int v = w->ndevs - 1; v >= 0; v--)
+            if (w->devs[v].used <= w->case_clock) {
+                cu.cuMemFree(w->devs[v].raw);
+                w->devs[v] = w->devs[--w->ndevs];
+            }
+        r = alloc_aligned(bytes, base, raw);
     }
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
         return worker_fail(res, CASE_skipped, "out of device memory: buffer '%s' needs %llu bytes",
@@ -400,14 +424,14 @@ static int out_get(WorkerState *w, const CaseBuf *b, CaseResult *res)
     if (best < 0) {
         if (w->nouts == WORKER_MAX_OUTS) {
             KVX_ASSERT(largest >= 0); /* a case holds at most CASE_MAX_BUFS */
-            cu.cuMemFree(w->outs[largest].base);
+            cu.cuMemFree(w->outs[largest].raw);
             w->outs[largest] = w->outs[--w->nouts];
         }
-        CUdeviceptr base;
-        if (dev_alloc(w, b, &base, res) < 0)
+        CUdeviceptr base, raw;
+        if (dev_alloc(w, b, &base, &raw, res) < 0)
             return -1;
         best = w->nouts++;
-        w->outs[best] = (OutBuf){base, bytes, 0};
+        w->outs[best] = (OutBuf){base, raw, bytes, 0};
     }
     w->outs[best].busy = 1;
     return best;
@@ -513,15 +537,16 @@ static int input_get(WorkerState *w, const CaseBuf *b, const char *key, CaseLaun
     if (!d) {
         InputsPlan plan;
         int on_dev = run->host[i] ? 0 : input_plan(b, &plan, res);
-        CUdeviceptr base;
+        CUdeviceptr base, raw;
         if (on_dev < 0 || (!on_dev && !run->host[i] && !(run->host[i] = host_get(w, b, key, res))) ||
-            dev_alloc(w, b, &base, res) < 0)
+            dev_alloc(w, b, &base, &raw, res) < 0)
             return -1;
         KVX_ASSERT(w->ndevs < WORKER_MAX_INPUTS);
         d = &w->devs[w->ndevs++];
         memcpy(d->key, key, 65);
         d->offset = b->offset;
         d->base = base;
+        d->raw = raw;
         d->bytes = alloc_bytes(b);
         CUdeviceptr dst = base + b->offset * (uint64_t)size;
         if (b->count && on_dev && worker_fill_device(w, &plan, dst, b->count, res) < 0)
@@ -748,9 +773,9 @@ static void worker_close(WorkerState *w)
             if (w->refs[i].base[j])
                 cu.cuMemFree(w->refs[i].base[j]);
     for (int i = 0; i < w->ndevs; i++)
-        cu.cuMemFree(w->devs[i].base);
+        cu.cuMemFree(w->devs[i].raw);
     for (int i = 0; i < w->nouts; i++)
-        cu.cuMemFree(w->outs[i].base);
+        cu.cuMemFree(w->outs[i].raw);
     for (int i = 0; i < w->nmods; i++)
         cu.cuModuleUnload(w->mods[i].mod);
     if (w->scratch)

@@ -43,6 +43,14 @@
 #define WORKER_MAX_BASELINES 4
 #define WORKER_MAX_DEVICES 64
 
+/* A case's buffers start at this boundary (plus the buffer's `offset:`), the
+ * same on every run and machine: where a few counters sit within the L2's
+ * address interleave sets how many slices serve their atomics, up to 2x in
+ * time on an H200 (docs/measurement.md, "Where buffers are placed"), and the
+ * driver's own placement of a small allocation depends on what was allocated
+ * before it. */
+#define WORKER_BUF_ALIGN (2ULL << 20)
+
 typedef struct DeviceInfo {
     int ordinal;                /* CUDA device number */
     char name[256];             /* "NVIDIA H200" */

@@ -51,7 +51,8 @@ typedef struct HostCopy {
 typedef struct DevCopy {
     char key[65];
     uint64_t offset;
-    CUdeviceptr base;
+    CUdeviceptr base;       /* at WORKER_BUF_ALIGN */
+    CUdeviceptr raw;        /* what cuMemAlloc returned, for cuMemFree */
     uint64_t bytes;
     uint64_t used;
 } DevCopy;
@@ -61,7 +62,8 @@ typedef struct DevCopy {
  * every launch, so what a previous case left in it is never seen. */
 #define WORKER_MAX_OUTS (2 * CASE_MAX_BUFS)
 typedef struct OutBuf {
-    CUdeviceptr base;
+    CUdeviceptr base;       /* at WORKER_BUF_ALIGN */
+    CUdeviceptr raw;        /* what cuMemAlloc returned, for cuMemFree */
     uint64_t bytes;
     int busy;               /* lent to the current case */
 } OutBuf;
@@ -128,6 +130,8 @@ typedef struct WorkerState {
     CUdeviceptr fill_plan;  /* one InputsPlan, allocated on first use */
     int threads;            /* for input generation */
     uint64_t clock;
+    uint64_t case_clock;    /* the clock when the current case began: a cached
+                             * input used since is the case's own */
     Module mods[WORKER_MAX_MODULES];
     int nmods;
     /* Inputs of the current workload point: at most one entry per buffer of a

@@ -314,6 +314,46 @@ static void compare_lines(Compare *c)
 }
 
 /* JSON's closing brackets; Markdown's footnotes for the marks in use. */
+/* The buffer placement of a side's measured runs: the boundary they share, 0
+ * when they placed buffers where the driver put them, -2 when they differ among
+ * themselves, -1 when none was measured by kvx (references only). */
+static int64_t side_align(const CompareSide *side, const CaseSet *cs)
+{
+    int64_t align = -1, last_run = 0;
+    for (int i = 0; i < cs->nrecs; i++) {
+        if (cs->recs[i].run_id == last_run)
+            continue;
+        last_run = cs->recs[i].run_id;
+        int64_t a = store_run_buf_align(side->db, last_run);
+        if (a >= 0)
+            align = align == -1 || align == a ? a : -2;
+    }
+    return align;
+}
+
+static const char *align_text(int64_t a, char *buf, size_t n)
+{
+    if (a == 0)
+        return "where the driver put them (before kvx 0.2.0)";
+    if (a == -2)
+        return "in differing ways among its runs";
+    snprintf(buf, n, "at %lld-byte boundaries", (long long)a);
+    return buf;
+}
+
+/* Says when the two sides placed their buffers differently: a kernel whose
+ * atomics hit a few cache lines can differ by 2x from placement alone. */
+static void compare_placement(const Compare *c)
+{
+    int64_t a = side_align(c->A, &c->ca), b = side_align(c->B, &c->cb);
+    if (a == -1 || b == -1 || (a == b && a != -2))
+        return;
+    char ta[64], tb[64];
+    fprintf(c->out, "\nNote: A's runs placed their buffers %s, B's %s: a case whose atomics hit a"
+            " few cache lines can differ by up to 2x from placement alone (docs/measurement.md,"
+            " \"Where buffers are placed\").\n", align_text(a, ta, sizeof ta), align_text(b, tb, sizeof tb));
+}
+
 static void compare_foot(const Compare *c)
 {
     const TableOpts *o = c->o;
@@ -340,6 +380,7 @@ static void compare_foot(const Compare *c)
                          " difference can be called significant.\n", out);
     if (c->pa.multi || c->pb.multi)
         fputs("\n(n): the median of n cases at this cell.\n", out);
+    compare_placement(c);
 }
 
 static void compare_close(Compare *c)

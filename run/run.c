@@ -391,8 +391,8 @@ static int session_run_row(RunSession *r)
         sb_puts(&devj, ",\"uuid\":");
         json_put_str(&devj, d->uuid, JSON_BYTES);
         sb_printf(&devj, ",\"cc\":%d,\"sm_count\":%d,\"clock_mhz\":%d,\"mem_clock_mhz\":%d,"
-                  "\"peak_gbs\":%.1f}", d->cc_major * 10 + d->cc_minor, d->sm_count,
-                  d->clock_khz / 1000, d->mem_clock_khz / 1000, d->peak_gbs);
+                  "\"peak_gbs\":%.1f,\"buf_align\":%llu}", d->cc_major * 10 + d->cc_minor, d->sm_count,
+                  d->clock_khz / 1000, d->mem_clock_khz / 1000, d->peak_gbs, (unsigned long long)WORKER_BUF_ALIGN);
     }
     sb_putc(&devj, ']');
     RunEnv env = {.spec_name = s->name, .spec_path = s->path, .gpu_name = d0->name, .gpu_uuid = d0->uuid,

@@ -183,6 +183,10 @@ int store_spec_names(struct sqlite3 *db, int64_t run_id, const char *ref_name, A
 /* The spec_path of each run (kind 'run') that stored cases of spec_name,
  * newest first, into an array in a.  0, or -1 when it cannot be read. */
 int store_spec_paths(struct sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n);
+/* The boundary a measured run placed its case buffers at (runs.devices_json's
+ * buf_align): 0 for a run before it was recorded (the driver's placement), -1
+ * for a reference or an unknown run. */
+int64_t store_run_buf_align(struct sqlite3 *db, int64_t run_id);
 
 /* ---- store_report.c: `kvx report`'s reads beside its tables ----------------
  * Over the cases of spec in the measured runs (run only_run alone when not

@@ -88,8 +88,10 @@ static const StoreCol runs_cols[] = {
      "`measure_s`, `cases`", NULL},
     {"devices_json", "TEXT", "", 2, SCOL_TEXT, offsetof(RunEnv, devices_json), 1,
      "every GPU the run measured on: `[{\"ordinal\":0,\"name\":\"NVIDIA "
-     "H200\",\"uuid\":\"GPU-...\",\"cc\":90,\"sm_count\":132,\"clock_mhz\":1980,\"mem_clock_mhz\":3201,\"peak_gbs\":4814.3},"
-     " ...]`; the `gpu_*` columns are the first; each case names its own in "
+     "H200\",\"uuid\":\"GPU-...\",\"cc\":90,\"sm_count\":132,\"clock_mhz\":1980,\"mem_clock_mhz\":3201,\"peak_gbs\":4814.3,\"buf_align\":2097152},"
+     " ...]` (`buf_align`: the boundary every case buffer starts at, plus its `offset:`; absent "
+     "before kvx 0.2.0, whose buffers sat where the driver put them: docs/measurement.md); the "
+     "`gpu_*` columns are the first; each case names its own in "
      "`cases.device_uuid`", NULL},
 };
 

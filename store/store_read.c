@@ -171,6 +171,24 @@ int store_spec_paths(sqlite3 *db, const char *spec_name, Arena *a, const char **
     return 0;
 }
 
+int64_t store_run_buf_align(sqlite3 *db, int64_t run_id)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t align = 0;
+    if (sqlite3_prepare_v2(db, "SELECT CASE WHEN json_valid(devices_json) THEN"
+                           " json_extract(devices_json, '$[0].buf_align') END FROM runs"
+                           " WHERE id = ?1 AND kind = 'run'",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(q, 1, run_id);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        align = sqlite3_column_type(q, 0) == SQLITE_INTEGER ? sqlite3_column_int64(q, 0) : 0;
+    else
+        align = -1;
+    sqlite3_finalize(q);
+    return align;
+}
+
 /* ---- rows of a query built elsewhere -------------------------------------------- */
 
 struct StoreRows {

@@ -80,6 +80,34 @@ static void test_import_round_trip(void **state)
     free(out), free(errs);
 }
 
+/* kvx compare says when its sides placed their buffers differently
+ * (runs.devices_json's buf_align, docs/measurement.md), and not when alike. */
+static void test_compare_placement(void **state)
+{
+    (void)state;
+    const char *old = tmp_path("a.db"), *cp = tmp_path("placed.db");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", old, cp);
+    assert_int_equal(system(cmd), 0);
+    sqlite3 *c = open_db(cp);
+    assert_int_equal(sqlite3_exec(c, "UPDATE runs SET devices_json = '[{\"ordinal\":0,\"buf_align\":2097152}]'",
+                                  NULL, NULL, NULL), 0);
+    sqlite3_close(c);
+    char *out, *errs;
+    int rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", cp, old, "--rows", "hit_rate", "--cols",
+                     "strategy", NULL);
+    if (rc)
+        fail_msg("compare: %s", errs);
+    assert_non_null(strstr(out, "Note: A's runs placed their buffers at 2097152-byte boundaries, B's where"
+                                " the driver put them (before kvx 0.2.0)"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_compare, 1, &out, &errs, "compare", cp, cp, "--rows", "hit_rate", "--cols", "strategy",
+                 NULL);
+    assert_int_equal(rc, 0);
+    assert_null(strstr(out, "placed their buffers"));
+    free(out), free(errs);
+}
+
 static void test_import_errors(void **state)
 {
     static const struct { const char *csv, *msg; } bad[] = {
@@ -618,6 +646,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_import_round_trip),
+        cmocka_unit_test(test_compare_placement),
         cmocka_unit_test(test_import_errors),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_export_json),
