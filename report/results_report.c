@@ -179,8 +179,9 @@ static void report_table(struct sqlite3 *db, const Spec *spec, int64_t run, cons
     o.failed_values = failed_values || t->failed_values;
     KvxError err = {0};
     fprintf(md, "\n### %s\n\n", t->title ? t->title : t->value ? t->value : "median_ms");
-    if (results_table(db, &o, md, &err)) {
-        fprintf(md, "Not tabulated: %s\n", err.msg);
+    int rc = results_table(db, &o, md, &err);
+    if (rc) {
+        fprintf(md, "%s: %s\n", rc == 1 ? "Nothing to tabulate" : "Not tabulated", err.msg);
         kvx_error_clear(&err);
     }
 }
@@ -207,10 +208,11 @@ static int run_gnuplot(const char *gnuplot, const char *dir, const char *script,
             execl(gnuplot, "gnuplot", script, (char *)NULL);
         _exit(127);
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
+    int status = 0;
+    pid_t got;
+    while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    return got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 /* The table as gnuplot data: CSV with every non-number cell as NaN (missing). */
