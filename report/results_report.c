@@ -145,22 +145,25 @@ static void report_statuses(struct sqlite3 *db, const Spec *spec, int64_t only_r
     report_throttled(db, spec, only_run, md);
 }
 
-/* "axis=value,..." from the spec's baseline:, or NULL. */
-static const char *spec_baseline(const Spec *s, Arena *a)
+/* "axis=value,..." of a baseline: (the spec's or a report table's), or NULL
+ * when n is 0. */
+static const char *baseline_text(const Spec *s, const BaselineEntry *b, int n, Arena *a)
 {
-    StrBuf b;
-    sb_init(&b);
-    for (int i = 0; i < s->nbaseline; i++) {
-        const Axis *ax = &s->axes[s->baseline[i].axis];
-        sb_printf(&b, "%s%s=%s", i ? "," : "", ax->name, ax->vals[s->baseline[i].value].text);
+    StrBuf t;
+    sb_init(&t);
+    for (int i = 0; i < n; i++) {
+        const Axis *ax = &s->axes[b[i].axis];
+        sb_printf(&t, "%s%s=%s", i ? "," : "", ax->name, ax->vals[b[i].value].text);
     }
-    const char *out = s->nbaseline ? arena_strdup(a, sb_str(&b)) : NULL;
-    sb_free(&b);
+    const char *out = n ? arena_strdup(a, sb_str(&t)) : NULL;
+    sb_free(&t);
     return out;
 }
 
+/* One table of the report.  baseline: the spec's, unless the table names its
+ * own. */
 static void report_table(struct sqlite3 *db, const Spec *spec, int64_t run, const ReportTable *t,
-                         const char *baseline, int failed_values, FILE *md)
+                         const char *baseline, int failed_values, Arena *a, FILE *md)
 {
     TableOpts o = {0};
     o.sel.spec = spec->name;
@@ -173,7 +176,7 @@ static void report_table(struct sqlite3 *db, const Spec *spec, int64_t run, cons
     o.ratio = t->ratio;
     o.best = t->best;
     o.beside = t->beside;
-    o.baseline = baseline;
+    o.baseline = t->nbaseline ? baseline_text(spec, t->baseline, t->nbaseline, a) : baseline;
     o.where = t->where;
     o.spec = spec;
     o.failed_values = failed_values || t->failed_values;
@@ -546,7 +549,7 @@ typedef struct Report {
     Arena *a;
     RunInfo *runs;
     int nruns, nmeasured;
-    const char *baseline;       /* spec_baseline: NULL without one */
+    const char *baseline;       /* the spec's baseline: as text, NULL without one */
     /* Without a report: section, the ratio table over the first two axes and
      * the median-time table. */
     ReportTable defaults[2];
@@ -610,7 +613,7 @@ static void report_tables(const Report *R, int failed_values)
             fprintf(R->md, "\n## Run %lld\n", (long long)R->runs[r].id);
         for (int t = 0; t < R->ntables; t++)
             report_table(R->db, R->spec, R->runs[r].id, &R->tables[t], R->baseline, failed_values,
-                         R->md);
+                         R->a, R->md);
     }
 }
 
@@ -650,7 +653,7 @@ int results_report(struct sqlite3 *db, const char *spec_path, const char *dir, i
     fprintf(R.md, "Spec `%s`, written by `kvx report`.\n\n", R.spec->path);
     if (report_runs(&R, err))
         goto fail;
-    R.baseline = spec_baseline(R.spec, R.a);
+    R.baseline = baseline_text(R.spec, R.spec->baseline, R.spec->nbaseline, R.a);
     report_pick_tables(&R);
     report_tables(&R, failed_values);
     report_statuses(db, R.spec, only_run, R.md);

@@ -389,6 +389,34 @@ static void test_report(void **state)
     sqlite3_close(db);
 }
 
+/* A report table's baseline: overrides the spec's for that table only. */
+static void test_report_table_baseline(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    setenv("KVX_GNUPLOT", "", 1);
+    sqlite3 *db = open_db(tmp_path("a.db"));
+    char *written = NULL;
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture_table_baseline.yaml", tmp_path("report-tb"), 0, 0,
+                       &written, &err))
+        fail_msg("report: %s", err.msg);
+    char *md = read_all(written);
+    assert_non_null(md);
+    const char *spec_t = strstr(md, "### Ratio to naive (the spec's baseline)");
+    const char *own_t = strstr(md, "### Ratio to warp_cg (the table's own)");
+    assert_non_null(spec_t);
+    assert_non_null(own_t);
+    assert_true(own_t > spec_t);
+    /* The spec's baseline where the table names none; the table's own below. */
+    assert_non_null(strstr(spec_t, "as a ratio to strategy=naive;"));
+    assert_non_null(strstr(spec_t, "| 0.05 | 1x | 0.91x | 0.53x |"));
+    assert_non_null(strstr(own_t, "as a ratio to strategy=warp_cg;"));
+    assert_non_null(strstr(own_t, "| 0.05 | 1.1x | 1x | 0.582x |"));
+    sqlite3_close(db);
+    free(md), free(written);
+}
+
 /* Report plots: x is the first numeric workload axis (as the run stored it),
  * log2 when its values span more than 2 decades; the caption names the axes
  * each median pools.  KVX_GNUPLOT=/bin/true stands in for gnuplot: the
@@ -624,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_export_every_column),
         cmocka_unit_test(test_import_own_export),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report_table_baseline),
         cmocka_unit_test(test_report_one_run),
         cmocka_unit_test(test_report_plots),
         cmocka_unit_test(test_report_beside),
