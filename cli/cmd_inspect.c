@@ -45,13 +45,18 @@ static int variant_row(Inspection *in, const char *label)
     return in->nvar++;
 }
 
-/* One variant's summary and its sites, a line each. */
+/* One variant's summary, its loads and stores and its sites, a line each. */
 static void print_summary(const InspectFacts *f, const char *name, const char *arch)
 {
     StrBuf line;
     sb_init(&line);
     inspect_summary(f, &line);
     printf("%s [%s]: %s\n", name, arch, sb_str(&line));
+    /* The loads and stores beside the atomics: their widths show vectorisation. */
+    sb_reset(&line);
+    inspect_memory(f, &line);
+    if (line.len)
+        printf("    memory: %s\n", sb_str(&line));
     /* Each atomic site: what the source does, what ptxas did. */
     sb_reset(&line);
     inspect_sites(f, &line);

@@ -2,6 +2,7 @@
  * test holds, each checked as the user would:
  * - inspect.md: the inspect.KEY list (core/values.h INSPECT_KEYS) is exactly
  *   the facts inspect_to_json writes, and a spec's report refuses another;
+ *   a vectorised copy's 16-byte loads and stores are named and tabulate;
  * - spec.md: `hot` draws each element on its own (the share of v is f in
  *   expectation, spread through the buffer), `runs` gives elements kL ..
  *   kL+L-1 one value drawn per run, the last run cut at the end;
@@ -70,6 +71,33 @@ static void test_inspect_keys_in_step(void **state)
     assert_false(inspect_key_valid("atom"));
     sb_free(&json);
     free(f);
+}
+
+/* inspect.md: `kvx inspect` of a vectorised copy names its 16-byte loads and
+ * stores (from the PTX here, where no nvdisasm is; LDG.E.128/STG.E.128 from
+ * the SASS where one is), and kvx table --value inspect.mem.* tabulates them
+ * from a run's stored facts (a fake-device run: the facts are the compile's). */
+static void test_inspect_memory_widths(void **state)
+{
+    const char *log = tmp_path("inspect.log"), *db = tmp_path("copy.db");
+    const char *spec = KVX_SOURCE_DIR "/tests/data/specs/copy.yaml";
+    assert_int_equal(kvx(log, "inspect", spec, "--arch", "sm_90", "--where", "access == \"vec4\"", NULL), 0);
+    if (!log_has(log, "access=vec4 [sm_90]: ") ||
+        !(log_has(log, "    memory: PTX: 1 ld.global.nc.v4.u32 (16 B), 1 st.global.v4.u32 (16 B)\n") ||
+          log_has(log, "    memory: SASS: 1 LDG.E.128 (16 B), 1 STG.E.128 (16 B)\n"))) {
+        dump(log);
+        fail_msg("kvx inspect of the float4 copy does not name its 16-byte load and store");
+    }
+    kvx(log, "run", spec, "--db", db, NULL);      /* the fake has no copy kernel: launch errors */
+    assert_int_equal(kvx(log, "table", "--db", db, "--rows", "access", "--cols", "misalign", "--value",
+                         "inspect.mem.st_global_bytes", "--format", "csv", NULL), 0);
+    char *text = file_read(log, NULL);
+    assert_non_null(text);
+    if (!strstr(text, "access,0,2\nscalar,4,4\nvec2,8,\nvec4,16,\nwrong,4,4\n"))
+        fail_msg("kvx table --value inspect.mem.st_global_bytes:\n%s", text);
+    free(text);
+    assert_int_equal(kvx(log, "table", "--db", db, "--value", "inspect.mem.bogus", NULL), 2);
+    assert_true(log_has(log, "unknown inspect fact 'inspect.mem.bogus'"));
 }
 
 /* ---- hot and runs ------------------------------------------------------------------ */
@@ -249,6 +277,7 @@ int main(void)
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inspect_keys_in_step),
+        cmocka_unit_test(test_inspect_memory_widths),
         cmocka_unit_test(test_hot_is_drawn_per_element),
         cmocka_unit_test(test_runs_share_a_value),
         cmocka_unit_test(test_keys_ignore_path_and_where),
