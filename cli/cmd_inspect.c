@@ -90,7 +90,9 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
 {
     inspect_facts_init(f);
     if (!j->ok) {
-        printf("%s [%s]: does not compile\n%s\n", j->name, arch, j->log ? j->log : "");
+        char *log = jit_log_map(j, j->log);
+        printf("%s [%s]: does not compile\n%s\n", j->name, arch, log);
+        free(log);
         return;
     }
     char *sass = NULL;
@@ -132,7 +134,8 @@ static int inspect_arch(Inspection *in, int ai)
             continue;
         const char *name = p.srcs[k].label[0] ? p.srcs[k].label : p.srcs[k].file;
         jobs[n] = (JitJob){.name = name, .source = p.srcs[k].text, .arch = in->archs[ai],
-                           .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl};
+                           .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl,
+                           .origins = p.srcs[k].origins};
         row[n++] = variant_row(in, name);
     }
     JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache};

@@ -358,7 +358,7 @@ static void session_compile(RunSession *r)
         comp->job_of[k] = comp->n;
         JitJob *j = &comp->jobs[comp->n++];
         *j = (JitJob){.name = so->file, .source = so->text, .arch = r->facts.arch, .options = r->s->options,
-                      .noptions = r->s->noptions, .use_cccl = r->s->use_cccl};
+                      .noptions = r->s->noptions, .use_cccl = r->s->use_cccl, .origins = so->origins};
     }
     free(order);
     run_stage_end(&r->prof, RUN_STAGE_store);
