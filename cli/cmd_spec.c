@@ -98,7 +98,8 @@ const CliVerb cmd_gen_verb = SPEC_VERB("gen",
 const CliVerb cmd_compile_verb = SPEC_VERB("compile",
     "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache", compile_opts, cmd_compile);
 const CliVerb cmd_inspect_verb = SPEC_VERB("inspect",
-    "what the compiler made of the atomics (PTX, SASS), per arch", inspect_opts, cmd_inspect);
+    "what the compiler made of the atomics and the loads and stores (PTX, SASS), per arch", inspect_opts,
+    cmd_inspect);
 
 /* ---- plan ------------------------------------------------------------------------ */
 
