@@ -45,13 +45,18 @@ static int variant_row(Inspection *in, const char *label)
     return in->nvar++;
 }
 
-/* One variant's summary and its sites, a line each. */
+/* One variant's summary, its loads and stores and its sites, a line each. */
 static void print_summary(const InspectFacts *f, const char *name, const char *arch)
 {
     StrBuf line;
     sb_init(&line);
     inspect_summary(f, &line);
     printf("%s [%s]: %s\n", name, arch, sb_str(&line));
+    /* The loads and stores beside the atomics: their widths show vectorisation. */
+    sb_reset(&line);
+    inspect_memory(f, &line);
+    if (line.len)
+        printf("    memory: %s\n", sb_str(&line));
     /* Each atomic site: what the source does, what ptxas did. */
     sb_reset(&line);
     inspect_sites(f, &line);
@@ -85,7 +90,9 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
 {
     inspect_facts_init(f);
     if (!j->ok) {
-        printf("%s [%s]: does not compile\n%s\n", j->name, arch, j->log ? j->log : "");
+        char *log = jit_log_map(j, j->log);
+        printf("%s [%s]: does not compile\n%s\n", j->name, arch, log);
+        free(log);
         return;
     }
     char *sass = NULL;
@@ -127,7 +134,8 @@ static int inspect_arch(Inspection *in, int ai)
             continue;
         const char *name = p.srcs[k].label[0] ? p.srcs[k].label : p.srcs[k].file;
         jobs[n] = (JitJob){.name = name, .source = p.srcs[k].text, .arch = in->archs[ai],
-                           .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl};
+                           .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl,
+                           .origins = p.srcs[k].origins};
         row[n++] = variant_row(in, name);
     }
     JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache};

@@ -127,6 +127,10 @@ static const CliOpt table_opts[] = {
     CLI_OPT("best", 0, CLI_FLAG, NULL, NULL,
             "per value of the --rows axes, the best passing case (named by the other axes that vary), its "
             "value and the runner-up's", TA(o.best)),
+    CLI_OPT("failures", 0, CLI_FLAG, NULL, NULL,
+            "the failed cases (status not ok) among the selected, one row each: the axes, the status and the "
+            "stored detail (the error, or the first differing elements); none failed: a note, exit 0",
+            TA(o.failures)),
     CLI_OPT("beside", 0, CLI_STRING, "AXIS=V,...", NULL,
             "with --best: the cases at these values (a library's calls, imported) are shown beside the best, "
             "not among its candidates, with how many times better the best is", TA(o.beside)),
@@ -399,6 +403,11 @@ static int write_out(const char *path, int (*write)(void *ctx, FILE *f, KvxError
         return KVX_EIO;
     int fail = write(ctx, f, err);
     int wrc = out_close(f, path, tmp, !fail);
+    if (fail == 1) {
+        /* Nothing matched: a finding, not an error (a run without failures). */
+        fprintf(stderr, "kvx: %s: nothing to list\n", err->msg);
+        return 0;
+    }
     return fail ? exit_of(err) : wrc;
 }
 

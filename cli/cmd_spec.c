@@ -98,7 +98,8 @@ const CliVerb cmd_gen_verb = SPEC_VERB("gen",
 const CliVerb cmd_compile_verb = SPEC_VERB("compile",
     "NVRTC to PTX and CUBIN per arch, with the ptxas report and cache", compile_opts, cmd_compile);
 const CliVerb cmd_inspect_verb = SPEC_VERB("inspect",
-    "what the compiler made of the atomics (PTX, SASS), per arch", inspect_opts, cmd_inspect);
+    "what the compiler made of the atomics and the loads and stores (PTX, SASS), per arch", inspect_opts,
+    cmd_inspect);
 
 /* ---- plan ------------------------------------------------------------------------ */
 
@@ -483,7 +484,7 @@ static int compile_jobs(const Spec *s, const Plan *p, const PlanRef *ref, const 
         const Source *so = plan_ref_source_at(p, ref, k);
         (*src_of)[n] = k;
         (*jobs)[n++] = (JitJob){.name = so->file, .source = so->text, .arch = arch, .options = s->options,
-                                .noptions = s->noptions, .use_cccl = s->use_cccl};
+                                .noptions = s->noptions, .use_cccl = s->use_cccl, .origins = so->origins};
     }
     free(used);
     return n;
@@ -511,12 +512,19 @@ static char *compile_outdir(Compilation *c, const Spec *s, int ai, int *rc)
 /* A job's line (and its log when it failed); its files when ok.  0 or 3. */
 static int compile_report(Compilation *c, const JitJob *j, const char *file, const char *outdir, int write)
 {
-    printf("%-60s %-7s %7.0fms %6s %5d %7d %6d %6d\n", j->name, j->ok ? "ok" : "FAILED", j->compile_ms,
+    /* A hit compiled nothing now: no time in the compile column (the entry's
+     * is of the compile that made it). */
+    char ms[32] = "-";
+    if (!j->cached)
+        snprintf(ms, sizeof ms, "%.0fms", j->compile_ms);
+    printf("%-60s %-7s %9s %6s %5d %7d %6d %6d\n", j->name, j->ok ? "ok" : "FAILED", ms,
            j->cached ? "hit" : "miss", j->regs, j->spill_stores + j->spill_loads, j->smem_static, j->stack);
     if (!j->ok) {
         c->failures++;
-        if (j->log && *j->log)
-            printf("%s\n", j->log);
+        char *log = jit_log_map(j, j->log);
+        if (*log)
+            printf("%s\n", log);
+        free(log);
     }
     c->cached += j->cached;
     if (!write || !j->ok)

@@ -271,6 +271,7 @@ void inspect_to_json(const InspectFacts *f, StrBuf *out)
     json_opt(out, "smem_static", f->smem_static);
     json_ptx(f, out);
     json_sass(f, out);
+    inspect_mem_json(f, out);
     sb_putc(out, '}');
     sb_free(&t);
 }

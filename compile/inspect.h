@@ -101,8 +101,29 @@ typedef struct InspectSite {
                                    the site: 1 or 32 (a full warp); 0 for shared */
 } InspectSite;
 
+/* The global and shared loads and stores: LDG/STG/LDS/STS in SASS, ld/st
+ * .global and .shared in PTX (generic, local, param and const accesses are
+ * not counted).  What a vectorised copy became: LDG.E.128 moves 16 bytes a
+ * thread, LDG.E 4.  From the SASS where there is one, else from the PTX;
+ * source says which. */
+typedef struct InspectMemKind {
+    char name[48];              /* "LDG.E.128", "ld.global.nc.v4.f32" */
+    int bytes;                  /* per thread and instruction */
+    int count;
+} InspectMemKind;
+
+typedef struct InspectMem {
+    char source[8];             /* "SASS", "PTX" */
+    int ld_global, st_global, ld_shared, st_shared;  /* instructions */
+    int ld_global_bytes, st_global_bytes, ld_shared_bytes, st_shared_bytes; /* the widest,
+                                   bytes per thread; 0 without one */
+    int nkinds, kinds_other;
+    InspectMemKind kinds[INSPECT_MAX_KINDS]; /* in order of first appearance */
+} InspectMem;
+
 typedef struct InspectFacts {
     int has_ptx, has_sass;
+    InspectMem mem;                       /* loads and stores (inspect_mem.c) */
     InspectPtx ptx;
     InspectSass sass;
     /* classifications from SASS: numbers of sites (0 = absent) */
@@ -133,6 +154,10 @@ void inspect_set_compile(InspectFacts *f, const JitJob *job);
 /* Analyse PTX text into f->ptx and set f->has_ptx.  Returns the number of
  * atom/red instructions found. */
 int inspect_ptx(const char *ptx, InspectFacts *f);
+
+/* The loads and stores as one line: "SASS: 1 LDG.E.128 (16 B), 1 STG.E.128
+ * (16 B)"; "PTX: no global or shared loads or stores"; nothing without facts. */
+void inspect_memory(const InspectFacts *f, StrBuf *out);
 
 /* Analyse a SASS listing (nvdisasm -c or cuobjdump -sass text) into f->sass and
  * the classifications, and set f->has_sass.  Returns the number of atomic
@@ -170,7 +195,7 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
 
 /* Bump when the classifier or the JSON changes: cached results of an older
  * classifier are then not reused. */
-#define INSPECT_SCHEMA 3
+#define INSPECT_SCHEMA 4
 
 /* inspect_job as the JSON of inspect_to_json, into out (appended), kept in
  * the job's cache entry (job->dir, when it has one) as

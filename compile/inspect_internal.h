@@ -5,6 +5,8 @@
  *   inspect_sass.c    SASS: parsing an nvdisasm/cuobjdump listing, counting and
  *                     classifying its atomics (the heuristics of inspect.h)
  *   inspect_disasm.c  finding and running nvdisasm/cuobjdump; inspect_job
+ *   inspect_mem.c     loads and stores (LDG/STG/LDS/STS, ld/st.global/.shared)
+ *                     by kind and width
  *   inspect.c         the facts and their outputs: tags, summary, JSON, the
  *                     marked listing, the variant x arch table
  *
@@ -144,5 +146,15 @@ void inspect_sass_scan(const char *text, SassScan *s);
  * classification counts are reset first; f may be NULL to get only the marks)
  * and leave roles and notes on s's instructions for inspect_mark. */
 void inspect_sass_classify(SassScan *s, InspectFacts *f);
+
+/* ---- loads and stores (inspect_mem.c) ------------------------------------- */
+
+/* The loads and stores of PTX text, or of a scanned SASS listing, into *m
+ * (reset first; m->source says which).  inspect_ptx and inspect_sass call
+ * them in that order: the SASS's replace the PTX's. */
+void inspect_mem_ptx(const char *ptx, InspectMem *m);
+void inspect_mem_sass(const SassScan *s, InspectMem *m);
+/* ,"mem":{...} of inspect_to_json (null without facts). */
+void inspect_mem_json(const InspectFacts *f, StrBuf *out);
 
 #endif

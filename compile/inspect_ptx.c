@@ -199,6 +199,8 @@ int inspect_ptx(const char *ptx, InspectFacts *f)
     f->nsites = f->sites_more = 0;
     inspect_ptx_scan(ptx ? ptx : "", &f->ptx, &s, f);
     free(s.v);
+    if (!f->has_sass)
+        inspect_mem_ptx(ptx, &f->mem);
     f->has_ptx = 1;
     return f->ptx.atom + f->ptx.red;
 }

@@ -519,6 +519,7 @@ int inspect_sass(const char *sass, InspectFacts *f)
     int n = -1;
     if (s.n > 0) {
         inspect_sass_classify(&s, f);
+        inspect_mem_sass(&s, &f->mem);
         f->has_sass = 1;
         n = f->sass.total;
     }

@@ -353,6 +353,7 @@ int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError 
             job->log = xrealloc(job->log, n + strlen(note) + 1);
             memcpy(job->log + n, note, strlen(note) + 1);
         }
+        jit_log_hint(job);
         nvrtcDestroyProgram(&prog);
         return 0;
     }
@@ -563,6 +564,19 @@ typedef struct CompileTask {
     int i;
 } CompileTask;
 
+/* A fresh compile's warnings on stderr, mapped to the template: once, when
+ * it compiles; a cache hit keeps them in its log.txt but says nothing. */
+static void print_warnings(const JitJob *job)
+{
+    char *w = jit_log_warnings(job->log);
+    if (!w)
+        return;
+    char *mapped = jit_log_map(job, w);
+    fprintf(stderr, "kvx: %s [%s] compiled with warnings:\n%s", jit_job_name(job), job->arch, mapped);
+    free(mapped);
+    free(w);
+}
+
 static void compile_one(void *arg)
 {
     CompileTask *t = arg;
@@ -585,6 +599,8 @@ static void compile_one(void *arg)
             fprintf(stderr, "kvx: warning: the compile cache cannot be written (%s): compiling without it\n",
                     job->cache_warning);
     }
+    if (rc == 0 && job->ok && !job->cached)
+        print_warnings(job);
     if (rc != 0) {
         if (!c->failed) {
             c->first = e;           /* takes the log along */

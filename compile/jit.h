@@ -49,6 +49,8 @@ struct JitJob {
     const char *const *options; /* extra NVRTC options from the spec */
     int noptions;
     int use_cccl;
+    const char *origins;        /* per line of source, "FILE:LINE" of the template line it
+                                   came from or "" (gen/plan.h Source.origins); NULL: none */
     /* out */
     int ok;                     /* 1 compiled; 0 compile error (log says why) */
     int cached;                 /* 1 when served from the cache */
@@ -117,6 +119,21 @@ JitScratch *jit_scratch_new(void);
 
 /* Remove the directory, if it was made, with its entries.  Accepts NULL. */
 void jit_scratch_free(JitScratch *s);
+
+/* A failed compile's log gets a last line naming the fix where NVRTC could not
+ * open a CCCL header (cuda/std/..., cub/, thrust/, cooperative_groups) and
+ * the job did not ask for CCCL (`headers: [cccl]`). */
+void jit_log_hint(JitJob *job);
+
+/* The warning lines of a log (NVRTC's "NAME(12): warning ...", with the
+ * source line and caret that follow, and "ptxas warning"), malloc'd; NULL
+ * when there is none. */
+char *jit_log_warnings(const char *log);
+
+/* log with each NVRTC line "NAME(N): ..." of job's source prefixed by the
+ * template's "FILE:LINE: " where job->origins knows line N; malloc'd (a copy
+ * without origins). */
+char *jit_log_map(const JitJob *job, const char *log);
 
 /* Parse ptxas -v output ("Used 12 registers, ...") into job's figures. */
 void jit_parse_ptxas(const char *log, JitJob *job);

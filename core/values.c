@@ -45,7 +45,7 @@ int inspect_key_valid(const char *key)
 
 const char *inspect_key_list(void)
 {
-    static _Thread_local char list[1024];
+    static _Thread_local char list[2048];
     size_t at = 0;
     for (int i = 0; inspect_keys[i] && at < sizeof list; i++)
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", inspect_keys[i]);

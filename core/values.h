@@ -67,7 +67,9 @@ const char *spec_value_list(void);
     "ptx.scope_cluster", "ptx.scope_sys", "ptx.cas_loop", "ptx.kinds_other", "sass.total", "sass.ATOM",   \
     "sass.ATOMG", "sass.ATOMS", "sass.RED", "sass.REDG", "sass.REDAS", "sass.smem_inc", "sass.cas",       \
     "sass.b16", "sass.packed_f16x2", "sass.packed_bf16x2", "sass.vector", "sass.b64", "sass.scope_sys",   \
-    "sass.scope_cta", "sass.plain", "sass.kinds_other", "sites_more"
+    "sass.scope_cta", "sass.plain", "sass.kinds_other", "sites_more", "mem.source", "mem.ld_global",    \
+    "mem.st_global", "mem.ld_shared", "mem.st_shared", "mem.ld_global_bytes", "mem.st_global_bytes",        \
+    "mem.ld_shared_bytes", "mem.st_shared_bytes", "mem.kinds_other"
 extern const char *const inspect_keys[];    /* INSPECT_KEYS, then NULL */
 
 /* Whether key (after "inspect.") is one of INSPECT_KEYS.  1 or 0. */

@@ -447,7 +447,7 @@ static int build_emit(Build *b, int i, PointEnv *pe, KvxError *err)
     Plan *p = b->p;
     plan_point_env_init(pe, p->spec, plan_point(p, i), &p->facts, b->scratch);
     sb_reset(&b->body);
-    if (template_emit(b->t, pe, &b->body, err))
+    if (template_emit(b->t, pe, &b->body, NULL, err))
         return -1;
     if (b->body.len > PLAN_MAX_SOURCE_BYTES) {
         char *what = plan_point_label(p, i, ~0ull);
@@ -496,6 +496,26 @@ static void build_text(Build *b, int i, const PointEnv *pe, const char *label)
     sb_put(text, b->body.p ? b->body.p : "", b->body.len);
 }
 
+/* so->origins: "" for each line of the header, then the template lines of
+ * the body as point i emits it again with the map (once per distinct source:
+ * the points' own emits skip it).  The emit succeeded once: it cannot fail. */
+static void build_origins(Build *b, int i, Source *so)
+{
+    Plan *p = b->p;
+    StrBuf body, map;
+    sb_init(&body), sb_init(&map);
+    for (size_t k = 0; k < b->text.len - b->body.len; k++)
+        if (b->text.p[k] == '\n')
+            sb_putc(&map, '\n');
+    PointEnv pe;
+    KvxError err = {0};
+    plan_point_env_init(&pe, p->spec, plan_point(p, i), &p->facts, b->scratch);
+    template_emit(b->t, &pe, &body, &map, &err);
+    kvx_error_clear(&err);
+    so->origins = sb_take(&map);
+    sb_free(&body);
+}
+
 /* A new source for b->text, first emitted by point i; takes label.  Two
  * values sanitised to one file name keep their files apart by the hash. */
 static int build_new_source(Build *b, int i, uint64_t mask, const char *hash, char *label)
@@ -513,6 +533,7 @@ static int build_new_source(Build *b, int i, uint64_t mask, const char *hash, ch
     so->label = label;
     so->code_axes = mask;
     so->first_point = i;
+    build_origins(b, i, so);
     if (hidx_add(&b->by_file, hidx_hash(so->file, strlen(so->file)), src, same_file,
                  &(NewSource){p->srcs, so->file}) >= 0) {
         char *dot = strrchr(so->file, '.');
@@ -628,6 +649,7 @@ void plan_free(Plan *p)
         free(p->srcs[i].text);
         free(p->srcs[i].file);
         free(p->srcs[i].label);
+        free(p->srcs[i].origins);
     }
     free(p->srcs);
     free(p->vals);

@@ -55,9 +55,11 @@ typedef struct Template Template;
 int template_load(const Spec *s, Template **out, KvxError *err);
 void template_free(Template *t);  /* accepts NULL */
 /* Append the body of point pe's source to out; pe->used is reset to the code
- * axes it consults and pe->used_facts to whether it read a device fact.  0 or
- * -1 with err. */
-int template_emit(const Template *t, PointEnv *pe, StrBuf *out, KvxError *err);
+ * axes it consults and pe->used_facts to whether it read a device fact.  With
+ * origins (else NULL): "FILE:LINE\n" appended for each line of the body, from
+ * its first, up to the last one that any template text or placeholder starts:
+ * the template line it came from.  0 or -1 with err. */
+int template_emit(const Template *t, PointEnv *pe, StrBuf *out, StrBuf *origins, KvxError *err);
 
 typedef struct Source {
     char hash[65];              /* sha256 of text */
@@ -65,6 +67,9 @@ typedef struct Source {
     char *file;                 /* "<spec>__axis-val__axis-val.cu", or with "__" and 8
                                    hash digits before ".cu" when two sanitise to one */
     char *label;                /* "strategy=naive counter=u32": its code axes */
+    char *origins;              /* per line of text, "FILE:LINE" of the template line it
+                                   came from ("" for the header's): NVRTC's line numbers
+                                   mapped back (compile/jit.h JitJob.origins) */
     uint64_t code_axes;
     int first_point;
     int npoints;

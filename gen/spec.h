@@ -153,6 +153,7 @@ typedef struct ReportTable {
     const char *beside; /* best: "AXIS=V,...", cases shown beside the best (kvx table --beside) */
     int failed_values;  /* 1: a failed case's stored value (a timed mismatch) shows, marked */
     const char *where;
+    BaselineEntry *baseline; int nbaseline; /* the table's own baseline: (overrides the spec's) */
     SrcPos pos;
 } ReportTable;
 

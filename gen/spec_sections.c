@@ -474,23 +474,31 @@ int spec_sections_metrics(Loader *L, yaml_node_t *map)
     return 0;
 }
 
-int spec_sections_baseline(Loader *L, yaml_node_t *map)
+/* A baseline: mapping (the spec's, or a report table's: what names it), each
+ * key an axis and each value one of its values, into *out (in the arena). */
+static int baseline_map(Loader *L, yaml_node_t *map, const char *what, BaselineEntry **out, int *count)
 {
     Spec *s = L->s;
-    if (spec_loader_want(L, map, YAML_MAPPING_NODE, "baseline") || spec_loader_unique_keys(L, map, "baseline"))
+    if (spec_loader_want(L, map, YAML_MAPPING_NODE, what) || spec_loader_unique_keys(L, map, what))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
-    s->baseline = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)(n ? n : 1));
+    *out = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)(n ? n : 1));
+    *count = 0;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        int a = spec_loader_axis_ref(L, node(L, p->key), "baseline");
+        int a = spec_loader_axis_ref(L, node(L, p->key), what);
         if (a < 0)
             return -1;
         int v = spec_loader_value_ref(L, a, node(L, p->value), "baseline value");
         if (v < 0)
             return -1;
-        s->baseline[s->nbaseline++] = (BaselineEntry){a, v};
+        (*out)[(*count)++] = (BaselineEntry){a, v};
     }
     return 0;
+}
+
+int spec_sections_baseline(Loader *L, yaml_node_t *map)
+{
+    return baseline_map(L, map, "baseline", &L->s->baseline, &L->s->nbaseline);
 }
 
 /* measure: every key a row of core/measure.h's table, its value checked by
@@ -594,8 +602,8 @@ static int report_axes(Loader *L, yaml_node_t *n, const char *name, const char *
     return 0;
 }
 
-/* A report table's scalar keys: title, value, where, ratio or speedup, best,
- * beside, failed_values. */
+/* A report table's keys but rows and cols: title, value, where, ratio or
+ * speedup, best, beside, failed_values, baseline. */
 static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
 {
     yaml_node_t *n;
@@ -622,6 +630,10 @@ static int report_options(Loader *L, yaml_node_t *t, ReportTable *r)
         return spec_loader_fail(L, n, "beside: goes with best: true");
     if ((n = get(L, t, "failed_values")) && spec_loader_bool(L, n, "failed_values", &r->failed_values))
         return -1;
+    if ((n = get(L, t, "baseline")) && baseline_map(L, n, "a report table's baseline", &r->baseline, &r->nbaseline))
+        return -1;
+    if (r->nbaseline && !r->ratio)
+        r->ratio = 1;   /* as kvx table --baseline: a baseline alone means a ratio */
     return 0;
 }
 
@@ -630,7 +642,7 @@ static int report_table(Loader *L, yaml_node_t *t)
 {
     static const KeyDoc keys[] = {{"title", 0}, {"rows", 1}, {"cols", 0}, {"value", 0},
                                   {"ratio", 0}, {"speedup", 0}, {"best", 0}, {"beside", 0}, {"failed_values", 0},
-                                  {"where", 0}, {0}};
+                                  {"where", 0}, {"baseline", 0}, {0}};
     if (spec_loader_check_keys(L, t, keys, "a report table"))
         return -1;
     ReportTable *r = &L->s->tables[L->s->ntables++];

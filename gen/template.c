@@ -21,6 +21,7 @@ typedef struct TNode {
     TNodeKind kind;
     const char *text;           /* TN_TEXT */
     size_t len;
+    SrcPos pos;                 /* TN_TEXT: where text starts in its file */
     Expr *e;                    /* TN_EXPR */
     /* TN_IF: branches; a NULL condition is the else branch */
     int nbranch;
@@ -224,6 +225,7 @@ static int lex(Lexer *lx, KvxError *err)
 {
     const char *p = lx->src, *text = p;
     while ((p = find_open(p)) != NULL) {
+        SrcPos tpos = pos_at(lx, text);  /* before the directive's: pos_at goes forward */
         const char *open = p, *q = lex_close(lx, open, err);
         if (!q)
             return -1;
@@ -243,7 +245,7 @@ static int lex(Lexer *lx, KvxError *err)
         int standalone = directive && at_line_start && at_line_end && ls >= text;
         const char *text_end = standalone ? ls : open;
         if (text_end > text)
-            tok_push(lx, (Tok){TOK_TEXT, text, (size_t)(text_end - text), {0}});
+            tok_push(lx, (Tok){TOK_TEXT, text, (size_t)(text_end - text), tpos});
         if (t.kind != TOK_TEXT)
             tok_push(lx, t);
         p = standalone ? (*le == '\n' ? le + 1 : le) : close;
@@ -251,7 +253,7 @@ static int lex(Lexer *lx, KvxError *err)
     }
     size_t rest = strlen(text);
     if (rest)
-        tok_push(lx, (Tok){TOK_TEXT, text, rest, {0}});
+        tok_push(lx, (Tok){TOK_TEXT, text, rest, pos_at(lx, text)});
     return 0;
 }
 
@@ -359,7 +361,7 @@ static int parse_list(Template *t, const Spec *s, Lexer *lx, int *i, int depth, 
         Tok *k = &lx->toks[*i];
         switch (k->kind) {
         case TOK_TEXT:
-            tl_push(t->arena, out, (TNode){.kind = TN_TEXT, .text = k->text, .len = k->len});
+            tl_push(t->arena, out, (TNode){.kind = TN_TEXT, .text = k->text, .len = k->len, .pos = k->pos});
             (*i)++;
             break;
         case TOK_EXPR: {
@@ -550,53 +552,95 @@ void template_free(Template *t)
     free(t);
 }
 
-static int emit_list(const TList *l, PointEnv *pe, StrBuf *out, KvxError *err)
+/* Where each emitted line came from, as template_emit's origins: lines
+ * counts the newlines emitted so far, mapped the lines given an origin. */
+typedef struct LineMap {
+    StrBuf *origins;            /* NULL: not asked for */
+    int lines, mapped;
+} LineMap;
+
+/* Text from pos (or a placeholder at pos) goes out: the line it starts on,
+ * when no earlier node gave that line its origin, and each line that starts
+ * inside it take their template lines.  A line that text ends just after is
+ * left to the node that starts it. */
+static void map_text(LineMap *m, SrcPos pos, const char *text, size_t len)
+{
+    if (!m->origins)
+        return;
+    if (m->mapped == m->lines && len) {
+        sb_printf(m->origins, "%s:%d\n", pos.file ? pos.file : "", pos.line);
+        m->mapped++;
+    }
+    for (size_t k = 0; k < len; k++) {
+        if (text[k] != '\n')
+            continue;
+        m->lines++;
+        if (k + 1 < len) {
+            sb_printf(m->origins, "%s:%d\n", pos.file ? pos.file : "", ++pos.line);
+            m->mapped++;
+        } else {
+            pos.line++;
+        }
+    }
+}
+
+static int emit_list(const TList *l, PointEnv *pe, StrBuf *out, LineMap *m, KvxError *err);
+
+static int emit_if(const TNode *n, PointEnv *pe, StrBuf *out, LineMap *m, KvxError *err)
+{
+    for (int b = 0; b < n->nbranch; b++) {
+        if (n->conds[b]) {
+            Value c;
+            if (plan_point_eval(pe, n->conds[b], &c, err))
+                return -1;
+            if (c.kind != VAL_BOOL) {
+                kvx_error_set(err, KVX_EINPUT, &n->conds[b]->pos,
+                              "#if condition is %s (expected a boolean)", val_text(pe->arena, c));
+                return -1;
+            }
+            if (!c.i)
+                continue;
+        }
+        return emit_list(&n->bodies[b], pe, out, m, err);
+    }
+    return 0;
+}
+
+static int emit_list(const TList *l, PointEnv *pe, StrBuf *out, LineMap *m, KvxError *err)
 {
     for (int i = 0; i < l->n; i++) {
         const TNode *n = &l->v[i];
         switch (n->kind) {
         case TN_TEXT:
             sb_put(out, n->text, n->len);
+            map_text(m, n->pos, n->text, n->len);
             break;
         case TN_EXPR: {
             Value v;
             if (plan_point_eval(pe, n->e, &v, err))
                 return -1;
-            sb_puts(out, val_text(pe->arena, v));
+            const char *t = val_text(pe->arena, v);
+            sb_puts(out, t);
+            map_text(m, n->e->pos, t, strlen(t));
             break;
         }
         case TN_INCLUDE:
-            if (emit_list(n->inc, pe, out, err))
+            if (emit_list(n->inc, pe, out, m, err))
                 return -1;
             break;
         case TN_IF:
-            for (int b = 0; b < n->nbranch; b++) {
-                if (n->conds[b]) {
-                    Value c;
-                    if (plan_point_eval(pe, n->conds[b], &c, err))
-                        return -1;
-                    if (c.kind != VAL_BOOL) {
-                        kvx_error_set(err, KVX_EINPUT, &n->conds[b]->pos,
-                                      "#if condition is %s (expected a boolean)", val_text(pe->arena, c));
-                        return -1;
-                    }
-                    if (!c.i)
-                        continue;
-                }
-                if (emit_list(&n->bodies[b], pe, out, err))
-                    return -1;
-                break;
-            }
+            if (emit_if(n, pe, out, m, err))
+                return -1;
             break;
         }
     }
     return 0;
 }
 
-int template_emit(const Template *t, PointEnv *pe, StrBuf *out, KvxError *err)
+int template_emit(const Template *t, PointEnv *pe, StrBuf *out, StrBuf *origins, KvxError *err)
 {
     pe->used = 0;
     pe->used_facts = 0;
-    return emit_list(&t->root, pe, out, err);
+    LineMap m = {origins, 0, 0};
+    return emit_list(&t->root, pe, out, &m, err);
 }
-

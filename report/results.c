@@ -386,18 +386,22 @@ static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits
 
 /* ---- loading --------------------------------------------------------------- */
 
+const char results_detail_value[] = "detail";
+
 static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
 {
+    if (name == results_detail_value) {
+        sb_puts(&q->text, "c.detail");
+        cs->unit = U_RAW;
+        cs->measured = 0;
+        return 0;
+    }
     if (!strncmp(name, "inspect.", 8)) {
+        /* Only a key kvx writes: a misspelt one would tabulate as empty cells. */
         const char *key = name + 8;
-        int ok = *key != 0;
-        for (const char *p = key; *p; p++)
-            ok &= (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '_' || *p == '.';
-        if (!ok) {
-            kvx_error_set(err, KVX_EINPUT, NULL,
-                          "bad inspect fact '%s' (expected inspect.KEY with KEY made of letters,"
-                          " digits, _ and .)", name);
+        if (!inspect_key_valid(key)) {
+            kvx_error_set(err, KVX_EINPUT, NULL, "unknown inspect fact '%s' (expected inspect. and one of: %s)",
+                          name, inspect_key_list());
             return -1;
         }
         sb_puts(&q->text, "json_extract(v.inspect_json, ");

@@ -59,10 +59,14 @@ typedef struct TableOpts {
     const char *beside;        /* with best: "AXIS=V1,V2...": the cases at those values (a
                                   library's calls) are not candidates but shown beside the
                                   best, the best of them with the ratio; NULL: none */
+    int failures;              /* table: the failed cases with their status and detail */
 } TableOpts;
 
-/* Pivot the selected cases and write the table.  0, or -1 with err
- * (KVX_EINPUT for a bad option, KVX_EIO for the database).  With o->best: one
+/* Pivot the selected cases and write the table.  0; 1 when no case matches
+ * (or, with o->failures, none failed), nothing written and err saying so; or
+ * -1 with err (KVX_EINPUT for a bad option, KVX_EIO for the database).  With
+ * o->failures: one row per failed case (axes, status, stored detail) instead
+ * of a pivot.  With o->best: one
  * line per value tuple of the rows axes with the best passing case among the
  * matching ones (lowest time, error or count; highest bandwidth, % of peak or
  * rate; a speed-up reverses it), named by the other axes that vary, and the

@@ -81,6 +81,15 @@ typedef struct BaseRef {
     double num;
 } BaseRef;
 
+/* The value name that loads each case's stored detail (its error, the first
+ * differing elements) as text: --failures' column.  Matched by address, so no
+ * --value a user types can name it. */
+extern const char results_detail_value[];
+
+/* --failures (results_failures.c): the matching cases whose status is not ok,
+ * one row each.  0, 1 when there is none (err says so), or -1 with err. */
+int results_failures(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err);
+
 /* Load the cases of sel (spec resolved when NULL) with o's value, whether they
  * match o->where (o->spec, when given, lends its `let:` names to it), and when
  * o->ratio is set each one's ratio to its baseline case (o->baseline

@@ -1,12 +1,15 @@
 /* results_report: `kvx report SPEC.yaml`: one Markdown file per spec with the
  * environment of its runs, the measurement settings, the spec's `report:`
- * tables (or a default pair), the status counts and, when gnuplot is
- * installed, plots of a value against a numeric axis.
+ * tables (or a default pair), the status counts and plots of a value
+ * against a numeric axis: each plot's data (CSV) and two scripts that draw
+ * the same figure, gnuplot's and matplotlib's, always written; the SVG and
+ * PNG drawn when gnuplot is installed.
  *
  * The report is assembled in memory and written atomically: a failure leaves
  * the previous report in place.  A table that cannot be built (a bad where, a
  * missing baseline) is one line in the report, not a failed report.  gnuplot
- * runs as a child process on a generated script; its absence is one line. */
+ * runs as a child process on a generated script; without it the report links
+ * the data and scripts (`python3 STEM.py` draws where matplotlib is). */
 #include "results_core.h"
 #include "gen/spec.h"
 #include "host/case.h"
@@ -145,22 +148,25 @@ static void report_statuses(struct sqlite3 *db, const Spec *spec, int64_t only_r
     report_throttled(db, spec, only_run, md);
 }
 
-/* "axis=value,..." from the spec's baseline:, or NULL. */
-static const char *spec_baseline(const Spec *s, Arena *a)
+/* "axis=value,..." of a baseline: (the spec's or a report table's), or NULL
+ * when n is 0. */
+static const char *baseline_text(const Spec *s, const BaselineEntry *b, int n, Arena *a)
 {
-    StrBuf b;
-    sb_init(&b);
-    for (int i = 0; i < s->nbaseline; i++) {
-        const Axis *ax = &s->axes[s->baseline[i].axis];
-        sb_printf(&b, "%s%s=%s", i ? "," : "", ax->name, ax->vals[s->baseline[i].value].text);
+    StrBuf t;
+    sb_init(&t);
+    for (int i = 0; i < n; i++) {
+        const Axis *ax = &s->axes[b[i].axis];
+        sb_printf(&t, "%s%s=%s", i ? "," : "", ax->name, ax->vals[b[i].value].text);
     }
-    const char *out = s->nbaseline ? arena_strdup(a, sb_str(&b)) : NULL;
-    sb_free(&b);
+    const char *out = n ? arena_strdup(a, sb_str(&t)) : NULL;
+    sb_free(&t);
     return out;
 }
 
+/* One table of the report.  baseline: the spec's, unless the table names its
+ * own. */
 static void report_table(struct sqlite3 *db, const Spec *spec, int64_t run, const ReportTable *t,
-                         const char *baseline, int failed_values, FILE *md)
+                         const char *baseline, int failed_values, Arena *a, FILE *md)
 {
     TableOpts o = {0};
     o.sel.spec = spec->name;
@@ -173,14 +179,15 @@ static void report_table(struct sqlite3 *db, const Spec *spec, int64_t run, cons
     o.ratio = t->ratio;
     o.best = t->best;
     o.beside = t->beside;
-    o.baseline = baseline;
+    o.baseline = t->nbaseline ? baseline_text(spec, t->baseline, t->nbaseline, a) : baseline;
     o.where = t->where;
     o.spec = spec;
     o.failed_values = failed_values || t->failed_values;
     KvxError err = {0};
     fprintf(md, "\n### %s\n\n", t->title ? t->title : t->value ? t->value : "median_ms");
-    if (results_table(db, &o, md, &err)) {
-        fprintf(md, "Not tabulated: %s\n", err.msg);
+    int rc = results_table(db, &o, md, &err);
+    if (rc) {
+        fprintf(md, "%s: %s\n", rc == 1 ? "Nothing to tabulate" : "Not tabulated", err.msg);
         kvx_error_clear(&err);
     }
 }
@@ -207,10 +214,11 @@ static int run_gnuplot(const char *gnuplot, const char *dir, const char *script,
             execl(gnuplot, "gnuplot", script, (char *)NULL);
         _exit(127);
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
+    int status = 0;
+    pid_t got;
+    while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    return got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 /* The table as gnuplot data: CSV with every non-number cell as NaN (missing). */
@@ -340,42 +348,107 @@ static void plot_script(const Plot *pl, double lo, double hi, int ncols, StrBuf 
               pl->stem, ncols, pl->stem, pl->stem);
 }
 
-/* Write STEM.csv and STEM.gp into dir and run gnuplot there; an empty
- * STEM.log is removed.  0, or -1 when a file or gnuplot failed. */
-static int plot_draw(const Plot *pl, const char *dir, const char *gnuplot, const char *data,
-                     const StrBuf *gp)
+/* s as a Python string literal: quotes, backslashes and control characters
+ * escaped, so an axis value cannot end the string. */
+static void py_str(StrBuf *b, const char *s)
+{
+    sb_putc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sb_printf(b, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            sb_printf(b, "\\x%02x", *p);
+        else
+            sb_putc(b, (char)*p);
+    }
+    sb_putc(b, '"');
+}
+
+/* The matplotlib script: the figure of plot_script (same data, axes, scales,
+ * size) as STEM.svg and STEM.png beside itself, wherever it is run, without
+ * gnuplot (the GPU machines have none). */
+static void plot_py(const Plot *pl, double lo, double hi, StrBuf *py)
+{
+    int ratio = pl->ratio;
+    sb_printf(py, "#!/usr/bin/env python3\n# written by kvx report: %s against %s, one series per %s;"
+                  " python3 %s.py draws %s.gp's figure with matplotlib into %s.svg and %s.png beside it.\n"
+                  "import csv, math, os\nimport matplotlib\nmatplotlib.use(\"Agg\")\n"
+                  "import matplotlib.pyplot as plt\n\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+                  "stem = os.path.join(here, ",
+              ratio ? "ratio" : "median_ms", pl->xa->name, pl->sa->name, pl->stem, pl->stem, pl->stem,
+              pl->stem);
+    py_str(py, pl->stem);
+    sb_puts(py, ")\ntitle = ");
+    StrBuf t;
+    sb_init(&t);
+    sb_printf(&t, "%s: %s", pl->spec->name, ratio ? "time relative to the baseline" : "median time");
+    py_str(py, sb_str(&t));
+    sb_reset(&t);
+    sb_printf(&t, "%s%s", pl->xa->name, pl->pa->logx ? " (log2 scale)" : "");
+    sb_puts(py, "\nxlabel = ");
+    py_str(py, sb_str(&t));
+    sb_free(&t);
+    sb_printf(py, "\nylabel = \"%s\"\nlogx, logy = %s, %s\n\n", ratio ? "ratio (x)" : "median time (ms)",
+              pl->pa->logx ? "True" : "False", hi > 20 * lo ? "True" : "False");
+    sb_puts(py, "def num(s):\n    try:\n        return float(s)\n    except ValueError:\n"
+                "        return math.nan\n\n"
+                "with open(stem + \".csv\", newline=\"\") as f:\n    rows = list(csv.reader(f))\n"
+                "head, body = rows[0], rows[1:]\nx = [num(r[0]) for r in body]\n"
+                "fig, ax = plt.subplots(figsize=(9, 5.4), dpi=100)\n"
+                "for i in range(1, len(head)):\n"
+                "    ax.plot(x, [num(r[i]) for r in body], marker=\"o\", label=head[i])\n"
+                "if logx:\n    ax.set_xscale(\"log\", base=2)\nif logy:\n    ax.set_yscale(\"log\")\n"
+                "ax.set_title(title)\nax.set_xlabel(xlabel)\nax.set_ylabel(ylabel)\nax.grid(True)\n"
+                "ax.legend(loc=\"upper left\", bbox_to_anchor=(1.01, 1))\nfig.tight_layout()\n"
+                "fig.savefig(stem + \".svg\")\nfig.savefig(stem + \".png\")\n");
+}
+
+/* Write text to dir/STEM.ext.  0 or -1. */
+static int plot_file(const Plot *pl, const char *dir, const char *ext, const char *text, size_t len)
 {
     StrBuf path;
     sb_init(&path);
-    sb_printf(&path, "%s/%s.csv", dir, pl->stem);
-    int ok = file_write_atomic(sb_str(&path), data, strlen(data)) == 0;
-    sb_reset(&path);
-    sb_printf(&path, "%s/%s.gp", dir, pl->stem);
-    ok = ok && file_write_atomic(sb_str(&path), gp->p, gp->len) == 0;
+    sb_printf(&path, "%s/%s.%s", dir, pl->stem, ext);
+    int rc = file_write_atomic(sb_str(&path), text, len);
+    sb_free(&path);
+    return rc ? -1 : 0;
+}
+
+/* Run gnuplot on STEM.gp in dir; an empty STEM.log is removed.  0, or -1
+ * when gnuplot failed. */
+static int plot_draw(const Plot *pl, const char *dir, const char *gnuplot)
+{
     char script[600], log[600];
     snprintf(script, sizeof script, "%s.gp", pl->stem);
     snprintf(log, sizeof log, "%s.log", pl->stem);
-    ok = ok && run_gnuplot(gnuplot, dir, script, log) == 0;
-    if (ok) {
-        sb_reset(&path);
-        sb_printf(&path, "%s/%s", dir, log);
-        struct stat st;
-        if (stat(sb_str(&path), &st) == 0 && st.st_size == 0)
-            unlink(sb_str(&path));      /* gnuplot said nothing */
-    }
+    if (run_gnuplot(gnuplot, dir, script, log))
+        return -1;
+    StrBuf path;
+    sb_init(&path);
+    sb_printf(&path, "%s/%s", dir, log);
+    struct stat st;
+    if (stat(sb_str(&path), &st) == 0 && st.st_size == 0)
+        unlink(sb_str(&path));      /* gnuplot said nothing */
     sb_free(&path);
-    return ok ? 0 : -1;
+    return 0;
 }
 
 /* The plot's links, and what a point is: a median that pools other axes'
- * values is not the time of any one case. */
-static void plot_caption(const Plot *pl, FILE *md)
+ * values is not the time of any one case.  drawn: gnuplot made the SVG and
+ * PNG; else only the data and the scripts are there. */
+static void plot_caption(const Plot *pl, int drawn, FILE *md)
 {
     const char *what = pl->ratio ? "Ratio to the baseline" : "Median time";
     const char *sub = pl->spec->name;   /* dir is <out>/<spec>; links are relative to <out> */
     const char *stem = pl->stem;
-    fprintf(md, "\n![%s against %s](%s/%s.svg)\n\n[PNG](%s/%s.png), data [%s.csv](%s/%s.csv)\n",
-            what, pl->xa->name, sub, stem, sub, stem, stem, sub, stem);
+    if (drawn)
+        fprintf(md, "\n![%s against %s](%s/%s.svg)\n\n[PNG](%s/%s.png), ", what, pl->xa->name, sub, stem,
+                sub, stem);
+    else
+        fprintf(md, "\n- %s: not drawn here; ", stem);
+    fprintf(md, "data [%s.csv](%s/%s.csv), scripts [%s.gp](%s/%s.gp) (gnuplot) and [%s.py](%s/%s.py)"
+                " (matplotlib: `python3 %s/%s.py` draws it)\n",
+            stem, sub, stem, stem, sub, stem, stem, sub, stem, sub, stem);
     fprintf(md, "\n%s against %s, one series per %s.  ", what, pl->xa->name, pl->sa->name);
     if (pl->npooled > 0)
         fprintf(md, "Each point is the median over %s: it pools cases at different values"
@@ -384,6 +457,29 @@ static void plot_caption(const Plot *pl, FILE *md)
         fputs("Each point is one case: no other axis varies in this run.\n", md);
     else
         fputs("Each point is the median of the cases at that point.\n", md);
+}
+
+/* The data and both scripts of pl into dir, then gnuplot's drawing where
+ * there is a gnuplot; a line of md says what came of it. */
+static void plot_write(const Plot *pl, const char *dir, const char *gnuplot, const char *csv, FILE *md)
+{
+    double lo, hi;
+    int ncols;
+    char *data = plot_data(csv, &lo, &hi, &ncols);
+    StrBuf gp, py;
+    sb_init(&gp), sb_init(&py);
+    plot_script(pl, lo, hi, ncols, &gp);
+    plot_py(pl, lo, hi, &py);
+    if (plot_file(pl, dir, "csv", data, strlen(data)) || plot_file(pl, dir, "gp", gp.p, gp.len) ||
+        plot_file(pl, dir, "py", py.p, py.len))
+        fprintf(md, "- %s: cannot write its files into %s\n", pl->stem, dir);
+    else if (gnuplot && plot_draw(pl, dir, gnuplot))
+        fprintf(md, "- %s: gnuplot failed (see %s/%s.log); `python3 %s/%s.py` draws it with matplotlib\n",
+                pl->stem, dir, pl->stem, pl->spec->name, pl->stem);
+    else
+        plot_caption(pl, gnuplot != NULL, md);
+    free(data);
+    sb_free(&gp), sb_free(&py);
 }
 
 /* One plot of run's cases.  name_run: put the run id in the file names (the
@@ -411,19 +507,9 @@ static void report_plot(struct sqlite3 *db, const Spec *spec, int64_t run, int n
     }
     sb_init(&pl.pooled);
     pl.npooled = pooled_axes(db, spec, run, pa, &pl.pooled);
-    double lo, hi;
-    int ncols;
-    char *data = plot_data(csv, &lo, &hi, &ncols);
+    plot_write(&pl, dir, gnuplot, csv, md);
     free(csv);
-    StrBuf gp;
-    sb_init(&gp);
-    plot_script(&pl, lo, hi, ncols, &gp);
-    if (plot_draw(&pl, dir, gnuplot, data, &gp) == 0)
-        plot_caption(&pl, md);
-    else
-        fprintf(md, "- %s: gnuplot failed (see %s/%s.log)\n", pl.stem, dir, pl.stem);
-    free(data);
-    sb_free(&gp), sb_free(&pl.pooled);
+    sb_free(&pl.pooled);
 }
 
 typedef struct WorkloadMask {
@@ -499,19 +585,17 @@ static void report_plots(struct sqlite3 *db, const Spec *spec, const RunInfo *ru
               " draw series from.\n", md);
         return;
     }
-    char *gnuplot = find_gnuplot();
-    if (!gnuplot) {
-        fputs("None: gnuplot is not installed (or KVX_GNUPLOT names none).\n", md);
-        return;
-    }
     /* Plots go to DIR/<spec>/, next to DIR/<spec>.md, linked relative to it. */
     char *plotdir = path_join(dir, spec->name);
     if (file_mkdir_p(plotdir)) {
         fprintf(md, "None: cannot create '%s'.\n", plotdir);
         free(plotdir);
-        free(gnuplot);
         return;
     }
+    char *gnuplot = find_gnuplot();
+    if (!gnuplot)
+        fputs("gnuplot is not installed (or KVX_GNUPLOT names none): each plot's data and scripts are"
+              " written, not drawn; its matplotlib script draws it anywhere.\n\n", md);
     const char *name = spec->axes[pa.x].name;
     fprintf(md, "x: %s (%s)%s; one series per %s.\n", name,
             pa.x_workload ? "the numeric workload axis with the most values"
@@ -544,7 +628,7 @@ typedef struct Report {
     Arena *a;
     RunInfo *runs;
     int nruns, nmeasured;
-    const char *baseline;       /* spec_baseline: NULL without one */
+    const char *baseline;       /* the spec's baseline: as text, NULL without one */
     /* Without a report: section, the ratio table over the first two axes and
      * the median-time table. */
     ReportTable defaults[2];
@@ -608,7 +692,7 @@ static void report_tables(const Report *R, int failed_values)
             fprintf(R->md, "\n## Run %lld\n", (long long)R->runs[r].id);
         for (int t = 0; t < R->ntables; t++)
             report_table(R->db, R->spec, R->runs[r].id, &R->tables[t], R->baseline, failed_values,
-                         R->md);
+                         R->a, R->md);
     }
 }
 
@@ -648,7 +732,7 @@ int results_report(struct sqlite3 *db, const char *spec_path, const char *dir, i
     fprintf(R.md, "Spec `%s`, written by `kvx report`.\n\n", R.spec->path);
     if (report_runs(&R, err))
         goto fail;
-    R.baseline = spec_baseline(R.spec, R.a);
+    R.baseline = baseline_text(R.spec, R.spec->baseline, R.spec->nbaseline, R.a);
     report_pick_tables(&R);
     report_tables(&R, failed_values);
     report_statuses(db, R.spec, only_run, R.md);

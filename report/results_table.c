@@ -596,7 +596,7 @@ int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOp
         kvx_error_set(err, KVX_EINPUT, NULL, "no stored case of spec '%s' matches%s%s",
                       cs->sel.spec, o->where && *o->where ? " --where " : "",
                       o->where ? o->where : "");
-        return -1;
+        return 1;
     }
     return 0;
 }
@@ -829,6 +829,8 @@ static int write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
 
 int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
 {
+    if (o->failures)
+        return results_failures(db, o, out, err);
     CaseSet cs;
     Pivot p;
     if (o->best && (o->ncols > 0 || o->format == RESULTS_JSON)) {

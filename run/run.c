@@ -115,7 +115,8 @@ int run_worker_start(WorkerProc *w, int device, KvxError *err)
     if (worker_start_read(w->from, &w->info, err) != 0) {
         int status = 0;
         close(w->to);
-        waitpid(pp.pid, &status, 0);
+        while (waitpid(pp.pid, &status, 0) < 0 && errno == EINTR)
+            ;
         close(w->from);
         w->pid = 0;
         return -1;
@@ -131,7 +132,8 @@ void run_worker_stop(WorkerProc *w, int kill_it)
     if (kill_it)
         kill(w->pid, SIGKILL);
     int status;
-    waitpid(w->pid, &status, 0);
+    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+        ;
     close(w->from);
     w->pid = 0;
 }
@@ -184,8 +186,10 @@ static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const in
     }
     for (int c = 0; c < nchild; c++) {
         int status = 0;
-        waitpid(pids[c], &status, 0);
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+        pid_t got;
+        while ((got = waitpid(pids[c], &status, 0)) < 0 && errno == EINTR)
+            ;
+        int code = got == pids[c] && WIFEXITED(status) ? WEXITSTATUS(status) : 3;
         if (code > worst)
             worst = code;
     }
@@ -354,7 +358,7 @@ static void session_compile(RunSession *r)
         comp->job_of[k] = comp->n;
         JitJob *j = &comp->jobs[comp->n++];
         *j = (JitJob){.name = so->file, .source = so->text, .arch = r->facts.arch, .options = r->s->options,
-                      .noptions = r->s->noptions, .use_cccl = r->s->use_cccl};
+                      .noptions = r->s->noptions, .use_cccl = r->s->use_cccl, .origins = so->origins};
     }
     free(order);
     run_stage_end(&r->prof, RUN_STAGE_store);

@@ -95,7 +95,7 @@ static void fixture_run(Store *st, const char *gpu, const char *uuid, double sca
             sha256_hex(label, strlen(label), hash);
             snprintf(code, sizeof code, "{\"strategy\":\"%s\",\"counter\":\"%s\"}", strategies[s],
                      counters[c]);
-            snprintf(inspect, sizeof inspect, "{\"warp_aggregated\":%s,\"atom\":%d}",
+            snprintf(inspect, sizeof inspect, "{\"warp_aggregated\":%s,\"ptx\":{\"atom\":%d}}",
                      s == 0 ? "false" : "true", s == 2 ? 1 : 2);
             VariantRow v = {"contention", hash, label, code, "sm_120", "-O3", 1, NULL,
                             100.0 + 10 * s, 16 + 8 * s + c, 0, 0, s == 2 ? 8 : 0, 0, inspect};

@@ -2,13 +2,16 @@
  * test holds, each checked as the user would:
  * - inspect.md: the inspect.KEY list (core/values.h INSPECT_KEYS) is exactly
  *   the facts inspect_to_json writes, and a spec's report refuses another;
+ *   a vectorised copy's 16-byte loads and stores are named and tabulate;
  * - spec.md: `hot` draws each element on its own (the share of v is f in
  *   expectation, spread through the buffer), `runs` gives elements kL ..
  *   kL+L-1 one value drawn per run, the last run cut at the end;
  * - slurm.md: a spec reached by another path, from another directory, and a
  *   run under --where store the same case keys (on the fake device);
  * - cli.md: a usage error is `kvx VERB: ...` with the usage line; another
- *   error is one line `kvx: ...` without it. */
+ *   error is one line `kvx: ...` without it;
+ * - results-schema.md: its pandas example runs on `kvx export` of a
+ *   --counters run and shows the counters. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,6 +71,33 @@ static void test_inspect_keys_in_step(void **state)
     assert_false(inspect_key_valid("atom"));
     sb_free(&json);
     free(f);
+}
+
+/* inspect.md: `kvx inspect` of a vectorised copy names its 16-byte loads and
+ * stores (from the PTX here, where no nvdisasm is; LDG.E.128/STG.E.128 from
+ * the SASS where one is), and kvx table --value inspect.mem.* tabulates them
+ * from a run's stored facts (a fake-device run: the facts are the compile's). */
+static void test_inspect_memory_widths(void **state)
+{
+    const char *log = tmp_path("inspect.log"), *db = tmp_path("copy.db");
+    const char *spec = KVX_SOURCE_DIR "/tests/data/specs/copy.yaml";
+    assert_int_equal(kvx(log, "inspect", spec, "--arch", "sm_90", "--where", "access == \"vec4\"", NULL), 0);
+    if (!log_has(log, "access=vec4 [sm_90]: ") ||
+        !(log_has(log, "    memory: PTX: 1 ld.global.nc.v4.u32 (16 B), 1 st.global.v4.u32 (16 B)\n") ||
+          log_has(log, "    memory: SASS: 1 LDG.E.128 (16 B), 1 STG.E.128 (16 B)\n"))) {
+        dump(log);
+        fail_msg("kvx inspect of the float4 copy does not name its 16-byte load and store");
+    }
+    kvx(log, "run", spec, "--db", db, NULL);      /* the fake has no copy kernel: launch errors */
+    assert_int_equal(kvx(log, "table", "--db", db, "--rows", "access", "--cols", "misalign", "--value",
+                         "inspect.mem.st_global_bytes", "--format", "csv", NULL), 0);
+    char *text = file_read(log, NULL);
+    assert_non_null(text);
+    if (!strstr(text, "access,0,2\nscalar,4,4\nvec2,8,\nvec4,16,\nwrong,4,4\n"))
+        fail_msg("kvx table --value inspect.mem.st_global_bytes:\n%s", text);
+    free(text);
+    assert_int_equal(kvx(log, "table", "--db", db, "--value", "inspect.mem.bogus", NULL), 2);
+    assert_true(log_has(log, "unknown inspect fact 'inspect.mem.bogus'"));
 }
 
 /* ---- hot and runs ------------------------------------------------------------------ */
@@ -160,6 +190,59 @@ static void test_keys_ignore_path_and_where(void **state)
     strings_free(c, nc);
 }
 
+/* ---- the pandas example ----------------------------------------------------------------- */
+
+/* docs/results-schema.md's pandas block, run as written on `kvx export` of a
+ * fake-device run with --counters (tests/data/ncu/fake_ncu.sh stands in for
+ * ncu: row i of a batch gets (i + 1) * 1024 for every metric): the pivot, the
+ * counters and the failures come out.  Skipped, saying so, where python3 or
+ * pandas is missing. */
+static void test_pandas_example(void **state)
+{
+    if (system("python3 -c 'import pandas' >/dev/null 2>&1") != 0) {
+        printf("python3 with pandas not installed: the example of docs/results-schema.md not run\n");
+        return;
+    }
+    char *doc = file_read(KVX_SOURCE_DIR "/docs/results-schema.md", NULL);
+    assert_non_null(doc);
+    char *begin = strstr(doc, "<!-- pandas example: begin -->\n```python\n");
+    assert_non_null(begin);
+    begin = strchr(strchr(begin, '\n') + 1, '\n') + 1;
+    char *end = strstr(begin, "```\n<!-- pandas example: end -->");
+    assert_non_null(end);
+    assert_int_equal(file_write_atomic(tmp_path("example.py"), begin, (size_t)(end - begin)), 0);
+    free(doc);
+    const char *db = tmp_path("counters.db"), *log = tmp_path("pandas.log");
+    setenv("KVX_NCU", KVX_SOURCE_DIR "/tests/data/ncu/fake_ncu.sh", 1);
+    setenv("FAKE_NCU_KERNEL", "fill", 1);
+    int rc = kvx(log, "run", KVX_SOURCE_DIR "/tests/data/specs/fake.yaml", "--db", db, "--counters", "--where",
+                 "strategy == \"base\" || strategy == \"alt\" || strategy == \"mismatch\"", NULL);
+    unsetenv("KVX_NCU");
+    if (rc != 1 || !log_has(log, "counters 18 of 18 cases profiled"))
+        fail_msg("kvx run --counters exited %d (expected 1: the mismatch cases)", rc);
+    assert_int_equal(kvx(log, "export", "--db", db, "--format", "csv", "--out", tmp_path("cases.csv"), NULL), 0);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cd '%s' && python3 example.py > '%s' 2>&1", tmp_path(""), log);
+    if (system(cmd) != 0) {
+        dump(log);
+        fail_msg("the pandas example failed");
+    }
+    char *out = file_read(log, NULL);
+    assert_non_null(out);
+    /* The pivot: strategies across, (size, mode) down. */
+    assert_non_null(strstr(out, "strategy"));
+    assert_non_null(strstr(out, "alt"));
+    assert_non_null(strstr(out, "4096 a"));
+    /* Every counter column is there, with the fake ncu's numbers. */
+    assert_non_null(strstr(out, "l2_atom_requests  l2_red_requests  dram_read_bytes  dram_write_bytes"));
+    assert_non_null(strstr(out, "strategy=base size=4096 mode=a              1024             1024"
+                                "             1024              1024\n"));
+    assert_null(strstr(out, "NaN"));
+    /* The failures with their detail. */
+    assert_non_null(strstr(out, "strategy=mismatch size=4096 mode=a mismatch out[4095]: got 8, expected 7"));
+    free(out);
+}
+
 /* ---- error lines ---------------------------------------------------------------------- */
 
 static void test_error_prefixes(void **state)
@@ -194,10 +277,12 @@ int main(void)
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inspect_keys_in_step),
+        cmocka_unit_test(test_inspect_memory_widths),
         cmocka_unit_test(test_hot_is_drawn_per_element),
         cmocka_unit_test(test_runs_share_a_value),
         cmocka_unit_test(test_keys_ignore_path_and_where),
         cmocka_unit_test(test_error_prefixes),
+        cmocka_unit_test(test_pandas_example),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return child_dir_done(failed);

@@ -410,6 +410,39 @@ static void ptx_packed_and_vector(void **state)
     assert_int_equal(kind_count(f.ptx.kinds, f.ptx.nkinds, "atom.global.add.f32"), 4);
 }
 
+/* Loads and stores from the PTX (no SASS): the width is the vector count
+ * times the type's size; predicated ones count, param/local/generic do not. */
+static void ptx_memory(void **state)
+{
+    (void)state;
+    InspectFacts f = ptx_file("vec_f32x4.sm_90");
+    assert_string_equal(f.mem.source, "PTX");
+    assert_int_equal(f.mem.ld_global, 1);
+    assert_int_equal(f.mem.ld_global_bytes, 16);
+    StrBuf b;
+    sb_init(&b);
+    inspect_memory(&f, &b);
+    assert_string_equal(sb_str(&b), "PTX: 1 ld.global.v4.f32 (16 B)");
+    f = ptx_facts("\tld.param.u64 %rd1, [p];\n"
+                  "\t@%p1 ld.global.nc.v2.u64 {%rd2, %rd3}, [%rd1];\n"
+                  "\tst.shared.u16 [%r1], %rs1;\n"
+                  "\tld.shared::cta.v4.b32 {%r2, %r3, %r4, %r5}, [%r1];\n"
+                  "\tst.global.cs.b8 [%rd1], %rs2;\n"
+                  "\tld.u32 %r6, [%rd4];\n"
+                  "\tld.local.u32 %r7, [%rd5];\n");
+    sb_reset(&b);
+    inspect_memory(&f, &b);
+    assert_string_equal(sb_str(&b), "PTX: 1 ld.global.nc.v2.u64 (16 B), 1 st.shared.u16 (2 B), 1 "
+                                    "ld.shared::cta.v4.b32 (16 B), 1 st.global.b8 (1 B)");
+    assert_int_equal(f.mem.ld_shared_bytes, 16);
+    assert_int_equal(f.mem.st_global_bytes, 1);
+    f = ptx_facts("\tret;\n");
+    sb_reset(&b);
+    inspect_memory(&f, &b);
+    assert_string_equal(sb_str(&b), "PTX: no global or shared loads or stores");
+    sb_free(&b);
+}
+
 /* The point: the PTX keeps one atom per call site for every arch. */
 static void ptx_keeps_one_atom_per_site(void **state)
 {
@@ -531,6 +564,7 @@ int main(void)
         cmocka_unit_test(ptx_counter_and_float),
         cmocka_unit_test(ptx_bf16_cas_loop),
         cmocka_unit_test(ptx_packed_and_vector),
+        cmocka_unit_test(ptx_memory),
         cmocka_unit_test(ptx_keeps_one_atom_per_site),
         cmocka_unit_test(ptx_cg_leader_one_per_warp),
     };

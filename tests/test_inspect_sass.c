@@ -185,6 +185,36 @@ static void captured_vector_and_generic(void **state)
     }
 }
 
+/* Loads and stores from the SASS, replacing the PTX's: the float4 atomic
+ * kernel's input load is one 16-byte LDG.E.128 on sm_90; the shared counter
+ * kernel's STS and LDS are 4 bytes each. */
+static void captured_memory(void **state)
+{
+    (void)state;
+    InspectFacts f;
+    CAPTURED("vec_f32x4", "sm_90", &f);
+    assert_string_equal(f.mem.source, "SASS");
+    assert_int_equal(f.mem.ld_global, 1);
+    assert_int_equal(f.mem.ld_global_bytes, 16);
+    assert_int_equal(f.mem.st_global, 0);
+    StrBuf b;
+    sb_init(&b);
+    inspect_memory(&f, &b);
+    assert_string_equal(sb_str(&b), "SASS: 1 LDG.E.128 (16 B)");
+    sb_reset(&b);
+    inspect_to_json(&f, &b);
+    assert_non_null(strstr(sb_str(&b), ",\"mem\":{\"source\":\"SASS\",\"ld_global\":1,\"st_global\":0,"
+                                       "\"ld_shared\":0,\"st_shared\":0,\"ld_global_bytes\":16,"));
+    assert_non_null(strstr(sb_str(&b), "\"kinds\":{\"LDG.E.128\":1},\"kinds_other\":0}"));
+    CAPTURED("smem_inc", "sm_90", &f);
+    sb_reset(&b);
+    inspect_memory(&f, &b);
+    assert_string_equal(sb_str(&b), "SASS: 1 STS (4 B), 1 LDG.E (4 B), 1 LDS (4 B)");
+    assert_int_equal(f.mem.ld_shared, 1);
+    assert_int_equal(f.mem.st_shared, 1);
+    sb_free(&b);
+}
+
 static void captured_summary_and_json(void **state)
 {
     (void)state;
@@ -213,7 +243,10 @@ static void captured_summary_and_json(void **state)
         "\"sass\":{\"total\":1,\"ATOM\":0,\"ATOMG\":0,\"ATOMS\":0,\"RED\":0,\"REDG\":1,"
         "\"REDAS\":0,\"smem_inc\":0,\"cas\":0,\"b16\":0,\"packed_f16x2\":0,"
         "\"packed_bf16x2\":0,\"vector\":0,\"b64\":0,\"scope_sys\":0,\"scope_cta\":0,"
-        "\"plain\":0,\"kinds\":{\"REDG.ADD\":1},\"kinds_other\":0}}");
+        "\"plain\":0,\"kinds\":{\"REDG.ADD\":1},\"kinds_other\":0},"
+        "\"mem\":{\"source\":\"SASS\",\"ld_global\":1,\"st_global\":0,\"ld_shared\":0,\"st_shared\":0,"
+        "\"ld_global_bytes\":4,\"st_global_bytes\":0,\"ld_shared_bytes\":0,\"st_shared_bytes\":0,"
+        "\"kinds\":{\"LDG.E\":1},\"kinds_other\":0}}");
 
     /* without SASS: the PTX stands, one line says what SASS needs */
     InspectFacts p = ptx_file("counter_u32.sm_90");
@@ -224,7 +257,7 @@ static void captured_summary_and_json(void **state)
     inspect_to_json(&p, &b);
     assert_non_null(strstr(sb_str(&b), "\"sass_available\":false"));
     assert_non_null(strstr(sb_str(&b), "\"regs\":null"));
-    assert_non_null(strstr(sb_str(&b), "\"sass\":null}"));
+    assert_non_null(strstr(sb_str(&b), "\"sass\":null,\"mem\":{\"source\":\"PTX\",\"ld_global\":1,"));
     sb_free(&b);
 }
 
@@ -545,6 +578,7 @@ int main(void)
         cmocka_unit_test(captured_smem_increment),
         cmocka_unit_test(captured_redux),
         cmocka_unit_test(captured_vector_and_generic),
+        cmocka_unit_test(captured_memory),
         cmocka_unit_test(captured_summary_and_json),
         cmocka_unit_test(captured_mark),
         cmocka_unit_test(captured_table),

@@ -196,7 +196,7 @@ static void test_other_values(void **state)
     static const struct { const char *value, *want; } cases[] = {
         {"regs", "| block_smem | 32 (6) | 33 (6) |"},
         {"inspect.warp_aggregated", "| naive | 0 (6) | 0 (6) |"},
-        {"inspect.atom", "| warp_cg | 2 (5) | 2 (6) |"},
+        {"inspect.ptx.atom", "| warp_cg | 2 (5) | 2 (6) |"},
         {"compile_ms", "| warp_cg | 110 ms (5) | 110 ms (6) |"},
         {"noise", "| naive | 1% (6) | 1% (6) |"},
         {"samples", "| naive | 20 (6) | 20 (6) |"},
@@ -274,8 +274,9 @@ static void test_filters(void **state)
 static void test_injection(void **state)
 {
     static const struct { const char *opt, *arg, *msg; } attacks[] = {
+        /* Nothing matching is no error (exit 0), and writes nothing. */
         {"--where", "strategy == \"x') OR 1=1 --\"", "no stored case of spec 'contention' matches"},
-        {"--where", "strategy == 'naive\" OR \"1\"=\"1'", "no stored case"},
+        {"--where", "strategy == 'naive\" OR \"1\"=\"1'", "no stored case of spec 'contention' matches"},
         {"--where", "n == 1; DROP TABLE cases", "--where:1:"},
         {"--where", "counter == \"u32\" || 1", ""},   /* legal: a number is true */
         {"--where", "max(n, 1) > 0", "a function call (max) is not allowed"},
@@ -287,7 +288,8 @@ static void test_injection(void **state)
                                            " (stored axes: strategy, counter, hit_rate, n)"},
         {"--cols", "n\",\"x", "unknown axis 'n\"' in --cols"},
         {"--value", "median_ms FROM cases; DROP TABLE cases; --", "unknown value"},
-        {"--value", "inspect.x') OR 1=1 --", "bad inspect fact"},
+        {"--value", "inspect.x') OR 1=1 --", "unknown inspect fact 'inspect.x') OR 1=1 --'"},
+        {"--value", "inspect.bogus", "unknown inspect fact 'inspect.bogus' (expected inspect. and one of: sass_available, arch,"},
         {"--baseline", "strategy=naive' OR '1'='1", "no stored case has that value"},
         {"--spec", "contention' OR 1=1 --", "kvx table: --spec is 'contention' OR 1=1 --' (expected a spec's name"},
     };
@@ -298,7 +300,8 @@ static void test_injection(void **state)
         if (!attacks[i].msg[0]) {
             assert_int_equal(rc, 0);
         } else {
-            if (rc != 2 || !strstr(errs, attacks[i].msg))
+            int want = strstr(attacks[i].msg, "no stored case of spec") ? 0 : 2;
+            if (rc != want || !strstr(errs, attacks[i].msg))
                 fail_msg("%s %s: rc %d, stderr: %s", attacks[i].opt, attacks[i].arg, rc, errs);
             assert_string_equal(out, "");   /* nothing half-written */
         }
@@ -368,6 +371,47 @@ static void test_compare(void **state)
 
 
 /* ---- --failed-values --------------------------------------------------------- */
+
+/* kvx table --failures: the failed cases with what went wrong, no CSV to
+ * parse; none failed (or nothing matches) is a note and exit 0. */
+static void test_failures(void **state)
+{
+    char *out, *errs;
+    int rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--failures", NULL);
+    if (rc)
+        fail_msg("table --failures: rc %d: %s", rc, errs);
+    assert_non_null(strstr(out, "| strategy | counter | hit_rate | n | status | detail |\n"));
+    assert_non_null(strstr(out, "| block_smem | u32 | 1 | 67108864 | mismatch | out[0] = 67108863, expected"
+                                " 67108864 |\n"));
+    assert_non_null(strstr(out, "| warp_cg | u64 | 0.5 | 16777216 | timeout |"));
+    assert_null(strstr(out, "| ok |"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--failures", "--format",
+                 "csv", "--where", "status == \"mismatch\"", NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "strategy,counter,hit_rate,n,status,detail\n"
+                             "block_smem,u32,1,67108864,mismatch,\"out[0] = 67108863, expected 67108864\"\n");
+    free(out), free(errs);
+    /* The brief's question: what did not pass?  Nothing, here: exit 0. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--where",
+                 "status != \"ok\" && strategy == \"naive\"", NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(errs, "no stored case of spec 'contention' matches --where"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--failures", "--where",
+                 "strategy == \"naive\"", NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(errs, "no failed case among the 12 stored cases of spec 'contention' matching"
+                                 " --where strategy == \"naive\": nothing to list"));
+    free(out), free(errs);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--failures", "--value",
+                 "gbs", NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(errs, "--failures takes no --rows"));
+    free(out), free(errs);
+}
 
 static void test_failed_values(void **state)
 {
@@ -485,8 +529,9 @@ static void test_where_lets(void **state)
     assert_int_equal(system(cmd), 0);
     rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--where",
                  "staged", "--spec-file", evil, NULL);
-    assert_int_equal(rc, 2);
+    assert_int_equal(rc, 0);
     assert_non_null(strstr(errs, "no stored case of spec 'contention' matches"));
+    assert_string_equal(out, "");
     free(out), free(errs);
     assert_int_equal(count(tmp_path("a.db"), "SELECT count(*) FROM cases"), 35);
 
@@ -647,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_failed_values),
+        cmocka_unit_test(test_failures),
         cmocka_unit_test(test_where_lets),
         cmocka_unit_test(test_compare_ratio_reference),
         cmocka_unit_test(test_compare_noise),

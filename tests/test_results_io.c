@@ -351,6 +351,41 @@ static void test_import_own_export(void **state)
     free(out), free(errs);
 }
 
+/* python3 DIR/contention/STEM.py, run from elsewhere, draws STEM.svg and
+ * STEM.png beside itself from STEM.csv alone (no gnuplot, no kvx), on a log2
+ * x axis when logx.  Not checked (a line says so) where python3 or
+ * matplotlib is missing. */
+static void check_matplotlib(const char *dir, const char *stem, int logx)
+{
+    char p[700], cmd[1600];
+    snprintf(p, sizeof p, "%s/contention/%s.py", dir, stem);
+    char *py = read_all(p);
+    assert_non_null(py);
+    assert_int_equal(strstr(py, "logx, logy = True") != NULL, logx);
+    free(py);
+    if (system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+        printf("python3 with matplotlib not installed: %s not run\n", p);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "%s/contention/%s.%s", dir, stem, i ? "png" : "svg");
+        unlink(cmd);
+    }
+    snprintf(cmd, sizeof cmd, "cd / && python3 '%s'", p);
+    if (system(cmd) != 0)
+        fail_msg("%s failed", cmd);
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "%s/contention/%s.%s", dir, stem, i ? "png" : "svg");
+        size_t n = 0;
+        char *data = file_read(cmd, &n);
+        if (!data || n < 1000)
+            fail_msg("%s missing or tiny after python3 %s", cmd, p);
+        if (i == 1)
+            assert_memory_equal(data, "\x89PNG", 4);
+        free(data);
+    }
+}
+
 static void test_report(void **state)
 {
     if (chdir(KVX_SOURCE_DIR))
@@ -369,7 +404,14 @@ static void test_report(void **state)
     char *md = read_all(written);
     assert_non_null(md);
     assert_non_null(strstr(md, "| ok | 33 |\n| mismatch | 1 |\n| timeout | 1 |\n"));
-    assert_non_null(strstr(md, "None: gnuplot is not installed"));
+    /* Without gnuplot: each plot's data and scripts, linked, not drawn. */
+    assert_non_null(strstr(md, "gnuplot is not installed (or KVX_GNUPLOT names none): each plot's data"
+                               " and scripts are written, not drawn"));
+    assert_non_null(strstr(md, "- contention_hit_rate_median_ms: not drawn here; data [contention_hit_rate_"
+                               "median_ms.csv](contention/contention_hit_rate_median_ms.csv), scripts"));
+    assert_null(strstr(md, ".svg)"));
+    check_matplotlib(dir, "contention_hit_rate_median_ms", 0);
+    check_matplotlib(dir, "contention_hit_rate_ratio", 0);
     assert_non_null(strstr(md, "| 1 | 960 us | 904 us | mismatch |"));
     /* a table with failed_values: true shows the mismatched case's time */
     assert_non_null(strstr(md, "### The same, with the mismatched case's time"));
@@ -415,6 +457,34 @@ static void test_report(void **state)
         printf("gnuplot not installed: plot files not checked\n");
     }
     sqlite3_close(db);
+}
+
+/* A report table's baseline: overrides the spec's for that table only. */
+static void test_report_table_baseline(void **state)
+{
+    if (chdir(KVX_SOURCE_DIR))
+        fail_msg("chdir %s", KVX_SOURCE_DIR);
+    setenv("KVX_GNUPLOT", "", 1);
+    sqlite3 *db = open_db(tmp_path("a.db"));
+    char *written = NULL;
+    KvxError err = {0};
+    if (results_report(db, "tests/data/results/fixture_table_baseline.yaml", tmp_path("report-tb"), 0, 0,
+                       &written, &err))
+        fail_msg("report: %s", err.msg);
+    char *md = read_all(written);
+    assert_non_null(md);
+    const char *spec_t = strstr(md, "### Ratio to naive (the spec's baseline)");
+    const char *own_t = strstr(md, "### Ratio to warp_cg (the table's own)");
+    assert_non_null(spec_t);
+    assert_non_null(own_t);
+    assert_true(own_t > spec_t);
+    /* The spec's baseline where the table names none; the table's own below. */
+    assert_non_null(strstr(spec_t, "as a ratio to strategy=naive;"));
+    assert_non_null(strstr(spec_t, "| 0.05 | 1x | 0.91x | 0.53x |"));
+    assert_non_null(strstr(own_t, "as a ratio to strategy=warp_cg;"));
+    assert_non_null(strstr(own_t, "| 0.05 | 1.1x | 1x | 0.582x |"));
+    sqlite3_close(db);
+    free(md), free(written);
 }
 
 /* Report plots: x is the first numeric workload axis (as the run stored it),
@@ -568,6 +638,7 @@ static void test_report_plots(void **state)
     assert_non_null(strstr(md, "x: n (the numeric workload axis with the most values), on a log2 scale (its"
                                " values span more than 2 decades); one series per strategy.\n"));
     assert_non_null(strstr(md, "![Median time against n](contention/contention_n_median_ms.svg)"));
+    check_matplotlib(dir, "contention_n_median_ms", 1);
     assert_non_null(strstr(md, "Each point is the median over counter (2 values), hit_rate"
                                " (3 values): it pools cases at different values of these"
                                " axes.\n"));
@@ -653,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_export_every_column),
         cmocka_unit_test(test_import_own_export),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report_table_baseline),
         cmocka_unit_test(test_report_one_run),
         cmocka_unit_test(test_report_plots),
         cmocka_unit_test(test_report_beside),

@@ -1,0 +1,124 @@
+/* results_failures: `kvx table --failures`: the selected cases (and --where's)
+ * whose status is not ok, one row each with the axes that tell them apart, the
+ * status and the stored detail (the error, or the first differing elements of
+ * a mismatch), so that nobody parses an export to find out what failed.
+ *
+ * Rows come in the cases' stored order; the axes are those with a value on
+ * some listed case.  No failure is no error: 1 with a message in err, which
+ * the command prints and exits 0 on (a clean run is the good news). */
+#include "results_core.h"
+
+#include <string.h>
+
+static int is_failure(const Rec *r)
+{
+    return r->match && strcmp(r->status, "ok") != 0;
+}
+
+/* The axes with a value on some failed case, into axes; their count. */
+static int failure_axes(const CaseSet *cs, int *axes)
+{
+    int n = 0;
+    for (int a = 0; a < cs->naxes; a++)
+        for (int i = 0; i < cs->nrecs; i++)
+            if (is_failure(&cs->recs[i]) && cs->recs[i].ax[a] >= 0) {
+                axes[n++] = a;
+                break;
+            }
+    return n;
+}
+
+static const char *axis_text(const CaseSet *cs, const Rec *r, int a)
+{
+    return r->ax[a] >= 0 ? cs->axes[a].vals[r->ax[a]].text : "";
+}
+
+/* A Markdown cell: one line, and a '|' would end the cell. */
+static void md_text(FILE *out, const char *s)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_put_escaped(&b, s ? s : "");
+    for (const char *p = sb_str(&b); *p; p++)
+        fputs(*p == '|' ? "\\|" : (char[2]){*p, 0}, out);
+    sb_free(&b);
+}
+
+static void write_md(const CaseSet *cs, const int *axes, int n, FILE *out)
+{
+    fputs("|", out);
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %s |", cs->axes[axes[j]].name);
+    fputs(" status | detail |\n|", out);
+    for (int j = 0; j <= n + 1; j++)
+        fputs(" --- |", out);
+    fputc('\n', out);
+    for (int i = 0; i < cs->nrecs; i++) {
+        const Rec *r = &cs->recs[i];
+        if (!is_failure(r))
+            continue;
+        fputs("|", out);
+        for (int j = 0; j < n; j++)
+            fprintf(out, " %s |", axis_text(cs, r, axes[j]));
+        fprintf(out, " %s | ", r->status);
+        md_text(out, r->rawtext);
+        fputs(" |\n", out);
+    }
+}
+
+static void write_csv(const CaseSet *cs, const int *axes, int n, FILE *out)
+{
+    for (int j = 0; j < n; j++) {
+        results_csv_field(out, cs->axes[axes[j]].name);
+        fputc(',', out);
+    }
+    fputs("status,detail\n", out);
+    for (int i = 0; i < cs->nrecs; i++) {
+        const Rec *r = &cs->recs[i];
+        if (!is_failure(r))
+            continue;
+        for (int j = 0; j < n; j++) {
+            results_csv_field(out, axis_text(cs, r, axes[j]));
+            fputc(',', out);
+        }
+        results_csv_field(out, r->status);
+        fputc(',', out);
+        results_csv_field(out, r->rawtext ? r->rawtext : "");
+        fputc('\n', out);
+    }
+}
+
+int results_failures(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
+{
+    if (o->format == RESULTS_JSON || o->nrows || o->ncols || o->ratio || o->best || o->value) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "--failures takes no --rows, --cols, --value, --ratio,"
+                      " --speedup or --best, and md or csv output");
+        return -1;
+    }
+    TableOpts lo = *o;
+    lo.value = results_detail_value;
+    CaseSet cs;
+    int rc = -1;
+    if (results_caseset_load(db, &o->sel, &lo, NULL, 0, &cs, err))
+        goto fail;
+    int nfailed = 0, nmatch = 0;
+    for (int i = 0; i < cs.nrecs; i++)
+        nmatch += cs.recs[i].match, nfailed += is_failure(&cs.recs[i]);
+    if (!nfailed) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "no failed case among the %d stored case%s of spec '%s'%s%s",
+                      nmatch, nmatch == 1 ? "" : "s", cs.sel.spec, o->where && *o->where ? " matching --where " : "",
+                      o->where && *o->where ? o->where : "");
+        rc = 1;
+        goto fail;
+    }
+    int axes[RESULTS_MAX_AXES];
+    int n = failure_axes(&cs, axes);
+    if (o->format == RESULTS_CSV)
+        write_csv(&cs, axes, n, out);
+    else
+        write_md(&cs, axes, n, out);
+    rc = 0;
+fail:
+    results_caseset_free(&cs);
+    return rc;
+}
