@@ -405,7 +405,7 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
 {{#elif strategy == "global_private"}}
 /* Privatized in global memory (PMPP 9.4): a persistent grid walks the input
  * with a grid-stride loop, each block adding into its own copy of the
- * histogram, priv[blockIdx.x * {{bins}} + bin], zeroed before the launch; a
+ * histogram, priv[blockIdx.x * bins + bin], zeroed before the launch; a
  * hot bin is contended by one block's threads only.  A second kernel adds
  * the copies, with no atomics. */
 {{#elif strategy == "smem"}}
@@ -461,7 +461,7 @@ extern "C" __global__ void __launch_bounds__({{block}})
 extern "C" __global__ void __launch_bounds__({{block}}, {{resident}})
 {{/if}}
 {{#if strategy == "global_private"}}
-histogram_private(const Value *__restrict__ in, int n, unsigned *__restrict__ priv)
+histogram_private(const Value *__restrict__ in, int n, int bins, unsigned *__restrict__ priv)
 {{#else}}
 histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {{/if}}
@@ -474,7 +474,7 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
             atomicAdd(&hist[b], 1u);
     }
 {{#elif strategy == "global_private"}}
-    unsigned *mine = priv + (size_t)blockIdx.x * {{bins}};
+    unsigned *mine = priv + (size_t)blockIdx.x * bins;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const int b = bin_of(in[i]);
         if (b >= 0)
@@ -723,14 +723,14 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 /* The merge: a thread per bin adds that bin of every block's copy (a warp
  * reads 32 consecutive bins of a copy, coalesced) and stores the total. */
 extern "C" __global__ void __launch_bounds__({{merge_block}})
-histogram_merge(const unsigned *__restrict__ priv, int nblocks, unsigned *__restrict__ hist)
+histogram_merge(const unsigned *__restrict__ priv, int nblocks, int bins, unsigned *__restrict__ hist)
 {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= {{bins}})
+    if (b >= bins)
         return;
     unsigned total = 0;
     for (int k = 0; k < nblocks; k++)
-        total += priv[(size_t)k * {{bins}} + b];
+        total += priv[(size_t)k * bins + b];
     hist[b] = total;
 }
 {{/if}}
