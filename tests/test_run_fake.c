@@ -573,6 +573,15 @@ static void test_two_kernels(void **state)
                                 " json_extract(axes, '$.strategy') IN ('two_pass', 'global_private')"), 8);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE max_ms <= 0.020 AND"
                                 " json_extract(axes, '$.strategy') = 'thread_reg_v4'"), 2);
+    /* Each kernel's registers and spills are stored; regs is the largest. */
+    assert_int_equal(db_int(db, "SELECT count(*) FROM variants WHERE json_array_length(kernels_json) = 2"
+                                " AND regs = (SELECT max(json_extract(value, '$.regs')) FROM"
+                                " json_each(kernels_json)) AND (SELECT count(*) FROM json_each(kernels_json)"
+                                " WHERE json_extract(value, '$.spill_stores') = 0) = 2 AND"
+                                " kernels_json LIKE '%\"kernel\":\"filter_count_sum\"%' ="
+                                " (label LIKE '%two_pass%')"), 4);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM variants WHERE json_array_length(kernels_json) = 1"
+                                " AND json_extract(kernels_json, '$[0].kernel') = 'filter_count'"), 2);
 }
 
 /* The new strategies of specs/contention.yaml run on the fake device beside
