@@ -708,7 +708,7 @@ int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int f
         worker_step(w, res, cu.cuEventSynchronize(w->ev[1]), "cuEventSynchronize", 1) < 0 ||
         worker_step(w, res, cu.cuEventElapsedTime(out, w->ev[0], w->ev[1]), "cuEventElapsedTime", 1) < 0)
         return -1;
-    res->launches++;
+    res->launches += 1 + c->nnext;
     if (!ms) {
         /* The verified launch: how slow the kernel is decides the warm-ups. */
         res->launch_ms = verify_ms;

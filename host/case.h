@@ -174,7 +174,8 @@ typedef struct CaseResult {
      * aside while the GPU runs the case: only what was left after the samples) */
     double host_wait_ms;
     int warmups;             /* warm-up launches done (measure_warmups) */
-    int launches;            /* kernel launches in all: verify, warm-ups, samples (batch tails too) */
+    int launches;            /* kernel launches in all: verify, warm-ups, samples (batch tails
+                                too); each kernel of a launch list counts */
     int sm_mhz, mem_mhz;     /* clocks read after the samples (NVML); 0 = not known */
     int sm_max_mhz, mem_max_mhz;
     int throttled;           /* 1: sm_mhz below CASE_THROTTLE_SHARE of sm_max_mhz */

@@ -573,6 +573,9 @@ static void test_two_kernels(void **state)
                                 " json_extract(axes, '$.strategy') IN ('two_pass', 'global_private')"), 8);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE max_ms <= 0.020 AND"
                                 " json_extract(axes, '$.strategy') = 'thread_reg_v4'"), 2);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE json_extract(profile_json, '$.launches') ="
+                                " 2 * (1 + json_extract(profile_json, '$.warmups') + samples) AND"
+                                " json_extract(axes, '$.strategy') IN ('two_pass', 'global_private')"), 8);
     /* Each kernel's registers and spills are stored; regs is the largest. */
     assert_int_equal(db_int(db, "SELECT count(*) FROM variants WHERE json_array_length(kernels_json) = 2"
                                 " AND regs = (SELECT max(json_extract(value, '$.regs')) FROM"
