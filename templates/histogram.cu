@@ -720,17 +720,26 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 }
 {{#if strategy == "global_private"}}
 
-/* The merge: a thread per bin adds that bin of every block's copy (a warp
- * reads 32 consecutive bins of a copy, coalesced) and stores the total. */
+/* The merge: a block per 32 bins, lane l adding bin 32 * blockIdx.x + l of
+ * every 32nd copy (a warp reads 32 consecutive bins of a copy, coalesced), the
+ * {{merge_block // 32}} warps' sums then added in shared memory: nblocks / {{merge_block // 32}} loads
+ * a thread, not nblocks, and no atomics. */
 extern "C" __global__ void __launch_bounds__({{merge_block}})
 histogram_merge(const unsigned *__restrict__ priv, int nblocks, int bins, unsigned *__restrict__ hist)
 {
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= bins)
-        return;
+    __shared__ unsigned sums[{{merge_block // 32}}][33];   /* +1: a column read is conflict-free */
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int b = blockIdx.x * 32 + lane;
     unsigned total = 0;
-    for (int k = 0; k < nblocks; k++)
-        total += priv[(size_t)k * bins + b];
+    if (b < bins)
+        for (int k = warp; k < nblocks; k += {{merge_block // 32}})
+            total += priv[(size_t)k * bins + b];
+    sums[warp][lane] = total;
+    __syncthreads();
+    if (warp != 0 || b >= bins)
+        return;
+    for (int w = 1; w < {{merge_block // 32}}; w++)
+        total += sums[w][lane];
     hist[b] = total;
 }
 {{/if}}
