@@ -174,7 +174,7 @@ static void hosts_drop(PeerSet *s, int keep_for_row)
     for (int h = 0; h < s->nhosts;) {
         int used = 0;
         for (int b = 0; c && b < c->nbufs && !used; b++)
-            used = !c->bufs[b].checked && !strcmp(c->bufs[b].input_key, s->hosts[h].key);
+            used = !c->bufs[b].checked && !c->bufs[b].scratch && !strcmp(c->bufs[b].input_key, s->hosts[h].key);
         if (used) {
             h++;
             continue;
@@ -410,7 +410,7 @@ int peer_input(const PeerSet *s, int row, const char *name, PeerInput *in)
 {
     const CaseDesc *c = &s->rows[row].desc;
     int b = buf_find(c, name);
-    if (b < 0 || c->bufs[b].checked)
+    if (b < 0 || c->bufs[b].checked || c->bufs[b].scratch)
         return -1;
     const CaseBuf *cb = &c->bufs[b];
     const ElemType *t = &elem_types[cb->type];
@@ -460,8 +460,8 @@ int peer_prepare(PeerSet *s, int row, char *err, size_t n)
     s->have_exp = 0;
     s->prepared = -1;
     hosts_drop(s, row);
-    for (int b = 0; b < c->nbufs; b++)
-        if (!c->bufs[b].checked && generate(s, &c->bufs[b], err, n) != 0)
+    for (int b = 0; b < c->nbufs; b++)   /* inputs only: a scratch buffer is the kernels' own */
+        if (!c->bufs[b].checked && !c->bufs[b].scratch && generate(s, &c->bufs[b], err, n) != 0)
             return -1;
     /* The reference's arguments bound to the inputs, as worker_measure.c's
      * expected_get binds them. */

@@ -2,7 +2,9 @@
  * atomics, for one or several archs, without a GPU (its options are in
  * cmd_spec.c's tables, beside the other spec verbs').
  *
- * One arch: a line per variant (inspect_summary).  Several: a variant x arch
+ * One arch: a line per variant (inspect_summary), and under a variant of
+ * several kernels a line per kernel (its own atomics, registers and
+ * spills: inspect_kernels.c).  Several: a variant x arch
  * table of classifications (inspect_table), the static cross-architecture view.
  * --show source|ptx|sass prints the listings with the atomic sections marked. */
 #include "cli.h"
@@ -68,6 +70,34 @@ static void print_summary(const InspectFacts *f, const char *name, const char *a
     sb_free(&line);
 }
 
+/* A source of several kernels: each with its own facts, as the variant's
+ * summary line and sites are laid out, indented under it. */
+static void print_kernels(const JitJob *j, const char *sass)
+{
+    char names[INSPECT_MAX_KERNELS][INSPECT_NAME_MAX];
+    int n = inspect_entries(j->ptx, names, INSPECT_MAX_KERNELS);
+    if (n < 2)
+        return;
+    InspectFacts *f = xmalloc(sizeof *f);
+    StrBuf line;
+    sb_init(&line);
+    for (int k = 0; k < n; k++) {
+        inspect_kernel_facts(j, sass, names[k], f);
+        sb_reset(&line);
+        inspect_summary(f, &line);
+        printf("  kernel %s: %s\n", names[k], sb_str(&line));
+        sb_reset(&line);
+        inspect_sites(f, &line);
+        for (const char *q = sb_str(&line); *q;) {
+            size_t len = strcspn(q, "\n");
+            printf("      site: %.*s\n", (int)len, q);
+            q += len + (q[len] == '\n');
+        }
+    }
+    sb_free(&line);
+    free(f);
+}
+
 /* --show: the listing asked for, its atomic sections marked. */
 static void print_listing(int show, const JitJob *j, const char *sass)
 {
@@ -105,8 +135,10 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
     }
-    if (in->narch == 1 || in->o.show)
+    if (in->narch == 1 || in->o.show) {
         print_summary(f, j->name, arch);
+        print_kernels(j, sass);
+    }
     if (in->o.show)
         print_listing(in->o.show, j, sass);
     free(sass);

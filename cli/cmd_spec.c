@@ -241,22 +241,30 @@ static void print_case(const CaseDesc *c, const double metrics[3], Arena *a)
 {
     StrBuf b;
     sb_init(&b);
-    sb_printf(&b, "  launch    %s grid ", c->kernel);
-    dims(&b, c->grid);
-    sb_puts(&b, " block ");
-    dims(&b, c->block);
-    if (c->cluster[0] * c->cluster[1] * c->cluster[2] > 1)
-        sb_puts(&b, " cluster "), dims(&b, c->cluster);
-    printf("%s smem %u\n", sb_str(&b), c->smem);
+    for (int i = 0; i <= c->nnext; i++) {
+        CaseKernel k;
+        case_kernel_at(c, i, &k);
+        sb_reset(&b);
+        sb_printf(&b, "  launch    %s grid ", k.kernel);
+        dims(&b, k.grid);
+        sb_puts(&b, " block ");
+        dims(&b, k.block);
+        if (k.cluster[0] * k.cluster[1] * k.cluster[2] > 1)
+            sb_puts(&b, " cluster "), dims(&b, k.cluster);
+        printf("%s smem %u\n", sb_str(&b), k.smem);
+    }
     for (int k = 0; k < c->nbufs; k++) {
         const CaseBuf *cb = &c->bufs[k];
         const ElemType *t = &elem_types[cb->type];
         sb_reset(&b);
-        inputs_describe(&cb->init, &b);
+        if (cb->scratch == CASE_SCRATCH_UNINIT)
+            sb_puts(&b, "init none");
+        else
+            inputs_describe(&cb->init, &b);
         printf("  buffer    %-12s %-5s %llu elements +%llu, %llu bytes, %s%s\n", cb->name, t->name,
                (unsigned long long)cb->count, (unsigned long long)cb->offset,
                (unsigned long long)((cb->count + cb->offset) * (uint64_t)t->size), sb_str(&b),
-               cb->checked ? ", checked" : "");
+               cb->checked ? ", checked" : cb->scratch ? ", scratch" : "");
     }
     for (int k = 0; k < c->nchecks; k++)
         print_check(c, &c->checks[k], a);

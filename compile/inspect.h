@@ -214,6 +214,23 @@ int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err);
 int inspect_job_facts(const JitJob *job, StrBuf *out, KvxError *err);
 int inspect_job_keep(const JitJob *job, const char *json, size_t len);
 
+/* ---- kernel by kernel (inspect_kernels.c) ---- */
+
+#define INSPECT_NAME_MAX 128
+#define INSPECT_MAX_KERNELS 16
+
+/* The entry points of ptx, in its order, at most max: the count. */
+int inspect_entries(const char *ptx, char names[][INSPECT_NAME_MAX], int max);
+
+/* The part of a listing (PTX, or SASS when is_sass: nvdisasm -c or cuobjdump
+ * -sass) that is kernel's, after the lines before the first function,
+ * appended to out.  0, or -1 when the listing has no such function. */
+int inspect_kernel_part(const char *listing, int is_sass, const char *kernel, StrBuf *out);
+
+/* The facts of one kernel of job into f: its PTX and SASS parts (sass NULL:
+ * none) and its own ptxas figures. */
+void inspect_kernel_facts(const JitJob *job, const char *sass, const char *kernel, InspectFacts *f);
+
 /* The sites, one per line: "global REDG.ADD: source one per warp; ptxas none;
  * 1 global atomic per warp", then "N more sites (over INSPECT_MAX_SITES)" when
  * there were more.  Nothing when there are none. */

@@ -24,6 +24,7 @@
  * process, so jit_compile_all sends each miss to a compile process
  * (jitproc.c) when the binary enabled them. */
 #include "jit.h"
+#include "core/json.h"
 #include "core/version.h"
 
 #include <dirent.h>
@@ -189,6 +190,86 @@ void jit_parse_ptxas(const char *log, JitJob *job)
             keep_max(&job->spill_loads, number_before(line, " bytes spill loads"));
         }
     }
+}
+
+/* The name between the quotes after `what` on line ("Compiling entry
+ * function 'k' for ..."), into name; 0, or -1 when the line has none. */
+static int quoted_after(const char *line, const char *what, char *name, size_t cap)
+{
+    const char *at = strstr(line, what);
+    if (!at)
+        return -1;
+    const char *q = strchr(at + strlen(what), '\'');
+    const char *e = q ? strchr(q + 1, '\'') : NULL;
+    if (!e || (size_t)(e - q - 1) >= cap)
+        return -1;
+    memcpy(name, q + 1, (size_t)(e - q - 1));
+    name[e - q - 1] = 0;
+    return 0;
+}
+
+/* One entry function's lines of the log (the lines after its "Compiling entry
+ * function" up to the next one): its stack and spills, registers and static
+ * shared memory.  Non-inlined device functions' properties fall into the entry
+ * compiled before them, each figure the largest, as jit_parse_ptxas does. */
+static void kernel_line(const char *line, JitKernelFacts *k)
+{
+    const char *used = strstr(line, "Used ");
+    if (used) {
+        keep_max(&k->regs, number_before(used, " registers"));
+        keep_max(&k->smem_static, 0);
+        keep_max(&k->smem_static, number_before(used, " bytes smem"));
+    }
+    if (strstr(line, "bytes stack frame")) {
+        keep_max(&k->stack, number_before(line, " bytes stack frame"));
+        keep_max(&k->spill_stores, number_before(line, " bytes spill stores"));
+        keep_max(&k->spill_loads, number_before(line, " bytes spill loads"));
+    }
+}
+
+int jit_ptxas_kernels(const char *log, JitKernelFacts *out, int max)
+{
+    int n = 0;
+    char line[1024];
+    for (const char *p = log ? log : ""; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        size_t k = len < sizeof line - 1 ? len : sizeof line - 1;
+        memcpy(line, p, k);
+        line[k] = 0;
+        p += len + (nl ? 1 : 0);
+        if (!strstr(line, "ptxas"))
+            continue;
+        char name[sizeof out->name];
+        if (quoted_after(line, "Compiling entry function", name, sizeof name) == 0) {
+            if (n == max)
+                break;
+            out[n] = (JitKernelFacts){.regs = -1, .spill_stores = -1, .spill_loads = -1,
+                                      .smem_static = -1, .stack = -1};
+            memcpy(out[n++].name, name, sizeof name);
+        } else if (n > 0) {
+            kernel_line(line, &out[n - 1]);
+        }
+    }
+    return n;
+}
+
+void jit_kernels_json(const JitKernelFacts *k, int n, StrBuf *out)
+{
+    sb_putc(out, '[');
+    for (int i = 0; i < n; i++) {
+        sb_puts(out, i ? ",{\"kernel\":" : "{\"kernel\":");
+        json_put_str(out, k[i].name, JSON_TEXT);
+        const int v[] = {k[i].regs, k[i].spill_stores, k[i].spill_loads, k[i].smem_static, k[i].stack};
+        static const char *const names[] = {"regs", "spill_stores", "spill_loads", "smem_static", "stack"};
+        for (int j = 0; j < 5; j++)
+            if (v[j] < 0)
+                sb_printf(out, ",\"%s\":null", names[j]);
+            else
+                sb_printf(out, ",\"%s\":%d", names[j], v[j]);
+        sb_putc(out, '}');
+    }
+    sb_putc(out, ']');
 }
 
 /* ---- PTX parameter lists ----------------------------------------------------- */

@@ -138,6 +138,23 @@ char *jit_log_map(const JitJob *job, const char *log);
 /* Parse ptxas -v output ("Used 12 registers, ...") into job's figures. */
 void jit_parse_ptxas(const char *log, JitJob *job);
 
+/* One entry function's figures in a ptxas report (-1 when absent). */
+#define JIT_MAX_KERNELS 16
+typedef struct JitKernelFacts {
+    char name[128];
+    int regs, spill_stores, spill_loads;    /* registers per thread; spill bytes */
+    int smem_static, stack;                 /* bytes */
+} JitKernelFacts;
+
+/* Each entry function of a ptxas report, in the report's order (ptxas
+ * compiles the last in the source first), at most max: the count. */
+int jit_ptxas_kernels(const char *log, JitKernelFacts *out, int max);
+
+/* Those as a JSON array [{"kernel":"k","regs":32,"spill_stores":0,
+ * "spill_loads":0,"smem_static":32,"stack":0}, ...] (null for an absent
+ * figure), appended to out. */
+void jit_kernels_json(const JitKernelFacts *k, int n, StrBuf *out);
+
 /* Parse a kernel's parameter list from PTX: the widths in bytes and whether each
  * is a float (".f32"/".f64").  Returns the count, or -1 if kernel is absent. */
 typedef struct PtxParam { int size; int is_float; int align; } PtxParam;

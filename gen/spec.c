@@ -399,7 +399,7 @@ static int check_launch_names(Loader *L, const LaunchSpec *l)
         if (check_names(L, l->grid[d], 0) || check_names(L, l->block[d], 0) ||
             check_names(L, l->cluster[d], 0))
             return -1;
-    if (check_names(L, l->smem, 0))
+    if (check_names(L, l->smem, 0) || check_names(L, l->when, 0))
         return -1;
     for (int i = 0; i < l->nargs; i++) {
         const Expr *a = l->args[i];
@@ -452,8 +452,10 @@ static int check_all_names(Loader *L)
                     return -1;
         }
     }
-    if (check_launch_names(L, &s->launch) ||
-        (s->reference.has_launch && check_launch_names(L, &s->reference.launch)))
+    for (int i = 0; i < s->nlaunches; i++)
+        if (check_launch_names(L, &s->launches[i]))
+            return -1;
+    if (s->reference.has_launch && check_launch_names(L, &s->reference.launch))
         return -1;
     int compares_reference = 0;
     for (int i = 0; i < s->nchecks; i++) {

@@ -78,10 +78,19 @@ typedef struct BufferSpec {
     Expr *offset;       /* elements past a 256-byte boundary; NULL = 0 */
     InitSpec init;
     int checked;        /* named in check: reset to init before every launch */
+    int scratch;        /* `scratch: true`: written and read by the launches only, neither an
+                           input nor checked; reset to init before every launch, or never
+                           written by kvx with `init: none` (uninit) */
+    int uninit;         /* `init: none` (scratch only): its contents are whatever is there */
     SrcPos pos;
 } BufferSpec;
 
+/* One kernel launch.  `launch:` is one of these (a mapping) or a list of
+ * them, run in order on the same buffers and timed together. */
+#define SPEC_MAX_LAUNCHES 4
 typedef struct LaunchSpec {
+    const char *kernel;                    /* entry point; NULL: the spec's kernel: */
+    Expr *when;                            /* NULL: always; else it runs where this holds */
     Expr *grid[3], *block[3], *cluster[3]; /* missing dims are NULL (= 1) */
     Expr *smem;                            /* dynamic shared memory, bytes */
     Expr **args;
@@ -174,7 +183,7 @@ typedef struct Spec {
     SetEntry *sets; int nsets;
     Let *lets; int nlets;
     BufferSpec *bufs; int nbufs;
-    LaunchSpec launch;
+    LaunchSpec *launches; int nlaunches;  /* in order; a point runs those whose when: holds */
     CheckSpec *checks; int nchecks;
     int differential;           /* compare every variant with the baseline */
     ReferenceSpec reference;

@@ -1,4 +1,4 @@
-/* spec_sections: the sections of a spec that describe one launch of a
+/* spec_sections: the sections of a spec that describe the launches of a
  * variant and how it is judged: buffers and their initialisers, launch, check,
  * metrics, baseline, measure and report.  Each loader reads its node into the
  * Spec under the conventions of spec_internal.h; load_root (spec.c) calls them
@@ -155,10 +155,30 @@ static int load_init(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf)
     return 0;
 }
 
+/* scratch: true (a buffer only the launches read and write) and its init,
+ * which may be `none` there: allocated, never written by kvx. */
+static int load_scratch(Loader *L, yaml_node_t *v, BufferSpec *b)
+{
+    yaml_node_t *n = get(L, v, "scratch"), *init = get(L, v, "init");
+    if (n && spec_loader_bool(L, n, "scratch", &b->scratch))
+        return -1;
+    if (is_scalar(init) && !strcmp(scalar(init), "none")) {
+        if (!b->scratch)
+            return spec_loader_fail(L, init, "buffer '%s' has init: none but is not scratch (expected "
+                                    "scratch: true, or an initialiser: inputs and outputs start from one)",
+                                    b->name);
+        b->uninit = 1;
+        b->init.by_axis = -1;
+        b->init.pos = node_pos(L, init);
+        return 0;
+    }
+    return load_init(L, init, &b->init, b->name);
+}
+
 int spec_sections_buffers(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
-    static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {0}};
+    static const KeyDoc keys[] = {{"type", 1}, {"count", 1}, {"init", 1}, {"offset", 0}, {"scratch", 0}, {0}};
     if (spec_loader_want(L, map, YAML_MAPPING_NODE, "buffers") || spec_loader_unique_keys(L, map, "buffers"))
         return -1;
     int n = (int)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
@@ -208,23 +228,33 @@ int spec_sections_buffers(Loader *L, yaml_node_t *map)
         yaml_node_t *off = get(L, v, "offset");
         if (off && !(b->offset = spec_loader_expr(L, off, "offset")))
             return -1;
-        if (load_init(L, get(L, v, "init"), &b->init, b->name))
+        if (load_scratch(L, v, b))
             return -1;
         s->nbufs++;
     }
     return 0;
 }
 
-static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *what)
+static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *what, int in_list)
 {
     static const KeyDoc keys[] = {{"grid", 1}, {"block", 1}, {"smem", 0}, {"cluster", 0}, {"args", 1}, {0}};
-    if (spec_loader_check_keys(L, map, keys, what))
+    static const KeyDoc list_keys[] = {{"kernel", 0}, {"when", 0}, {"grid", 1}, {"block", 1},
+                                       {"smem", 0}, {"cluster", 0}, {"args", 1}, {0}};
+    if (spec_loader_check_keys(L, map, in_list ? list_keys : keys, what))
         return -1;
     l->pos = node_pos(L, map);
+    yaml_node_t *n;
+    if ((n = get(L, map, "kernel"))) {
+        if (spec_loader_string(L, n, "kernel", &l->kernel))
+            return -1;
+        if (!is_ident(l->kernel))
+            return spec_loader_fail(L, n, "kernel '%s' is not a C identifier", l->kernel);
+    }
+    if ((n = get(L, map, "when")) && !(l->when = spec_loader_expr(L, n, "when")))
+        return -1;
     if (parse_dims(L, get(L, map, "grid"), l->grid, "grid") ||
         parse_dims(L, get(L, map, "block"), l->block, "block"))
         return -1;
-    yaml_node_t *n;
     if ((n = get(L, map, "cluster")) && parse_dims(L, n, l->cluster, "cluster"))
         return -1;
     if ((n = get(L, map, "smem")) && !(l->smem = spec_loader_expr(L, n, "smem")))
@@ -240,9 +270,46 @@ static int load_launch(Loader *L, yaml_node_t *map, LaunchSpec *l, const char *w
     return 0;
 }
 
-int spec_sections_launch(Loader *L, yaml_node_t *map)
+/* launch: one launch (a mapping, the spec's kernel), or a list of launches
+ * run in order, each with its kernel: (default the spec's) and an optional
+ * when: that leaves it out at the points where it is false. */
+int spec_sections_launch(Loader *L, yaml_node_t *n)
 {
-    return load_launch(L, map, &L->s->launch, "launch");
+    Spec *s = L->s;
+    if (n->type == YAML_MAPPING_NODE) {
+        s->launches = arena_alloc(s->arena, sizeof(LaunchSpec));
+        s->nlaunches = 1;
+        return load_launch(L, n, &s->launches[0], "launch", 0);
+    }
+    if (n->type != YAML_SEQUENCE_NODE)
+        return spec_loader_fail(L, n, "launch is %s (expected a mapping {grid, block, args, ...} or a list "
+                                "of them)", kind_name(n));
+    int k = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (k < 1 || k > SPEC_MAX_LAUNCHES)
+        return spec_loader_fail(L, n, "launch lists %d launches (expected 1 to %d)", k, SPEC_MAX_LAUNCHES);
+    s->launches = arena_alloc(s->arena, sizeof(LaunchSpec) * (size_t)k);
+    for (int i = 0; i < k; i++) {
+        yaml_node_t *e = node(L, n->data.sequence.items.start[i]);
+        char what[32];
+        snprintf(what, sizeof what, "launch %d", i + 1);
+        if (spec_loader_want(L, e, YAML_MAPPING_NODE, what) || load_launch(L, e, &s->launches[i], what, 1))
+            return -1;
+        s->nlaunches++;
+    }
+    return 0;
+}
+
+/* A reference runs one launch: its own, or the spec's when the spec has
+ * exactly one that always runs (a list would leave it to guess which). */
+static int reference_launch_known(Loader *L, const ReferenceSpec *r)
+{
+    const Spec *s = L->s;
+    if (r->has_launch || (s->nlaunches == 1 && !s->launches[0].when))
+        return 0;
+    kvx_error_set(L->err, KVX_EINPUT, &r->pos, "a reference without a launch of its own runs the spec's "
+                  "launch, but the spec's launch is a list (expected {kernel: NAME, launch: {...}} in "
+                  "reference)");
+    return -1;
 }
 
 /* reference: {AXIS: VALUE, ...} (a point of the code axes), or {kernel: NAME,
@@ -272,7 +339,7 @@ int spec_sections_reference(Loader *L, yaml_node_t *map)
                 return -1;
             r->point[r->npoint++] = (BaselineEntry){a, v};
         }
-        return 0;
+        return reference_launch_known(L, r);
     }
     static const KeyDoc keys[] = {{"kernel", 1}, {"template", 0}, {"launch", 0}, {0}};
     if (spec_loader_check_keys(L, map, keys, "a reference kernel"))
@@ -286,10 +353,10 @@ int spec_sections_reference(Loader *L, yaml_node_t *map)
         return -1;
     if ((n = get(L, map, "launch"))) {
         r->has_launch = 1;
-        if (load_launch(L, n, &r->launch, "a reference's launch"))
+        if (load_launch(L, n, &r->launch, "a reference's launch", 0))
             return -1;
     }
-    return 0;
+    return reference_launch_known(L, r);
 }
 
 /* What a check's value is: `reference`, an input buffer, or an expression. */
@@ -374,6 +441,12 @@ static int check_host_args(Loader *L, const CheckSpec *c)
     for (int j = 0; j < r->nargs; j++) {
         const Expr *x = r->args[j];
         int b = x->kind == EX_IDENT ? spec_buffer_find(s, x->name) : -1;
+        if (b >= 0 && s->bufs[b].scratch) {
+            kvx_error_set(L->err, KVX_EINPUT, &x->pos, "check of '%s': %s reads '%s', a scratch buffer "
+                          "(host references read the inputs as generated; scratch holds only what the "
+                          "launches leave there)", s->bufs[c->buffer].name, r->name, x->name);
+            return -1;
+        }
         if (b < 0 || !s->bufs[b].checked)
             continue;
         kvx_error_set(L->err, KVX_EINPUT, &x->pos, "check of '%s': %s reads '%s', an output (host "
@@ -414,6 +487,12 @@ static int check_links(Loader *L)
     for (int i = 0; i < s->nchecks; i++) {
         const CheckSpec *c = &s->checks[i];
         /* An output compared with another buffer: that one must be an input. */
+        if (c->kind == CHECK_BUFFER && s->bufs[c->other].scratch) {
+            kvx_error_set(L->err, KVX_EINPUT, &c->ref->pos, "check of '%s' compares it with '%s', a "
+                          "scratch buffer (expected an input buffer)", s->bufs[c->buffer].name,
+                          s->bufs[c->other].name);
+            return -1;
+        }
         if (c->kind == CHECK_BUFFER && s->bufs[c->other].checked) {
             kvx_error_set(L->err, KVX_EINPUT, &c->ref->pos, "check of '%s' compares it with '%s', "
                           "which is checked too (expected an input buffer: outputs are reset before "
@@ -440,6 +519,9 @@ int spec_sections_check(Loader *L, yaml_node_t *map)
             return spec_loader_fail(L, k, "check names '%s', which is not a buffer", is_scalar(k) ? scalar(k) : "?");
         if (s->bufs[b].checked)
             return spec_loader_fail(L, k, "buffer '%s' is checked twice", scalar(k));
+        if (s->bufs[b].scratch)
+            return spec_loader_fail(L, k, "buffer '%s' is scratch and cannot be checked (expected an "
+                                    "output: drop scratch: true)", scalar(k));
         CheckSpec *c = &s->checks[s->nchecks++];
         c->buffer = b;
         c->rtol = -1;

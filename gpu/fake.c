@@ -616,7 +616,9 @@ static CUresult module_load_data(CUmodule *m, const void *image)
     mod->is_elf = memcmp(p, ELFMAG, SELFMAG) == 0;
     mod->hash = fnv1a(1469598103934665603ULL, p, len);
     mod->what = image_behaviour(mod->image, len, mod->is_elf);
-    mod->counter_bytes = bytes_find(mod->image, len, "global.add.u64", 14) ? 8 : 4;
+    /* 64-bit counters are added (atomics), or stored (two_pass's partial counts) */
+    mod->counter_bytes = bytes_find(mod->image, len, "global.add.u64", 14) ||
+                         bytes_find(mod->image, len, "st.global.u64", 13) ? 8 : 4;
     *m = mod;
     return CUDA_SUCCESS;
 }

@@ -103,9 +103,10 @@ typedef struct FakeLaunch {
     uint32_t grid[3], block[3];
     void **params;
     int mismatch;           /* kvx_fake_mismatch: write one wrong value */
-    int counter_bytes;      /* 8 where the module's PTX adds 64-bit integers in global
-                             * memory (the cubin carries its PTX, .nv_debug_ptx_txt,
-                             * as kvx compiles with line info), else 4 */
+    int counter_bytes;      /* 8 where the module's PTX adds or stores 64-bit integers in
+                             * global memory (the cubin carries its PTX,
+                             * .nv_debug_ptx_txt, as kvx compiles with line info),
+                             * else 4 */
 } FakeLaunch;
 
 /* A kernel's host stand-in: its entry point, its parameters ('p' a pointer

@@ -136,6 +136,121 @@ static int filter_count(const FakeLaunch *l)
     return 0;
 }
 
+/* The counter at c[k], counter_bytes wide. */
+static uint64_t counter_get(const FakeLaunch *l, const unsigned char *c, uint64_t k)
+{
+    if (l->counter_bytes == 8)
+        return ((const uint64_t *)(const void *)c)[k];
+    return ((const uint32_t *)(const void *)c)[k];
+}
+
+static void counter_set(const FakeLaunch *l, unsigned char *c, uint64_t k, uint64_t v)
+{
+    if (l->counter_bytes == 8)
+        ((uint64_t *)(void *)c)[k] = v;
+    else
+        ((uint32_t *)(void *)c)[k] = (uint32_t)v;
+}
+
+/* filter_count_blocks(in, addr, n, thresh, partial), two_pass's first
+ * kernel (templates/filter_count.cu): block b writes to partial[b] the hits
+ * of its grid-stride share of int4 loads (thread g reads int4s g, g +
+ * threads, ...), and of the tail element n4 * 4 + g for g < n % 4.  Every
+ * block's count is its own, so a second kernel that drops one is wrong. */
+static int filter_count_blocks(const FakeLaunch *l)
+{
+    int32_t n = arg_i32(l, 2), thresh = arg_i32(l, 3);
+    uint64_t m = n > 0 ? (uint64_t)n : 0, grid = l->grid[0], block = l->block[0];
+    const int32_t *in = arg_mem(l, 0, m, 4);
+    unsigned char *partial = arg_mem(l, 4, grid, l->counter_bytes);
+    if (!in || !partial || grid == 0 || block == 0)
+        return -1;
+    for (uint64_t b = 0; b < grid; b++)
+        counter_set(l, partial, b, 0);
+    uint64_t n4 = m / 4;
+    for (uint64_t i = 0; i < m; i++) {
+        uint64_t g = i < n4 * 4 ? i / 4 : i - n4 * 4;
+        uint64_t b = (g / block) % grid;
+        counter_set(l, partial, b, counter_get(l, partial, b) + (uint64_t)(in[i] < thresh));
+    }
+    return 0;
+}
+
+/* filter_count_sum(partial, nblocks, out): out[0] = the sum of the first
+ * nblocks partial counts (a store, not an add). */
+static int filter_count_sum(const FakeLaunch *l)
+{
+    int32_t nb = arg_i32(l, 1);
+    uint64_t m = nb > 0 ? (uint64_t)nb : 0;
+    const unsigned char *partial = arg_mem(l, 0, m, l->counter_bytes);
+    unsigned char *out = arg_mem(l, 2, 1, l->counter_bytes);
+    if (!partial || !out)
+        return -1;
+    uint64_t sum = 0;
+    for (uint64_t b = 0; b < m; b++)
+        sum += counter_get(l, partial, b);
+    counter_set(l, out, 0, sum + (l->mismatch ? 1 : 0));
+    return 0;
+}
+
+/* histogram.yaml's binnings by bin count (its set: bins): the element size
+ * and the counted values LO..HI, `width` to a bin.  The kernels take the
+ * count only; the rest is compiled in, so the stand-in knows it from here. */
+static const struct {
+    int bins, size, lo, hi, width;
+} hist_binnings[] = {
+    {7, 1, 97, 122, 4},
+    {256, 1, 0, 255, 1},
+    {4096, 2, 0, 4095, 1},
+};
+
+/* histogram_private(in, n, bins, priv), global_private's first kernel
+ * (templates/histogram.cu): block b adds each counted value of its
+ * grid-stride share (thread g reads g, g + threads, ...) to its copy,
+ * priv[b * bins + bin]; the copies start zeroed (a scratch reset). */
+static int histogram_private(const FakeLaunch *l)
+{
+    int32_t n = arg_i32(l, 1), bins = arg_i32(l, 2);
+    size_t k = 0, nk = sizeof hist_binnings / sizeof hist_binnings[0];
+    while (k < nk && hist_binnings[k].bins != bins)
+        k++;
+    if (k == nk || n < 0)
+        return -1;
+    uint64_t m = (uint64_t)n, grid = l->grid[0], block = l->block[0];
+    const unsigned char *in = arg_mem(l, 0, m, hist_binnings[k].size);
+    uint32_t *priv = arg_mem(l, 3, grid * (uint64_t)bins, 4);
+    if (!in || !priv || block == 0)
+        return -1;
+    for (uint64_t i = 0; i < m; i++) {
+        int v = hist_binnings[k].size == 1 ? in[i] : ((const uint16_t *)(const void *)in)[i];
+        if (v < hist_binnings[k].lo || v > hist_binnings[k].hi)
+            continue;
+        uint64_t b = (i / block) % grid;
+        priv[b * (uint64_t)bins + (uint64_t)((v - hist_binnings[k].lo) / hist_binnings[k].width)]++;
+    }
+    return 0;
+}
+
+/* histogram_merge(priv, nblocks, bins, hist): hist[b] = the sum of bin b
+ * over the first nblocks copies (a store). */
+static int histogram_merge(const FakeLaunch *l)
+{
+    int32_t nb = arg_i32(l, 1), bins = arg_i32(l, 2);
+    if (nb < 0 || bins < 0)
+        return -1;
+    const uint32_t *priv = arg_mem(l, 0, (uint64_t)nb * (uint64_t)bins, 4);
+    uint32_t *hist = arg_mem(l, 3, (uint64_t)bins, 4);
+    if (!priv || !hist)
+        return -1;
+    for (int32_t b = 0; b < bins; b++) {
+        uint32_t total = 0;
+        for (int32_t k = 0; k < nb; k++)
+            total += priv[(uint64_t)k * (uint64_t)bins + (uint64_t)b];
+        hist[b] = total + (l->mismatch && b == 0 ? 1 : 0);
+    }
+    return 0;
+}
+
 /* kvx_l2_flush(buf, n16, out): reads every 16-byte word (gpu/flush_ptx.h);
  * on the host only whether the buffer is there. */
 static int l2_flush(const FakeLaunch *l)
@@ -251,6 +366,10 @@ static const FakeKernel kernels[] = {
     {"tiny_count", "pqio", tiny_count},
     {"count_serial", "piio", count_serial},
     {"filter_count", "ppiio", filter_count},
+    {"filter_count_blocks", "ppiio", filter_count_blocks},
+    {"filter_count_sum", "pio", filter_count_sum},
+    {"histogram_private", "piio", histogram_private},
+    {"histogram_merge", "piio", histogram_merge},
     {"count_ref", "ppiio", filter_count},
     {"kvx_l2_flush", "pqp", l2_flush},
 };

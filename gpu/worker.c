@@ -154,23 +154,18 @@ int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, 
     return 0;
 }
 
-static int function_get(WorkerState *w, const CaseDesc *c, Module **out, CaseResult *res)
-{
-    return worker_function(w, c->cubin_path, c->kernel, out, res);
-}
-
 static uint32_t dim1(uint32_t v) { return v ? v : 1; }
 
-static uint64_t cluster_size(const CaseDesc *c)
+static uint64_t cluster_size(const uint32_t cluster[3])
 {
-    return (uint64_t)dim1(c->cluster[0]) * dim1(c->cluster[1]) * dim1(c->cluster[2]);
+    return (uint64_t)dim1(cluster[0]) * dim1(cluster[1]) * dim1(cluster[2]);
 }
 
 static const char axis_name[] = "xyz";
 
 /* The launch geometry against the device's limits (grid, block, threads per
  * block): 0, or -1 with res skipped and the reason. */
-static int limits_geometry(const DeviceInfo *d, const CaseDesc *c, CaseResult *res)
+static int limits_geometry(const DeviceInfo *d, const CaseKernel *c, CaseResult *res)
 {
     uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
     for (int i = 0; i < 3; i++) {
@@ -193,7 +188,7 @@ static int limits_geometry(const DeviceInfo *d, const CaseDesc *c, CaseResult *r
 
 /* The compiled kernel's registers and shared memory against the block; past
  * 48 KiB of dynamic shared memory (less the static part) the kernel opts in. */
-static int limits_kernel(const DeviceInfo *d, const CaseDesc *c, Module *m, CaseResult *res)
+static int limits_kernel(const DeviceInfo *d, const CaseKernel *c, Module *m, CaseResult *res)
 {
     uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
     const int regs = m->regs, fmax = m->max_threads, sstatic = m->smem_static, dynmax = m->dyn_max;
@@ -225,9 +220,9 @@ static int limits_kernel(const DeviceInfo *d, const CaseDesc *c, Module *m, Case
 
 /* A cluster launch: supported, dividing the grid, and past the portable
  * size of 8 blocks allowed for the kernel. */
-static int limits_cluster(const DeviceInfo *d, const CaseDesc *c, Module *m, CaseResult *res)
+static int limits_cluster(const DeviceInfo *d, const CaseKernel *c, Module *m, CaseResult *res)
 {
-    uint64_t cs = cluster_size(c);
+    uint64_t cs = cluster_size(c->cluster);
     if (cs <= 1)
         return 0;
     if (!d->cluster_launch)
@@ -252,11 +247,40 @@ static int limits_cluster(const DeviceInfo *d, const CaseDesc *c, Module *m, Cas
 /* What the device and the compiled kernel allow: a case past them is skipped
  * with the reason rather than launched into an error.  Raises the kernel's
  * dynamic shared memory limit (and non-portable cluster size) when needed. */
-static int limits_check(WorkerState *w, const CaseDesc *c, Module *m, CaseResult *res)
+static int limits_check(WorkerState *w, const CaseKernel *k, Module *m, CaseResult *res)
 {
-    if (limits_geometry(&w->dev, c, res) || limits_kernel(&w->dev, c, m, res) ||
-        limits_cluster(&w->dev, c, m, res))
+    if (limits_geometry(&w->dev, k, res) || limits_kernel(&w->dev, k, m, res) ||
+        limits_cluster(&w->dev, k, m, res))
         return -1;
+    return 0;
+}
+
+/* Each launch's kernel looked up in the case's module and checked against
+ * the limits, into run->f.  A module remembers one kernel's attributes, so
+ * a case of several kernels looks each up again: their handles stay valid
+ * while the module is loaded, which it is for the whole case.  0, or -1 with
+ * res set; a kernel past a limit names itself when the case has several. */
+static int functions_get(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
+{
+    for (int i = 0; i <= c->nnext; i++) {
+        CaseKernel k;
+        Module *m = NULL;
+        case_kernel_at(c, i, &k);
+        if (worker_function(w, c->cubin_path, k.kernel, &m, res) < 0)
+            return -1;
+        if (limits_check(w, &k, m, res) < 0) {
+            if (c->nnext) {
+                char d[sizeof res->detail];
+                memcpy(d, res->detail, sizeof d);
+                int n = snprintf(res->detail, sizeof res->detail, "launch %d (%s): ", i + 1, k.kernel);
+                if (n > 0 && (size_t)n < sizeof res->detail)
+                    memcpy(res->detail + n, d, sizeof res->detail - (size_t)n - 1);
+                res->detail[sizeof res->detail - 1] = 0;
+            }
+            return -1;
+        }
+        run->f[i] = m->fn;
+    }
     return 0;
 }
 
@@ -565,14 +589,18 @@ static int input_get(WorkerState *w, const CaseBuf *b, const char *key, CaseLaun
 
 static void args_bind(const CaseDesc *c, CaseLaunch *run)
 {
-    for (int i = 0; i < c->nargs; i++) {
-        const CaseArg *a = &c->args[i];
-        if (a->buf >= 0) {
-            run->argv[i] = &run->ptr[a->buf];
-        } else {
-            /* little-endian on both sides: the low bytes are the value */
-            memcpy(&run->scalars[i], a->bytes, (size_t)a->size);
-            run->argv[i] = &run->scalars[i];
+    for (int l = 0; l <= c->nnext; l++) {
+        const CaseArg *args = l ? c->next[l - 1].args : c->args;
+        int nargs = l ? c->next[l - 1].nargs : c->nargs;
+        for (int i = 0; i < nargs; i++) {
+            const CaseArg *a = &args[i];
+            if (a->buf >= 0) {
+                run->argv[l][i] = &run->ptr[a->buf];
+            } else {
+                /* little-endian on both sides: the low bytes are the value */
+                memcpy(&run->scalars[l][i], a->bytes, (size_t)a->size);
+                run->argv[l][i] = &run->scalars[l][i];
+            }
         }
     }
 }
@@ -590,13 +618,16 @@ static int buffers_prepare(WorkerState *w, const CaseDesc *c, CaseLaunch *run, C
         buf_key(b, key);
         /* An input's host copy is made only for a host reference that reads
          * it: the others are generated on the device. */
-        if (!b->checked) {
+        if (!b->checked && !b->scratch) {
             if ((worker_host_reads(c, i) && !(run->host[i] = host_get(w, b, key, res))) ||
                 input_get(w, b, key, run, i, &uploaded, res) < 0)
                 return -1;
             continue;
         }
-        if (!(run->host[i] = host_get(w, b, key, res)))
+        /* Outputs and scratch: kept allocations, reset before every launch
+         * from their init's host copy (an uninitialised scratch has none). */
+        int uninit = b->scratch == CASE_SCRATCH_UNINIT;
+        if (!uninit && !(run->host[i] = host_get(w, b, key, res)))
             return -1;
         int o = out_get(w, b, res);
         if (o < 0)
@@ -604,8 +635,10 @@ static int buffers_prepare(WorkerState *w, const CaseDesc *c, CaseLaunch *run, C
         run->owned[i] = o + 1;
         run->base[i] = w->outs[o].base;
         run->ptr[i] = run->base[i] + b->offset * (uint64_t)size;
-        reset_plan(&run->reset[i], run->ptr[i], host_copy_of(w, run->host[i]), size, b->count);
-        run->out[i] = hout_get(w, i, b->count * (uint64_t)size);
+        if (!uninit)
+            reset_plan(&run->reset[i], run->ptr[i], host_copy_of(w, run->host[i]), size, b->count);
+        if (b->checked)
+            run->out[i] = hout_get(w, i, b->count * (uint64_t)size);
     }
     args_bind(c, run);
     /* The wait makes the upload's time this step's, and its errors this
@@ -654,15 +687,12 @@ CUresult worker_launch_raw(WorkerState *w, CUfunction f, const uint32_t grid[3],
                              argv, NULL);
 }
 
-static CUresult launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run)
-{
-    return worker_launch_raw(w, run->f, c->grid, c->block, c->cluster, c->smem, run->argv);
-}
+
 
 int worker_prepare_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, CaseResult *res)
 {
     for (int i = 0; i < c->nbufs; i++)
-        if (c->bufs[i].checked &&
+        if ((c->bufs[i].checked || c->bufs[i].scratch == CASE_SCRATCH_RESET) &&
             worker_step(w, res, reset_enqueue(w, &run->reset[i]), "output reset", 0) < 0)
             return -1;
     /* A different byte each time, so that no write can be elided. */
@@ -679,8 +709,15 @@ int worker_prepare_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, in
 
 int worker_enqueue_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
-    return worker_step(w, res, launch(w, c, run), cluster_size(c) > 1 ? "cuLaunchKernelEx" : "cuLaunchKernel",
-                       0);
+    for (int i = 0; i <= c->nnext; i++) {
+        const CaseKernel *k = i ? &c->next[i - 1] : NULL;
+        const uint32_t *grid = k ? k->grid : c->grid, *block = k ? k->block : c->block;
+        const uint32_t *cluster = k ? k->cluster : c->cluster;
+        CUresult r = worker_launch_raw(w, run->f[i], grid, block, cluster, k ? k->smem : c->smem, run->argv[i]);
+        if (worker_step(w, res, r, cluster_size(cluster) > 1 ? "cuLaunchKernelEx" : "cuLaunchKernel", 0) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, float *ms,
@@ -696,7 +733,7 @@ int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int f
         worker_step(w, res, cu.cuEventSynchronize(w->ev[1]), "cuEventSynchronize", 1) < 0 ||
         worker_step(w, res, cu.cuEventElapsedTime(out, w->ev[0], w->ev[1]), "cuEventElapsedTime", 1) < 0)
         return -1;
-    res->launches++;
+    res->launches += 1 + c->nnext;
     if (!ms) {
         /* The verified launch: how slow the kernel is decides the warm-ups. */
         res->launch_ms = verify_ms;
@@ -722,12 +759,10 @@ static void run_case(WorkerState *w, const CaseDesc *c, CaseResult *res)
 {
     CaseLaunch run;
     memset(&run, 0, sizeof run);
-    Module *m = NULL;
-    int rc = function_get(w, c, &m, res);
+    int rc = functions_get(w, c, &run, res);
     worker_lap(w, res, CASE_STEP_module);
-    if (rc < 0 || limits_check(w, c, m, res) < 0)
+    if (rc < 0)
         goto done;
-    run.f = m->fn;
     worker_lap(w, res, CASE_STEP_limits);
     double t0 = now_ms();
     rc = buffers_prepare(w, c, &run, res);
@@ -866,10 +901,8 @@ static int counters_case(WorkerState *w, int device, const CaseDesc *c)
     memset(&run, 0, sizeof run);
     CaseResult res;
     result_init(c, &res);
-    Module *m = NULL;
-    int rc = function_get(w, c, &m, &res);
-    if (rc == 0 && (rc = limits_check(w, c, m, &res)) == 0) {
-        run.f = m->fn;
+    int rc = functions_get(w, c, &run, &res);
+    if (rc == 0) {
         rc = buffers_prepare(w, c, &run, &res);
         if (rc == 0)
             rc = worker_launch_once(w, c, &run, MEASURE_FLUSH_OFF, NULL, &res);

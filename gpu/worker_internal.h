@@ -180,16 +180,17 @@ typedef struct HostRefs {
 
 /* One case being run. */
 typedef struct CaseLaunch {
-    CUfunction f;
+    CUfunction f[CASE_MAX_LAUNCHES];  /* by launch: the first, then CaseDesc.next */
     CUdeviceptr base[CASE_MAX_BUFS];  /* 256-aligned allocation */
     CUdeviceptr ptr[CASE_MAX_BUFS];   /* base + offset elements: what the kernel gets */
-    int owned[CASE_MAX_BUFS];         /* outputs: index into WorkerState.outs + 1; inputs are cached */
+    int owned[CASE_MAX_BUFS];         /* outputs and scratch: index into WorkerState.outs + 1;
+                                         inputs are cached */
     const void *host[CASE_MAX_BUFS];  /* host content: input, or output init */
     Reset reset[CASE_MAX_BUFS];
     void *out[CASE_MAX_BUFS];         /* host copies of outputs (the worker's hout) */
     int downloaded[CASE_MAX_BUFS];    /* out[i] holds the output: a host comparison needed it */
-    void *argv[CASE_MAX_ARGS];
-    uint64_t scalars[CASE_MAX_ARGS];
+    void *argv[CASE_MAX_LAUNCHES][CASE_MAX_ARGS];
+    uint64_t scalars[CASE_MAX_LAUNCHES][CASE_MAX_ARGS];
     const RefCache *ref;              /* the reference's outputs, when the case has one */
     double spent_ms;                  /* of the budget: wall time of the verified launch */
     HostRefs hrefs;                   /* host references not cached: computed aside */
@@ -228,7 +229,7 @@ double worker_lap(WorkerState *w, CaseResult *res, CaseStep step);
  * MEASURE_FLUSH_*).  0, or -1 with res set. */
 int worker_prepare_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, CaseResult *res);
 
-/* Enqueue the case's kernel.  0, or -1 with res set. */
+/* Enqueue the case's launches, in order.  0, or -1 with res set. */
 int worker_enqueue_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
 /* Allocate the flush buffer and load the read flush kernel (mode

@@ -101,9 +101,11 @@ static int ref_launch(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, 
             goto done;
         ptr[i] = base[i] + r->offset[i] * size;
         /* Inputs from the case's device copies: no host-to-device copy per reference run. */
-        CUresult cr = b->checked ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
-                                 : cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream);
-        if (bytes && ref_step(w, res, cr, b->checked ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoDAsync") < 0)
+        /* Outputs and zeroed scratch start from their init, as for the variant. */
+        int init = b->checked || b->scratch == CASE_SCRATCH_RESET;
+        CUresult cr = init ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
+                           : cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream);
+        if (bytes && ref_step(w, res, cr, init ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoDAsync") < 0)
             goto done;
     }
     for (int i = 0; i < r->nargs; i++) {

@@ -112,7 +112,7 @@ static double warmup_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int
     if (n && worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize", 1) < 0)
         return -1;
     res->warmups = n;
-    res->launches += n;
+    res->launches += n * (1 + c->nnext);
     worker_lap(w, res, CASE_STEP_warmup);
     return now_ms() - t0;
 }
@@ -136,7 +136,7 @@ static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, doubl
         if (batch_collect(w, k, t + *n, res) < 0)
             return -1;
         double wall = enqueue + now_ms() - b1;  /* the clocks' read left out */
-        res->launches += k;
+        res->launches += k * (1 + c->nnext);
         per = wall / k;
         spent += wall;
         first = 0;

@@ -8,6 +8,7 @@
 #include "case.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,6 +88,23 @@ int case_wire_recv(int fd, uint32_t tag, void *data, uint32_t n)
 
 /* ---- cases ---------------------------------------------------------------- */
 
+void case_kernel_at(const CaseDesc *c, int i, CaseKernel *k)
+{
+    if (i > 0) {
+        KVX_ASSERT(i <= c->nnext);
+        *k = c->next[i - 1];
+        return;
+    }
+    memset(k, 0, sizeof *k);
+    snprintf(k->kernel, sizeof k->kernel, "%s", c->kernel);
+    k->nargs = c->nargs;
+    memcpy(k->args, c->args, sizeof k->args);
+    memcpy(k->grid, c->grid, sizeof k->grid);
+    memcpy(k->block, c->block, sizeof k->block);
+    memcpy(k->cluster, c->cluster, sizeof k->cluster);
+    k->smem = c->smem;
+}
+
 int case_write(int fd, const CaseDesc *c)
 {
     CaseDesc *w = xmalloc(sizeof *w);
@@ -138,8 +156,14 @@ int case_read(int fd, CaseDesc *c)
         if (!in_range((int)c->bufs[i].type, 0, ET_COUNT))
             return -1;
     }
-    if (!args_ok(c->args, c->nargs, c->nbufs))
+    if (!args_ok(c->args, c->nargs, c->nbufs) || !in_range(c->nnext, 0, CASE_MAX_LAUNCHES))
         return -1;
+    for (int i = 0; i < c->nnext; i++) {
+        CaseKernel *k = &c->next[i];
+        TERMINATE(k->kernel);
+        if (!in_range(k->nargs, 0, CASE_MAX_ARGS + 1) || !args_ok(k->args, k->nargs, c->nbufs))
+            return -1;
+    }
     if (c->ref.present) {
         TERMINATE(c->ref.key);
         TERMINATE(c->ref.cubin_path);

@@ -14,6 +14,7 @@
 #define CASE_MAX_BUFS 16
 #define CASE_MAX_ARGS 32
 #define CASE_MAX_REFARGS 8
+#define CASE_MAX_LAUNCHES 4      /* kernels a case launches in sequence (SPEC_MAX_LAUNCHES) */
 
 /* Statuses, in the order they are tabulated.  X(name, meaning) */
 #define CASE_STATUSES(X)                                                        \
@@ -70,7 +71,12 @@ typedef struct CaseBuf {
     InitParams init;
     char input_key[65];      /* inputs_key(): equal keys share one generated input */
     int checked;             /* reset to its init before every launch; verified */
+    int scratch;             /* CASE_SCRATCH_*: only the launches read it; never compared */
 } CaseBuf;
+
+/* A scratch buffer: RESET is brought back to its init before every launch
+ * sequence, as an output is; UNINIT is allocated and never written by kvx. */
+enum { CASE_SCRATCH_NO, CASE_SCRATCH_RESET, CASE_SCRATCH_UNINIT };
 
 typedef struct CaseArg {
     int buf;                 /* >= 0: pointer to bufs[buf] (base + offset) */
@@ -95,6 +101,16 @@ typedef struct CaseCheck {
                                 itself verified first; an L past the buffer is a mismatch */
     int length_buf;
 } CaseCheck;
+
+/* A launch of a case after its first (whose fields are CaseDesc's own): an
+ * entry point of the same module, run on the same buffers, in order. */
+typedef struct CaseKernel {
+    char kernel[128];
+    int nargs;
+    CaseArg args[CASE_MAX_ARGS];
+    uint32_t grid[3], block[3], cluster[3];
+    uint32_t smem;           /* dynamic shared memory, bytes */
+} CaseKernel;
 
 /* A reference kernel's launch: run once on the case's inputs (its own buffer
  * layout) before the case, untimed, its outputs kept by the worker under key
@@ -121,6 +137,9 @@ typedef struct CaseDesc {
     CaseArg args[CASE_MAX_ARGS];
     uint32_t grid[3], block[3], cluster[3];
     uint32_t smem;           /* dynamic shared memory, bytes */
+    /* The launches after the first, timed with it as one sample. */
+    int nnext;
+    CaseKernel next[CASE_MAX_LAUNCHES - 1];
     int nchecks;
     CaseCheck checks[CASE_MAX_BUFS];
     MeasureSettings measure;
@@ -155,7 +174,8 @@ typedef struct CaseResult {
      * aside while the GPU runs the case: only what was left after the samples) */
     double host_wait_ms;
     int warmups;             /* warm-up launches done (measure_warmups) */
-    int launches;            /* kernel launches in all: verify, warm-ups, samples (batch tails too) */
+    int launches;            /* kernel launches in all: verify, warm-ups, samples (batch tails
+                                too); each kernel of a launch list counts */
     int sm_mhz, mem_mhz;     /* clocks read after the samples (NVML); 0 = not known */
     int sm_max_mhz, mem_max_mhz;
     int throttled;           /* 1: sm_mhz below CASE_THROTTLE_SHARE of sm_max_mhz */
@@ -167,6 +187,9 @@ typedef struct CaseResult {
 } CaseResult;
 
 #define CASE_THROTTLE_SHARE 0.9
+
+/* Launch i of c (0: the first, from c's own fields; 1..nnext: next[i-1]) into k. */
+void case_kernel_at(const CaseDesc *c, int i, CaseKernel *k);
 
 /* Write/read over a file descriptor.  0, or -1 on a short read/write (the peer
  * died): the caller treats that as the worker's death.  case_read also fails on

@@ -184,6 +184,7 @@ static int resolve_buffers(PointEnv *pe, const MeasureSettings *m, int keys, Cas
         if (resolve_init(pe, bs, m, keys, cb, err))
             return -1;
         cb->checked = bs->checked;
+        cb->scratch = !bs->scratch ? CASE_SCRATCH_NO : bs->uninit ? CASE_SCRATCH_UNINIT : CASE_SCRATCH_RESET;
     }
     return 0;
 }
@@ -591,7 +592,7 @@ static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc
         goto done;
     for (int b = 0; b < c->nbufs; b++)
         r->offset[b] = there ? there->bufs[b].offset : c->bufs[b].offset;
-    const LaunchSpec *l = rs->has_launch ? &rs->launch : &s->launch;
+    const LaunchSpec *l = rs->has_launch ? &rs->launch : &s->launches[0];
     ResolveKernel k = {r->kernel, src->text, rc->ref_ptx};
     LaunchOut o = {r->grid, r->block, r->cluster, &r->smem, r->args, &r->nargs};
     if (resolve_launch(&pe, l, &k, &o, err))
@@ -725,6 +726,57 @@ int resolve_metrics(const Plan *p, int point, const CaseResult *res, double metr
 
 /* ---- a case ---------------------------------------------------------------------------- */
 
+/* Whether launch l runs at pe's point (its when:).  0 or -1 with err. */
+static int launch_runs(PointEnv *pe, const LaunchSpec *l, int *runs, KvxError *err)
+{
+    *runs = 1;
+    if (!l->when)
+        return 0;
+    Value v;
+    if (plan_point_eval(pe, l->when, &v, err))
+        return -1;
+    if (v.kind != VAL_BOOL) {
+        kvx_error_set(err, KVX_EINPUT, &l->when->pos, "when is '%s' (expected true or false)",
+                      val_text(pe->arena, v));
+        return -1;
+    }
+    *runs = (int)v.i;
+    return 0;
+}
+
+/* The launches whose when: holds, in order: the first into c's own fields,
+ * the rest into c->next, each against its kernel's parameters in the
+ * variant's source (its PTX once compiled).  0 or -1 with err. */
+static int resolve_launches(PointEnv *pe, const char *source, const char *ptx, CaseDesc *c, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    int n = 0;
+    for (int i = 0; i < s->nlaunches; i++) {
+        const LaunchSpec *l = &s->launches[i];
+        int runs;
+        if (launch_runs(pe, l, &runs, err))
+            return -1;
+        if (!runs)
+            continue;
+        CaseKernel *k = n ? &c->next[n - 1] : NULL;
+        const char *name = l->kernel ? l->kernel : s->kernel;
+        LaunchOut o = k ? (LaunchOut){k->grid, k->block, k->cluster, &k->smem, k->args, &k->nargs}
+                        : (LaunchOut){c->grid, c->block, c->cluster, &c->smem, c->args, &c->nargs};
+        snprintf(k ? k->kernel : c->kernel, sizeof c->kernel, "%s", name);
+        ResolveKernel rk = {name, source, ptx};
+        if (resolve_launch(pe, l, &rk, &o, err))
+            return -1;
+        n++;
+    }
+    if (n == 0) {
+        kvx_error_set(err, KVX_EINPUT, &s->launches[0].pos, "no launch runs here: every launch's when "
+                      "is false (expected at least one launch at each point)");
+        return -1;
+    }
+    c->nnext = n - 1;
+    return 0;
+}
+
 int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double metrics[3],
                  KvxError *err)
 {
@@ -734,15 +786,13 @@ int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double 
     plan_point_env_init(&pe, s, plan_point(rv->p, rc->point), &rv->p->facts, a);
     memset(c, 0, sizeof *c);
     snprintf(c->cubin_path, sizeof c->cubin_path, "%s", rc->cubin_path ? rc->cubin_path : "");
-    snprintf(c->kernel, sizeof c->kernel, "%s", s->kernel);
     c->measure = *rv->m;
     snprintf(c->workload_key, sizeof c->workload_key, "%s", rc->workload_key ? rc->workload_key : "");
     c->is_baseline = rc->is_baseline;
-    ResolveKernel k = {s->kernel, rv->p->srcs[rv->p->point_src[rc->point]].text, rc->ptx};
-    LaunchOut o = {c->grid, c->block, c->cluster, &c->smem, c->args, &c->nargs};
+    const char *source = rv->p->srcs[rv->p->point_src[rc->point]].text;
     int rcode = -1;
     int keys = !rv->checks_only || rv->ref->kind != PLAN_REF_NONE;
-    if (resolve_buffers(&pe, rv->m, keys, c, err) || resolve_launch(&pe, &s->launch, &k, &o, err) ||
+    if (resolve_buffers(&pe, rv->m, keys, c, err) || resolve_launches(&pe, source, rc->ptx, c, err) ||
         resolve_checks(&pe, rc, c, err) || resolve_reference(rv, rc, c, err))
         goto done;
     if (eval_metrics(&pe, c, NULL, metrics, err))

@@ -124,11 +124,22 @@ static int header_cols(char **f, int nf, CsvCols *c)
     return c->kernel >= 0 ? 0 : -1;
 }
 
+/* Row values into case row's counters: the first kernel's set them, each
+ * later kernel of the case adds its own (a case's counters are its
+ * sequence's). */
+static void row_values(char **f, int nf, const CsvCols *cols, int sub, double *vals)
+{
+    for (int k = 0; k < COUNTER_COUNT; k++) {
+        double v = cols->metric[k] >= 0 && cols->metric[k] < nf ? csv_number(f[cols->metric[k]]) : NAN;
+        vals[k] = sub ? vals[k] + v : v;
+    }
+}
+
 int counters_parse(char *text, const CaseDesc *cases, int n, double (*vals)[COUNTER_COUNT],
                    KvxError *err)
 {
     CsvCols cols;
-    int have_header = 0, row = 0;
+    int have_header = 0, row = 0, sub = 0, nrow = 0;   /* case, its kernel, ncu's data row */
     char *f[CSV_MAX_FIELDS];
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -141,15 +152,19 @@ int counters_parse(char *text, const CaseDesc *cases, int n, double (*vals)[COUN
         }
         if (cols.kernel >= nf || isnan(csv_number(f[0])))
             continue;               /* the units row */
-        if (row >= n || strncmp(f[cols.kernel], cases[row].kernel, strlen(cases[row].kernel)) != 0) {
+        nrow++;
+        CaseKernel k;
+        if (row < n)
+            case_kernel_at(&cases[row], sub, &k);
+        if (row >= n || strncmp(f[cols.kernel], k.kernel, strlen(k.kernel)) != 0) {
             kvx_error_set(err, KVX_EFAIL, NULL, "ncu row %d is kernel '%s' (expected '%s' of case "
-                          "%d of %d): counters not stored", row + 1, f[cols.kernel],
-                          row < n ? cases[row].kernel : "none", row + 1, n);
+                          "%d of %d): counters not stored", nrow, f[cols.kernel],
+                          row < n ? k.kernel : "none", row + 1, n);
             return -1;
         }
-        for (int k = 0; k < COUNTER_COUNT; k++)
-            vals[row][k] = cols.metric[k] >= 0 && cols.metric[k] < nf ? csv_number(f[cols.metric[k]]) : NAN;
-        row++;
+        row_values(f, nf, &cols, sub, vals[row]);
+        if (++sub > cases[row].nnext)
+            row++, sub = 0;
     }
     if (!have_header) {
         kvx_error_set(err, KVX_EFAIL, NULL, "ncu wrote no CSV table");

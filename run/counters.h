@@ -6,7 +6,8 @@
  * them once (worker_counters_main: one launch of the case's kernel, no flush,
  * no reference), and ncu's CSV has one row per launch, in order.  The rows
  * are matched to the cases by that order and by the kernel's name; a pass
- * whose rows do not match stores nothing. */
+ * whose rows do not match stores nothing.  A case of several kernels has a
+ * row per kernel: its counters are their sum, the sequence's, as its time. */
 #ifndef KVX_COUNTERS_H
 #define KVX_COUNTERS_H
 

@@ -70,12 +70,20 @@ static int variant_row(RunSession *r, const RunCase *c, const JitJob *j)
     char *code_json = run_axes_json(&r->p, c->point, so->code_axes);
     /* The stored log names the template's lines beside the generated file's. */
     char *log = jit_log_map(j, j->log);
+    JitKernelFacts kf[JIT_MAX_KERNELS];
+    int nk = j->ok ? jit_ptxas_kernels(j->log, kf, JIT_MAX_KERNELS) : 0;
+    StrBuf kernels;
+    sb_init(&kernels);
+    if (nk > 0)
+        jit_kernels_json(kf, nk, &kernels);
     VariantRow vr = {.spec_name = r->s->name, .source_hash = so->hash, .label = so->label,
                      .code_axes_json = code_json, .arch = r->facts.arch, .options = r->opts_text,
                      .compile_ok = j->ok, .compile_log = log, .compile_ms = j->compile_ms,
                      .regs = j->regs, .spill_stores = j->spill_stores, .spill_loads = j->spill_loads,
-                     .smem_static = j->smem_static, .stack = j->stack, .inspect_json = j->inspect_json};
+                     .smem_static = j->smem_static, .stack = j->stack, .inspect_json = j->inspect_json,
+                     .kernels_json = nk > 0 ? sb_str(&kernels) : NULL};
     int rc = store_put_variant(r->st, r->run_id, &vr, &r->variant_ids[c->src], &r->err) ? run_fail(r, 3) : 0;
+    sb_free(&kernels);
     free(code_json);
     free(log);
     return rc;

@@ -68,6 +68,7 @@ typedef struct VariantRow {
     double compile_ms;
     int regs, spill_stores, spill_loads, smem_static, stack;
     const char *inspect_json;         /* inspect facts, NULL when not inspected */
+    const char *kernels_json;         /* each kernel's ptxas figures (jit_kernels_json); NULL */
 } VariantRow;
 
 /* Insert or find the variant row for (run, source hash); *variant_id gets it. */
@@ -133,8 +134,8 @@ void store_case_key(const char *const *parts, char hex[65]);
 struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
-#define STORE_SCHEMA_VERSION 4     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
-                                      4: cases' hardware counters */
+#define STORE_SCHEMA_VERSION 5     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
+                                      4: cases' hardware counters; 5: variants.kernels_json */
 
 /* The hardware counters of case key of run run_id (counters.h's order:
  * L2 atomic and reduction requests, DRAM bytes read and written; NaN stores

@@ -119,21 +119,27 @@ static const StoreCol variants_cols[] = {
     {"compile_ms", "REAL", "", 1, SCOL_REAL, offsetof(VariantRow, compile_ms), 0,
      "NVRTC time, ms", NULL},
     {"regs", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, regs), 0,
-     "ptxas report: registers per thread", NULL},
+     "ptxas report: registers per thread (a variant of several kernels: the largest; each "
+     "kernel's in `kernels_json`)", NULL},
     {"spill_stores", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, spill_stores), 0,
-     "ptxas report: spill store bytes", NULL},
+     "ptxas report: spill store bytes (several kernels: the largest)", NULL},
     {"spill_loads", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, spill_loads), 0,
-     "ptxas report: spill load bytes", NULL},
+     "ptxas report: spill load bytes (several kernels: the largest)", NULL},
     {"smem_static", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, smem_static), 0,
-     "ptxas report: static shared memory, bytes", NULL},
+     "ptxas report: static shared memory, bytes (several kernels: the largest)", NULL},
     {"stack", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, stack), 0,
-     "ptxas report: stack frame, bytes", NULL},
+     "ptxas report: stack frame, bytes (several kernels: the largest)", NULL},
     {"inspect_json", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, inspect_json), 1,
      "PTX/SASS facts as JSON (`kvx table --value inspect.KEY`): `tags`, the counts by kind, "
      "`sites` (per atomic call site: `space`, `source`, `ptxas`, `sass`, `per_warp`; "
      "docs/inspect.md), `sites_more` (sites past the 128 listed) and `disassembler` (the nvdisasm and "
      "version that read the SASS); NULL "
      "when not inspected", NULL},
+    {"kernels_json", "TEXT", "", 5, SCOL_TEXT, offsetof(VariantRow, kernels_json), 1,
+     "each entry point of the source with its ptxas figures, in the report's order: "
+     "`[{\"kernel\":\"filter_count_sum\",\"regs\":14,\"spill_stores\":0,\"spill_loads\":0,"
+     "\"smem_static\":8192,\"stack\":0}, ...]`; NULL when the compile failed or in files "
+     "before schema 5", NULL},
 };
 
 static const StoreCol cases_cols[] = {

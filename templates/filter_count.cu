@@ -2,14 +2,16 @@
 {{! Placeholders:                                                                              }}
 {{!   strategy   naive warp_ballot warp_cg block_smem block_smem_warp                           }}
 {{!              thread_reg thread_reg_v4 thread_reg_v4x4                                       }}
+{{!              two_pass (address const: filter_count_blocks, then filter_count_sum)           }}
 {{!   T          counter element type (u32, u64), spelled ctype(T)                              }}
 {{!   address    const: every hit adds to out[0], an address the compiler sees is warp-uniform; }}
 {{!              runtime: a hit adds to out[addr[i]], an index loaded per element              }}
 {{!   counters   K, counters in out (block_smem* with runtime addresses: shared array size)     }}
 {{!   block      threads per block                                                              }}
-{{!   resident   blocks per SM a persistent grid keeps resident (thread_reg*)                   }}
+{{!   resident   blocks per SM a persistent grid keeps resident (thread_reg*, two_pass)          }}
+{{!   sum_block  threads of two_pass's second kernel (a power of two)                          }}
 {{!   cc         through pieces/agg_block_sum.cuh                                               }}
-{{! Every variant takes the same parameters, because the launch args of the spec are one list.   }}
+{{! The first kernel of every variant takes the same parameters (two_pass: partial for out).   }}
 {{#if strategy == "warp_cg"}}
 #include <cooperative_groups.h>
 
@@ -18,11 +20,11 @@ namespace cg = cooperative_groups;
 {{/if}}
 typedef {{ctype(T)}} Count;
 
-{{#if strategy == "thread_reg" || strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4"}}
+{{#if strategy == "thread_reg" || strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4" || strategy == "two_pass"}}
 {{#include "pieces/agg_block_sum.cuh"}}
 
 {{/if}}
-{{#if strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4"}}
+{{#if strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4" || strategy == "two_pass"}}
 {{#include "pieces/agg_count4.cuh"}}
 
 {{/if}}
@@ -70,13 +72,22 @@ typedef {{ctype(T)}} Count;
 /* Register counting with 16-byte loads, four in flight: each iteration issues
  * four independent int4 loads before using any, 64 bytes per thread in flight,
  * to cover memory latency at the read-bandwidth floor. */
+{{#elif strategy == "two_pass"}}
+/* Two passes, no atomics.  First pass: as thread_reg_v4, each thread counts
+ * its grid-stride share of 16-byte loads in a register, and the block sums
+ * them; the block writes its count to partial[blockIdx.x] (every block
+ * writes, so partial needs no zeroing).  The second kernel adds the partial
+ * counts. */
 {{/if}}
-{{#if strategy == "thread_reg" || strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4"}}
+{{#if strategy == "thread_reg" || strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4" || strategy == "two_pass"}}
 extern "C" __global__ void __launch_bounds__({{block}}, {{resident}})
 {{#else}}
 extern "C" __global__ void __launch_bounds__({{block}})
 {{/if}}
-{{#if address == "const"}}
+{{#if strategy == "two_pass"}}
+filter_count_blocks(const int *__restrict__ in, const unsigned short *__restrict__ /* addr: unused */,
+                    int n, int thresh, Count *__restrict__ partial)
+{{#elif address == "const"}}
 filter_count(const int *__restrict__ in, const unsigned short *__restrict__ /* addr: unused */,
              int n, int thresh, Count *__restrict__ out)
 {{#else}}
@@ -88,7 +99,7 @@ filter_count(const int *__restrict__ in, const unsigned short *__restrict__ addr
     unsigned count = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         count += in[i] < thresh;
-{{#elif strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4"}}
+{{#elif strategy == "thread_reg_v4" || strategy == "thread_reg_v4x4" || strategy == "two_pass"}}
     const int4 *in4 = reinterpret_cast<const int4 *>(in);  /* in is 256-byte aligned */
     const int n4 = n / 4;
     const int stride = gridDim.x * blockDim.x;
@@ -183,9 +194,36 @@ filter_count(const int *__restrict__ in, const unsigned short *__restrict__ addr
     for (int c = threadIdx.x; c < {{counters}}; c += blockDim.x)
         if (block_counts[c] != 0)
             atomicAdd(&out[c], block_counts[c]);
+{{#elif strategy == "two_pass"}}
+    count = block_sum(count);
+    if (threadIdx.x == 0)
+        partial[blockIdx.x] = count;
 {{#else}}
     count = block_sum(count);
     if (threadIdx.x == 0 && count != 0)
         atomicAdd(&out[0], Count(count));
 {{/if}}
 }
+{{#if strategy == "two_pass"}}
+
+/* Second pass, one block: each thread adds a strided share of the nblocks
+ * partial counts, then a tree in shared memory adds the threads' sums.  It
+ * stores out[0] rather than adding to it: no atomic anywhere. */
+extern "C" __global__ void __launch_bounds__({{sum_block}})
+filter_count_sum(const Count *__restrict__ partial, int nblocks, Count *__restrict__ out)
+{
+    __shared__ Count sums[{{sum_block}}];
+    Count sum = 0;
+    for (int b = threadIdx.x; b < nblocks; b += blockDim.x)
+        sum += partial[b];
+    sums[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = {{sum_block // 2}}; half > 0; half /= 2) {
+        if (threadIdx.x < half)
+            sums[threadIdx.x] += sums[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        out[0] = sums[0];
+}
+{{/if}}

@@ -3,6 +3,7 @@
 {{!   strategy    global smem coarse_contig coarse_interleaved vec16 vec16_runs vec16_warp  }}
 {{!               vec16_lanes vec16_reg vec16_reg_rle vec16_values vec16_thread vec16_private }}
 {{!               cub_atomic cub_sort                                                       }}
+{{!               global_private (histogram_private, then histogram_merge)                  }}
 {{!   E           input element type (u8, u16), spelled ctype(E)                            }}
 {{!   bins, LO, HI, width, full_range    the binning, through pieces/hist_bin.cuh            }}
 {{!   block       threads per block                                                         }}
@@ -401,6 +402,12 @@ typedef cub::BlockHistogram<unsigned short, {{block}}, {{items}}, {{bins + 1}}, 
 {{/if}}
 {{#if strategy == "global"}}
 /* One value per thread, one global atomic per counted value (PMPP fig. 9.6). */
+{{#elif strategy == "global_private"}}
+/* Privatized in global memory (PMPP 9.4): a persistent grid walks the input
+ * with a grid-stride loop, each block adding into its own copy of the
+ * histogram, priv[blockIdx.x * bins + bin], zeroed before the launch; a
+ * hot bin is contended by one block's threads only.  A second kernel adds
+ * the copies, with no atomics. */
 {{#elif strategy == "smem"}}
 /* Privatized: one value per thread into the block's shared histogram, then
  * one global atomic per non-zero bin per block (PMPP fig. 9.10). */
@@ -453,7 +460,11 @@ extern "C" __global__ void __launch_bounds__({{block}})
 {{#else}}
 extern "C" __global__ void __launch_bounds__({{block}}, {{resident}})
 {{/if}}
+{{#if strategy == "global_private"}}
+histogram_private(const Value *__restrict__ in, int n, int bins, unsigned *__restrict__ priv)
+{{#else}}
 histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
+{{/if}}
 {
 {{#if strategy == "global"}}
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -461,6 +472,13 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
         const int b = bin_of(in[i]);
         if (b >= 0)
             atomicAdd(&hist[b], 1u);
+    }
+{{#elif strategy == "global_private"}}
+    unsigned *mine = priv + (size_t)blockIdx.x * bins;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const int b = bin_of(in[i]);
+        if (b >= 0)
+            atomicAdd(&mine[b], 1u);
     }
 {{#elif strategy == "cub_atomic" || strategy == "cub_sort"}}
     __shared__ typename BlockHistogram::TempStorage temp;
@@ -700,3 +718,28 @@ histogram(const Value *__restrict__ in, int n, unsigned *__restrict__ hist)
 {{/if}}
 {{/if}}
 }
+{{#if strategy == "global_private"}}
+
+/* The merge: a block per 32 bins, lane l adding bin 32 * blockIdx.x + l of
+ * every 32nd copy (a warp reads 32 consecutive bins of a copy, coalesced), the
+ * {{merge_block // 32}} warps' sums then added in shared memory: nblocks / {{merge_block // 32}} loads
+ * a thread, not nblocks, and no atomics. */
+extern "C" __global__ void __launch_bounds__({{merge_block}})
+histogram_merge(const unsigned *__restrict__ priv, int nblocks, int bins, unsigned *__restrict__ hist)
+{
+    __shared__ unsigned sums[{{merge_block // 32}}][33];   /* +1: a column read is conflict-free */
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int b = blockIdx.x * 32 + lane;
+    unsigned total = 0;
+    if (b < bins)
+        for (int k = warp; k < nblocks; k += {{merge_block // 32}})
+            total += priv[(size_t)k * bins + b];
+    sums[warp][lane] = total;
+    __syncthreads();
+    if (warp != 0 || b >= bins)
+        return;
+    for (int w = 1; w < {{merge_block // 32}}; w++)
+        total += sums[w][lane];
+    hist[b] = total;
+}
+{{/if}}

@@ -98,7 +98,7 @@ static void fixture_run(Store *st, const char *gpu, const char *uuid, double sca
             snprintf(inspect, sizeof inspect, "{\"warp_aggregated\":%s,\"ptx\":{\"atom\":%d}}",
                      s == 0 ? "false" : "true", s == 2 ? 1 : 2);
             VariantRow v = {"contention", hash, label, code, "sm_120", "-O3", 1, NULL,
-                            100.0 + 10 * s, 16 + 8 * s + c, 0, 0, s == 2 ? 8 : 0, 0, inspect};
+                            100.0 + 10 * s, 16 + 8 * s + c, 0, 0, s == 2 ? 8 : 0, 0, inspect, NULL};
             int64_t vid;
             assert_int_equal(store_put_variant(st, run, &v, &vid, &err), 0);
             for (int h = 0; h < 3; h++)

@@ -58,6 +58,20 @@ static void desc_fill(CaseDesc *c)
         c->cluster[d] = (uint32_t)d + 1;
     }
     c->smem = 99 * 1024;
+    /* a second and third launch (a launch list), and a scratch buffer */
+    c->nnext = CASE_MAX_LAUNCHES - 1;
+    for (int l = 0; l < c->nnext; l++) {
+        CaseKernel *k = &c->next[l];
+        snprintf(k->kernel, sizeof k->kernel, "filter_count_sum%d", l);
+        k->nargs = 3;
+        k->args[0] = (CaseArg){.buf = 1, .size = 8, .align = 8};
+        k->args[1] = (CaseArg){.buf = -1, .size = 4, .align = 4, .bytes = {(unsigned char)l}};
+        k->args[2] = (CaseArg){.buf = 2, .size = 8, .align = 8};
+        k->grid[0] = k->block[0] = k->cluster[0] = 1;
+        k->block[1] = k->block[2] = k->grid[1] = k->grid[2] = 1;
+        k->smem = (uint32_t)l;
+    }
+    c->bufs[1].scratch = CASE_SCRATCH_UNINIT;
     c->nchecks = 3;
     for (int i = 0; i < c->nchecks; i++) {
         CaseCheck *k = &c->checks[i];
@@ -238,6 +252,14 @@ static void test_case_round_trip(void **state)
     assert_ptr_equal(got->checks[0].args[1].t, &elem_types[sent->bufs[5].type]);
     assert_null(got->checks[0].args[1].data);
     assert_int_equal(got->checks[1].constant.i, -8);
+    CaseKernel k;
+    case_kernel_at(got, 0, &k);
+    assert_string_equal(k.kernel, "filter_count");
+    assert_int_equal(k.nargs, CASE_MAX_ARGS);
+    assert_int_equal(k.smem, 99 * 1024);
+    case_kernel_at(got, 2, &k);
+    assert_string_equal(k.kernel, "filter_count_sum1");
+    assert_int_equal(k.args[1].bytes[0], 1);
     free(sent);
     free(got);
     free(want);
@@ -328,6 +350,22 @@ static void test_wrong_frames(void **state)
     /* a case whose indices point outside its arrays */
     desc_fill(c);
     c->checks[1].buf = c->nbufs;
+    fd = spawn_writer(write_case, c, &pid);
+    assert_int_equal(case_read(fd, c), -1);
+    reap(pid);
+    close(fd);
+
+    /* more launches than a case has room for; a later launch's argument
+     * outside the buffers */
+    desc_fill(c);
+    c->nnext = CASE_MAX_LAUNCHES;
+    fd = spawn_writer(write_case, c, &pid);
+    assert_int_equal(case_read(fd, c), -1);
+    reap(pid);
+    close(fd);
+
+    desc_fill(c);
+    c->next[1].args[2].buf = c->nbufs;
     fd = spawn_writer(write_case, c, &pid);
     assert_int_equal(case_read(fd, c), -1);
     reap(pid);

@@ -67,6 +67,42 @@ static void test_row_of_another_kernel(void **state)
     free(text);
 }
 
+/* A case of two kernels (two_pass) takes two rows, its counters their sum;
+ * the next case's row follows them. */
+static void test_two_kernels_summed(void **state)
+{
+    (void)state;
+    static const char TWO[] =
+        "\"ID\",\"Process ID\",\"Process Name\",\"Kernel Name\",\"dram__bytes_read.sum\","
+        "\"dram__bytes_write.sum\",\"lts__t_requests_srcunit_tex_op_atom.sum\","
+        "\"lts__t_requests_srcunit_tex_op_red.sum\"\n"
+        "\"\",\"\",\"\",\"\",\"byte\",\"byte\",\"\",\"\"\n"
+        "\"0\",\"1\",\"kvx\",\"filter_count_blocks\",\"67,108,864\",\"4,096\",\"0\",\"0\"\n"
+        "\"1\",\"1\",\"kvx\",\"filter_count_sum\",\"4,224\",\"32\",\"0\",\"0\"\n"
+        "\"2\",\"1\",\"kvx\",\"filter_count\",\"67,108,864\",\"32\",\"0\",\"1,056\"\n";
+    CaseDesc *c = calloc(2, sizeof *c);
+    snprintf(c[0].kernel, sizeof c[0].kernel, "filter_count_blocks");
+    c[0].nnext = 1;
+    snprintf(c[0].next[0].kernel, sizeof c[0].next[0].kernel, "filter_count_sum");
+    snprintf(c[1].kernel, sizeof c[1].kernel, "filter_count");
+    double v[2][COUNTER_COUNT];
+    char *text = strdup(TWO);
+    KvxError err = {0};
+    assert_int_equal(counters_parse(text, c, 2, v, &err), 2);
+    assert_true(v[0][COUNTER_dram_read_bytes] == 67108864 + 4224);
+    assert_true(v[0][COUNTER_dram_write_bytes] == 4096 + 32);
+    assert_true(v[1][COUNTER_l2_red_requests] == 1056);
+    free(text);
+    /* the second kernel's row missing: the next row is not the case's */
+    c[0].next[0].kernel[0] = 'x';
+    text = strdup(TWO);
+    assert_int_equal(counters_parse(text, c, 2, v, &err), -1);
+    assert_non_null(strstr(err.msg, "ncu row 2 is kernel 'filter_count_sum' (expected 'xilter_count_sum' of case 1 of 2"));
+    kvx_error_clear(&err);
+    free(text);
+    free(c);
+}
+
 /* Without ncu the pass says so and nothing is stored. */
 static void test_no_ncu(void **state)
 {
@@ -94,6 +130,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_row_of_another_kernel),
+        cmocka_unit_test(test_two_kernels_summed),
         cmocka_unit_test(test_no_ncu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

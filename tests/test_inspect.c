@@ -165,6 +165,68 @@ static void sample_function_boundary(void **state)
     assert_int_equal(f.sass.plain, 1);
 }
 
+/* A variant of two kernels (a launch list): each kernel's PTX and SASS
+ * part, the header with each, so that an atomic of one kernel is that
+ * kernel's and not the other's; nvdisasm's sections and cuobjdump's
+ * "Function :" both cut; a device function's section is no kernel. */
+static void kernels_cut_apart(void **state)
+{
+    (void)state;
+    static const char PTX[] =
+        ".version 8.8\n.target sm_90\n"
+        ".visible .entry first(\n\t.param .u64 first_param_0\n)\n{\n"
+        "\tatom.global.add.u32 \t%r1, [%rd1], 1;\n}\n"
+        ".visible .entry second(\n\t.param .u64 second_param_0\n)\n{\n"
+        "\tst.global.u32 \t[%rd1], %r1;\n}\n";
+    static const char SASS[] =
+        "\t.target\tsm_90\n\n"
+        "//--------------------- .text.second --------------------------\n"
+        "second:\n"
+        "        /*0000*/                   STG.E desc[UR4][R2.64], R5 ;\n"
+        "        /*0010*/                   EXIT ;\n"
+        "//--------------------- .text.helper --------------------------\n"
+        "helper:\n"
+        "        /*0000*/                   RED.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;\n"
+        "//--------------------- .text.first --------------------------\n"
+        "first:\n"
+        "        /*0000*/                   REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;\n"
+        "        /*0010*/                   EXIT ;\n";
+    static const char CUOBJDUMP[] =
+        "\tcode for sm_90\n"
+        "\t\tFunction : first\n"
+        "        /*0000*/                   REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;\n"
+        "\t\tFunction : second\n"
+        "        /*0000*/                   EXIT ;\n";
+    char names[4][INSPECT_NAME_MAX];
+    assert_int_equal(inspect_entries(PTX, names, 4), 2);
+    assert_string_equal(names[0], "first");
+    assert_string_equal(names[1], "second");
+    StrBuf b;
+    sb_init(&b);
+    const char *kernel[] = {"first", "second"};
+    const int atoms[] = {1, 0};
+    for (int k = 0; k < 2; k++) {
+        InspectFacts f;
+        inspect_facts_init(&f);
+        sb_reset(&b);
+        assert_int_equal(inspect_kernel_part(PTX, 0, kernel[k], &b), 0);
+        assert_non_null(strstr(sb_str(&b), ".target sm_90"));
+        inspect_ptx(sb_str(&b), &f);
+        assert_int_equal(f.ptx.atom, atoms[k]);
+        sb_reset(&b);
+        assert_int_equal(inspect_kernel_part(SASS, 1, kernel[k], &b), 0);
+        assert_true(inspect_sass(sb_str(&b), &f) >= 0);
+        assert_int_equal(f.sass.total, atoms[k]);   /* helper's RED is neither's */
+        assert_string_equal(f.sass.arch, "sm_90");
+        sb_reset(&b);
+        assert_int_equal(inspect_kernel_part(CUOBJDUMP, 1, kernel[k], &b), 0);
+        assert_int_equal(strstr(sb_str(&b), "REDG") != NULL, atoms[k]);
+    }
+    sb_reset(&b);
+    assert_int_equal(inspect_kernel_part(PTX, 0, "third", &b), -1);
+    sb_free(&b);
+}
+
 static void sample_redux(void **state)
 {
     (void)state;
@@ -548,6 +610,7 @@ int main(void)
         cmocka_unit_test(sample_unpredicated_is_not_aggregated),
         cmocka_unit_test(sample_window_limits),
         cmocka_unit_test(sample_function_boundary),
+        cmocka_unit_test(kernels_cut_apart),
         cmocka_unit_test(sample_sites),
         cmocka_unit_test(sample_redux),
         cmocka_unit_test(sample_smem_increment),

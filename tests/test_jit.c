@@ -383,6 +383,46 @@ static void test_parse_ptxas(void **state)
     assert_int_equal(j.regs, -1);
 }
 
+/* A source of two kernels (a launch list): each entry function with its own
+ * figures, in the report's order; the JSON stored as variants.kernels_json. */
+static void test_ptxas_kernels(void **state)
+{
+    (void)state;
+    static const char TWO[] =
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'filter_count_sum' for 'sm_90'\n"
+        "ptxas info    : Function properties for filter_count_sum\n"
+        "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 14 registers, used 1 barriers, 8192 bytes smem\n"
+        "ptxas info    : Compile time = 13.784 ms\n"
+        "ptxas info    : Compiling entry function 'filter_count_blocks' for 'sm_90'\n"
+        "ptxas info    : Function properties for filter_count_blocks\n"
+        "ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+        "ptxas info    : Used 32 registers, used 1 barriers, 32 bytes smem\n";
+    JitKernelFacts k[4];
+    assert_int_equal(jit_ptxas_kernels(TWO, k, 4), 2);
+    assert_string_equal(k[0].name, "filter_count_sum");
+    assert_int_equal(k[0].regs, 14);
+    assert_int_equal(k[0].smem_static, 8192);
+    assert_int_equal(k[0].spill_stores, 0);
+    assert_string_equal(k[1].name, "filter_count_blocks");
+    assert_int_equal(k[1].regs, 32);
+    assert_int_equal(k[1].stack, 8);
+    assert_int_equal(k[1].spill_stores, 4);
+    assert_int_equal(k[1].spill_loads, 12);
+    assert_int_equal(jit_ptxas_kernels(TWO, k, 1), 1);
+    assert_int_equal(jit_ptxas_kernels("", k, 4), 0);
+    StrBuf b;
+    sb_init(&b);
+    jit_ptxas_kernels(TWO, k, 4);
+    jit_kernels_json(k, 2, &b);
+    assert_string_equal(sb_str(&b),
+                        "[{\"kernel\":\"filter_count_sum\",\"regs\":14,\"spill_stores\":0,\"spill_loads\":0,"
+                        "\"smem_static\":8192,\"stack\":0},{\"kernel\":\"filter_count_blocks\",\"regs\":32,"
+                        "\"spill_stores\":4,\"spill_loads\":12,\"smem_static\":32,\"stack\":8}]");
+    sb_free(&b);
+}
+
 static void test_ptx_params(void **state)
 {
     (void)state;
@@ -571,6 +611,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_parse_ptxas),
+        cmocka_unit_test(test_ptxas_kernels),
         cmocka_unit_test(test_compile_and_cache_hit),
         cmocka_unit_test(test_cache_files),
         cmocka_unit_test(test_half_and_smem),

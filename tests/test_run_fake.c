@@ -25,6 +25,9 @@
  *   as a preempted job) and started again ends with every case exactly once;
  * - tests/data/specs/compact.yaml (an order-free check over a prefix whose
  *   length is an output) runs: its planted variant a mismatch, the rest ok;
+ * - variants of two kernels (tests/data/specs/two_pass.yaml, hist_private.yaml)
+ *   run, each sample timing both, and a wrong second kernel is a mismatch;
+ *   contention's two_pass runs beside naive and kvx report tabulates it;
  * - without a driver, kvx run exits 4 (nothing measured) and stores nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -540,6 +543,84 @@ static void test_compaction(void **state)
                                 " atomics = bytes / 4 - json_extract(workload, '$.n')"), 12);
 }
 
+/* ---- variants of several kernels ------------------------------------------------------- */
+
+/* two_pass.yaml and hist_private.yaml: a launch list whose when: picks one
+ * kernel or two, scratch buffers (two_pass's uninitialised, global_private's
+ * zeroed before every launch) and a planted variant whose second kernel
+ * drops the last block's part: a mismatch, found by the worker's own check
+ * of the output the sequence leaves.  A sample times the sequence: each fake
+ * kernel takes 0.010 .. 0.020 ms, so two take at least 0.020. */
+static void test_two_kernels(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("two.log"), *db = tmp_path("two.db");
+    const char *specs[] = {KVX_SOURCE_DIR "/tests/data/specs/two_pass.yaml",
+                           KVX_SOURCE_DIR "/tests/data/specs/hist_private.yaml"};
+    for (int i = 0; i < 2; i++) {
+        int rc = kvx(log, "run", specs[i], "--db", db, NULL);
+        if (rc != 1) {
+            dump(log);
+            fail_msg("kvx run %s exited %d (expected 1: the planted variant is a mismatch)", specs[i], rc);
+        }
+    }
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'mismatch' AND samples = 3 AND"
+                                " json_extract(axes, '$.drop') = 1"), 4);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND"
+                                " json_extract(axes, '$.drop') = 0"), 6);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 10);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE min_ms >= 0.020 AND"
+                                " json_extract(axes, '$.strategy') IN ('two_pass', 'global_private')"), 8);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE max_ms <= 0.020 AND"
+                                " json_extract(axes, '$.strategy') = 'thread_reg_v4'"), 2);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE json_extract(profile_json, '$.launches') ="
+                                " 2 * (1 + json_extract(profile_json, '$.warmups') + samples) AND"
+                                " json_extract(axes, '$.strategy') IN ('two_pass', 'global_private')"), 8);
+    /* Each kernel's registers and spills are stored; regs is the largest. */
+    assert_int_equal(db_int(db, "SELECT count(*) FROM variants WHERE json_array_length(kernels_json) = 2"
+                                " AND regs = (SELECT max(json_extract(value, '$.regs')) FROM"
+                                " json_each(kernels_json)) AND (SELECT count(*) FROM json_each(kernels_json)"
+                                " WHERE json_extract(value, '$.spill_stores') = 0) = 2 AND"
+                                " kernels_json LIKE '%\"kernel\":\"filter_count_sum\"%' ="
+                                " (label LIKE '%two_pass%')"), 4);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM variants WHERE json_array_length(kernels_json) = 1"
+                                " AND json_extract(kernels_json, '$[0].kernel') = 'filter_count'"), 2);
+}
+
+/* The new strategies of specs/contention.yaml run on the fake device beside
+ * the atomic ones, and kvx report's tables put them side by side: the
+ * speed-up table over naive has a two_pass column with a figure. */
+static void test_two_pass_reported(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("cont.log"), *db = tmp_path("cont.db"), *out = tmp_path("cont-report");
+    int rc = kvx(log, "run", KVX_SOURCE_DIR "/specs/contention.yaml", "--db", db, "--where",
+                 "(strategy == \"naive\" || strategy == \"two_pass\") && n == 2^24 && address == \"const\"",
+                 NULL);
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx run contention.yaml naive/two_pass exited %d (expected 0: all ok)", rc);
+    }
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND"
+                                " json_extract(axes, '$.strategy') = 'two_pass'"), 12);
+    rc = kvx(log, "report", KVX_SOURCE_DIR "/specs/contention.yaml", "--db", db, "--out", out, NULL);
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx report contention.yaml exited %d", rc);
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/contention.md", out);
+    char *md = file_read(path, NULL);
+    assert_non_null(md);
+    const char *t = strstr(md, "Speed-up over naive, one counter, u32, n = 2^24");
+    assert_non_null(t);
+    const char *hdr = strstr(t, "| two_pass");
+    const char *next = strstr(t + 1, "\n#");
+    if (!hdr || (next && hdr > next))
+        fail_msg("the speed-up table has no two_pass column:\n%.1500s", t);
+    free(md);
+}
+
 /* No GPU and no driver: nothing measured is exit 4, apart from 1 (some case
  * not ok), and nothing is stored.  Where a driver is installed the real run
  * would start, so that half is skipped there. */
@@ -594,6 +675,8 @@ int main(void)
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_best_tallied),
         cmocka_unit_test(test_compaction),
+        cmocka_unit_test(test_two_kernels),
+        cmocka_unit_test(test_two_pass_reported),
         cmocka_unit_test(test_no_gpu_exit),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
