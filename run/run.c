@@ -538,7 +538,8 @@ static int session_finish(RunSession *r)
     }
     /* A pass of its own, after the timed run: a profiler replays kernels. */
     if (r->kept && r->rc == 0 && stored && !run_stopping())
-        r->rc = run_counters(r->st, r->run_id, r->kept, r->kept_keys, r->ncases, r->devs[0]);
+        r->rc = run_counters(r->st, r->run_id, r->kept, r->kept_keys, r->ncases, &r->o, r->db_path,
+                             r->devs[0]);
     if (r->rc)
         return r->rc;
     if (run_stopping()) {
