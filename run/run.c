@@ -573,7 +573,7 @@ static void session_close(RunSession *r)
     free(r->gstart), free(r->gbase), free(r->units), free(r->prof.handout), free(r->medians), free(r->desc);
     run_history_free(&r->hist);
     run_ref_fails_free(&r->refs_failed);
-    free(r->refkeys), free(r->kept), free(r->kept_keys);
+    free(r->refkeys), free(r->kept), free(r->kept_keys), free(r->samples);
     free(r->cache), free(r->mjson), free(r->sel);
     jit_scratch_free(r->scratch);
     store_close(r->st);

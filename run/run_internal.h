@@ -392,6 +392,8 @@ typedef struct RunSession {
     char (*refkeys)[65];        /* each case's reference key */
     CaseDesc *kept;             /* --counters: each case as it was sent */
     const char **kept_keys;     /* --counters: the keys of those that ran */
+    double *samples;            /* --keep-samples: the result being read's times, ms */
+    int nsamples, samples_cap;
 } RunSession;
 
 /* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0.  The loop
