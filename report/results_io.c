@@ -576,7 +576,7 @@ static int import_nvbench(Store *st, Import *im, char **text, size_t *len, Impor
     if (!results_nvbench_is(*text))
         return 0;
     const char *gpu = NULL;
-    char *csv = results_nvbench_csv(store_db(st), *text, im->a, &gpu, err);
+    char *csv = results_nvbench_csv(store_db(st), *text, im->csv_path, im->a, &gpu, err);
     if (!csv)
         return -1;
     free(*text);

@@ -545,12 +545,27 @@ static void state_row(const NvImport *im, const NvState *s, StrBuf *b)
     sb_printf(b, ",%s\n", s->skip ? "skipped" : "ok");
 }
 
-char *results_nvbench_csv(struct sqlite3 *db, const char *json, Arena *a, const char **gpu, KvxError *err)
+/* 1 when json is valid JSON; 0 with err (an input error: SQLite's reader
+ * names no position). */
+static int json_ok(struct sqlite3 *db, const char *json, const char *path, KvxError *err)
+{
+    Value p = val_str(json);
+    StoreRows *st = store_rows(db, "SELECT json_valid(?1)", &p, 1, err);
+    int ok = st && store_rows_next(st, "checking JSON", err) > 0 && store_rows_int(st, 0) == 1;
+    store_rows_close(st);
+    if (!ok && !err->code)
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: malformed JSON (expected nvbench's JSON result)", path);
+    return ok;
+}
+
+char *results_nvbench_csv(struct sqlite3 *db, const char *json, const char *path, Arena *a, const char **gpu,
+                          KvxError *err)
 {
     NvImport im = {.a = a};
     char *out = NULL;
-    if (read_states(&im, db, json, err) == 0 && im.n == 0)
-        kvx_error_set(err, KVX_EINPUT, NULL, "nvbench JSON with no states (expected benchmarks[].states[])");
+    if (json_ok(db, json, path, err) && read_states(&im, db, json, err) == 0 && im.n == 0)
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: nvbench JSON with no states (expected"
+                      " benchmarks[].states[])", path);
     if (!err->code && im.nnames == 0 && im.nbench <= 1)
         im.names[im.nnames++] = "state";      /* a benchmark without axes: one state */
     if (!err->code) {
