@@ -134,6 +134,8 @@ int cmd_run(int argc, char **argv)
     measure_defaults(&o.m);
     if (cli_parse(&cmd_run_verb, argc, argv, &o, &a))
         return a.status;
+    if (o.keep_ncu_rep && !o.counters)
+        return cli_fail(&cmd_run_verb, "--keep-ncu-rep keeps the report of --counters' pass: give --counters too");
     o.spec_path = a.operand[0];
     return run_main(&o, argc, argv);
 }

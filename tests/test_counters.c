@@ -4,8 +4,9 @@
  * __counters as ncu would and prints its table): every listed metric stored
  * per case in cases.counters_json, the default ones in their fixed columns
  * too, `kvx table --value counter.NAME`, the report kept beside the
- * database, and a schema-4 database's fixed columns copied into
- * counters_json by the migration. */
+ * database, each case's NVTX range pushed by the pass's launch as by the
+ * timed run's (tests/nvtx/inject.c), and a schema-4 database's fixed columns
+ * copied into counters_json by the migration. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,9 +143,12 @@ static void test_run_counters(void **state)
 {
     (void)state;
     fake_env();
-    const char *db = tmp_path("c.db"), *log = tmp_path("c.log");
+    const char *db = tmp_path("c.db"), *log = tmp_path("c.log"), *nlog = tmp_path("nvtx.log");
+    setenv("NVTX_INJECTION64_PATH", KVX_NVTX_INJECT, 1);
+    setenv("KVX_TEST_NVTX_LOG", nlog, 1);
     int rc = kvx(log, "run", FAKE_SPEC, "--db", db, "--where", OK_WHERE, "--counters=" BANK ",default",
                  "--keep-ncu-rep", NULL);
+    unsetenv("NVTX_INJECTION64_PATH");
     if (rc != 0)
         dump(log);
     assert_int_equal(rc, 0);
@@ -152,6 +156,22 @@ static void test_run_counters(void **state)
     assert_true(log_has(log, "ncu's report kept: "));
     assert_int_equal(access(tmp_path("c-run1.ncu-rep"), R_OK), 0);
     assert_true(log_has(tmp_path("ncu.args"), "--nvtx"));
+    /* each case's range twice: its timed run, and its launch under ncu */
+    int n;
+    char **labels = db_strings(db, "SELECT label FROM cases", &n);
+    char *nv = file_read(nlog, NULL);
+    assert_non_null(nv);
+    for (int i = 0; i < n; i++) {
+        char want[300];
+        int k = 0;
+        snprintf(want, sizeof want, " push fill %s\n", labels[i]);
+        for (const char *p = nv; (p = strstr(p, want)); p++)
+            k++;
+        if (k != 2)
+            fail_msg("'%s' pushed %d times (expected 2)", want, k);
+    }
+    free(nv);
+    strings_free(labels, n);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE json_valid(counters_json)"), OK_CASES);
     /* the pass's order is the cases' order of sending: the k-th profiled
      * case has (k + 1) * 1000 + metric index; each value appears once */
