@@ -52,7 +52,7 @@ const char *inspect_key_list(void)
     return list;
 }
 
-int spec_counter_name_valid(const char *metric)
+int values_counter_valid(const char *metric)
 {
     size_t n = strlen(metric);
     return n > 0 && n < 128 &&

@@ -533,7 +533,7 @@ static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
         return spec_loader_fail(L, n, "unknown inspect fact '%s' (expected inspect. and one of: %s)", v, inspect_key_list());
     }
     if (!strncmp(v, "counter.", 8)) {
-        if (spec_counter_name_valid(v + 8))
+        if (values_counter_valid(v + 8))
             return 0;
         return spec_loader_fail(L, n, "bad counter '%s' (expected counter.METRIC with an ncu metric name "
                                 "such as counter.dram__bytes_read.sum)", v);

@@ -391,7 +391,7 @@ static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits
 static int counter_value(CaseSet *cs, const char *name, Sql *q, KvxError *err)
 {
     const char *metric = name + 8;
-    if (!spec_counter_name_valid(metric)) {
+    if (!values_counter_valid(metric)) {
         kvx_error_set(err, KVX_EINPUT, NULL,
                       "bad counter '%s' (expected counter.METRIC with an ncu metric name such as"
                       " counter.dram__bytes_read.sum)", name);

@@ -3,7 +3,7 @@
  * cuda-bench, reads two kvx runs side by side) and the nvbench JSON that
  * `kvx import` reads, turned into the reference CSV its importer takes.
  *
- * The shape (nvbench/json_printer.cu, file version 1.0.0): `meta` (argv,
+ * The shape (as nvbench's JSON printer writes it, file version 1.0.0): `meta` (argv,
  * version), `devices` (an id each, and the facts), `benchmarks` (one per spec:
  * `axes` with their type and values, `states` with `axis_values` and
  * `summaries`, each summary a tag and `data` [{name: "value", type, value}]).
