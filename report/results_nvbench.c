@@ -117,7 +117,7 @@ static void device_of(NvExport *x, const StoreRows *st, NvCase *c)
                                      store_rows_int(st, 20), col_or_nan(st, 21)};
 }
 
-static void case_read(NvExport *x, const StoreRows *st)
+static void case_load(NvExport *x, const StoreRows *st)
 {
     if (x->ncases == x->cap)
         x->cases = xrealloc(x->cases, sizeof *x->cases * (size_t)(x->cap = x->cap ? 2 * x->cap : 64));
@@ -344,7 +344,7 @@ static int load_cases(NvExport *x, struct sqlite3 *db, const char *spec, KvxErro
         return -1;
     int rc;
     while ((rc = store_rows_next(st, "reading the cases", err)) > 0)
-        case_read(x, st);
+        case_load(x, st);
     store_rows_close(st);
     return rc;
 }
