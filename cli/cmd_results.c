@@ -37,7 +37,8 @@ static int set_spec_name(CliSet *s)
 static const CliChoice formats[] = {
     {"md", RESULTS_MD}, {"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {NULL, 0},
 };
-static const CliChoice data_formats[] = {{"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {NULL, 0}};
+static const CliChoice data_formats[] = {
+    {"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {"nvbench", RESULTS_NVBENCH}, {NULL, 0}};
 
 /* What table and compare read from the command line. */
 typedef struct TableArgs {
@@ -228,22 +229,23 @@ const CliVerb cmd_export_verb = {
     .operands_are = "no operands",
     .min_operands = 0,
     .max_operands = 0,
-    .summary = "every stored row as CSV or JSON",
+    .summary = "every stored row as CSV or JSON, or the measured cases in nvbench's JSON shape",
     .opts_size = sizeof(ExportArgs),
     .opts = export_opts,
     .run = cmd_export,
 };
 const CliVerb cmd_import_verb = {
     .name = "import",
-    .operands = "FILE.csv",
-    .operands_are = "one CSV file",
+    .operands = "FILE",
+    .operands_are = "one CSV or nvbench JSON file",
     .min_operands = 1,
     .max_operands = 1,
-    .summary = "published reference figures (CSV) as a named run",
+    .summary = "published reference figures (CSV, or nvbench's JSON) as a named run",
     .opts_size = sizeof(ImportArgs),
     .opts = import_opts,
-    .notes = "FILE.csv: a header of axis columns, then value columns (median_ms, min_ms, mean_ms, max_ms,\n"
-             "stdev_ms, noise, gbs, pct_peak, ..., status); one row per point.\n",
+    .notes = "FILE: a CSV with a header of axis columns, then value columns (median_ms, min_ms, mean_ms,\n"
+             "max_ms, stdev_ms, noise, gbs, pct_peak, ..., status), one row per point; or nvbench's JSON\n"
+             "result, one row per state (docs/results-schema.md says how its noise maps to kvx's).\n",
     .run = cmd_import,
 };
 const CliVerb cmd_merge_verb = {

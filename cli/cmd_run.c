@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report/results.h"
+#include "run/counters.h"
 
 /* --devices: all, or GPU ordinals; whether each exists is known only once
  * the GPUs are probed (cmd_run_parse_devices). */
@@ -49,6 +50,20 @@ static int set_measure(CliSet *s)
     return -1;
 }
 
+/* --counters: the list checked now (counters.h), kept as text for the pass. */
+static int set_counters(CliSet *s)
+{
+    CounterList *l = xmalloc(sizeof *l);
+    char why[300];
+    int rc = counters_list_parse(s->value, l, why, sizeof why);
+    free(l);
+    if (rc)
+        snprintf(s->why, sizeof s->why, "--counters is %s", why);
+    else
+        *(const char **)s->field = s->value;
+    return rc;
+}
+
 static int set_no_flush(CliSet *s)
 {
     RunOpts *o = s->opts;
@@ -83,9 +98,15 @@ static const CliOpt run_opts[] = {
     CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache)),
     CLI_OPT("jobs", 'j', CLI_INT, "N", "the CPUs kvx may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096),
     CLI_OPT("profile", 0, CLI_FLAG, NULL, NULL, "print where the time went", AT(profile)),
-    CLI_OPT("counters", 0, CLI_FLAG, NULL, NULL,
-            "after the timed samples, a pass under Nsight Compute (ncu): L2 atomic/reduction requests and "
-            "DRAM bytes per case", AT(counters)),
+    CLI_OPT("counters", 0, CLI_STRING, "LIST", NULL,
+            "after the timed samples, a pass under Nsight Compute (ncu) collecting ncu metrics per case: "
+            "LIST is METRIC,METRIC,...; default (also a bare --counters) is L2 atomic/reduction requests "
+            "and DRAM bytes read/written", AT(counters), .set = set_counters, .implied = "default"),
+    CLI_OPT("keep-ncu-rep", 0, CLI_FLAG, NULL, NULL,
+            "with --counters: keep ncu's report as DB-runID.ncu-rep beside the database", AT(keep_ncu_rep)),
+    CLI_OPT("keep-samples", 0, CLI_FLAG, NULL, NULL,
+            "store every timed sample's time per case (cases.samples_json; kvx export has them)",
+            AT(keep_samples)),
     CLI_OPT("no-flush-l2", 0, CLI_FLAG, NULL, NULL, "no L2 flush before the samples (--flush-l2 off)",
             AT(m.flush_l2), .set = set_no_flush,
             .heading = "measurement (docs/measurement.md): these flags override a spec's measure:, which "
@@ -113,6 +134,8 @@ int cmd_run(int argc, char **argv)
     measure_defaults(&o.m);
     if (cli_parse(&cmd_run_verb, argc, argv, &o, &a))
         return a.status;
+    if (o.keep_ncu_rep && !o.counters)
+        return cli_fail(&cmd_run_verb, "--keep-ncu-rep keeps the report of --counters' pass: give --counters too");
     o.spec_path = a.operand[0];
     return run_main(&o, argc, argv);
 }

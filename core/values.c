@@ -51,3 +51,10 @@ const char *inspect_key_list(void)
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", inspect_keys[i]);
     return list;
 }
+
+int values_counter_valid(const char *metric)
+{
+    size_t n = strlen(metric);
+    return n > 0 && n < 128 &&
+           strspn(metric, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == n;
+}

@@ -54,6 +54,11 @@ int spec_value_find(const char *name);
 /* "median_ms, min_ms, ..., compile_ms": for messages. */
 const char *spec_value_list(void);
 
+/* Whether metric (after "counter.") can name an Nsight Compute metric of
+ * cases.counters_json: letters, digits, _ and ., not empty.  1 or 0.  Any
+ * such name is accepted: which metrics a run collected is its --counters. */
+int values_counter_valid(const char *metric);
+
 /* The keys of a variant's PTX/SASS facts (variants.inspect_json, written by
  * compile/inspect.c's inspect_to_json; tests/test_doc_claims.c holds the two
  * in step): what `value: inspect.KEY` may name.  Not the per-kind counts

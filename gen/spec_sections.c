@@ -610,8 +610,9 @@ int spec_sections_measure(Loader *L, yaml_node_t *map)
 
 /* ---- report ----------------------------------------------------------------- */
 
-/* value: a name of core/values.h, or inspect.KEY (a key of the variants' PTX/SASS
- * facts, inspect_key_valid: a misspelt key would tabulate as empty cells). */
+/* value: a name of core/values.h, inspect.KEY (a key of the variants' PTX/SASS
+ * facts, inspect_key_valid: a misspelt key would tabulate as empty cells), or
+ * counter.METRIC (any ncu metric name: which were collected is the run's). */
 static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
 {
     if (spec_value_find(v) >= 0)
@@ -620,6 +621,12 @@ static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
         if (inspect_key_valid(v + 8))
             return 0;
         return spec_loader_fail(L, n, "unknown inspect fact '%s' (expected inspect. and one of: %s)", v, inspect_key_list());
+    }
+    if (!strncmp(v, "counter.", 8)) {
+        if (values_counter_valid(v + 8))
+            return 0;
+        return spec_loader_fail(L, n, "bad counter '%s' (expected counter.METRIC with an ncu metric name "
+                                "such as counter.dram__bytes_read.sum)", v);
     }
     return spec_loader_fail(L, n, "unknown report value '%s' (expected one of: %s, inspect.KEY)", v,
                        spec_value_list());

@@ -759,6 +759,7 @@ static void run_case(WorkerState *w, const CaseDesc *c, CaseResult *res)
 {
     CaseLaunch run;
     memset(&run, 0, sizeof run);
+    nvtx_push("%s %s", c->kernel, c->label);
     int rc = functions_get(w, c, &run, res);
     worker_lap(w, res, CASE_STEP_module);
     if (rc < 0)
@@ -781,10 +782,12 @@ done:
     worker_host_refs_join(w, &run, res);
     run_release(w, c, &run);
     worker_lap(w, res, CASE_STEP_stats);
+    nvtx_pop();
 }
 
 static void worker_close(WorkerState *w)
 {
+    free(w->kept);
     for (int i = 0; i < w->nhosts; i++)
         free(w->hosts[i].data);
     for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
@@ -880,8 +883,11 @@ int worker_main(int device, int in_fd, int out_fd)
         res.t_step[CASE_STEP_send] = send_ms;
         worker_lap(w, &res, CASE_STEP_recv);
         fake_log_case(device, c); /* test hook (fake.h): KVX_FAKE_LOG only */
+        w->nkept = 0;
         run_case(w, c, &res);
-        if (case_result_write(out_fd, &res) < 0)
+        res.samples_follow = c->keep_samples ? w->nkept : 0;
+        if (case_result_write(out_fd, &res) < 0 ||
+            (res.samples_follow && case_samples_write(out_fd, w->kept, w->nkept) < 0))
             break;
         double now = now_ms();
         send_ms = now - w->lap;
@@ -901,6 +907,7 @@ static int counters_case(WorkerState *w, int device, const CaseDesc *c)
     memset(&run, 0, sizeof run);
     CaseResult res;
     result_init(c, &res);
+    nvtx_push("%s %s", c->kernel, c->label);
     int rc = functions_get(w, c, &run, &res);
     if (rc == 0) {
         rc = buffers_prepare(w, c, &run, &res);
@@ -913,6 +920,7 @@ static int counters_case(WorkerState *w, int device, const CaseDesc *c)
         fprintf(stderr, "kvx __counters: case %lld: %s: %s\n", (long long)c->id,
                 case_status_names[res.status], res.detail);
     run_release(w, c, &run);
+    nvtx_pop();
     return rc;
 }
 

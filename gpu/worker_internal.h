@@ -11,6 +11,7 @@
 #include "cudadl.h"
 #include "host/measure_plan.h"
 #include "nvml.h"
+#include "nvtx.h"
 
 #include <pthread.h>
 
@@ -113,6 +114,8 @@ typedef struct WorkerState {
     CUstream stream;
     CUevent ev[2];
     CUevent bev[3 * WORKER_MAX_BATCH];  /* samples: before reset, start, end */
+    double *kept;           /* --keep-samples: the case's sample times, ms (nkept of them) */
+    int nkept, kept_cap;
     Nvml nvml;
     double lap;             /* now_ms() at the end of the last step (worker_lap) */
     CUdeviceptr scratch;    /* L2 flush, 2 x L2 bytes, allocated on first use */

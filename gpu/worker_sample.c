@@ -126,14 +126,17 @@ static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, doubl
     int k, first = 1;
     *n = 0;
     while ((k = measure_batch(m, *n, per, spent, WORKER_MAX_BATCH)) > 0) {
+        nvtx_push("%s %s samples %d-%d", c->kernel, c->label, *n, *n + k - 1);
         double b0 = now_ms();
-        if (batch_enqueue(w, c, run, m->flush_l2, k, res) < 0)
-            return -1;
+        int rc = batch_enqueue(w, c, run, m->flush_l2, k, res);
         double enqueue = now_ms() - b0;
-        if (first)
+        if (rc == 0 && first)
             clocks_read(w, res);
         double b1 = now_ms();
-        if (batch_collect(w, k, t + *n, res) < 0)
+        if (rc == 0)
+            rc = batch_collect(w, k, t + *n, res);
+        nvtx_pop();
+        if (rc < 0)
             return -1;
         double wall = enqueue + now_ms() - b1;  /* the clocks' read left out */
         res->launches += k * (1 + c->nnext);
@@ -146,6 +149,21 @@ static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, doubl
             break;
     }
     return 0;
+}
+
+/* --keep-samples: the n counted sample times, in the order taken, for
+ * worker_main to send after the result. */
+static void keep_samples(WorkerState *w, const CaseDesc *c, const double *t, int n)
+{
+    if (!c->keep_samples)
+        return;
+    n = n < CASE_SAMPLES_KEPT_MAX ? n : CASE_SAMPLES_KEPT_MAX;
+    if (n > w->kept_cap) {
+        w->kept = xrealloc(w->kept, sizeof *w->kept * (size_t)n);
+        w->kept_cap = n;
+    }
+    memcpy(w->kept, t, sizeof *t * (size_t)n);
+    w->nkept = n;
 }
 
 int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
@@ -167,6 +185,7 @@ int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, Case
     int rc = samples_run(w, c, run, per, run->spent_ms + warm, t, tmp, &n, res);
     worker_lap(w, res, CASE_STEP_samples);
     if (rc == 0) {
+        keep_samples(w, c, t, n);
         measure_stats(t, n, tmp, res);
         for (int i = 0; i < n; i++)
             res->gpu_ms += t[i];

@@ -37,6 +37,7 @@ int case_status_find(const char *name)
 
 #define TAG_CASE 0x45534143u   /* "CASE" */
 #define TAG_RESULT 0x544c5352u /* "RSLT" */
+#define TAG_SAMPLES 0x504d4153u /* "SAMP" */
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -146,6 +147,7 @@ int case_read(int fd, CaseDesc *c)
         return -1;
     TERMINATE(c->cubin_path);
     TERMINATE(c->kernel);
+    TERMINATE(c->label);
     TERMINATE(c->workload_key);
     if (!in_range(c->nbufs, 0, CASE_MAX_BUFS + 1) || !in_range(c->nargs, 0, CASE_MAX_ARGS + 1) ||
         !in_range(c->nchecks, 0, CASE_MAX_BUFS + 1))
@@ -204,7 +206,19 @@ int case_result_read(int fd, CaseResult *r)
     if (case_wire_recv(fd, TAG_RESULT, r, (uint32_t)sizeof *r) < 0)
         return -1;
     TERMINATE(r->detail);
-    if (!in_range((int)r->status, 0, CASE_STATUS_COUNT))
+    if (!in_range((int)r->status, 0, CASE_STATUS_COUNT) || !in_range(r->samples_follow, 0, CASE_SAMPLES_KEPT_MAX + 1))
         return -1;
     return 0;
+}
+
+int case_samples_write(int fd, const double *t, int n)
+{
+    KVX_ASSERT(n > 0 && n <= CASE_SAMPLES_KEPT_MAX);
+    return case_wire_send(fd, TAG_SAMPLES, t, (uint32_t)(sizeof *t * (size_t)n));
+}
+
+int case_samples_read(int fd, double *t, int n)
+{
+    KVX_ASSERT(n > 0 && n <= CASE_SAMPLES_KEPT_MAX);
+    return case_wire_recv(fd, TAG_SAMPLES, t, (uint32_t)(sizeof *t * (size_t)n));
 }

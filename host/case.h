@@ -150,6 +150,11 @@ typedef struct CaseDesc {
     int is_baseline;
     /* Checks with ref "reference" compare with ref's outputs. */
     CaseRef ref;
+    /* What the parent's stdout and the database call it ("strategy=naive
+     * n=4096"): the worker's NVTX ranges carry it (gpu/nvtx.h).  Cut at the
+     * array's length. */
+    char label[256];
+    int keep_samples;        /* send every sample's time after the result (case_samples_write) */
 } CaseDesc;
 
 typedef struct CaseResult {
@@ -184,7 +189,13 @@ typedef struct CaseResult {
      * one-element buffer b (as a double: integers exact up to 2^53). */
     uint32_t out_known;
     double out_value[CASE_MAX_BUFS];
+    /* A frame of this many sample times (ms, in the order taken) follows the
+     * result (CaseDesc.keep_samples); 0: none. */
+    int samples_follow;
 } CaseResult;
+
+/* The sample times one result carries at most (--keep-samples): 8 MiB. */
+#define CASE_SAMPLES_KEPT_MAX (1 << 20)
 
 #define CASE_THROTTLE_SHARE 0.9
 
@@ -202,6 +213,10 @@ int case_write(int fd, const CaseDesc *c);
 int case_read(int fd, CaseDesc *c);
 int case_result_write(int fd, const CaseResult *r);
 int case_result_read(int fd, CaseResult *r);
+/* The n sample times after a result whose samples_follow is n (1 ..
+ * CASE_SAMPLES_KEPT_MAX).  0 or -1, as above. */
+int case_samples_write(int fd, const double *t, int n);
+int case_samples_read(int fd, double *t, int n);
 
 /* The framing every message between parent and worker uses (worker.c sends its
  * DeviceInfo with it): a tag, a byte count, the bytes.  Loops over short reads

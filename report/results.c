@@ -388,6 +388,25 @@ static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits
 
 const char results_detail_value[] = "detail";
 
+/* counter.NAME: the metric NAME of cases.counters_json (`kvx run --counters`),
+ * quoted in the JSON path: ncu's names hold dots. */
+static int counter_value(CaseSet *cs, const char *name, Sql *q, KvxError *err)
+{
+    const char *metric = name + 8;
+    if (!values_counter_valid(metric)) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "bad counter '%s' (expected counter.METRIC with an ncu metric name such as"
+                      " counter.dram__bytes_read.sum)", name);
+        return -1;
+    }
+    sb_puts(&q->text, "json_extract(c.counters_json, ");
+    results_sql_param(q, val_str(arena_printf(cs->arena, "$.\"%s\"", metric)));
+    sb_puts(&q->text, ")");
+    cs->unit = U_COUNT;
+    cs->measured = 1;
+    return 0;
+}
+
 static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
 {
     if (name == results_detail_value) {
@@ -396,6 +415,8 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
         cs->measured = 0;
         return 0;
     }
+    if (!strncmp(name, "counter.", 8))
+        return counter_value(cs, name, q, err);
     if (!strncmp(name, "inspect.", 8)) {
         /* Only a key kvx writes: a misspelt one would tabulate as empty cells. */
         const char *key = name + 8;
@@ -419,8 +440,8 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
         sb_puts(&q->text, vc->sql);
         return 0;
     }
-    kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY)",
-                  name, spec_value_list());
+    kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY,"
+                  " counter.METRIC)", name, spec_value_list());
     return -1;
 }
 

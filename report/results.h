@@ -31,7 +31,7 @@ struct sqlite3;
  * header's axis names, so a long header times many rows is unbounded else. */
 #define RESULTS_MAX_IMPORT_TEXT (256u << 20)
 
-typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON } ResultsFormat;
+typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON, RESULTS_NVBENCH } ResultsFormat;
 
 /* Which cases of a database a table reads. */
 typedef struct ResultsSel {

@@ -22,6 +22,20 @@ typedef struct ValueCol {
     int measured;        /* 1: a failed case has no meaningful value */
 } ValueCol;
 
+/* ---- results_nvbench.c ---------------------------------------------------- */
+
+/* `kvx export --format nvbench`: the newest measured case of each label of
+ * spec (NULL: every spec, a benchmark each) in nvbench's JSON shape.  0 or -1. */
+int results_export_nvbench(struct sqlite3 *db, const char *spec, FILE *out, KvxError *err);
+/* Whether an import's text is nvbench JSON (an object with "benchmarks"). */
+int results_nvbench_is(const char *text);
+/* nvbench JSON (read from path) as the reference CSV `kvx import` reads (axes, then median_ms,
+ * mean_ms, min_ms, max_ms, stdev_ms, noise, gbs, elems_per_s, status);
+ * *gpu gets the first state's device name (in a), or NULL.  The CSV
+ * (malloc'd), or NULL with err. */
+char *results_nvbench_csv(struct sqlite3 *db, const char *json, const char *path, Arena *a, const char **gpu,
+                          KvxError *err);
+
 /* The column of a value name, or NULL when name is not one. */
 const ValueCol *results_value_col(const char *name);
 

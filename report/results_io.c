@@ -93,6 +93,8 @@ static void export_row(const StoreExport *x, const StoreCell *cells, ResultsForm
 
 int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
 {
+    if (f == RESULTS_NVBENCH)
+        return results_export_nvbench(db, spec, out, err);
     StoreExport *x = store_export_open(db, spec, err);
     if (!x)
         return -1;
@@ -567,10 +569,31 @@ static int import_store(Store *st, Import *im, KvxError *err)
     return 0;
 }
 
+/* nvbench JSON (results_nvbench.c) in place of text as the CSV it maps to;
+ * the GPU its first state names when --gpu gave none.  0 or -1 with err. */
+static int import_nvbench(Store *st, Import *im, char **text, size_t *len, ImportOpts *local, KvxError *err)
+{
+    if (!results_nvbench_is(*text))
+        return 0;
+    const char *gpu = NULL;
+    char *csv = results_nvbench_csv(store_db(st), *text, im->csv_path, im->a, &gpu, err);
+    if (!csv)
+        return -1;
+    free(*text);
+    *text = csv;
+    *len = strlen(csv);
+    if (!local->gpu)
+        local->gpu = gpu;
+    if (!local->source)
+        local->source = "nvbench JSON";
+    return 0;
+}
+
 int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *nstored,
                    KvxError *err)
 {
-    Import im = {.a = arena_new(), .csv_path = csv_path, .o = o, .spec = o->spec ? o->spec : o->name};
+    ImportOpts local = *o;
+    Import im = {.a = arena_new(), .csv_path = csv_path, .o = &local, .spec = o->spec ? o->spec : o->name};
     size_t len;
     char *text = file_read_max(csv_path, RESULTS_MAX_IMPORT_BYTES, &len);
     int rc = -1;
@@ -586,6 +609,8 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
                       o->name ? o->name : "");
         goto done;
     }
+    if (import_nvbench(st, &im, &text, &len, &local, err))
+        goto done;
     /* A UTF-8 byte order mark, which spreadsheets write, is not the first
      * column's name. */
     size_t bom = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;

@@ -13,7 +13,9 @@
 
 #include "host/case.h"
 
-/* What is collected, by ncu metric name, and where it is stored. */
+/* `--counters default`: the metrics of kvx's atomics studies, each also
+ * stored in a fixed column of its own (cases.l2_atom_requests, ...), which
+ * databases before cases.counters_json hold. */
 #define COUNTERS(X)                                                                       \
     X(l2_atom_requests, "lts__t_requests_srcunit_tex_op_atom.sum", "L2 requests of global atomics (ATOM)") \
     X(l2_red_requests, "lts__t_requests_srcunit_tex_op_red.sum", "L2 requests of global reductions (RED)") \
@@ -30,22 +32,44 @@ typedef enum {
 extern const char *const counter_names[COUNTER_COUNT];
 extern const char *const counter_metrics[COUNTER_COUNT];
 
+#define COUNTERS_MAX 64             /* metrics in one --counters list */
+#define COUNTER_NAME_MAX 128
+
+/* The metrics of one counter pass, by ncu name, in the order given. */
+typedef struct CounterList {
+    int n;
+    char name[COUNTERS_MAX][COUNTER_NAME_MAX];
+} CounterList;
+
+/* `--counters`' value: METRIC,METRIC,... where `default` stands for
+ * COUNTERS' four; a name repeated counts once.  0, or -1 with the reason
+ * (what follows "--counters is ...") in why. */
+int counters_list_parse(const char *text, CounterList *l, char *why, size_t whylen);
+
+/* The list as ncu's --metrics takes it, "a,b,c", appended to b. */
+void counters_list_join(const CounterList *l, StrBuf *b);
+
+/* The CounterId of metric, or -1 when it fills no fixed column. */
+int counters_fixed(const char *metric);
+
 /* Nsight Compute's ncu: $KVX_NCU, the toolkit's bin, then PATH.  Static
  * string, or NULL. */
 const char *counters_find_ncu(void);
 
-/* Profile the n cases on GPU device: vals[i][k] gets counter k of case i
- * (NaN where a row is missing).  The cases profiled (a prefix: the pass stops
- * at a case that cannot run), with err set when fewer than n; or -1 with err
- * (no ncu, ncu could not start, rows that do not match the cases). */
-int counters_collect(const CaseDesc *cases, int n, int device, double (*vals)[COUNTER_COUNT],
-                     KvxError *err);
+/* Profile the n cases on GPU device: vals[i * l->n + k] gets metric k of
+ * case i (NaN where a row or a value is missing).  With rep (a path ending
+ * in .ncu-rep) ncu's report is written there and kept, and the values are
+ * read back from it.  The cases profiled (a prefix: the pass stops at a case
+ * that cannot run), with err set when fewer than n; or -1 with err (no ncu,
+ * ncu could not start, rows that do not match the cases). */
+int counters_collect(const CaseDesc *cases, int n, int device, const CounterList *l, const char *rep,
+                     double *vals, KvxError *err);
 
-/* ncu's CSV log (--csv --page raw; changed in place) into vals: one row per
- * launch in order, each row's kernel checked against its case's, metrics by
- * their column names.  The rows read, or -1 with err (no table, a row that is
- * not its case's kernel). */
-int counters_parse(char *text, const CaseDesc *cases, int n, double (*vals)[COUNTER_COUNT],
+/* ncu's CSV log (--csv --page raw; changed in place) into vals (as
+ * counters_collect's): one row per launch in order, each row's kernel checked
+ * against its case's, metrics by their column names.  The rows read, or -1
+ * with err (no table, a row that is not its case's kernel). */
+int counters_parse(char *text, const CaseDesc *cases, int n, const CounterList *l, double *vals,
                    KvxError *err);
 
 #endif

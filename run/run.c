@@ -542,7 +542,8 @@ static int session_finish(RunSession *r)
     }
     /* A pass of its own, after the timed run: a profiler replays kernels. */
     if (r->kept && r->rc == 0 && stored && !run_stopping())
-        r->rc = run_counters(r->st, r->run_id, r->kept, r->kept_keys, r->ncases, r->devs[0]);
+        r->rc = run_counters(r->st, r->run_id, r->kept, r->kept_keys, r->ncases, &r->o, r->db_path,
+                             r->devs[0]);
     if (r->rc)
         return r->rc;
     if (run_stopping()) {
@@ -576,7 +577,7 @@ static void session_close(RunSession *r)
     free(r->gstart), free(r->gbase), free(r->units), free(r->prof.handout), free(r->medians), free(r->desc);
     run_history_free(&r->hist);
     run_ref_fails_free(&r->refs_failed);
-    free(r->refkeys), free(r->kept), free(r->kept_keys);
+    free(r->refkeys), free(r->kept), free(r->kept_keys), free(r->samples);
     free(r->cache), free(r->mjson), free(r->sel);
     jit_scratch_free(r->scratch);
     store_close(r->st);

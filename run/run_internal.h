@@ -36,7 +36,10 @@ typedef struct RunOpts {
     int given[MEASURE_COUNT];   /* by MeasureId */
     int rerun;
     int profile;
-    int counters;               /* a counter pass under ncu after the timed run */
+    const char *counters;       /* --counters' metric list (counters.h): a pass under ncu
+                                   after the timed run; NULL: none */
+    int keep_ncu_rep;           /* keep ncu's report beside the database */
+    int keep_samples;           /* store every sample's time (cases.samples_json) */
 } RunOpts;
 
 typedef struct RunCase {
@@ -136,12 +139,13 @@ void run_ref_fails_free(RefFails *f);
 
 /* ---- run_counters.c -------------------------------------------------------------------- */
 
-/* The counter pass (counters.h) over the n resolved cases descs[i] (those with
- * keys[i] non-NULL: the cases that ran), on GPU device, each stored with its
- * case.  Says what it did, or why there are no counters, on stdout.  0, or 3
- * after a store error. */
+/* The counter pass (counters.h) of o->counters' metrics over the n resolved
+ * cases descs[i] (those with keys[i] non-NULL: the cases that ran), on GPU
+ * device, each stored with its case; with o->keep_ncu_rep, ncu's report kept
+ * beside the database db.  Says what it did, or why there are no counters, on
+ * stdout.  0, or 3 after a store error. */
 int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
-                 int device);
+                 const RunOpts *o, const char *db, int device);
 
 /* ---- run_order.c: the hand-out order ----------------------------------------------- */
 
@@ -388,6 +392,8 @@ typedef struct RunSession {
     char (*refkeys)[65];        /* each case's reference key */
     CaseDesc *kept;             /* --counters: each case as it was sent */
     const char **kept_keys;     /* --counters: the keys of those that ran */
+    double *samples;            /* --keep-samples: the result being read's times, ms */
+    int nsamples, samples_cap;
 } RunSession;
 
 /* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0.  The loop

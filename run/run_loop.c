@@ -128,6 +128,8 @@ static int send_one(RunSession *r, WorkerProc *wk, int idx, CaseResult *res)
 {
     CaseDesc *d = r->desc;
     d->id = idx;
+    snprintf(d->label, sizeof d->label, "%s", r->cases[idx].label);
+    d->keep_samples = r->o.keep_samples;
     r->geoms[idx] = (CaseGeom){{d->grid[0], d->grid[1], d->grid[2]}, {d->block[0], d->block[1], d->block[2]},
                                {d->cluster[0], d->cluster[1], d->cluster[2]}, d->smem};
     if (case_write(wk->to, d) != 0) {
@@ -314,6 +316,39 @@ static void output_metrics(RunSession *r, int point, const CaseResult *res, Case
     row->bytes = m[0], row->atomics = m[1], row->elements = m[2];
 }
 
+/* The sample times that follow a result (--keep-samples) into r->samples.
+ * 0, or -1 when the worker died before they came. */
+static int samples_read(RunSession *r, WorkerProc *wk, const CaseResult *res)
+{
+    r->nsamples = 0;
+    if (!res->samples_follow)
+        return 0;
+    if (res->samples_follow > r->samples_cap) {
+        r->samples = xrealloc(r->samples, sizeof *r->samples * (size_t)res->samples_follow);
+        r->samples_cap = res->samples_follow;
+    }
+    if (case_samples_read(wk->from, r->samples, res->samples_follow) < 0)
+        return -1;
+    r->nsamples = res->samples_follow;
+    return 0;
+}
+
+/* --keep-samples: the times as cases.samples_json, [ms,...] with 9
+ * significant digits (the events' floats read back exactly); NULL when none
+ * came. */
+static char *samples_json(const RunSession *r)
+{
+    if (!r->nsamples)
+        return NULL;
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, "[");
+    for (int i = 0; i < r->nsamples; i++)
+        sb_printf(&b, "%s%.9g", i ? "," : "", r->samples[i]);
+    sb_puts(&b, "]");
+    return sb_take(&b);
+}
+
 /* The row of a case a worker answered (or that timed out, or whose worker
  * died: got_result 0).  store_put_case's 0, 1 (another run stored it first)
  * or -1 (r->rc is 3). */
@@ -346,12 +381,15 @@ static int store_result(RunSession *r, const WorkerProc *wk, int idx, const Case
     row.t_input_ms = res->t_input_ms, row.t_verify_ms = res->t_verify_ms, row.t_measure_ms = res->t_measure_ms;
     char *cprof = got_result ? run_case_profile_json(res) : NULL;
     row.profile_json = cprof;
+    char *sjson = got_result ? samples_json(r) : NULL;
+    row.samples_json = sjson;
     row.sm_mhz = res->sm_mhz, row.mem_mhz = res->mem_mhz, row.sm_max_mhz = res->sm_max_mhz;
     row.throttled = res->sm_mhz > 0 && res->sm_max_mhz > 0 ? res->throttled : -1;
     int put = store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err);
     if (put < 0)
         run_fail(r, 3);
     free(cprof);
+    free(sjson);
     return put;
 }
 
@@ -394,7 +432,7 @@ static int read_result(RunSession *r, WorkerProc *wk, short revents, CaseResult 
     memset(res, 0, sizeof *res);
     *got_result = *restart = 0;
     if (revents & (POLLIN | POLLHUP | POLLERR)) {
-        if (case_result_read(wk->from, res) == 0 && res->id == idx) {
+        if (case_result_read(wk->from, res) == 0 && res->id == idx && samples_read(r, wk, res) == 0) {
             *got_result = 1;
             /* A sticky fault ends the worker's context: it exits after saying
              * so; so may a reference kernel that failed. */

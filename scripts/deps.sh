@@ -71,4 +71,12 @@ elif command -v python3 >/dev/null; then
         echo "deps: could not install nvidia-cuda-nvdisasm (pip): inspect gives PTX facts only" >&2
     fi
 fi
+# Optional: nvbench_compare (NVIDIA's cuda-bench, pure Python without a GPU)
+# and what it imports, for tests/test_nvbench.c to compare two `kvx export
+# --format nvbench` files as a user would; into kvx's tools folder too.
+nvb=$root/.kvx/tools/nvbench
+if [ ! -d "$nvb/cuda/bench" ] && command -v python3 >/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check --target "$nvb" cuda-bench tabulate colorama \
+        jsondiff >/dev/null 2>&1 || echo "deps: could not install cuda-bench (pip): test_nvbench skips nvbench_compare" >&2
+fi
 echo "deps: ok (CUDA toolkit at $cuda; $sass)"

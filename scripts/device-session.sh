@@ -33,6 +33,18 @@
 #             instance (docs/measurement.md): the GPU's identity (nvidia-smi -q), the cases
 #             at 32, 256 and 4096 counters, then ncu's per-L2-slice request spread and
 #             the L2 and SM clocks of each, into $OUT/bundle/twomode*
+#   multi     the several-kernel strategies: contention's two_pass and histogram's
+#             global_private beside the others, the two test specs with planted
+#             wrong second kernels, kvx inspect per kernel
+#   nsys      an nsys timeline of a contention subset: the NVTX ranges per case
+#   bankconf  --counters=bank-conflict metrics on bench/specs/transpose.yaml, the
+#             .ncu-rep kept
+#   nvbench   two runs of a contention subset exported as nvbench JSON, read by
+#             nvbench_compare (cuda-bench's script, wheels in .whl/nvbench/)
+#   placement the 256-counter contention cases with buffers at 2 MiB boundaries,
+#             compared with results/h200/contention.db (the driver's placement)
+#   memfacts  kvx inspect of tests/data/specs/copy.yaml: load/store widths from SASS
+#   plots     kvx report of the contention subset and its matplotlib scripts run
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -244,6 +256,87 @@ for step in "$@"; do
         done
         grep -E "Product Name|VBIOS|Driver Version|GPU UUID|Serial|ECC Mode|Current  |Pending|Persistence|Power Limit|Max Clocks|SM  |Memory  |Board Part|Part Number|GPU Part|Module ID|Bus Id" \
             "$B/twomode-smi.txt" | head -60 >>"$B/session.log"
+        ;;
+    multi)
+        say "several kernels"
+        "$kvx" run specs/contention.yaml --where 'address == "const" && counters == 1 && (strategy == "two_pass" || strategy == "thread_reg_v4" || strategy == "naive" || strategy == "block_smem")' \
+            --db "$B/multi.db" >"$B/multi-contention.log" 2>&1
+        echo "contention: exit $?" | tee -a "$B/session.log"
+        tail -n 4 "$B/multi-contention.log" | tee -a "$B/session.log"
+        "$kvx" table --db "$B/multi.db" --spec contention --rows n,hit_rate --cols strategy --value median_ms 2>&1 | tee -a "$B/session.log"
+        "$kvx" run specs/histogram.yaml --where 'strategy == "global" || strategy == "global_private" || strategy == "shared"' \
+            --db "$B/multi.db" >"$B/multi-histogram.log" 2>&1
+        echo "histogram: exit $?" | tee -a "$B/session.log"
+        tail -n 4 "$B/multi-histogram.log" | tee -a "$B/session.log"
+        "$kvx" report specs/contention.yaml --db "$B/multi.db" --out "$B/multi-report" >/dev/null 2>&1
+        "$kvx" report specs/histogram.yaml --db "$B/multi.db" --out "$B/multi-report" >/dev/null 2>&1
+        for t in two_pass hist_private; do
+            "$kvx" run "tests/data/specs/$t.yaml" --db "$B/multi-$t.db" >"$B/multi-$t.log" 2>&1
+            echo "$t: exit $?" | tee -a "$B/session.log"
+            grep -E "^(ok|mismatch|fault|skipped|timeout|error) " "$B/multi-$t.log" | cut -c1-150 | tee -a "$B/session.log"
+        done
+        "$kvx" inspect specs/contention.yaml --arch sm_90 --where 'strategy == "two_pass" && counter == "u32"' \
+            >"$B/multi-inspect.txt" 2>&1
+        head -n 30 "$B/multi-inspect.txt" | tee -a "$B/session.log"
+        ;;
+    nsys)
+        say "nsys timeline"
+        if command -v nsys >/dev/null; then
+            nsys profile -o "$B/timeline" --force-overwrite true --trace cuda,nvtx "$kvx" run specs/contention.yaml \
+                --where 'n == 2^24 && hit_rate == 1 && counters == 1 && counter == "u32"' --db "$B/nsys.db" --rerun \
+                >"$B/nsys.log" 2>&1
+            nsys stats --report nvtx_sum --format csv "$B/timeline.nsys-rep" >"$B/nsys-nvtx.csv" 2>&1
+            head -n 30 "$B/nsys-nvtx.csv" | cut -c1-200 | tee -a "$B/session.log"
+            echo "cases stored: $(python3 -c "import sqlite3;print(sqlite3.connect('$B/nsys.db').execute('select count(*) from cases').fetchone()[0])")" | tee -a "$B/session.log"
+        else
+            echo "no nsys on PATH" | tee -a "$B/session.log"
+        fi
+        ;;
+    bankconf)
+        say "bank conflicts"
+        m=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,default
+        "$kvx" run bench/specs/transpose.yaml --where 'side == 4096' --counters="$m" --keep-ncu-rep \
+            --db "$B/bankconf.db" >"$B/bankconf.log" 2>&1
+        echo "exit $?" | tee -a "$B/session.log"
+        tail -n 5 "$B/bankconf.log" | tee -a "$B/session.log"
+        "$kvx" table --db "$B/bankconf.db" --spec bench_transpose --rows TILE,ROWS --cols strategy \
+            --value counter.l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum 2>&1 | tee -a "$B/session.log"
+        ls -la "$B"/bankconf*.ncu-rep 2>&1 | tee -a "$B/session.log"
+        ;;
+    nvbench)
+        say "nvbench_compare"
+        mkdir -p /tmp/nvb && (cd /tmp/nvb && for w in "$root"/.whl/nvbench/*.whl; do python3 -m zipfile -e "$w" . ; done)
+        w='strategy == "naive" && n == 2^24 && address == "const" && counter == "u32"'
+        for k in a b; do
+            "$kvx" run specs/contention.yaml --where "$w" --db "$B/nvb-$k.db" --rerun >"$B/nvb-$k.log" 2>&1
+            "$kvx" export --db "$B/nvb-$k.db" --format nvbench --out "$B/nvb-$k.json" 2>&1 | tee -a "$B/session.log"
+        done
+        PYTHONPATH=/tmp/nvb python3 /tmp/nvb/cuda/bench/scripts/nvbench_compare.py "$B/nvb-a.json" "$B/nvb-b.json" \
+            >"$B/nvbench-compare.txt" 2>&1
+        echo "nvbench_compare exit $?" | tee -a "$B/session.log"
+        head -n 40 "$B/nvbench-compare.txt" | tee -a "$B/session.log"
+        ;;
+    placement)
+        say "placement"
+        w='strategy == "naive" && counter == "u32" && address == "runtime" && n == 2^24 && (counters == 256 || counters == 4096 || counters == 32)'
+        for k in 1 2; do
+            "$kvx" run specs/contention.yaml --where "$w" --db "$B/placement-$k.db" --rerun >"$B/placement-$k.log" 2>&1
+            "$kvx" table --db "$B/placement-$k.db" --spec contention --rows counters --cols hit_rate 2>&1 | tee -a "$B/session.log"
+        done
+        "$kvx" compare "$B/placement-1.db" results/h200/contention.db --rows counters --cols hit_rate \
+            --where "$w" 2>&1 | tail -n 25 | tee -a "$B/session.log"
+        ;;
+    memfacts)
+        say "memory facts"
+        "$kvx" inspect tests/data/specs/copy.yaml --arch sm_90 2>&1 | grep -E "memory|access" | head -n 20 | tee -a "$B/session.log"
+        ;;
+    plots)
+        say "plots"
+        "$kvx" report specs/contention.yaml --db "$B/placement-1.db" --out "$B/plots" >"$B/plots.log" 2>&1
+        for py in "$B"/plots/*/*.py; do
+            [ -f "$py" ] && { python3 "$py" >>"$B/plots.log" 2>&1; echo "$(basename "$py"): exit $?"; }
+        done | tee -a "$B/session.log"
+        ls "$B"/plots/*/ | head -n 20 | tee -a "$B/session.log"
         ;;
     *) echo "unknown step $step" ;;
     esac

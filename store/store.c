@@ -43,7 +43,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_COUNTERS] = "UPDATE cases SET l2_atom_requests = ?, l2_red_requests = ?, dram_read_bytes = ?,"
-                    " dram_write_bytes = ? WHERE run_id = ? AND key = ?",
+                    " dram_write_bytes = ?, counters_json = ? WHERE run_id = ? AND key = ?",
     /* Only a run without cases: a case's variant_id points at its run's variants. */
     [ST_DROP_VARS] = "DELETE FROM variants WHERE run_id = ?1 AND NOT EXISTS"
                      " (SELECT 1 FROM cases WHERE run_id = ?1)",
@@ -107,6 +107,16 @@ static int migrate(Store *s, int version, KvxError *err)
             if (!exists && store_exec(s, sql, err))
                 return -1;
         }
+    /* Until schema 6 the counters were the four fixed columns only: copied
+     * into counters_json under their metrics' names, so counter.NAME reads them. */
+    if (version >= 4 && version < 6 &&
+        store_exec(s, "UPDATE cases SET counters_json = json_object("
+                      "'lts__t_requests_srcunit_tex_op_atom.sum', l2_atom_requests,"
+                      " 'lts__t_requests_srcunit_tex_op_red.sum', l2_red_requests,"
+                      " 'dram__bytes_read.sum', dram_read_bytes, 'dram__bytes_write.sum', dram_write_bytes)"
+                      " WHERE counters_json IS NULL AND coalesce(l2_atom_requests, l2_red_requests,"
+                      " dram_read_bytes, dram_write_bytes) IS NOT NULL", err))
+        return -1;
     char sql[96];
     snprintf(sql, sizeof sql, "UPDATE schema_version SET version = %d", STORE_SCHEMA_VERSION);
     return store_exec(s, sql, err);
@@ -367,13 +377,15 @@ int store_end_run(Store *s, int64_t run_id, double wall_s, const char *profile_j
     return step_done(s, q, err, "closing the run");
 }
 
-int store_put_counters(Store *s, int64_t run_id, const char *key, const double v[4], KvxError *err)
+int store_put_counters(Store *s, int64_t run_id, const char *key, const char *json, const double fixed[4],
+                       KvxError *err)
 {
     sqlite3_stmt *q = s->st[ST_COUNTERS];
     for (int k = 0; k < 4; k++)
-        bind_real(q, k + 1, v[k]);
-    bind_int(q, 5, run_id);
-    bind_text(q, 6, key);
+        bind_real(q, k + 1, fixed[k]);
+    bind_text(q, 5, json);
+    bind_int(q, 6, run_id);
+    bind_text(q, 7, key);
     return step_done(s, q, err, "storing a case's counters");
 }
 

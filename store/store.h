@@ -94,6 +94,7 @@ typedef struct CaseRow {
     const char *profile_json;         /* the worker's steps, ms (CASE_STEPS); NULL n/a */
     int sm_mhz, mem_mhz, sm_max_mhz;  /* clocks during the samples; 0 = unknown (NULL) */
     int throttled;                    /* 1, 0, or -1 = unknown (NULL) */
+    const char *samples_json;         /* --keep-samples: [ms, ...]; NULL: not kept */
 } CaseRow;
 
 /* variant_id 0: no variant (imported reference rows).  Each call is its own
@@ -134,13 +135,16 @@ void store_case_key(const char *const *parts, char hex[65]);
 struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
-#define STORE_SCHEMA_VERSION 5     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
-                                      4: cases' hardware counters; 5: variants.kernels_json */
+#define STORE_SCHEMA_VERSION 6     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
+                                      4: cases' hardware counters; 5: variants.kernels_json;
+                                      6: cases.counters_json, cases.samples_json */
 
-/* The hardware counters of case key of run run_id (counters.h's order:
- * L2 atomic and reduction requests, DRAM bytes read and written; NaN stores
- * NULL).  0 or -1 with err. */
-int store_put_counters(Store *s, int64_t run_id, const char *key, const double v[4], KvxError *err);
+/* The hardware counters of case key of run run_id: json, every metric of the
+ * pass as {"NAME":value|null}, into cases.counters_json; fixed, the four
+ * fixed columns (counters.h's order: L2 atomic and reduction requests, DRAM
+ * bytes read and written; NaN stores NULL).  0 or -1 with err. */
+int store_put_counters(Store *s, int64_t run_id, const char *key, const char *json, const double fixed[4],
+                       KvxError *err);
 
 /* ---- store_io.c ------------------------------------------------------------ */
 

@@ -264,6 +264,16 @@ static const StoreCol cases_cols[] = {
     {"dram_write_bytes", "REAL", "", 4, SCOL_NONE, 0, 0,
      "bytes written to device memory by the case's one profiled launch "
      "(`--counters`)", NULL},
+    {"counters_json", "TEXT", "", 6, SCOL_NONE, 0, 1,
+     "every metric of `kvx run --counters` (Nsight Compute's names) for the case's one profiled "
+     "launch, JSON: `{\"dram__bytes_read.sum\":67108864,...}`, null where ncu gave no number "
+     "(`kvx table --value counter.NAME`); the four fixed columns above hold `--counters "
+     "default`'s metrics too, and a database migrated from schema 5 or older has them copied here; NULL "
+     "when not collected", NULL},
+    {"samples_json", "TEXT", "", 6, SCOL_TEXT, offsetof(CaseRow, samples_json), 1,
+     "`kvx run --keep-samples`: every timed sample's kernel time, ms per launch, in the order "
+     "taken, as a JSON array (`samples` of them; the statistics above are over these); NULL "
+     "when not kept", NULL},
 };
 #define N(a) ((int)(sizeof a / sizeof a[0]))
 const StoreTable store_tables[STORE_NTABLES] = {

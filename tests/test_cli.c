@@ -430,7 +430,11 @@ static void test_usage_errors(void **state)
     USAGE_ERROR("--out DIR is required", "gen", S);
     USAGE_ERROR("--name NAME is required", "import", "x.csv");
     USAGE_ERROR("--show is 'asm' (expected source, ptx or sass)", "inspect", S, "--show", "asm");
-    USAGE_ERROR("--format is 'md' (expected csv or json)", "export", "--format", "md");
+    USAGE_ERROR("--format is 'md' (expected csv, json or nvbench)", "export", "--format", "md");
+    USAGE_ERROR("--keep-ncu-rep keeps the report of --counters' pass: give --counters too", "run",
+                "--keep-ncu-rep", "x.yaml");
+    USAGE_ERROR("--counters is 'dram bytes' (expected default, or ncu metric names such as "
+                "dram__bytes_read.sum, comma-separated)", "run", "--counters=dram bytes", "x.yaml");
     USAGE_ERROR("--flush-l2 is 'none' (expected read, write, off, true or false)", "run", S, "--flush-l2=none");
     USAGE_ERROR("--arch takes one arch here, not 'sm_80,sm_90'", "plan", S, "--arch", "sm_80,sm_90");
     USAGE_ERROR("--arch: unknown arch 'sm_99'", "compile", S, "--arch", "sm_99");

@@ -56,7 +56,7 @@ static void test_schema(void **state)
     Store *s = store_open(path, &err);
     assert_non_null(s);
     assert_string_equal(one_text(s, "PRAGMA journal_mode"), "wal");
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "5");
+    assert_int_equal(atoi(one_text(s, "SELECT max(version) FROM schema_version")), STORE_SCHEMA_VERSION);
     assert_string_equal(one_text(s, "SELECT group_concat(name) FROM (SELECT name FROM"
                                     " sqlite_master WHERE type = 'table' ORDER BY name)"),
                         "cases,runs,schema_version,variants");
@@ -94,7 +94,7 @@ static void test_schema(void **state)
     sqlite3_close(old);
     s = store_open(path, &err);
     assert_non_null(s);
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "5");
+    assert_int_equal(atoi(one_text(s, "SELECT max(version) FROM schema_version")), STORE_SCHEMA_VERSION);
     assert_string_equal(one_text(s, "SELECT spec_name || ' ' || coalesce(devices_json, 'none')"
                                     " FROM runs"), "old none");
     store_close(s);
@@ -115,6 +115,8 @@ static void test_schema(void **state)
                                   "ALTER TABLE cases DROP COLUMN dram_read_bytes;"
                                   "ALTER TABLE cases DROP COLUMN dram_write_bytes;"
                                   "ALTER TABLE variants DROP COLUMN kernels_json;"
+                                  "ALTER TABLE cases DROP COLUMN counters_json;"
+                                  "ALTER TABLE cases DROP COLUMN samples_json;"
                                   "UPDATE schema_version SET version = 2;"
                                   "INSERT INTO runs (spec_name) VALUES ('v2');"
                                   "INSERT INTO cases (run_id, key, axes, status)"
@@ -124,7 +126,7 @@ static void test_schema(void **state)
     store_close(s);
     s = store_open(path, &err);
     assert_non_null(s);
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "5");
+    assert_int_equal(atoi(one_text(s, "SELECT max(version) FROM schema_version")), STORE_SCHEMA_VERSION);
     assert_string_equal(one_text(s, "SELECT key || ' ' || coalesce(profile_json, 'none') || ' ' ||"
                                     " coalesce(throttled, 'unknown') || ' ' || coalesce(sm_mhz, 0) ||"
                                     " ' ' || coalesce(l2_red_requests, 'none') FROM cases"),
@@ -133,10 +135,12 @@ static void test_schema(void **state)
                                     " WHERE name = 'kernels_json'"), "1");
     /* Counters are stored on a case that exists. */
     double v[4] = {1, 2, 3, 4};
-    assert_int_equal(store_put_counters(s, 1, "k2", v, &err), 0);
+    assert_int_equal(store_put_counters(s, 1, "k2", "{\"m.sum\":5}", v, &err), 0);
     assert_string_equal(one_text(s, "SELECT (l2_atom_requests + l2_red_requests) || ' ' ||"
-                                    " dram_read_bytes || ' ' || dram_write_bytes FROM cases"),
-                        "3.0 3.0 4.0");
+                                    " dram_read_bytes || ' ' || dram_write_bytes || ' ' ||"
+                                    " json_extract(counters_json, '$.\"m.sum\"') || ' ' ||"
+                                    " coalesce(samples_json, 'none') FROM cases"),
+                        "3.0 3.0 4.0 5 none");
     store_close(s);
     unlink(path);
     /* A path that cannot be a database. */
