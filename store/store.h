@@ -49,6 +49,8 @@ typedef struct RunEnv {
      * cc, sm_count, clock_mhz, mem_clock_mhz, peak_gbs}; the gpu_* fields
      * above are the first of them.  NULL = not recorded. */
     const char *devices_json;
+    /* `kvx run --search` (NULL: a run of every selected point): */
+    const char *search_strategy, *search_budget, *search_objective, *search_seed;
 } RunEnv;
 
 /* Insert a run row; *run_id receives its id.  0 or -1. */
@@ -133,8 +135,8 @@ void store_case_key(const char *const *parts, char hex[65]);
 struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
-#define STORE_SCHEMA_VERSION 4     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
-                                      4: cases' hardware counters */
+#define STORE_SCHEMA_VERSION 5     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
+                                      4: cases' hardware counters; 5: runs.search_* */
 
 /* The hardware counters of case key of run run_id (counters.h's order:
  * L2 atomic and reduction requests, DRAM bytes read and written; NaN stores

@@ -91,6 +91,15 @@ static const StoreCol runs_cols[] = {
      "H200\",\"uuid\":\"GPU-...\",\"cc\":90,\"sm_count\":132,\"clock_mhz\":1980,\"mem_clock_mhz\":3201,\"peak_gbs\":4814.3},"
      " ...]`; the `gpu_*` columns are the first; each case names its own in "
      "`cases.device_uuid`", NULL},
+    {"search_strategy", "TEXT", "", 5, SCOL_TEXT, offsetof(RunEnv, search_strategy), 0,
+     "`kvx run --search`: the strategy; NULL for a run of every selected point", NULL},
+    {"search_budget", "TEXT", "", 5, SCOL_TEXT, offsetof(RunEnv, search_budget), 0,
+     "the search's `--budget` as given (`150`, `5%`, `30gpu-min`, `10wall-min`)", NULL},
+    {"search_objective", "TEXT", "", 5, SCOL_TEXT, offsetof(RunEnv, search_objective), 0,
+     "the search's `--objective`, `VALUE[,POINTS]`", NULL},
+    {"search_seed", "TEXT", "", 5, SCOL_TEXT, offsetof(RunEnv, search_seed), 0,
+     "the search's `--search-seed` in decimal (TEXT: a seed is any 64-bit number); each batch of a "
+     "search is a run row of its own", NULL},
 };
 
 static const StoreCol variants_cols[] = {

@@ -124,3 +124,15 @@ int store_search_case(sqlite3 *db, const char *key, const char *column, char sta
     }
     return finish(db, q, step, err);
 }
+
+int store_search_runs(sqlite3 *db, const char *spec)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM runs WHERE spec_name = ?1 AND"
+                           " search_strategy IS NOT NULL)", -1, &q, NULL) != SQLITE_OK)
+        return 0;       /* no search_strategy column: schema 4 or older */
+    sqlite3_bind_text(q, 1, spec, -1, SQLITE_TRANSIENT);
+    int found = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return found;
+}

@@ -42,4 +42,8 @@ int store_search_cases(struct sqlite3 *db, const char *spec, const char *column,
 int store_search_case(struct sqlite3 *db, const char *key, const char *column, char status[32],
                       double *value, double *cost_ms, KvxError *err);
 
+/* 1 when a run of spec in db was a search (kvx run --search), 0 when none
+ * was (or the file predates searches). */
+int store_search_runs(struct sqlite3 *db, const char *spec);
+
 #endif

@@ -56,7 +56,7 @@ static void test_schema(void **state)
     Store *s = store_open(path, &err);
     assert_non_null(s);
     assert_string_equal(one_text(s, "PRAGMA journal_mode"), "wal");
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "4");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "5");
     assert_string_equal(one_text(s, "SELECT group_concat(name) FROM (SELECT name FROM"
                                     " sqlite_master WHERE type = 'table' ORDER BY name)"),
                         "cases,runs,schema_version,variants");
@@ -74,7 +74,7 @@ static void test_schema(void **state)
     kvx_error_clear(&err);
     unlink(path);
     /* A version 1 database (no runs.devices_json) gains the column, keeps its
-     * rows and is version 4 afterwards. */
+     * rows and is version 5 afterwards. */
     sqlite3 *old = NULL;
     assert_int_equal(sqlite3_open(path, &old), SQLITE_OK);
     assert_int_equal(sqlite3_exec(old,
@@ -94,13 +94,13 @@ static void test_schema(void **state)
     sqlite3_close(old);
     s = store_open(path, &err);
     assert_non_null(s);
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "4");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "5");
     assert_string_equal(one_text(s, "SELECT spec_name || ' ' || coalesce(devices_json, 'none')"
                                     " FROM runs"), "old none");
     store_close(s);
     unlink(path);
     /* A version 2 database (cases without profile_json, the clocks and the
-     * counters) gains them, NULL for its cases, and is version 4 afterwards. */
+     * counters) gains them, NULL for its cases, and is version 5 afterwards. */
     s = store_open(path, &err);
     assert_non_null(s);
     assert_int_equal(sqlite3_exec(store_db(s),
@@ -122,7 +122,7 @@ static void test_schema(void **state)
     store_close(s);
     s = store_open(path, &err);
     assert_non_null(s);
-    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "4");
+    assert_string_equal(one_text(s, "SELECT max(version) FROM schema_version"), "5");
     assert_string_equal(one_text(s, "SELECT key || ' ' || coalesce(profile_json, 'none') || ' ' ||"
                                     " coalesce(throttled, 'unknown') || ' ' || coalesce(sm_mhz, 0) ||"
                                     " ' ' || coalesce(l2_red_requests, 'none') FROM cases"),
