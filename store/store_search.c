@@ -136,3 +136,17 @@ int store_search_runs(sqlite3 *db, const char *spec)
     sqlite3_finalize(q);
     return found;
 }
+
+void store_search_gpu(sqlite3 *db, const char *spec, char *out, size_t n)
+{
+    sqlite3_stmt *q = NULL;
+    out[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT coalesce(gpu_name, '') FROM runs r WHERE kind = 'run' AND EXISTS"
+                           " (SELECT 1 FROM cases c WHERE c.run_id = r.id AND c.spec_name = ?1)"
+                           " ORDER BY id DESC LIMIT 1", -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(q, 1, spec, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+}

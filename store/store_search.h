@@ -42,6 +42,9 @@ int store_search_cases(struct sqlite3 *db, const char *spec, const char *column,
 int store_search_case(struct sqlite3 *db, const char *key, const char *column, char status[32],
                       double *value, double *cost_ms, KvxError *err);
 
+/* The GPU name of the newest measured run of spec into out[n] ("" none). */
+void store_search_gpu(struct sqlite3 *db, const char *spec, char *out, size_t n);
+
 /* 1 when a run of spec in db was a search (kvx run --search), 0 when none
  * was (or the file predates searches). */
 int store_search_runs(struct sqlite3 *db, const char *spec);

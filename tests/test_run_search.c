@@ -7,6 +7,9 @@
  * - replay: an exhaustive run replayed says what the space is (42 variants,
  *   2 points each, 21 invalid) and every strategy finds the optimum with the
  *   whole space as budget; a search in that database measures nothing;
+ * - `kvx export --format kerneltuner` of it, read back: Kernel Tuner's cache
+ *   file with every variant once, invalid ones as failed configurations,
+ *   each time the geometric mean of the variant's stored medians;
  * - a search stores ordinary rows: half the space (21 variants, 42 cases)
  *   at --budget 50%, never a point where: prunes, each batch a run row
  *   recording strategy, budget, objective and seed; the same seed in a new
@@ -23,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -84,6 +88,48 @@ static void test_replay_exhaustive(void **state)
     assert_true(log_has(slog, "search  20 of 42 variants (47.6%)"));
     must(kvx(rlog, "replay", db, "--strategy", "annealing", NULL), 2, rlog);
     assert_true(log_has(rlog, "--strategy is 'annealing' (expected names among: random, local, model)"));
+}
+
+/* One number from sql with the text of file bound as ?1, over an in-memory
+ * database: SQLite's JSON functions read the exported file back. */
+static double json_num(const char *file, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    char *text = file_read(file, NULL);
+    double v = NAN;
+    assert_non_null(text);
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_bind_text(q, 1, text, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    free(text);
+    return v;
+}
+
+/* Kernel Tuner's cache file of the exhaustive run: every variant once, the
+ * invalid ones as RuntimeFailedConfig, each time the geometric mean of its
+ * stored medians. */
+static void test_export_kerneltuner(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("full.db"), *kt = tmp_path("kt.json"), *log = tmp_path("kt.log");
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 0, log);
+    assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache')"), 42);
+    assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache') WHERE"
+                                       " json_extract(value, '$.time') = 'RuntimeFailedConfig'"), 21);
+    assert_int_equal((int)json_num(kt, "SELECT json_array_length(?1, '$.tune_params_keys')"), 4);
+    assert_int_equal((int)json_num(kt, "SELECT json_extract(?1, '$.tune_params_keys[3]') = 'vec'"), 1);
+    assert_int_equal((int)json_num(kt, "SELECT json_array_length(?1, '$.tune_params.tile')"), 4);
+    double a = db_num(db, "SELECT median_ms FROM cases WHERE label = 'strategy=base tile=16 unroll=4 vec=1 size=1024'");
+    double b = db_num(db, "SELECT median_ms FROM cases WHERE label = 'strategy=base tile=16 unroll=4 vec=1 size=2048'");
+    double t = json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".time')");
+    assert_true(a > 0 && b > 0);
+    assert_float_equal(t, sqrt(a * b), 1e-12 * t);
 }
 
 /* A search of seed into db; the exit status. */
@@ -180,6 +226,7 @@ int main(void)
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_exhaustive),
+        cmocka_unit_test(test_export_kerneltuner),
         cmocka_unit_test(test_search_rows),
         cmocka_unit_test(test_kill_and_resume),
     };
