@@ -62,9 +62,9 @@ static int set_budgets(CliSet *s)
 static const CliOpt replay_opts[] = {
     CLI_OPT("spec", 0, CLI_STRING, "NAME", "the one spec stored", "the spec whose variants are replayed",
             AT(spec)),
-    CLI_OPT("strategy", 0, CLI_STRING, "LIST", "random,local,model", "strategies to replay", AT(strategies),
+    CLI_OPT("strategy", 0, CLI_STRING, "STRATEGIES", "random,local,model", "strategies to replay", AT(strategies),
             .set = set_strategies),
-    CLI_OPT("budgets", 0, CLI_STRING, "LIST", "2%,5%,10%", "budgets: N variants or P% of the space",
+    CLI_OPT("budgets", 0, CLI_STRING, "BUDGETS", "2%,5%,10%", "budgets: N variants or P% of the space",
             AT(budgets), .set = set_budgets),
     CLI_OPT("objective", 0, CLI_STRING, "VALUE[,POINTS]", "median_ms",
             "the value minimised (gbs and other rates: maximised), as a geometric mean over the points "
@@ -89,7 +89,7 @@ const CliVerb cmd_replay_verb = {
     .opts = replay_opts,
     .notes = "The fraction of the optimum is the optimum's objective over the best found (1: found).\n"
              "Prints a Markdown table: per strategy and budget, the median and 10th percentile of\n"
-             "that fraction over the seeds, and the share of seeds within the tolerance.",
+             "that fraction over the seeds, and the share of seeds within the tolerance.\n",
     .run = cmd_replay,
 };
 
