@@ -47,7 +47,7 @@ int model_init(Search *s)
     m->cnt = xcalloc(nv, sizeof(int));
     m->told = xmalloc(sizeof(int) * (size_t)(sp->n ? sp->n : 1));
     m->yv = xmalloc(sizeof(double) * (size_t)(sp->n ? sp->n : 1));
-    m->ninit = 2 * sp->naxes + 2;
+    m->ninit = sp->naxes + 2;
     s->model = m;
     return 0;
 }
