@@ -14,8 +14,8 @@
  *   at --budget 50%, never a point where: prunes, each batch a run row
  *   recording strategy, budget, objective and seed; the same seed in a new
  *   database measures the same variants, another seed others;
- * - kvx table over a searched database says 'unmeasured' for the cells it
- *   did not measure;
+ * - kvx table over a searched database, and kvx compare of it with the
+ *   exhaustive run, say 'unmeasured' for the cells it did not measure;
  * - a search killed with SIGKILL part-way (the process group) and started
  *   again ends with exactly the variants of the search never killed, each
  *   case once. */
@@ -163,6 +163,11 @@ static void test_search_rows(void **state)
         dump(tlog);
         fail_msg("kvx table does not mark the cells the search left unmeasured");
     }
+    const char *clog = tmp_path("compare.log");
+    must(kvx(clog, "compare", a, tmp_path("full.db"), "--rows", "strategy,tile,unroll", "--cols", "vec", NULL), 0,
+         clog);
+    if (!log_has(clog, "| unmeasured | "))
+        fail_msg("kvx compare of the search with the exhaustive run does not mark the search's side unmeasured");
     const char *elog = tmp_path("usage.log");
     must(kvx(elog, "run", SPEC, "--db", c, "--budget", "5", NULL), 2, elog);
     assert_true(log_has(elog, "--budget, --objective, --search-seed and --batch go with --search"));
