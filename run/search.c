@@ -143,9 +143,9 @@ Search *search_new(const SearchSpace *sp, int kind, uint64_t seed)
     s->best = -1;
     index_build(s);
     if (kind == SEARCH_local)
-        local_init(s);
+        search_local_init(s);
     else if (kind == SEARCH_model)
-        model_init(s);
+        search_model_init(s);
     return s;
 }
 
@@ -153,8 +153,8 @@ void search_free(Search *s)
 {
     if (!s)
         return;
-    local_free(s);
-    model_free(s);
+    search_local_free(s);
+    search_model_free(s);
     free(s->proposed), free(s->told), free(s->y), free(s->perm), free(s->slot);
     free(s);
 }
@@ -165,9 +165,9 @@ int search_ask(Search *s)
         return -1;
     int c = -1;
     if (s->kind == SEARCH_local)
-        c = local_ask(s);
+        c = search_local_ask(s);
     else if (s->kind == SEARCH_model)
-        c = model_ask(s);
+        c = search_model_ask(s);
     /* A strategy with nothing of its own left to propose samples at random. */
     return c >= 0 ? c : search_take_random(s);
 }
@@ -178,11 +178,10 @@ void search_tell(Search *s, int cand, double y)
     s->told[cand] = 1;
     s->ntold++;
     s->y[cand] = isfinite(y) ? y : NAN;
-    int improved = isfinite(y) && (s->best < 0 || y < s->y[s->best]);
-    if (improved)
+    if (isfinite(y) && (s->best < 0 || y < s->y[s->best]))
         s->best = cand;
     if (s->kind == SEARCH_local)
-        local_tell(s, cand, s->y[cand], improved);
+        search_local_tell(s, cand, s->y[cand]);
 }
 
 int search_count(const Search *s)

@@ -51,13 +51,13 @@ static inline const int *search_vals(const Search *s, int c)
     return s->sp->vals + (size_t)c * (size_t)s->sp->naxes;
 }
 
-int local_init(Search *s);
-int local_ask(Search *s);
-void local_tell(Search *s, int cand, double y, int improved);
-void local_free(Search *s);
+int search_local_init(Search *s);
+int search_local_ask(Search *s);
+void search_local_tell(Search *s, int cand, double y);
+void search_local_free(Search *s);
 
-int model_init(Search *s);
-int model_ask(Search *s);
-void model_free(Search *s);
+int search_model_init(Search *s);
+int search_model_ask(Search *s);
+void search_model_free(Search *s);
 
 #endif

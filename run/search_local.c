@@ -27,7 +27,7 @@ struct LocalState {
     int restart;                /* the last restart proposed and not yet told, -1 none */
 };
 
-int local_init(Search *s)
+int search_local_init(Search *s)
 {
     LocalState *l = xcalloc(1, sizeof *l);
     l->cur = -1;
@@ -37,7 +37,7 @@ int local_init(Search *s)
     return 0;
 }
 
-void local_free(Search *s)
+void search_local_free(Search *s)
 {
     if (!s->local)
         return;
@@ -81,7 +81,7 @@ static int kick(Search *s)
     return -1;
 }
 
-int local_ask(Search *s)
+int search_local_ask(Search *s)
 {
     LocalState *l = s->local;
     if (s->nproposed < LOCAL_INIT)
@@ -99,10 +99,9 @@ int local_ask(Search *s)
     return c;
 }
 
-void local_tell(Search *s, int cand, double y, int improved)
+void search_local_tell(Search *s, int cand, double y)
 {
     LocalState *l = s->local;
-    (void)improved;
     int was_restart = cand == l->restart;
     if (was_restart)
         l->restart = -1;

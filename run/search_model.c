@@ -33,7 +33,7 @@ struct ModelState {
     int flip;                   /* alternates the model and the neighbours */
 };
 
-int model_init(Search *s)
+int search_model_init(Search *s)
 {
     const SearchSpace *sp = s->sp;
     ModelState *m = xcalloc(1, sizeof *m);
@@ -52,7 +52,7 @@ int model_init(Search *s)
     return 0;
 }
 
-void model_free(Search *s)
+void search_model_free(Search *s)
 {
     ModelState *m = s->model;
     if (!m)
@@ -157,7 +157,7 @@ static int best_neighbour(Search *s)
     return n ? search_take(s, nb[search_rand(s, n)]) : -1;
 }
 
-int model_ask(Search *s)
+int search_model_ask(Search *s)
 {
     ModelState *m = s->model;
     if (s->nproposed < m->ninit || s->ntold == 0)
