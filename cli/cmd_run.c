@@ -11,6 +11,7 @@
 
 #include "report/results.h"
 #include "run/search.h"
+#include "run/search_db.h"
 
 /* --devices: all, or GPU ordinals; whether each exists is known only once
  * the GPUs are probed (cmd_run_parse_devices). */
@@ -69,6 +70,37 @@ static int set_search(CliSet *s)
     return 0;
 }
 
+/* --budget: N, P%, Mgpu-min or Mwall-min (search_budget_parse). */
+static int set_budget(CliSet *s)
+{
+    SearchBudget b;
+    char why[160];
+    if (search_budget_parse(s->value, 1, &b, why, sizeof why) != 0) {
+        snprintf(s->why, sizeof s->why, "--budget is %s", why);
+        return -1;
+    }
+    *(const char **)s->field = s->value;
+    return 0;
+}
+
+/* --objective: VALUE[,POINTS], the value one of the stored objectives and
+ * POINTS an expression (whose names are checked against the spec later). */
+static int set_objective(CliSet *s)
+{
+    SearchObjective o;
+    KvxError err = {0};
+    int rc = search_objective_parse(s->value, "--objective", &o, &err);
+    if (rc != 0 && err.file[0])
+        snprintf(s->why, sizeof s->why, "%.40s:%d:%d: %.400s", err.file, err.line, err.col, err.msg);
+    else if (rc != 0)
+        snprintf(s->why, sizeof s->why, "%.480s", err.msg);
+    else
+        *(const char **)s->field = s->value;
+    search_objective_free(&o);
+    kvx_error_clear(&err);
+    return rc;
+}
+
 static const CliChoice flushes[] = {
     {"read", MEASURE_FLUSH_READ}, {"write", MEASURE_FLUSH_WRITE}, {"off", MEASURE_FLUSH_OFF}, {NULL, 0}};
 
@@ -103,11 +135,11 @@ static const CliOpt run_opts[] = {
             "model (the default strategy, by replay: docs/cli.md, kvx replay)", AT(search), .set = set_search,
             .heading = "search (docs/cli.md, Search): a budgeted search over the variants"),
     CLI_OPT("budget", 0, CLI_STRING, "B", "5%", "with --search: N variants, P% of them, Mgpu-min or Mwall-min",
-            AT(budget), .given = CLI_GIVEN(RunOpts, search_given)),
+            AT(budget), .given = CLI_GIVEN(RunOpts, search_given), .set = set_budget),
     CLI_OPT("objective", 0, CLI_STRING, "VALUE[,POINTS]", "median_ms",
             "with --search: the value minimised (gbs and other rates: maximised) as a geometric mean over "
             "the workload points where POINTS holds (every selected one by default)", AT(objective),
-            .given = CLI_GIVEN(RunOpts, search_given)),
+            .given = CLI_GIVEN(RunOpts, search_given), .set = set_objective),
     CLI_OPT("search-seed", 0, CLI_UINT64, "S", "0", "with --search: the strategy's seed (--seed is the "
             "inputs')", AT(search_seed), .given = CLI_GIVEN(RunOpts, search_given)),
     CLI_OPT("batch", 0, CLI_INT, "N", "8", "with --search: variants asked and measured together", AT(batch),
