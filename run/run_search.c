@@ -18,6 +18,7 @@
 #include "store/store_search.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,6 +237,65 @@ static void print_best(const SearchRun *sr, const SearchTally *t, const char *wh
     fflush(stdout);
 }
 
+/* Compiles ahead: while a batch runs, the sources of the variants the
+ * strategy would ask for next (search_peek: exact for random, a guess for
+ * the others) compile into the cache on a thread of their own, so that the
+ * next batch's run finds them there. */
+typedef struct Ahead {
+    pthread_t thread;
+    int started;
+    JitJob *jobs;
+    int n;
+    JitOptions jo;
+    KvxError err;
+    char *cache;
+} Ahead;
+
+static void *ahead_main(void *arg)
+{
+    Ahead *a = arg;
+    jit_compile_all(a->jobs, a->n, &a->jo, NULL, NULL, &a->err);
+    return NULL;
+}
+
+/* Start compiling the sources of the next up to `left` variants, less those
+ * of the asked ones (the batch's run compiles them). */
+static void ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked, int left, Ahead *a)
+{
+    int peek[4096], n = search_peek(se, peek, left < sr->o->batch ? left : sr->o->batch);
+    unsigned char *seen = xcalloc((size_t)sr->p.nsrcs + 1, 1);
+    for (int i = 0; i < nasked; i++)
+        for (int k = sr->pstart[asked[i]]; k < sr->pstart[asked[i] + 1]; k++)
+            seen[sr->p.point_src[sr->pts[k]]] = 1;
+    a->jobs = xcalloc((size_t)sr->p.nsrcs + 1, sizeof(JitJob));
+    for (int i = 0; i < n; i++)
+        for (int k = sr->pstart[peek[i]]; k < sr->pstart[peek[i] + 1]; k++) {
+            int src = sr->p.point_src[sr->pts[k]];
+            if (seen[src]++)
+                continue;
+            const Source *so = &sr->p.srcs[src];
+            a->jobs[a->n++] = (JitJob){.name = so->file, .source = so->text, .arch = sr->facts.arch,
+                                       .options = sr->s->options, .noptions = sr->s->noptions,
+                                       .use_cccl = sr->s->use_cccl};
+        }
+    free(seen);
+    a->cache = sr->o->cache_dir ? xstrdup(sr->o->cache_dir) : jit_default_cache_dir();
+    a->jo = (JitOptions){.cache_dir = a->cache, .threads = sr->o->jobs, .use_cache = 1};
+    a->started = a->n > 0 && pthread_create(&a->thread, NULL, ahead_main, a) == 0;
+}
+
+/* Wait for the compiles ahead; a failure is the next batch's to report. */
+static void ahead_join(Ahead *a)
+{
+    if (a->started)
+        pthread_join(a->thread, NULL);
+    for (int i = 0; i < a->n; i++)
+        jit_job_release(&a->jobs[i]);
+    free(a->jobs);
+    free(a->cache);
+    kvx_error_clear(&a->err);
+}
+
 /* One batch: asked, run, told.  0 to go on, -1 when the space is spent,
  * else the exit status to stop with. */
 static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, int *worst, int argc,
@@ -253,10 +313,14 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, in
         free(only);
         return n == 0 ? -1 : 3;
     }
+    Ahead ahead = {0};
     if (todo > 0) {
         RunOpts bo = *o;
         bo.only = only;
+        if (!o->no_cache && total - t->done - n > 0)
+            ahead_start(sr, se, asked, n, total - t->done - n, &ahead);
         int brc = run_main(&bo, argc, argv);
+        ahead_join(&ahead);
         *worst = brc > *worst ? brc : *worst;
         rc = brc >= 2 ? brc : 0;    /* bad input, a store failure, no GPU, a signal */
     }
@@ -268,8 +332,9 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, in
     if (told)
         return told < 0 ? 3 : 1;
     char what[160];
-    snprintf(what, sizeof what, "search  batch %d: %d variant%s (%d cases measured); %d of %d variants told, %d invalid;",
-             ++t->batches, n, n == 1 ? "" : "s", todo, t->done, sr->sp.n, t->invalid);
+    snprintf(what, sizeof what, "search  batch %d: %d variant%s (%d cases measured, %d sources compiled ahead); "
+             "%d of %d variants told, %d invalid;", ++t->batches, n, n == 1 ? "" : "s", todo, ahead.n, t->done,
+             sr->sp.n, t->invalid);
     if (rc == 0)
         print_best(sr, t, what);
     return rc;

@@ -188,3 +188,41 @@ int search_count(const Search *s)
 {
     return s->nproposed;
 }
+
+void *search_dup(const void *p, size_t n, size_t size)
+{
+    if (!p)
+        return NULL;
+    void *q = xmalloc(n * size > 0 ? n * size : 1);
+    memcpy(q, p, n * size);
+    return q;
+}
+
+/* A deep copy of s, asked and told apart from it. */
+static Search *search_clone(const Search *s)
+{
+    size_t n = (size_t)(s->sp->n ? s->sp->n : 1);
+    Search *c = xmalloc(sizeof *c);
+    *c = *s;
+    c->proposed = search_dup(s->proposed, n, 1);
+    c->told = search_dup(s->told, n, 1);
+    c->y = search_dup(s->y, n, sizeof(double));
+    c->perm = search_dup(s->perm, n, sizeof(int));
+    c->slot = search_dup(s->slot, s->nslot, sizeof(int));
+    c->local = NULL, c->model = NULL;
+    if (s->local)
+        search_local_clone(c, s);
+    if (s->model)
+        search_model_clone(c, s);
+    return c;
+}
+
+int search_peek(const Search *s, int *out, int max)
+{
+    Search *c = search_clone(s);
+    int n = 0;
+    while (n < max && (out[n] = search_ask(c)) >= 0)
+        n++;
+    search_free(c);
+    return n;
+}

@@ -76,6 +76,12 @@ void search_tell(Search *s, int cand, double y);
 /* The candidates proposed so far. */
 int search_count(const Search *s);
 
+/* What the next asks would propose if nothing more were told: up to max
+ * candidates into out, their count; s itself does not change (a copy of it
+ * is asked).  Exact for `random`; for the guided strategies a guess, which
+ * `kvx run --search` compiles ahead while the GPU measures a batch. */
+int search_peek(const Search *s, int *out, int max);
+
 /* ---- search_replay.c: a strategy judged on a recorded space --------------------- */
 
 /* The objective y[i] of every candidate of sp (NaN: invalid).  For each seed

@@ -51,12 +51,17 @@ static inline const int *search_vals(const Search *s, int c)
     return s->sp->vals + (size_t)c * (size_t)s->sp->naxes;
 }
 
+/* A copy of n elements of size bytes at p (NULL for NULL); malloc'd. */
+void *search_dup(const void *p, size_t n, size_t size);
+
 int search_local_init(Search *s);
+void search_local_clone(Search *to, const Search *from);
 int search_local_ask(Search *s);
 void search_local_tell(Search *s, int cand, double y);
 void search_local_free(Search *s);
 
 int search_model_init(Search *s);
+void search_model_clone(Search *to, const Search *from);
 int search_model_ask(Search *s);
 void search_model_free(Search *s);
 

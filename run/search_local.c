@@ -37,6 +37,12 @@ int search_local_init(Search *s)
     return 0;
 }
 
+void search_local_clone(Search *to, const Search *from)
+{
+    to->local = search_dup(from->local, 1, sizeof *from->local);
+    to->local->nb = search_dup(from->local->nb, (size_t)(2 * from->sp->naxes + 1), sizeof(int));
+}
+
 void search_local_free(Search *s)
 {
     if (!s->local)

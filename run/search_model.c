@@ -52,6 +52,21 @@ int search_model_init(Search *s)
     return 0;
 }
 
+void search_model_clone(Search *to, const Search *from)
+{
+    const ModelState *m = from->model;
+    size_t nv = (size_t)(m->off[from->sp->naxes] ? m->off[from->sp->naxes] : 1);
+    size_t n = (size_t)(from->sp->n ? from->sp->n : 1);
+    ModelState *c = search_dup(m, 1, sizeof *m);
+    c->off = search_dup(m->off, (size_t)from->sp->naxes + 1, sizeof(int));
+    c->eff = search_dup(m->eff, nv, sizeof(double));
+    c->sum = search_dup(m->sum, nv, sizeof(double));
+    c->cnt = search_dup(m->cnt, nv, sizeof(int));
+    c->told = search_dup(m->told, n, sizeof(int));
+    c->yv = search_dup(m->yv, n, sizeof(double));
+    to->model = c;
+}
+
 void search_model_free(Search *s)
 {
     ModelState *m = s->model;

@@ -16,6 +16,8 @@
  *   database measures the same variants, another seed others;
  * - kvx table over a searched database, and kvx compare of it with the
  *   exhaustive run, say 'unmeasured' for the cells it did not measure;
+ * - from a cold cache, the sources of a random search's later batches are
+ *   compiled while the earlier batches run (all found in the cache);
  * - a search killed with SIGKILL part-way (the process group) and started
  *   again ends with exactly the variants of the search never killed, each
  *   case once. */
@@ -177,6 +179,22 @@ static void test_search_rows(void **state)
     assert_true(log_has(elog, "no selected point is an objective point of size == 3"));
 }
 
+/* While a batch runs, the next batch's sources compile: a random search
+ * (whose next asks a peek knows exactly) from a cold cache finds every
+ * source of its later batches in the cache. */
+static void test_compiles_ahead(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("ahead.db"), *log = tmp_path("ahead.log");
+    must(kvx(log, "run", SPEC, "--db", db, "--cache", tmp_path("cold-cache"), "--search", "random", "--budget",
+             "50%", NULL), 1, log);
+    if (!log_has(log, "compile 0.0 s wall (8 sources, 8 from cache") ||
+        !log_has(log, "(5 sources, 5 from cache") || !log_has(log, "(16 cases measured, 8 sources compiled ahead)")) {
+        dump(log);
+        fail_msg("the later batches' sources were not compiled ahead");
+    }
+}
+
 static void test_kill_and_resume(void **state)
 {
     (void)state;
@@ -233,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_replay_exhaustive),
         cmocka_unit_test(test_export_kerneltuner),
         cmocka_unit_test(test_search_rows),
+        cmocka_unit_test(test_compiles_ahead),
         cmocka_unit_test(test_kill_and_resume),
     };
     return child_dir_done(cmocka_run_group_tests(tests, NULL, NULL));

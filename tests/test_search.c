@@ -7,7 +7,8 @@
  * and another seed other ones; no candidate is proposed twice and every one
  * is reached when the budget is the whole space; a pruned point is never
  * proposed (the space holds only valid ones, and the neighbourhood steps
- * over holes); invalid variants steer the guided strategies away; the replay
+ * over holes); a peek at the next proposals (what a search compiles ahead)
+ * changes nothing; invalid variants steer the guided strategies away; the replay
  * reports the optimum found at a full budget and the guided strategies beat
  * random sampling at a small one. */
 #include <setjmp.h>
@@ -144,6 +145,31 @@ static void test_neighbours_skip_pruned(void **state)
     search_free(se);
 }
 
+/* A peek changes nothing (the same proposals follow with or without one)
+ * and, for random, is what the next asks propose. */
+static void test_peek(void **state)
+{
+    (void)state;
+    Space s;
+    space_make(&s, 1);
+    for (int k = 0; k < SEARCH_COUNT; k++) {
+        int plain[40], peeked[40], peek[8];
+        proposals(&s, k, 11, 40, plain);
+        Search *se = search_new(&s.sp, k, 11);
+        for (int i = 0; i < 40; i++) {
+            int n = search_peek(se, peek, 8);
+            assert_int_equal(n, 8);
+            peeked[i] = search_ask(se);
+            if (k == SEARCH_random)
+                assert_int_equal(peek[0], peeked[i]);
+            search_tell(se, peeked[i], s.y[peeked[i]]);
+        }
+        search_free(se);
+        assert_memory_equal(plain, peeked, sizeof plain);
+    }
+    space_free(&s);
+}
+
 /* Invalid candidates among the first 40 proposals, summed over 50 seeds. */
 static int invalid_count(const Space *s, int kind)
 {
@@ -222,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_per_seed),
         cmocka_unit_test(test_whole_space_once),
         cmocka_unit_test(test_neighbours_skip_pruned),
+        cmocka_unit_test(test_peek),
         cmocka_unit_test(test_invalid_steers_away),
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_stats),
