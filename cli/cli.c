@@ -25,7 +25,8 @@
 const CliVerb *const CLI_VERBS[] = {
     &cmd_plan_verb,  &cmd_gen_verb,     &cmd_compile_verb, &cmd_inspect_verb,
     &cmd_run_verb,   &cmd_table_verb,   &cmd_report_verb,  &cmd_compare_verb,
-    &cmd_export_verb, &cmd_import_verb, &cmd_merge_verb,   &cmd_doctor_verb,
+    &cmd_export_verb, &cmd_import_verb, &cmd_merge_verb,   &cmd_replay_verb,
+    &cmd_doctor_verb,
     NULL,
 };
 

@@ -10,7 +10,7 @@
  *
  * The verbs live by family: cmd_spec.c (plan, gen, compile) and cmd_inspect.c
  * (inspect), cmd_run.c (run), cmd_results.c (table, report, compare, export,
- * import, merge), cmd_doctor.c; main.c dispatches through CLI_VERBS.
+ * import, merge), cmd_replay.c (replay), cmd_doctor.c; main.c dispatches through CLI_VERBS.
  *
  * Also what the spec verbs share (cli.c): a spec loaded into a plan for an
  * arch, the archs of --arch, the compile cache's place. */
@@ -196,7 +196,7 @@ void cli_doc_bash(FILE *f);
 
 extern const CliVerb cmd_plan_verb, cmd_gen_verb, cmd_compile_verb, cmd_inspect_verb, cmd_run_verb,
     cmd_table_verb, cmd_report_verb, cmd_compare_verb, cmd_export_verb, cmd_import_verb,
-    cmd_merge_verb, cmd_doctor_verb;
+    cmd_merge_verb, cmd_doctor_verb, cmd_replay_verb;
 
 /* Each verb's entry: argv[0] is its name.  The exit status: 0 ok, 1 some
  * cases or checks failed (run, compile, doctor), 2 bad usage or input, 3 a
@@ -213,5 +213,6 @@ int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 #endif

@@ -9,6 +9,8 @@
  * --spec-file PATH (table, compare). */
 #include "cli.h"
 #include "report/results.h"
+#include "run/search_kt.h"
+#include "store/store_search.h"
 #include "gen/spec.h"
 
 #include <errno.h>
@@ -37,8 +39,12 @@ static int set_spec_name(CliSet *s)
 static const CliChoice formats[] = {
     {"md", RESULTS_MD}, {"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {NULL, 0},
 };
-static const CliChoice data_formats[] = {
-    {"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {"nvbench", RESULTS_NVBENCH}, {NULL, 0}};
+/* export's: the table formats, nvbench's JSON and Kernel Tuner's cache file
+ * (run/search_kt.h). */
+enum { EXPORT_KERNELTUNER = RESULTS_NVBENCH + 1 };
+static const CliChoice export_formats[] = {
+    {"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {"nvbench", RESULTS_NVBENCH},
+    {"kerneltuner", EXPORT_KERNELTUNER}, {NULL, 0}};
 
 /* What table and compare read from the command line. */
 typedef struct TableArgs {
@@ -155,13 +161,18 @@ static const CliOpt compare_opts[] = {
 typedef struct ExportArgs {
     const char *db, *spec, *out;
     int format;
+    const char *objective;      /* --format kerneltuner */
 } ExportArgs;
 
 static const CliOpt export_opts[] = {
     OPT_DB(ExportArgs),
     OPT_SPEC(offsetof(ExportArgs, spec)),
-    CLI_OPT("format", 0, CLI_CHOICE, NULL, "csv", "the output's format", offsetof(ExportArgs, format),
-            .choices = data_formats),
+    CLI_OPT("format", 0, CLI_CHOICE, NULL, "csv", "the output's format (kerneltuner: Kernel Tuner's cache "
+            "file of the variants, for its simulation mode)", offsetof(ExportArgs, format),
+            .choices = export_formats),
+    CLI_OPT("objective", 0, CLI_STRING, "VALUE[,POINTS]", "median_ms",
+            "with --format kerneltuner: each variant's time, a geometric mean over the points where POINTS "
+            "holds", offsetof(ExportArgs, objective)),
     OPT_OUT_FILE(offsetof(ExportArgs, out)),
     {0},
 };
@@ -229,7 +240,8 @@ const CliVerb cmd_export_verb = {
     .operands_are = "no operands",
     .min_operands = 0,
     .max_operands = 0,
-    .summary = "every stored row as CSV or JSON, or the measured cases in nvbench's JSON shape",
+    .summary = "every stored row as CSV or JSON, the measured cases in nvbench's JSON shape, or the"
+                " variants as Kernel Tuner's cache file",
     .opts_size = sizeof(ExportArgs),
     .opts = export_opts,
     .run = cmd_export,
@@ -592,15 +604,36 @@ typedef struct ExportWrite {
     const ExportArgs *ea;
 } ExportWrite;
 
+/* Kernel Tuner's cache file of the spec's variants (run/search_kt.h). */
+static int export_kerneltuner(ExportWrite *x, FILE *f, KvxError *err)
+{
+    SearchObjective o;
+    SearchRecord r;
+    if (search_objective_parse(x->ea->objective, "--objective", &o, err) != 0)
+        return -1;
+    int rc = search_record_load(x->db, x->ea->spec, &o, &r, err);
+    if (rc == 0) {
+        char gpu[256];
+        store_search_gpu(x->db, x->ea->spec, gpu, sizeof gpu);
+        if ((rc = search_kt_write(&r, gpu[0] ? gpu : "unknown", f)) != 0)
+            kvx_error_set(err, KVX_EIO, NULL, "export: the cache file could not be written");
+        search_record_free(&r);
+    }
+    search_objective_free(&o);
+    return rc;
+}
+
 static int export_write(void *ctx, FILE *f, KvxError *err)
 {
     ExportWrite *x = ctx;
+    if (x->ea->format == EXPORT_KERNELTUNER)
+        return export_kerneltuner(x, f, err);
     return results_export(x->db, x->ea->spec, (ResultsFormat)x->ea->format, f, err);
 }
 
 int cmd_export(int argc, char **argv)
 {
-    ExportArgs ea = {.db = RESULTS_DEFAULT_DB, .format = RESULTS_CSV};
+    ExportArgs ea = {.db = RESULTS_DEFAULT_DB, .format = RESULTS_CSV, .objective = "median_ms"};
     CliArgs a;
     if (cli_parse(&cmd_export_verb, argc, argv, &ea, &a))
         return a.status;
@@ -610,9 +643,12 @@ int cmd_export(int argc, char **argv)
     /* An unknown --spec is an error, as in kvx table, not an empty file. */
     Arena *ar = arena_new();
     ResultsSel sel = {.spec = ea.spec};
-    if (!db || (ea.spec && results_resolve_spec(db, &sel, ar, &err))) {
+    /* Kernel Tuner's file is of one spec: the one stored, or --spec. */
+    int one = ea.spec || ea.format == EXPORT_KERNELTUNER;
+    if (!db || (one && results_resolve_spec(db, &sel, ar, &err))) {
         rc = exit_of(&err);
     } else {
+        ea.spec = sel.spec;
         ExportWrite x = {db, &ea};
         rc = write_out(ea.out, export_write, &x, &err);
     }

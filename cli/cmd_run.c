@@ -11,6 +11,8 @@
 
 #include "report/results.h"
 #include "run/counters.h"
+#include "run/search.h"
+#include "run/search_db.h"
 
 /* --devices: all, or GPU ordinals; whether each exists is known only once
  * the GPUs are probed (cmd_run_parse_devices). */
@@ -72,6 +74,48 @@ static int set_no_flush(CliSet *s)
     return 0;
 }
 
+/* --search: a strategy's name. */
+static int set_search(CliSet *s)
+{
+    if (search_find(s->value) < 0) {
+        snprintf(s->why, sizeof s->why, "--search is '%s' (expected one of: %s)", s->value, search_list());
+        return -1;
+    }
+    *(const char **)s->field = s->value;
+    return 0;
+}
+
+/* --budget: N, P%, Mgpu-min or Mwall-min (search_budget_parse). */
+static int set_budget(CliSet *s)
+{
+    SearchBudget b;
+    char why[160];
+    if (search_budget_parse(s->value, 1, &b, why, sizeof why) != 0) {
+        snprintf(s->why, sizeof s->why, "--budget is %s", why);
+        return -1;
+    }
+    *(const char **)s->field = s->value;
+    return 0;
+}
+
+/* --objective: VALUE[,POINTS], the value one of the stored objectives and
+ * POINTS an expression (whose names are checked against the spec later). */
+static int set_objective(CliSet *s)
+{
+    SearchObjective o;
+    KvxError err = {0};
+    int rc = search_objective_parse(s->value, "--objective", &o, &err);
+    if (rc != 0 && err.file[0])
+        snprintf(s->why, sizeof s->why, "%.40s:%d:%d: %.400s", err.file, err.line, err.col, err.msg);
+    else if (rc != 0)
+        snprintf(s->why, sizeof s->why, "%.480s", err.msg);
+    else
+        *(const char **)s->field = s->value;
+    search_objective_free(&o);
+    kvx_error_clear(&err);
+    return rc;
+}
+
 static const CliChoice flushes[] = {
     {"read", MEASURE_FLUSH_READ}, {"write", MEASURE_FLUSH_WRITE}, {"off", MEASURE_FLUSH_OFF}, {NULL, 0}};
 
@@ -107,6 +151,20 @@ static const CliOpt run_opts[] = {
     CLI_OPT("keep-samples", 0, CLI_FLAG, NULL, NULL,
             "store every timed sample's time per case (cases.samples_json; kvx export has them)",
             AT(keep_samples)),
+    CLI_OPT("search", 0, CLI_STRING, "STRATEGY", NULL,
+            "measure the variants a strategy picks within a budget, not every point: random, local or "
+            "model (the default strategy, by replay: docs/cli.md, kvx replay)", AT(search), .set = set_search,
+            .heading = "search (docs/cli.md, Search): a budgeted search over the variants"),
+    CLI_OPT("budget", 0, CLI_STRING, "B", "5%", "with --search: N variants, P% of them, Mgpu-min or Mwall-min",
+            AT(budget), .given = CLI_GIVEN(RunOpts, search_given), .set = set_budget),
+    CLI_OPT("objective", 0, CLI_STRING, "VALUE[,POINTS]", "median_ms",
+            "with --search: the value minimised (gbs and other rates: maximised) as a geometric mean over "
+            "the workload points where POINTS holds (every selected one by default)", AT(objective),
+            .given = CLI_GIVEN(RunOpts, search_given), .set = set_objective),
+    CLI_OPT("search-seed", 0, CLI_UINT64, "S", "0", "with --search: the strategy's seed (--seed is the "
+            "inputs')", AT(search_seed), .given = CLI_GIVEN(RunOpts, search_given)),
+    CLI_OPT("batch", 0, CLI_INT, "N", "8", "with --search: variants asked and measured together", AT(batch),
+            .lo = 1, .hi = 4096, .given = CLI_GIVEN(RunOpts, search_given)),
     CLI_OPT("no-flush-l2", 0, CLI_FLAG, NULL, NULL, "no L2 flush before the samples (--flush-l2 off)",
             AT(m.flush_l2), .set = set_no_flush,
             .heading = "measurement (docs/measurement.md): these flags override a spec's measure:, which "
@@ -132,12 +190,21 @@ int cmd_run(int argc, char **argv)
     RunOpts o = {0};
     CliArgs a;
     measure_defaults(&o.m);
+    o.budget = "5%", o.objective = "median_ms", o.batch = SEARCH_BATCH;
     if (cli_parse(&cmd_run_verb, argc, argv, &o, &a))
         return a.status;
     if (o.keep_ncu_rep && !o.counters)
         return cli_fail(&cmd_run_verb, "--keep-ncu-rep keeps the report of --counters' pass: give --counters too");
     o.spec_path = a.operand[0];
-    return run_main(&o, argc, argv);
+    if (!o.search && o.search_given)
+        return cli_fail(&cmd_run_verb, "--budget, --objective, --search-seed and --batch go with --search");
+    if (!o.search)
+        return run_main(&o, argc, argv);
+    if (o.shard || o.rerun)
+        return cli_fail(&cmd_run_verb, "--search takes neither --shard nor --rerun (a search resumes from "
+                        "what is stored)");
+    snprintf(o.search_seed_text, sizeof o.search_seed_text, "%llu", (unsigned long long)o.search_seed);
+    return run_search(&o, argc, argv);
 }
 
 void cmd_run_apply_overrides(const RunOpts *o, MeasureSettings *m)

@@ -15,6 +15,7 @@
 #include "host/case.h"
 #include "gen/spec.h"
 #include "core/values.h"
+#include "store/store_search.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -771,6 +772,7 @@ int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableO
     if (results_resolve_spec(db, &cs->sel, cs->arena, err) ||
         load_cases(db, cs, o->value ? o->value : "median_ms", o->where, o->spec, err))
         return -1;
+    cs->searched = store_search_runs(db, cs->sel.spec) > 0;
     if (o->ratio && baseline_resolve(db, cs, o->baseline, fb, nfb, err))
         return -1;
     compute_values(cs, o->ratio);

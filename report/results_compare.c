@@ -243,7 +243,8 @@ static void compare_line_keys(const Compare *c, const CmpLine *l)
     }
 }
 
-/* A line's A and B cells; a side without the cell is empty ("-", "", null). */
+/* A line's A and B cells; a side without the cell is empty ("-", "", null),
+ * or "unmeasured" where that side is a search's. */
 static void compare_line_sides(Compare *c, const CmpLine *l)
 {
     static const char *const name[] = {"A", "B"};
@@ -251,6 +252,7 @@ static void compare_line_sides(Compare *c, const CmpLine *l)
     FILE *out = c->out;
     for (int s = 0; s < 2; s++) {
         const Cell *cell = sides[s];
+        int unmeasured = (!cell || !cell->ncases) && (s ? &c->cb : &c->ca)->searched;
         if (c->o->format == RESULTS_MD) {
             cmp_cell_md(s ? &c->cb : &c->ca, cell, c->o->ratio, &c->b);
             fprintf(out, " %s |", sb_str(&c->b));
@@ -259,6 +261,8 @@ static void compare_line_sides(Compare *c, const CmpLine *l)
                 results_table_num(out, cell->v);
             else if (cell && cell->text)
                 results_csv_field(out, cell->text);
+            else if (unmeasured)
+                fputs("unmeasured", out);
             fputc(',', out);
         } else {
             fprintf(out, "\"%s\": ", name[s]);
@@ -267,7 +271,7 @@ static void compare_line_sides(Compare *c, const CmpLine *l)
             else if (cell && cell->text)
                 json_write_str(out, cell->text);
             else
-                fputs("null", out);
+                fputs(unmeasured ? "\"unmeasured\"" : "null", out);
             fputs(", ", out);
         }
     }

@@ -84,6 +84,7 @@ typedef struct CaseSet {
     int failed_values;
     int base_axis[RESULTS_MAX_AXES], base_val[RESULTS_MAX_AXES], nbase;
     int base_borrowed;          /* the baseline is the fallback, none was stored */
+    int searched;               /* a run of the spec was a search: a cell without cases is unmeasured */
 } CaseSet;
 
 /* One axis value of a baseline handed from one case set to another (compare:

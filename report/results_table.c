@@ -277,7 +277,7 @@ void results_table_md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *
     char buf[64];
     sb_reset(b);
     if (!c->ncases) {
-        sb_puts(b, "-");
+        sb_puts(b, cs->searched ? "unmeasured" : "-");
     } else if (c->n) {
         results_table_fmt_value(buf, sizeof buf, c->v, cs->unit, ratio);
         sb_puts(b, buf);
@@ -294,11 +294,11 @@ void results_table_md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *
 
 /* What a cell is, for CSV and JSON: "ok" (a value over passing cases, or a
  * fact), the status of failed cases (their value too, with --failed-values),
- * "" for no case. */
-static const char *cell_status(const Cell *c)
+ * "" for no case ("unmeasured" in a searched database). */
+static const char *cell_status(const CaseSet *cs, const Cell *c)
 {
     if (!c->ncases)
-        return "";
+        return cs->searched ? "unmeasured" : "";
     if (c->vstatus)
         return c->vstatus;
     return c->n || !c->nfail ? "ok" : c->text;
@@ -368,8 +368,11 @@ static void md_head(const CaseSet *cs, const Pivot *p, FILE *out, StrBuf *b)
 }
 
 /* The footnotes for what the cells show: medians, failures, failed values. */
-static void md_notes(const Pivot *p, const TableOpts *o, FILE *out)
+static void md_notes(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
 {
+    if (cs->searched)
+        fputs("\nunmeasured: a search (kvx run --search) measured some variants only, none of this cell"
+              " (or where: prunes it).\n", out);
     if (p->multi)
         fputs("\n(n): the median of n cases (other axes, or several runs, at this cell).\n", out);
     if (p->mixed)
@@ -403,7 +406,7 @@ static void write_md(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE
         }
         fputc('\n', out);
     }
-    md_notes(p, o, out);
+    md_notes(cs, p, o, out);
     sb_free(&b);
 }
 
@@ -447,9 +450,11 @@ static void write_csv(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
                 results_table_num(out, cell->v);
             else if (cell->text)
                 results_csv_field(out, cell->text);
+            else if (!cell->ncases && cs->searched)
+                fputs("unmeasured", out);
             if (o->failed_values) {
                 fputc(',', out);
-                results_csv_field(out, cell_status(cell));
+                results_csv_field(out, cell_status(cs, cell));
             }
         }
         fputc('\n', out);
@@ -517,7 +522,7 @@ static void json_cell(const CaseSet *cs, const Pivot *p, int r, int c, FILE *out
     else
         fputs("null", out);
     fprintf(out, ", \"n\": %d, \"failed\": %d, \"status\": ", cell->n, cell->nfail);
-    json_write_str(out, cell_status(cell));
+    json_write_str(out, cell_status(cs, cell));
 }
 
 static void write_json(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)

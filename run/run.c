@@ -281,8 +281,11 @@ static int session_plan(RunSession *r)
 {
     const Spec *s = r->s;
     if (plan_build(r->s, &r->facts, &r->p, &r->err) != 0 || plan_ref_build(&r->p, &r->pref, &r->err) != 0 ||
-        !(r->sel = plan_select(&r->p, r->o.where, &r->err)) ||
-        resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
+        !(r->sel = plan_select(&r->p, r->o.where, &r->err)))
+        return run_fail(r, 2);
+    for (int i = 0; r->o.only && i < r->p.npoints; i++)
+        r->sel[i] &= r->o.only[i];
+    if (resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
         return run_fail(r, 2);
     run_stage_end(&r->prof, RUN_STAGE_load);
     r->m = s->measure;
@@ -406,7 +409,10 @@ static int session_run_row(RunSession *r)
                   .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = kvx_version(),
                   .arch = r->facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = r->mjson,
                   .started_at = started, .baseline_json = sb_str(&basej),
-                  .axes_json = sb_str(&declared), .devices_json = sb_str(&devj)};
+                  .axes_json = sb_str(&declared), .devices_json = sb_str(&devj),
+                  .search_strategy = r->o.search, .search_budget = r->o.search ? r->o.budget : NULL,
+                  .search_objective = r->o.search ? r->o.objective : NULL,
+                  .search_seed = r->o.search ? r->o.search_seed_text : NULL};
     int rc = store_begin_run(r->st, &env, &r->run_id, &r->err) != 0 ? run_fail(r, 3) : 0;
     if (rc == 0 && (r->from_end = store_run_beside(r->st, r->run_id, s->name, &r->err)) < 0)
         rc = run_fail(r, 3);
@@ -535,7 +541,8 @@ static int session_finish(RunSession *r)
         printf("profile_json %s\n", sb_str(&profj));
     }
     sb_free(&profj);
-    if (stored && r->rc == 0) {
+    /* A search's batch: the search prints its own summary. */
+    if (stored && r->rc == 0 && !r->o.only) {
         run_print_best(&r->p, r->cases, r->medians, r->ncases, r->base_mask);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
                r->db_path, (long long)r->run_id, r->db_path, r->s->name);

@@ -83,6 +83,15 @@ void run_declared_json(const Spec *s, StrBuf *b)
 
 /* ---- the case list ------------------------------------------------------------------------ */
 
+void run_case_key(const Plan *p, int point, const RunKeyEnv *ke, char key[65])
+{
+    char *text = plan_point_key_text(p, point);
+    const char *parts[] = {p->spec->name, p->srcs[p->point_src[point]].hash, ke->options, ke->arch, text,
+                           ke->device_uuid, ke->measure_json, NULL};
+    store_case_key(parts, key);
+    free(text);
+}
+
 static int cmp_case(const void *x, const void *y)
 {
     const RunCase *a = x, *b = y;
@@ -118,11 +127,7 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
         c->axes_json = run_axes_json(p, i, ~0ULL);
         c->workload_json = run_axes_json(p, i, ~p->code_axes);
         memcpy(c->workload_key, sp.key[q], 65);
-        char *point = plan_point_key_text(p, i);
-        const char *parts[] = {s->name, p->srcs[c->src].hash, ke->options, ke->arch, point,
-                               ke->device_uuid, ke->measure_json, NULL};
-        store_case_key(parts, c->key);
-        free(point);
+        run_case_key(p, i, ke, c->key);
         const int *v = plan_point(p, i);
         c->is_baseline = s->nbaseline > 0;
         for (int b = 0; b < s->nbaseline; b++)

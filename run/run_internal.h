@@ -40,6 +40,13 @@ typedef struct RunOpts {
                                    after the timed run; NULL: none */
     int keep_ncu_rep;           /* keep ncu's report beside the database */
     int keep_samples;           /* store every sample's time (cases.samples_json) */
+    /* --search (run_search.c): NULL, or the strategy's name with its settings */
+    const char *search, *budget, *objective;
+    uint64_t search_seed;
+    int batch;                  /* variants asked per batch */
+    int search_given;           /* one of --budget, --objective, --search-seed, --batch was given */
+    const unsigned char *only;  /* a batch: its points (by plan index) within --where; NULL all */
+    char search_seed_text[24];  /* the run row's search_seed */
 } RunOpts;
 
 typedef struct RunCase {
@@ -76,6 +83,15 @@ int cmd_run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
 int run_main(const RunOpts *o, int argc, char **argv);
 enum { RUN_EXIT_NO_GPU = 4 };
 
+/* ---- run_search.c ---------------------------------------------------------------------- */
+
+/* `kvx run --search`: the strategy asks for variants in batches; each batch
+ * is a run_main over its points' cases (o->only), stored as ordinary rows,
+ * and their outcomes read back from the store are told to the strategy.  A
+ * variant whose cases are stored already is told without running, so a
+ * killed search resumes on the same path.  The exit status as run_main's. */
+int run_search(const RunOpts *o, int argc, char **argv);
+
 /* ---- run_cases.c --------------------------------------------------------------------- */
 
 /* What a case's store key holds besides the spec, the source and the point. */
@@ -85,6 +101,9 @@ typedef struct RunKeyEnv {
     const char *device_uuid;    /* the first selected GPU's */
     const char *measure_json;   /* measure_json of the settings in force */
 } RunKeyEnv;
+
+/* The store key of point's case (run_cases.c's head says what it hashes). */
+void run_case_key(const Plan *p, int point, const RunKeyEnv *ke, char key[65]);
 
 /* The values of point's axes in mask as a JSON object {"axis":value,...}, in
  * declaration order; malloc'd. */

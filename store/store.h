@@ -49,6 +49,8 @@ typedef struct RunEnv {
      * cc, sm_count, clock_mhz, mem_clock_mhz, peak_gbs}; the gpu_* fields
      * above are the first of them.  NULL = not recorded. */
     const char *devices_json;
+    /* `kvx run --search` (NULL: a run of every selected point): */
+    const char *search_strategy, *search_budget, *search_objective, *search_seed;
 } RunEnv;
 
 /* Insert a run row; *run_id receives its id.  0 or -1. */
@@ -135,9 +137,9 @@ void store_case_key(const char *const *parts, char hex[65]);
 struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
-#define STORE_SCHEMA_VERSION 6     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
+#define STORE_SCHEMA_VERSION 7     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
                                       4: cases' hardware counters; 5: variants.kernels_json;
-                                      6: cases.counters_json, cases.samples_json */
+                                      6: cases.counters_json, cases.samples_json; 7: runs.search_* */
 
 /* The hardware counters of case key of run run_id: json, every metric of the
  * pass as {"NAME":value|null}, into cases.counters_json; fixed, the four

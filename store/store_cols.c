@@ -93,6 +93,15 @@ static const StoreCol runs_cols[] = {
      "before kvx 0.2.0, whose buffers sat where the driver put them: docs/measurement.md); the "
      "`gpu_*` columns are the first; each case names its own in "
      "`cases.device_uuid`", NULL},
+    {"search_strategy", "TEXT", "", 7, SCOL_TEXT, offsetof(RunEnv, search_strategy), 0,
+     "`kvx run --search`: the strategy; NULL for a run of every selected point", NULL},
+    {"search_budget", "TEXT", "", 7, SCOL_TEXT, offsetof(RunEnv, search_budget), 0,
+     "the search's `--budget` as given (`150`, `5%`, `30gpu-min`, `10wall-min`)", NULL},
+    {"search_objective", "TEXT", "", 7, SCOL_TEXT, offsetof(RunEnv, search_objective), 0,
+     "the search's `--objective`, `VALUE[,POINTS]`", NULL},
+    {"search_seed", "TEXT", "", 7, SCOL_TEXT, offsetof(RunEnv, search_seed), 0,
+     "the search's `--search-seed` in decimal (TEXT: a seed is any 64-bit number); each batch of a "
+     "search is a run row of its own", NULL},
 };
 
 static const StoreCol variants_cols[] = {

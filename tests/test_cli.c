@@ -199,7 +199,8 @@ static const char *sample(const char *verb, const Listed *o)
         {"ARCH", "sm_90"}, {"ARCHS", "sm_80,sm_90"}, {"EXPR", "n > 0"}, {"K/N", "1/2"}, {"N", "2"},
         {"X", "0.5"}, {"S", "1"}, {"LIST", "0"}, {"NAME", "contention"}, {"ID", "1"}, {"V", "median_ms"},
         {"AXIS,...", "n"}, {"AXIS=VALUE,...", "n=1"}, {"AXIS=V,...", "strategy=naive"}, {"GPU", "RTX 5090"},
-        {"TARGET", "H200-SXM-141GB"},
+        {"TARGET", "H200-SXM-141GB"}, {"STRATEGY", "model"}, {"B", "5%"}, {"VALUE[,POINTS]", "median_ms"},
+        {"F", "0.05"}, {"STRATEGIES", "random,model"}, {"BUDGETS", "2%,10"},
     };
     if (!strcmp(o->arg, "DIR") || !strcmp(o->arg, "PATH") || !strcmp(o->arg, "FILE"))
         return never;
@@ -266,7 +267,7 @@ static void test_verbs_listed(void **state)
     for (const CliVerb *const *v = CLI_VERBS; *v; v++)
         n++;
     assert_int_equal(listed, n);
-    assert_int_equal(n, 12);
+    assert_int_equal(n, 13);
     ran_free(&r);
 }
 
@@ -430,7 +431,7 @@ static void test_usage_errors(void **state)
     USAGE_ERROR("--out DIR is required", "gen", S);
     USAGE_ERROR("--name NAME is required", "import", "x.csv");
     USAGE_ERROR("--show is 'asm' (expected source, ptx or sass)", "inspect", S, "--show", "asm");
-    USAGE_ERROR("--format is 'md' (expected csv, json or nvbench)", "export", "--format", "md");
+    USAGE_ERROR("--format is 'md' (expected csv, json, nvbench or kerneltuner)", "export", "--format", "md");
     USAGE_ERROR("--keep-ncu-rep keeps the report of --counters' pass: give --counters too", "run",
                 "--keep-ncu-rep", "x.yaml");
     USAGE_ERROR("--counters is 'dram bytes' (expected default, or ncu metric names such as "

@@ -1,0 +1,76 @@
+/* search_db: a search's objective and a recorded space.
+ *
+ * An objective is `VALUE[,POINTS]`: a stored value (store_search.h's
+ * STORE_OBJECTIVES) and the workload points it is judged over (an
+ * expression over the axes; all of them when absent).  A variant's
+ * objective is the mean of log VALUE over those points, negated for a value
+ * where higher is better, so that lower is better and fractions of the
+ * optimum are ratios of geometric means; a variant with a point not ok (or
+ * without the value) is invalid.
+ *
+ * A recorded space is every variant of a spec stored in a database with its
+ * objective: what `kvx replay` runs the strategies against and `kvx export
+ * --format kerneltuner` writes. */
+#ifndef KVX_SEARCH_DB_H
+#define KVX_SEARCH_DB_H
+
+#include "core/expr.h"
+#include "search.h"
+
+struct sqlite3;
+
+typedef struct SearchObjective {
+    char column[32];            /* the stored value */
+    int lower;                  /* 1: lower is better */
+    const char *points;         /* the points' expression as given, or NULL */
+    Expr *where;                /* parsed, in arena; NULL: every point */
+    Arena *arena;
+} SearchObjective;
+
+/* Parse text ("median_ms" or "gbs,n == 4096") into o; what names the
+ * option in messages ("--objective").  0, or -1 with err.  Free with
+ * search_objective_free. */
+int search_objective_parse(const char *text, const char *what, SearchObjective *o, KvxError *err);
+void search_objective_free(SearchObjective *o);
+
+/* The objective of one variant from its points' values (n of them, NaN for
+ * a point not ok): NaN when any is. */
+double search_objective_of(const SearchObjective *o, const double *v, int n);
+
+/* A budget: N variants, P% of the space's, or minutes of GPU time (the
+ * stored cases' t_input + t_verify + t_measure) or of wall time. */
+typedef enum { SEARCH_BUDGET_N, SEARCH_BUDGET_PCT, SEARCH_BUDGET_GPU_MIN, SEARCH_BUDGET_WALL_MIN } SearchBudgetKind;
+typedef struct SearchBudget {
+    SearchBudgetKind kind;
+    double amount;
+} SearchBudget;
+
+/* Parse "N", "P%", "Mgpu-min" or "Mwall-min" (times only when times); the
+ * expectation into why on failure.  0 or -1. */
+int search_budget_parse(const char *text, int times, SearchBudget *b, char *why, size_t nwhy);
+/* The variants a budget allows in a space of n (all of them for a time
+ * budget, which stops the search by the clock instead); at least 1. */
+int search_budget_variants(const SearchBudget *b, int n);
+
+typedef struct SearchRecord {
+    Arena *arena;
+    const char *spec;
+    int nall;                   /* stored axes */
+    const char **axis;          /* the code axes' names */
+    const char ***text;         /* per code axis: its values' text, declared order */
+    int *nvals;
+    SearchSpace sp;
+    int *vals;
+    double *y;                  /* per candidate: the objective, NaN invalid */
+    int npoints;                /* objective points per candidate */
+    int nincomplete;            /* variants without every objective point measured: left out */
+    int ninvalid;
+} SearchRecord;
+
+/* The recorded space of spec in db under objective o.  0, or -1 with err
+ * (KVX_EINPUT: no such cases, no objective point). */
+int search_record_load(struct sqlite3 *db, const char *spec, const SearchObjective *o, SearchRecord *r,
+                       KvxError *err);
+void search_record_free(SearchRecord *r);       /* accepts a zeroed one */
+
+#endif

@@ -1,0 +1,152 @@
+/* store_search: the reads of a search (store_search.h).  Read-only; the spec
+ * name and keys are bound parameters, and a column name is spliced into SQL
+ * only after store_objective_dir accepted it. */
+#include "store_search.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int lower;
+} objectives[] = {
+#define X(c, lower) {#c, lower},
+    STORE_OBJECTIVES(X)
+#undef X
+};
+enum { NOBJ = sizeof objectives / sizeof objectives[0] };
+
+int store_objective_dir(const char *column)
+{
+    for (int i = 0; i < NOBJ; i++)
+        if (column && !strcmp(column, objectives[i].name))
+            return objectives[i].lower;
+    return -1;
+}
+
+const char *store_objective_list(void)
+{
+    static char buf[256];
+    if (!buf[0])
+        for (int i = 0; i < NOBJ; i++)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ", " : "", objectives[i].name);
+    return buf;
+}
+
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql, const char *text, KvxError *err)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+        kvx_error_set(err, KVX_EIO, NULL, "search: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    sqlite3_bind_text(q, 1, text, -1, SQLITE_TRANSIENT);
+    return q;
+}
+
+static int finish(sqlite3 *db, sqlite3_stmt *q, int step, KvxError *err)
+{
+    sqlite3_finalize(q);
+    if (step == SQLITE_DONE || step == SQLITE_ROW)
+        return 0;
+    kvx_error_set(err, KVX_EIO, NULL, "search: %s", sqlite3_errmsg(db));
+    return -1;
+}
+
+static double real_or_nan(sqlite3_stmt *q, int i)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? NAN : sqlite3_column_double(q, i);
+}
+
+int store_search_axes(sqlite3 *db, const char *spec, StoreDeclFn each, void *ctx, KvxError *err)
+{
+    static const char *const sql =
+        "SELECT a.key, v.value FROM (SELECT r.axes_json FROM runs r WHERE r.kind = 'run' AND"
+        " r.axes_json IS NOT NULL AND EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND"
+        " c.spec_name = ?1) ORDER BY r.id DESC LIMIT 1) t, json_each(t.axes_json) a, json_each(a.value) v"
+        " ORDER BY a.id, v.id";
+    sqlite3_stmt *q = prepare(db, sql, spec, err);
+    if (!q)
+        return -1;
+    int step;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW)
+        each(ctx, (const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1));
+    return finish(db, q, step, err);
+}
+
+int store_search_cases(sqlite3 *db, const char *spec, const char *column, StoreCaseAxisFn each, void *ctx,
+                       KvxError *err)
+{
+    if (store_objective_dir(column) < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "'%s' is no objective (expected one of: %s)", column,
+                      store_objective_list());
+        return -1;
+    }
+    char sql[768];
+    snprintf(sql, sizeof sql,
+             "SELECT c.id, c.status, c.%s, j.key, j.value,"
+             " json_type(coalesce(c.workload, '{}'), '$.\"' || j.key || '\"') IS NOT NULL"
+             " FROM cases c JOIN runs r ON r.id = c.run_id, json_each(c.axes) j"
+             " WHERE c.spec_name = ?1 AND r.kind = 'run' ORDER BY c.id, j.id", column);
+    sqlite3_stmt *q = prepare(db, sql, spec, err);
+    if (!q)
+        return -1;
+    int step;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW)
+        each(ctx, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1), real_or_nan(q, 2),
+             (const char *)sqlite3_column_text(q, 3), (const char *)sqlite3_column_text(q, 4),
+             sqlite3_column_int(q, 5));
+    return finish(db, q, step, err);
+}
+
+int store_search_case(sqlite3 *db, const char *key, const char *column, char status[32], double *value,
+                      double *cost_ms, KvxError *err)
+{
+    status[0] = 0;
+    *value = *cost_ms = NAN;
+    if (store_objective_dir(column) < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "'%s' is no objective", column);
+        return -1;
+    }
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT status, %s, t_input_ms + t_verify_ms + t_measure_ms FROM cases"
+             " WHERE key = ?1", column);
+    sqlite3_stmt *q = prepare(db, sql, key, err);
+    if (!q)
+        return -1;
+    int step = sqlite3_step(q);
+    if (step == SQLITE_ROW) {
+        snprintf(status, 32, "%s", (const char *)sqlite3_column_text(q, 0));
+        *value = real_or_nan(q, 1);
+        *cost_ms = real_or_nan(q, 2);
+    }
+    return finish(db, q, step, err);
+}
+
+int store_search_runs(sqlite3 *db, const char *spec)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM runs WHERE spec_name = ?1 AND"
+                           " search_strategy IS NOT NULL)", -1, &q, NULL) != SQLITE_OK)
+        return 0;       /* no search_strategy column: schema 4 or older */
+    sqlite3_bind_text(q, 1, spec, -1, SQLITE_TRANSIENT);
+    int found = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return found;
+}
+
+void store_search_gpu(sqlite3 *db, const char *spec, char *out, size_t n)
+{
+    sqlite3_stmt *q = NULL;
+    out[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT coalesce(gpu_name, '') FROM runs r WHERE kind = 'run' AND EXISTS"
+                           " (SELECT 1 FROM cases c WHERE c.run_id = r.id AND c.spec_name = ?1)"
+                           " ORDER BY id DESC LIMIT 1", -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(q, 1, spec, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+}

@@ -1,0 +1,258 @@
+/* cpu: `kvx run --search` and `kvx replay` end to end on the fake device
+ * (KVX_FAKE_GPUS=1, gpu/fake.h), with tests/data/specs/search.yaml: 42
+ * variants after where: (tile * vec <= 64), each at 2 sizes; its 21
+ * mismatch variants are invalid.
+ *
+ * Checked:
+ * - replay: an exhaustive run replayed says what the space is (42 variants,
+ *   2 points each, 21 invalid) and every strategy finds the optimum with the
+ *   whole space as budget; a search in that database measures nothing;
+ * - `kvx export --format kerneltuner` of it, read back: Kernel Tuner's cache
+ *   file with every variant once, invalid ones as failed configurations,
+ *   each time the geometric mean of the variant's stored medians;
+ * - a search stores ordinary rows: half the space (21 variants, 42 cases)
+ *   at --budget 50%, never a point where: prunes, each batch a run row
+ *   recording strategy, budget, objective and seed; the same seed in a new
+ *   database measures the same variants, another seed others;
+ * - kvx table over a searched database, and kvx compare of it with the
+ *   exhaustive run, say 'unmeasured' for the cells it did not measure;
+ * - from a cold cache, the sources of a random search's later batches are
+ *   compiled while the earlier batches run (all found in the cache);
+ * - a search killed with SIGKILL part-way (the process group) and started
+ *   again ends with exactly the variants of the search never killed, each
+ *   case once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+#define SPEC KVX_SOURCE_DIR "/tests/data/specs/search.yaml"
+#define KVX_DEADLINE_S 120
+
+/* kvx_child.h's shard and merge helpers are test_run_fake's. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "tests/kvx_child.h"
+
+#define LABELS "SELECT label FROM cases ORDER BY label"
+
+static void must(int rc, int want, const char *log)
+{
+    if (rc != want) {
+        dump(log);
+        fail_msg("kvx exited %d (expected %d)", rc, want);
+    }
+}
+
+/* Whether the label lists of two databases are the same. */
+static int same_labels(const char *a, const char *b)
+{
+    int na, nb, same;
+    char **la = db_strings(a, LABELS, &na), **lb = db_strings(b, LABELS, &nb);
+    same = na == nb;
+    for (int i = 0; same && i < na; i++)
+        same = !strcmp(la[i], lb[i]);
+    strings_free(la, na);
+    strings_free(lb, nb);
+    return same;
+}
+
+static void test_replay_exhaustive(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("full.db"), *log = tmp_path("full.log"), *rlog = tmp_path("replay.log");
+    must(kvx(log, "run", SPEC, "--db", db, NULL), 1, log);      /* the mismatches: 1 */
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 84);
+    must(kvx(rlog, "replay", db, "--seeds", "10", "--budgets", "4,100%", NULL), 0, rlog);
+    if (!log_has(rlog, "spec search, 42 variants over 2 objective points (21 invalid, 0 incomplete left out)") ||
+        !log_has(rlog, "| random | 100% | 42 | 1.000 | 1.000 | 100% |") ||
+        !log_has(rlog, "| local | 100% | 42 | 1.000 | 1.000 | 100% |") ||
+        !log_has(rlog, "| model | 100% | 42 | 1.000 | 1.000 | 100% |") || !log_has(rlog, "| model | 4 | 4 |")) {
+        dump(rlog);
+        fail_msg("kvx replay's table is not the one expected");
+    }
+    const char *slog = tmp_path("full-search.log");
+    must(kvx(slog, "run", SPEC, "--db", db, "--search", "local", "--budget", "20", NULL), 0, slog);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 84);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM runs WHERE search_strategy IS NOT NULL"), 0);
+    assert_true(log_has(slog, "search  20 of 42 variants (47.6%)"));
+    must(kvx(rlog, "replay", db, "--strategy", "annealing", NULL), 2, rlog);
+    assert_true(log_has(rlog, "--strategy is 'annealing' (expected names among: random, local, model)"));
+}
+
+/* One number from sql with the text of file bound as ?1, over an in-memory
+ * database: SQLite's JSON functions read the exported file back. */
+static double json_num(const char *file, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    char *text = file_read(file, NULL);
+    double v = NAN;
+    assert_non_null(text);
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_bind_text(q, 1, text, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    free(text);
+    return v;
+}
+
+/* Kernel Tuner's cache file of the exhaustive run: every variant once, the
+ * invalid ones as RuntimeFailedConfig, each time the geometric mean of its
+ * stored medians. */
+static void test_export_kerneltuner(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("full.db"), *kt = tmp_path("kt.json"), *log = tmp_path("kt.log");
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 0, log);
+    assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache')"), 42);
+    assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache') WHERE"
+                                       " json_extract(value, '$.time') = 'RuntimeFailedConfig'"), 21);
+    assert_int_equal((int)json_num(kt, "SELECT json_array_length(?1, '$.tune_params_keys')"), 4);
+    assert_int_equal((int)json_num(kt, "SELECT json_extract(?1, '$.tune_params_keys[3]') = 'vec'"), 1);
+    assert_int_equal((int)json_num(kt, "SELECT json_array_length(?1, '$.tune_params.tile')"), 4);
+    double a = db_num(db, "SELECT median_ms FROM cases WHERE label = 'strategy=base tile=16 unroll=4 vec=1 size=1024'");
+    double b = db_num(db, "SELECT median_ms FROM cases WHERE label = 'strategy=base tile=16 unroll=4 vec=1 size=2048'");
+    double t = json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".time')");
+    assert_true(a > 0 && b > 0);
+    assert_float_equal(t, sqrt(a * b), 1e-12 * t);
+}
+
+/* A search of seed into db; the exit status. */
+static int search(const char *db, const char *log, const char *seed)
+{
+    return kvx(log, "run", SPEC, "--db", db, "--search", "model", "--budget", "50%", "--search-seed", seed, NULL);
+}
+
+static void test_search_rows(void **state)
+{
+    (void)state;
+    const char *a = tmp_path("a.db"), *b = tmp_path("b.db"), *c = tmp_path("c.db");
+    const char *log = tmp_path("a.log"), *tlog = tmp_path("table.log");
+    must(search(a, log, "5"), 1, log);
+    assert_true(log_has(log, "search  21 of 42 variants (50.0%)"));
+    assert_int_equal(db_int(a, "SELECT count(*) FROM cases"), 42);
+    assert_int_equal(db_int(a, "SELECT count(DISTINCT variant_id) FROM cases"), 21);
+    assert_int_equal(db_int(a, "SELECT count(*) FROM cases WHERE json_extract(axes, '$.tile') *"
+                               " json_extract(axes, '$.vec') > 64"), 0);
+    assert_int_equal(db_int(a, "SELECT count(*) FROM runs WHERE search_strategy = 'model' AND search_budget = '50%'"
+                               " AND search_objective = 'median_ms' AND search_seed = '5'"),
+                     db_int(a, "SELECT count(*) FROM runs"));
+    assert_true(db_int(a, "SELECT count(*) FROM runs") >= 3);    /* batches of 8 */
+    must(search(b, tmp_path("b.log"), "5"), 1, tmp_path("b.log"));
+    assert_true(same_labels(a, b));
+    must(search(c, tmp_path("c.log"), "6"), 1, tmp_path("c.log"));
+    assert_false(same_labels(a, c));
+    must(kvx(tlog, "table", "--db", a, "--spec", "search", "--rows", "strategy,tile,unroll", "--cols", "vec,size",
+             NULL), 0, tlog);
+    if (!log_has(tlog, "| unmeasured |") || !log_has(tlog, "unmeasured: a search (kvx run --search)")) {
+        dump(tlog);
+        fail_msg("kvx table does not mark the cells the search left unmeasured");
+    }
+    const char *clog = tmp_path("compare.log");
+    must(kvx(clog, "compare", a, tmp_path("full.db"), "--rows", "strategy,tile,unroll", "--cols", "vec", NULL), 0,
+         clog);
+    if (!log_has(clog, "| unmeasured | "))
+        fail_msg("kvx compare of the search with the exhaustive run does not mark the search's side unmeasured");
+    const char *elog = tmp_path("usage.log");
+    must(kvx(elog, "run", SPEC, "--db", c, "--budget", "5", NULL), 2, elog);
+    assert_true(log_has(elog, "--budget, --objective, --search-seed and --batch go with --search"));
+    must(kvx(elog, "run", SPEC, "--db", c, "--search", "model", "--budget", "5x", NULL), 2, elog);
+    assert_true(log_has(elog, "--budget is '5x' (expected N variants or P%, Mgpu-min or Mwall-min)"));
+    must(kvx(elog, "run", SPEC, "--db", c, "--search", "model", "--objective", "gbs,size == 3", NULL), 2, elog);
+    assert_true(log_has(elog, "no selected point is an objective point of size == 3"));
+}
+
+/* While a batch runs, the next batch's sources compile: a random search
+ * (whose next asks a peek knows exactly) from a cold cache finds every
+ * source of its later batches in the cache. */
+static void test_compiles_ahead(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("ahead.db"), *log = tmp_path("ahead.log");
+    must(kvx(log, "run", SPEC, "--db", db, "--cache", tmp_path("cold-cache"), "--search", "random", "--budget",
+             "50%", NULL), 1, log);
+    if (!log_has(log, "compile 0.0 s wall (8 sources, 8 from cache") ||
+        !log_has(log, "(5 sources, 5 from cache") || !log_has(log, "(16 cases measured, 8 sources compiled ahead)")) {
+        dump(log);
+        fail_msg("the later batches' sources were not compiled ahead");
+    }
+}
+
+static void test_kill_and_resume(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("killed.db"), *log1 = tmp_path("killed-1.log"), *log2 = tmp_path("killed-2.log");
+    const char *argv[] = {"run", SPEC, "--db", db, "--search", "model", "--budget", "50%", "--search-seed", "5", NULL};
+    /* Slow launches (wall time only: the fake's times are virtual), so that
+     * the kill lands inside the search. */
+    setenv("KVX_FAKE_NS_PER_BYTE", "300", 1);
+    pid_t pid = kvx_start(log1, argv);
+    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    int stored, status = 0;
+    while ((stored = db_int(db, "SELECT count(*) FROM cases")) < 12) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            dump(log1);
+            fail_msg("the search finished (exit %d) before the test could kill it (%d cases)", exit_code(status),
+                     stored);
+        }
+        if (now_ms() > end) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            dump(log1);
+            fail_msg("fewer than 12 cases stored after %d s", KVX_DEADLINE_S);
+        }
+        usleep(10 * 1000);
+    }
+    kill(-pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(exit_code(status), 128 + SIGKILL);
+    unsetenv("KVX_FAKE_NS_PER_BYTE");
+    int after_kill = db_int(db, "SELECT count(*) FROM cases");
+    printf("  killed with %d of 42 cases stored\n", after_kill);
+    assert_true(after_kill >= 12 && after_kill < 42);
+    must(kvx_wait(kvx_start(log2, argv), log2), 1, log2);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 42);
+    assert_int_equal(db_int(db, "SELECT count(DISTINCT key) FROM cases"), 42);
+    if (!same_labels(db, tmp_path("a.db"))) {
+        dump(log2);
+        fail_msg("the resumed search measured other variants than the search never killed");
+    }
+}
+
+int main(void)
+{
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    unsetenv("KVX_FAKE_LOG");
+    unsetenv("KVX_FAKE_NS_PER_BYTE");
+    setenv("KVX_FAKE_GPUS", "1", 1);
+    if (child_dir_make("kvx-run-search"))
+        return 1;
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replay_exhaustive),
+        cmocka_unit_test(test_export_kerneltuner),
+        cmocka_unit_test(test_search_rows),
+        cmocka_unit_test(test_compiles_ahead),
+        cmocka_unit_test(test_kill_and_resume),
+    };
+    return child_dir_done(cmocka_run_group_tests(tests, NULL, NULL));
+}
