@@ -346,6 +346,13 @@ static const void *host_get(WorkerState *w, const CaseBuf *b, const char *key, C
     return data;
 }
 
+const void *worker_host_input(WorkerState *w, const CaseBuf *b, CaseResult *res)
+{
+    char key[65];
+    buf_key(b, key);
+    return host_get(w, b, key, res);
+}
+
 /* The host copy that holds data (host_get's). */
 static HostCopy *host_copy_of(WorkerState *w, const void *data)
 {

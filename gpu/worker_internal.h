@@ -241,6 +241,10 @@ int worker_flush_read(WorkerState *w, CaseResult *res);
 int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, float *ms,
                        CaseResult *res);
 
+/* The host copy of input b (generated once per key, the time to
+ * res->host_wait_ms); NULL with res skipped when it cannot be made. */
+const void *worker_host_input(WorkerState *w, const CaseBuf *b, CaseResult *res);
+
 /* ---- worker_measure.c ---------------------------------------------------------- */
 
 /* Start computing, on a thread of its own, each host reference of c that the

@@ -131,6 +131,9 @@ typedef struct CaseDesc {
     int is_baseline;
     /* Checks with ref "reference" compare with ref's outputs. */
     CaseRef ref;
+    /* Where the parent publishes the host references it computes ahead
+     * (host/hostref.h); "": the worker computes them. */
+    char hostref_dir[1024];
 } CaseDesc;
 
 typedef struct CaseResult {

@@ -117,6 +117,7 @@ static int send_one(RunSession *r, WorkerProc *wk, int idx, CaseResult *res)
 {
     CaseDesc *d = r->desc;
     d->id = idx;
+    snprintf(d->hostref_dir, sizeof d->hostref_dir, "%s", run_ahead_dir(r->ahead));
     r->geoms[idx] = (CaseGeom){{d->grid[0], d->grid[1], d->grid[2]}, {d->block[0], d->block[1], d->block[2]},
                                {d->cluster[0], d->cluster[1], d->cluster[2]}, d->smem};
     if (case_write(wk->to, d) != 0) {
