@@ -299,3 +299,140 @@ extern "C" __global__ void kvx_fill(void *out, unsigned long long n, const FillP
         store_int(out, i, t, (unsigned long long)v);
     }
 }
+
+/* The order-free check's sort (issue #24): a stable LSD radix sort by 8-bit
+ * digits of 64-bit keys, one pass per byte of the element type, so that an
+ * output and its reference are sorted on the device and compared in order by
+ * kvx_compare.  A key is an order-preserving unsigned image of an element in
+ * its own width: unsigned integers as they are, signed ones with the sign bit
+ * flipped, floats with every bit flipped when negative and the sign bit set
+ * otherwise, and every NaN the largest key (NaNs last, as one value, as on
+ * the host: host/verify_order.c).  The host sorts the same way, so a
+ * mismatch's listing reads the sorted copies as it would its own.
+ *
+ *   kvx_sort_key(src, dst, n, code)      code & 0xff the type: elements to
+ *                                        keys, or with DEVIO_SORT_BACK keys
+ *                                        back to elements (a NaN comes back
+ *                                        as the type's all-ones-payload NaN)
+ *   kvx_sort_count(keys, n, shift, counts) block b counts the digits of
+ *                                        tile b (DEVIO_SORT_TILE keys) into
+ *                                        counts[digit * blocks + b]
+ *   kvx_sort_scan(counts, total)         one block: exclusive prefix sums,
+ *                                        in place: where each tile's keys of
+ *                                        each digit go
+ *   kvx_sort_scatter(src, dst, n, shift, offsets) one warp a tile, in order:
+ *                                        keys with equal digits keep their
+ *                                        order (stable) */
+
+#define DEVIO_SORT_TILE 4096
+#define DEVIO_SORT_BACK 0x200
+
+__device__ static int type_size(int t)
+{
+    return t <= U8 ? 1 : t <= U16 || t == F16 || t == BF16 ? 2 : t <= U32 || t == F32 ? 4 : 8;
+}
+
+__device__ static int is_nan_bits(unsigned long long b, int t)
+{
+    switch (t) {
+    case F16: return ((b >> 10) & 31) == 31 && (b & 1023);
+    case BF16: return ((b >> 7) & 255) == 255 && (b & 127);
+    case F32: return ((b >> 23) & 255) == 255 && (b & 0x7fffff);
+    default: return ((b >> 52) & 2047) == 2047 && (b & 0xfffffffffffffull);
+    }
+}
+
+__device__ static unsigned long long key_of(unsigned long long b, int t, int back)
+{
+    int bits = 8 * type_size(t);
+    unsigned long long top = 1ull << (bits - 1), all = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    if (t == I8 || t == I16 || t == I32 || t == I64)
+        return b ^ top;
+    if (t < F16)
+        return b;
+    if (back)
+        return b & top ? b & ~top : ~b & all;
+    if (is_nan_bits(b, t))
+        return all;
+    return b & top ? ~b & all : b | top;
+}
+
+extern "C" __global__ void kvx_sort_key(const void *src, void *dst, unsigned long long n, unsigned int code)
+{
+    int t = (int)(code & 0xff), back = (code & DEVIO_SORT_BACK) != 0;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        if (back)
+            store_int(dst, i, t >= F16 ? (t == F32 ? U32 : t == F64 ? U64 : U16) : t,
+                      key_of(((const unsigned long long *)src)[i], t, 1));
+        else
+            ((unsigned long long *)dst)[i] = key_of(load_bits(src, i, t), t, 0);
+    }
+}
+
+extern "C" __global__ void kvx_sort_count(const unsigned long long *keys, unsigned long long n, unsigned int shift,
+                                          unsigned long long *counts)
+{
+    __shared__ unsigned int h[256];
+    for (int d = threadIdx.x; d < 256; d += blockDim.x)
+        h[d] = 0;
+    __syncthreads();
+    unsigned long long b0 = (unsigned long long)blockIdx.x * DEVIO_SORT_TILE;
+    unsigned long long e = b0 + DEVIO_SORT_TILE < n ? b0 + DEVIO_SORT_TILE : n;
+    for (unsigned long long i = b0 + threadIdx.x; i < e; i += blockDim.x)
+        atomicAdd(&h[(keys[i] >> shift) & 255], 1u);
+    __syncthreads();
+    for (int d = threadIdx.x; d < 256; d += blockDim.x)
+        counts[(unsigned long long)d * gridDim.x + blockIdx.x] = h[d];
+}
+
+extern "C" __global__ void kvx_sort_scan(unsigned long long *counts, unsigned long long total)
+{
+    __shared__ unsigned long long s[1024];
+    unsigned long long per = (total + blockDim.x - 1) / blockDim.x, b = threadIdx.x * per;
+    unsigned long long e = b + per < total ? b + per : total, sum = 0;
+    for (unsigned long long i = b; i < e; i++)
+        sum += counts[i];
+    s[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned int off = 1; off < blockDim.x; off *= 2) {
+        unsigned long long v = threadIdx.x >= off ? s[threadIdx.x - off] : 0;
+        __syncthreads();
+        s[threadIdx.x] += v;
+        __syncthreads();
+    }
+    unsigned long long run = s[threadIdx.x] - sum;
+    for (unsigned long long i = b; i < e; i++) {
+        unsigned long long c = counts[i];
+        counts[i] = run;
+        run += c;
+    }
+}
+
+extern "C" __global__ void kvx_sort_scatter(const unsigned long long *src, unsigned long long *dst,
+                                            unsigned long long n, unsigned int shift,
+                                            const unsigned long long *offsets)
+{
+    __shared__ unsigned long long base[256];
+    unsigned int lane = threadIdx.x;
+    for (int d = lane; d < 256; d += 32)
+        base[d] = offsets[(unsigned long long)d * gridDim.x + blockIdx.x];
+    __syncwarp();
+    unsigned long long b0 = (unsigned long long)blockIdx.x * DEVIO_SORT_TILE;
+    unsigned long long e = b0 + DEVIO_SORT_TILE < n ? b0 + DEVIO_SORT_TILE : n;
+    for (unsigned long long i0 = b0; i0 < e; i0 += 32) {
+        unsigned long long i = i0 + lane;
+        unsigned int active = __ballot_sync(0xffffffffu, i < e);
+        if (i < e) {
+            unsigned long long k = src[i];
+            unsigned int d = (unsigned int)(k >> shift) & 255;
+            unsigned int peers = __match_any_sync(active, d);
+            unsigned int rank = __popc(peers & ((1u << lane) - 1));
+            dst[base[d] + rank] = k;
+            __syncwarp(active);
+            if (rank == 0)
+                base[d] += __popc(peers);
+        }
+        __syncwarp();
+    }
+}

@@ -4,17 +4,20 @@
  *
  * References come from a constant, from the baseline variant's outputs at the
  * same workload point (kept per worker, WORKER_MAX_BASELINES of them), from a
- * reference kernel's outputs (worker_ref.c), or from a host computation, cached (WORKER_MAX_EXPECTED) because every variant of a
- * point checks against the same one.  A host reference the worker has not
- * cached is computed on a thread of its own from the moment the case's inputs
- * exist, while the GPU runs the reference kernel, the verified launch and the
- * samples; the outputs are compared after the samples, so the GPU waits only
- * for what is left of it then (res->host_wait_ms).  Outputs are compared on
- * the device (worker_compare.c) except where a check needs them on the host:
- * an order-free check, a prefix whose length is another output, a set
- * reference.  One-element outputs always come back (metrics may read them).
- * A case that mismatches is still timed; the status keeps it out of any
- * "fastest correct" reading. */
+ * reference kernel's outputs (worker_ref.c), or from a host computation,
+ * cached (WORKER_MAX_EXPECTED) because every variant of a point checks
+ * against the same one.  A host reference the worker has not cached is read
+ * from the parent, which computes it ahead (CaseDesc.hostref_dir,
+ * run/run_ahead.c), or else computed here; either on a thread of its own
+ * from the moment the case's inputs exist, while the GPU runs the reference
+ * kernel, the verified launch and the samples; the outputs are compared
+ * after the samples, so the GPU waits only for what is left of it then
+ * (res->host_wait_ms).  Outputs are compared on the device
+ * (worker_compare.c), order-free checks too (both sides sorted there),
+ * except where a check needs them on the host: a set or membership
+ * reference, a constant compared as a multiset.  One-element outputs always
+ * come back (metrics may read them).  A case that mismatches is still timed;
+ * the status keeps it out of any "fastest correct" reading. */
 #include "worker_internal.h"
 #include "host/hostref.h"
 
@@ -491,15 +494,22 @@ static int check_length(const CaseDesc *c, const CaseCheck *k, const CaseLaunch 
     return 1;
 }
 
-/* An order-free or prefix check, on the host (host/verify_order.c): 0
- * compared (rep filled), 1 its length is wrong, -1 with res set. */
+/* An order-free or prefix check: on the device (in order, or both sides
+ * sorted there), or on the host (host/verify_order.c) where the reference is
+ * there only (a set, a membership) or is one value compared as a multiset.
+ * 0 compared (rep filled), 1 its length is wrong, -1 with res set. */
 static int compare_prefix(WorkerState *w, const CaseDesc *c, const CaseCheck *k, CaseLaunch *run, const RefSite *site,
                           const int *bad, double rtol, VerifyReport *rep, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
+    const ElemType *t = &elem_types[b->type];
     uint64_t n;
     if (check_length(c, k, run, bad, &n, res))
         return 1;
+    if (!site->exp && !k->order_any)
+        return worker_compare_span(w, run->ptr[k->buf], t, n, site, rtol, b->name, rep, res);
+    if (!site->exp && site->stride == 1)
+        return worker_compare_multiset(w, run->ptr[k->buf], t, n, site, rtol, b->name, rep, res);
     Expected own;
     memset(&own, 0, sizeof own);
     const Expected *use = NULL;
@@ -507,7 +517,7 @@ static int compare_prefix(WorkerState *w, const CaseDesc *c, const CaseCheck *k,
     if (rc == 0)
         rc = expected_here(w, c, k, run, site, &own, &use, res);
     if (rc == 0)
-        verify_compare_prefix(use, &elem_types[b->type], run->out[k->buf], n, k->order_any, b->name, rtol, rep);
+        verify_compare_prefix(use, t, run->out[k->buf], n, k->order_any, b->name, rtol, rep);
     verify_expected_free(&own);
     return rc;
 }
