@@ -126,8 +126,9 @@ extern "C" __global__ void kvx_compare(const void *out, const void *ref, unsigne
  * the plan (host/inputs.h's InputsPlan, made by inputs_plan: the same layout)
  * and i, with the host's mixing, its 128-bit integer range reduction and
  * saturation, and its float arithmetic rounded the same way (no contraction
- * into fma: each step is an explicit _rn intrinsic).  Every kind but zipf,
- * which stays on the host (inputs_plan says so).  Grid-stride: any grid
+ * into fma: each step is an explicit _rn intrinsic).  Every kind; zipf up
+ * to 2^24 ranks, from the host's table (beyond, inputs_plan leaves it to the
+ * host).  Grid-stride: any grid
  * writes the same bytes.  Parameters: out, n elements, plan (device memory). */
 
 enum { K_CONST, K_IOTA, K_UNIFORM, K_ZIPF, K_HOT, K_RUNS, K_TEXT };
@@ -139,7 +140,9 @@ struct FillPlan {
     double value, flo, fhi, fhi_below, fspan, fraction;
     unsigned int kind, type, sat, pad;
     unsigned int text_end[27];
-    unsigned int pad2;
+    unsigned int zipf_guide_bits;
+    double zipf_s;
+    unsigned long long zipf_n, zipf_cdf, zipf_guide;
 };
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
@@ -185,6 +188,27 @@ __device__ static unsigned int text_char(const FillPlan &p, unsigned long long h
     return c ? 'a' + c - 1 : ' ';
 }
 
+/* zipf's rank of element i: the host's inverse-CDF table (summed there in
+ * long double, copied here) searched as zipf_table_rank searches it, an
+ * integer walk, so the rank is the host's. */
+__device__ static unsigned long long zipf_rank(const FillPlan &p, unsigned long long i)
+{
+    const unsigned long long *cdf = (const unsigned long long *)p.zipf_cdf;
+    const unsigned int *guide = (const unsigned int *)p.zipf_guide;
+    unsigned long long x = draw(p, 0, i), j = x >> (64 - p.zipf_guide_bits);
+    unsigned long long a = guide[j], b = guide[j + 1];
+    if (a >= b)
+        return a;
+    const unsigned long long *base = cdf + a;
+    unsigned long long len = b - a;
+    while (len > 1) {
+        unsigned long long half = len / 2;
+        base = base[half - 1] <= x ? base + half : base;
+        len -= half;
+    }
+    return (unsigned long long)(base - cdf) + (*base <= x);
+}
+
 /* The draw for element i of a ranged kind; *hot set where hot's value wins. */
 __device__ static unsigned long long ranged_draw(const FillPlan &p, unsigned long long i, int *hot)
 {
@@ -199,6 +223,7 @@ __device__ static __int128 gen_int(const FillPlan &p, unsigned long long i)
     case K_CONST: return i128_of(p.ival);
     case K_IOTA: return i128_of(p.ival) + (__int128)i;
     case K_TEXT: return text_char(p, draw(p, 0, i));
+    case K_ZIPF: return i128_of(p.ilo) + (__int128)zipf_rank(p, i);
     default: {
         unsigned long long x = ranged_draw(p, i, &hot);
         return hot ? i128_of(p.ival) : i128_of(p.ilo) + int_offset(p, x);
@@ -213,6 +238,8 @@ __device__ static double gen_float(const FillPlan &p, unsigned long long i)
     case K_CONST: return p.value;
     case K_IOTA: return __dadd_rn(p.value, __ull2double_rn(i));
     case K_TEXT: return text_char(p, draw(p, 0, i));
+    /* exact: the plan keeps a float zipf's values within 2^53 */
+    case K_ZIPF: return __ll2double_rn((long long)(i128_of(p.ilo) + (__int128)zipf_rank(p, i)));
     default: {
         unsigned long long x = ranged_draw(p, i, &hot);
         return hot ? p.value : float_uniform(p, x);

@@ -222,14 +222,23 @@ static void devio_log(const char *what, const char *type, uint64_t n)
 static int fill_input(const FakeLaunch *l)
 {
     uint64_t n = (uint64_t)arg_i64(l, 1);
-    const InputsPlan *plan = arg_mem(l, 2, 1, sizeof *plan);
-    if (!plan || plan->type >= ET_COUNT || plan->kind >= INIT_COUNT_ || plan->kind == INIT_ZIPF)
+    const InputsPlan *dplan = arg_mem(l, 2, 1, sizeof *dplan);
+    if (!dplan || dplan->type >= ET_COUNT || dplan->kind >= INIT_COUNT_)
         return -1;
-    void *out = arg_mem(l, 0, n, elem_types[plan->type].size);
+    /* zipf's table, at device addresses: each must be inside an allocation */
+    InputsPlan plan = *dplan;
+    if (plan.kind == INIT_ZIPF) {
+        uint64_t ng = (1ull << plan.zipf_guide_bits) + 1, nc = plan.zipf_n > 1 ? plan.zipf_n - 1 : 1;
+        void *cdf = fake_mem(plan.zipf_cdf, nc * 8), *guide = fake_mem(plan.zipf_guide, ng * 4);
+        if (!plan.zipf_n || plan.zipf_guide_bits > 16 || !cdf || !guide)
+            return -1;
+        plan.zipf_cdf = (uint64_t)(uintptr_t)cdf, plan.zipf_guide = (uint64_t)(uintptr_t)guide;
+    }
+    void *out = arg_mem(l, 0, n, elem_types[plan.type].size);
     if (!out)
         return -1;
-    inputs_fill_plan(plan, out, n);
-    devio_log("kvx_fill", elem_types[plan->type].name, n);
+    inputs_fill_plan(&plan, out, n);
+    devio_log("kvx_fill", elem_types[plan.type].name, n);
     return 0;
 }
 

@@ -495,7 +495,7 @@ static CUresult reset_enqueue(WorkerState *w, const Reset *r)
 }
 
 /* The plan of b's generation on the device: 1 with *plan set, 0 where the
- * host generates it (zipf), or -1 with res skipped (bad parameters). */
+ * host generates it (zipf past 2^24 ranks), or -1 with res skipped (bad parameters). */
 static int input_plan(const CaseBuf *b, InputsPlan *plan, CaseResult *res)
 {
     KvxError err = {0};

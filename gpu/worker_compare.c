@@ -273,10 +273,30 @@ int worker_upload(WorkerState *w, CUdeviceptr *dev, const void *host, uint64_t n
     return worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (reference)", 1);
 }
 
-int worker_fill_device(WorkerState *w, const InputsPlan *plan, CUdeviceptr dst, uint64_t count, CaseResult *res)
+/* zipf's table (inputs_table_make) copied to the device, *plan pointed at
+ * the copies (in *cdf and *guide, the caller's to free after the fill); the
+ * host's time building it to res->host_wait_ms.  0, or -1 with res set. */
+static int zipf_table_upload(WorkerState *w, InputsPlan *plan, CUdeviceptr *cdf, CUdeviceptr *guide,
+                             CaseResult *res)
 {
+    InputsTable tab = {0};
+    double t0 = now_ms();
+    inputs_table_make(plan, w->threads, &tab);
+    res->host_wait_ms += now_ms() - t0;
+    int rc = worker_upload(w, cdf, tab.cdf, tab.cdf_bytes, res);
+    if (rc == 0)
+        rc = worker_upload(w, guide, tab.guide, tab.guide_bytes, res);
+    inputs_table_free(&tab);
+    plan->zipf_cdf = *cdf, plan->zipf_guide = *guide;
+    return rc;
+}
+
+int worker_fill_device(WorkerState *w, const InputsPlan *plan0, CUdeviceptr dst, uint64_t count, CaseResult *res)
+{
+    InputsPlan plan = *plan0;
+    CUdeviceptr cdf = 0, guide = 0;
     if (devio_load(w, res) < 0 ||
-        (!w->fill_plan && worker_step(w, res, cu.cuMemAlloc(&w->fill_plan, sizeof *plan), "cuMemAlloc (fill plan)",
+        (!w->fill_plan && worker_step(w, res, cu.cuMemAlloc(&w->fill_plan, sizeof plan), "cuMemAlloc (fill plan)",
                                       0) < 0))
         return -1;
     /* A grid of at most 4096 blocks strides the rest: the bytes do not depend
@@ -287,11 +307,20 @@ int worker_fill_device(WorkerState *w, const InputsPlan *plan, CUdeviceptr dst, 
     void *argv[] = {&dst, &count, &w->fill_plan};
     /* The plan is copied from pageable memory, staged before the call returns:
      * the stream orders the next fill's plan after this launch. */
-    if (worker_step(w, res, cu.cuMemcpyHtoDAsync(w->fill_plan, plan, sizeof *plan, w->stream),
-                    "cuMemcpyHtoDAsync (fill plan)", 0) < 0)
-        return -1;
-    return worker_step(w, res, worker_launch_raw(w, w->fill_fn, grid, block, one, 0, argv),
-                       "cuLaunchKernel (kvx_fill)", 0);
+    int rc = plan.zipf_n ? zipf_table_upload(w, &plan, &cdf, &guide, res) : 0;
+    if (rc == 0)
+        rc = worker_step(w, res, cu.cuMemcpyHtoDAsync(w->fill_plan, &plan, sizeof plan, w->stream),
+                         "cuMemcpyHtoDAsync (fill plan)", 0);
+    if (rc == 0)
+        rc = worker_step(w, res, worker_launch_raw(w, w->fill_fn, grid, block, one, 0, argv),
+                         "cuLaunchKernel (kvx_fill)", 0);
+    /* the table is read by the launch: freed after it */
+    if (cdf || guide) {
+        if (rc == 0)
+            rc = worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (kvx_fill)", 1);
+        scratch_free(cdf), scratch_free(guide);
+    }
+    return rc;
 }
 
 void worker_compare_close(WorkerState *w)

@@ -33,6 +33,7 @@ static double __dadd_rn(double a, double b) { return a + b; }
 static double __dsub_rn(double a, double b) { return a - b; }
 static double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 static double __ull2double_rn(unsigned long long x) { return (double)x; }
+static double __ll2double_rn(long long x) { return (double)x; }
 static float __double2float_rn(double x) { return (float)x; }
 static unsigned __float_as_uint(float f)
 {
