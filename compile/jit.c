@@ -325,6 +325,18 @@ void jit_job_release(JitJob *job)
     job->smem_static = job->stack = job->cmem = -1;
 }
 
+int jit_source_includes(const char *source)
+{
+    for (const char *p = source ? strstr(source, "#include") : NULL; p; p = strstr(p + 1, "#include")) {
+        const char *q = p;
+        while (q > source && (q[-1] == ' ' || q[-1] == '\t'))
+            q--;
+        if (q == source || q[-1] == '\n')
+            return 1;
+    }
+    return 0;
+}
+
 int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError *err)
 {
     nvrtcProgram prog = NULL;
@@ -615,10 +627,19 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
     c.procs = jitproc_enabled() ? jitproc_new(threads) : NULL;
     CompileTask *tasks = xcalloc(n > 0 ? (size_t)n : 1, sizeof *tasks);
     Pool *p = pool_new(threads);
-    for (int i = 0; i < n; i++) {
-        tasks[i] = (CompileTask){ &c, i };
-        pool_submit(p, compile_one, &tasks[i]);
-    }
+    /* Sources that include headers first, each kind in the given order: one
+     * takes 20 to 30 times a plain one's NVRTC time (cooperative_groups.h,
+     * CUB: 2.3 to 3.6 s here against 0.1 s, nearly all of it NVRTC's
+     * front-end), so started first they end beside the plain ones, not after
+     * them; and a compile process then reuses the precompiled headers it made
+     * for the first (jitproc.c) on the next ones. */
+    int nt = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            if (jit_source_includes(jobs[i].source) == !pass) {
+                tasks[nt] = (CompileTask){ &c, i };
+                pool_submit(p, compile_one, &tasks[nt++]);
+            }
     pool_free(p);
     jitproc_free(c.procs);
     free(tasks);
