@@ -49,6 +49,10 @@ struct JitJob {
     const char *const *options; /* extra NVRTC options from the spec */
     int noptions;
     int use_cccl;
+    /* set by jit_compile_all: more jobs include the same headers for the same
+     * arch than there are compile processes, so a process precompiles them
+     * (jitproc.c) for the next one it gets */
+    int pch;
     /* out */
     int ok;                     /* 1 compiled; 0 compile error (log says why) */
     int cached;                 /* 1 when served from the cache */

@@ -254,28 +254,29 @@ static int child_job(const char *body, size_t len, StrBuf *b)
     JitJob j = {.name = name, .source = source, .arch = arch};
     jit_job_release(&j);
     KvxError e = {0};
-    /* NVRTC's automatic precompiled headers (-pch, first on the line as
-     * NVRTC requires): the first source of a process that includes a header
-     * set pays about 0.4 s more, the next ones with the same headers and arch
+    /* NVRTC's automatic precompiled headers, where the parent puts -pch first
+     * on the line (jit.c's pch_mark): the first source of a process that
+     * includes a header set pays about 0.4 s more, the next ones with the same headers and arch
      * skip most of the front-end (CUB's block histogram: 3.0 s, then 0.5 s,
      * here).  The PCH lives in this process only (NVRTC ties it to its heap),
      * and the PTX and CUBIN are the same bytes with or without it (checked
      * on every source of specs/contention.yaml and specs/histogram.yaml for
      * sm_80, sm_90 and sm_120), so the cache key does not carry it. */
-    char dir[PATH_MAX + 32];
+    char dir[PATH_MAX + 32], dir_opt[PATH_MAX + 48];
     pch_dir(getpid(), dir, sizeof dir);
-    int pch = jit_source_includes(source) && (mkdir(dir, 0700) == 0 || errno == EEXIST) ? 3 : 0;
-    const char **all = xcalloc((size_t)nopts + 3, sizeof *all);
-    char dir_opt[PATH_MAX + 48];
     snprintf(dir_opt, sizeof dir_opt, "-pch-dir=%s", dir);
+    int asked = nopts > 0 && strcmp(opts[0], "-pch") == 0;
+    int pch = asked && (mkdir(dir, 0700) == 0 || errno == EEXIST) ? 2 : 0;
+    const char **all = xcalloc((size_t)nopts + 2, sizeof *all);
+    all[0] = opts[0];
     if (pch) {
-        all[0] = "-pch";
         all[1] = "-pch-messages=false"; /* else "creating precompiled header" reaches the stored log */
         all[2] = dir_opt;
     }
-    for (int i = 0; i < nopts; i++)
+    for (int i = asked; i < nopts; i++)
         all[pch + i] = opts[i];
-    int r = jit_nvrtc_compile(&j, all, nopts + pch, &e);
+    /* without its folder, no PCH: the same bytes, only slower */
+    int r = jit_nvrtc_compile(&j, asked && !pch ? all + 1 : all, nopts + pch - (asked && !pch), &e);
     free(all);
     if (r == 0)
         jit_fresh_facts(&j);
