@@ -579,16 +579,26 @@ typedef struct CompileAll {
     int cache_off;              /* the cache could not be written: read it, write no more */
 } CompileAll;
 
+/* Jobs order[0..n) of one thread, compiled in turn: one job, or a chain of
+ * sources sharing headers (pch_mark), which one compile process takes. */
 typedef struct CompileTask {
     CompileAll *all;
-    int i;
+    const int *order;
+    int n;
 } CompileTask;
 
-static void compile_one(void *arg)
+static void compile_job_in(CompileAll *c, int i);
+
+static void compile_chain(void *arg)
 {
     CompileTask *t = arg;
-    CompileAll *c = t->all;
-    JitJob *job = &c->jobs[t->i];
+    for (int k = 0; k < t->n; k++)
+        compile_job_in(t->all, t->order[k]);
+}
+
+static void compile_job_in(CompileAll *c, int i)
+{
+    JitJob *job = &c->jobs[i];
     KvxError e = { 0 };
     pthread_mutex_lock(&c->mu);
     int store = !c->cache_off;
@@ -613,7 +623,7 @@ static void compile_one(void *arg)
         }
         c->failed = 1;
     } else if (c->on_done) {
-        c->on_done(c->ctx, &c->jobs[t->i]);
+        c->on_done(c->ctx, job);
     }
     pthread_mutex_unlock(&c->mu);
     kvx_error_clear(&e);
@@ -637,7 +647,7 @@ static uint64_t include_sig(const JitJob *j)
 /* job->pch where more jobs share its headers than there are processes: one
  * of them then compiles two or more and reuses the first's PCH; a process
  * that gets only one would pay for making it (0.4 s) and gain nothing. */
-static void pch_mark(JitJob *jobs, int n, int threads)
+static uint64_t *pch_mark(JitJob *jobs, int n, int threads)
 {
     uint64_t *sig = xmalloc(sizeof *sig * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++)
@@ -648,7 +658,39 @@ static void pch_mark(JitJob *jobs, int n, int threads)
             same += sig[k] == sig[i];
         jobs[i].pch = same > threads;
     }
-    free(sig);
+    return sig;
+}
+
+/* The tasks, in order[]: first the jobs with headers, those of a pch group
+ * (k jobs) in chains, its share of the threads of them (k * threads / n,
+ * at least 1), each one process's; then the rest, one job a task; each kind
+ * in the given order.  The number of tasks. */
+static int tasks_make(const JitJob *jobs, int n, int threads, const uint64_t *sig, int *order, CompileTask *tasks,
+                      CompileAll *c)
+{
+    int no = 0, nt = 0;
+    unsigned char *done = xcalloc((size_t)(n > 0 ? n : 1), 1);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            if (done[i] || jit_source_includes(jobs[i].source) != !pass)
+                continue;
+            int k = 0;
+            for (int q = i; q < n && jobs[i].pch; q++)
+                k += sig[q] == sig[i] && !done[q];
+            int chains = (int)((long)k * threads / n), len = 1;
+            if (jobs[i].pch)
+                len = (k + (chains > 1 ? chains : 1) - 1) / (chains > 1 ? chains : 1);
+            tasks[nt] = (CompileTask){c, order + no, 0};
+            for (int q = i; q < n && tasks[nt].n < len; q++)
+                if (!done[q] && (q == i || (jobs[i].pch && sig[q] == sig[i]))) {
+                    done[q] = 1;
+                    order[no++] = q;
+                    tasks[nt].n++;
+                }
+            nt++;
+        }
+    free(done);
+    return nt;
 }
 
 int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
@@ -675,17 +717,16 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
      * them; and a compile process then reuses the precompiled headers it made
      * for the first (jitproc.c) on the next ones, where pch_mark says it gets
      * more than one. */
-    pch_mark(jobs, n, threads);
-    int nt = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < n; i++)
-            if (jit_source_includes(jobs[i].source) == !pass) {
-                tasks[nt] = (CompileTask){ &c, i };
-                pool_submit(p, compile_one, &tasks[nt++]);
-            }
+    int *order = xmalloc(sizeof *order * (size_t)(n > 0 ? n : 1));
+    uint64_t *sig = pch_mark(jobs, n, threads);
+    int nt = tasks_make(jobs, n, threads, sig, order, tasks, &c);
+    for (int k = 0; k < nt; k++)
+        pool_submit(p, compile_chain, &tasks[k]);
     pool_free(p);
     jitproc_free(c.procs);
     free(tasks);
+    free(order);
+    free(sig);
     pthread_mutex_destroy(&c.mu);
     free(found);
     if (c.failed) {

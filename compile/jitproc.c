@@ -362,10 +362,18 @@ static int start(JitProc *c, KvxError *err)
 
 /* An idle child, marked busy: a started one when there is one, else a slot
  * started now.  NULL with err when it cannot be started. */
+/* The child this compile thread used last (of which JitProcs): taken again
+ * while idle, so that the jobs of one thread, a chain of sources sharing
+ * headers among them (jit.c), reuse the headers it precompiled. */
+static __thread const JitProcs *t_owner;
+static __thread int t_last = -1;
+
 static JitProc *take(JitProcs *ps, KvxError *err)
 {
     pthread_mutex_lock(&ps->mu);
     JitProc *got = NULL;
+    if (t_owner == ps && t_last >= 0 && !ps->p[t_last].busy && ps->p[t_last].pid)
+        got = &ps->p[t_last];
     for (int i = 0; i < ps->n && !got; i++)
         if (!ps->p[i].busy && ps->p[i].pid)
             got = &ps->p[i];
@@ -374,6 +382,8 @@ static JitProc *take(JitProcs *ps, KvxError *err)
             got = &ps->p[i];
     KVX_ASSERT(got);    /* no more compile threads than children */
     got->busy = 1;
+    t_owner = ps;
+    t_last = (int)(got - ps->p);
     pthread_mutex_unlock(&ps->mu);
     if (!got->pid && start(got, err) != 0) {
         pthread_mutex_lock(&ps->mu);
