@@ -51,6 +51,10 @@ struct JitJob {
     int use_cccl;
     const char *origins;        /* per line of source, "FILE:LINE" of the template line it
                                    came from or "" (gen/plan.h Source.origins); NULL: none */
+    /* set by jit_compile_all: more jobs include the same headers for the same
+     * arch than there are compile processes, so a process precompiles them
+     * (jitproc.c) for the next one it gets */
+    int pch;
     /* out */
     int ok;                     /* 1 compiled; 0 compile error (log says why) */
     int cached;                 /* 1 when served from the cache */

@@ -10,6 +10,10 @@
  * source compiled), -1 with err otherwise (options rejected, NVRTC failed). */
 int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError *err);
 
+/* 1 when source has an #include line (a header NVRTC parses: the slow
+ * compiles, whose headers a process precompiles once). */
+int jit_source_includes(const char *source);
+
 /* A compile's SASS facts (inspect_job_facts) into job->inspect_json, when it
  * made a CUBIN and they could be made; left NULL otherwise. */
 void jit_fresh_facts(JitJob *job);

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE     /* pipe2: close-on-exec from the start, as other threads fork too */
 #include "jitproc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -207,6 +209,31 @@ static void answer(StrBuf *b, int rc, const KvxError *e, const JitJob *j)
     put_str(b, j->inspect_json);
 }
 
+/* The precompiled headers' folder of compile process pid. */
+static void pch_dir(pid_t pid, char *out, size_t n)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(out, n, "%s/kvx-pch-%ld", t && *t ? t : "/tmp", (long)pid);
+}
+
+/* Remove that folder and its files (a process that crashed left them). */
+static void pch_dir_remove(pid_t pid)
+{
+    char dir[PATH_MAX + 32], path[PATH_MAX + 300];
+    pch_dir(pid, dir, sizeof dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
 /* One job's frame compiled into the answer b.  -1 on a malformed frame. */
 static int child_job(const char *body, size_t len, StrBuf *b)
 {
@@ -227,7 +254,30 @@ static int child_job(const char *body, size_t len, StrBuf *b)
     JitJob j = {.name = name, .source = source, .arch = arch};
     jit_job_release(&j);
     KvxError e = {0};
-    int r = jit_nvrtc_compile(&j, (const char *const *)opts, nopts, &e);
+    /* NVRTC's automatic precompiled headers, where the parent puts -pch first
+     * on the line (jit.c's pch_mark): the first source of a process that
+     * includes a header set pays about 0.4 s more, the next ones with the same headers and arch
+     * skip most of the front-end (CUB's block histogram: 3.0 s, then 0.5 s,
+     * here).  The PCH lives in this process only (NVRTC ties it to its heap),
+     * and the PTX and CUBIN are the same bytes with or without it (checked
+     * on every source of specs/contention.yaml and specs/histogram.yaml for
+     * sm_80, sm_90 and sm_120), so the cache key does not carry it. */
+    char dir[PATH_MAX + 32], dir_opt[PATH_MAX + 48];
+    pch_dir(getpid(), dir, sizeof dir);
+    snprintf(dir_opt, sizeof dir_opt, "-pch-dir=%s", dir);
+    int asked = nopts > 0 && strcmp(opts[0], "-pch") == 0;
+    int pch = asked && (mkdir(dir, 0700) == 0 || errno == EEXIST) ? 2 : 0;
+    const char **all = xcalloc((size_t)nopts + 2, sizeof *all);
+    all[0] = opts[0];
+    if (pch) {
+        all[1] = "-pch-messages=false"; /* else "creating precompiled header" reaches the stored log */
+        all[2] = dir_opt;
+    }
+    for (int i = asked; i < nopts; i++)
+        all[pch + i] = opts[i];
+    /* without its folder, no PCH: the same bytes, only slower */
+    int r = jit_nvrtc_compile(&j, asked && !pch ? all + 1 : all, nopts + pch - (asked && !pch), &e);
+    free(all);
     if (r == 0)
         jit_fresh_facts(&j);
     answer(b, r, &e, &j);
@@ -283,6 +333,7 @@ static int stop(JitProc *c)
     close(c->from);
     while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
         ;
+    pch_dir_remove(c->pid);
     c->pid = 0;
     return status;
 }
@@ -311,10 +362,18 @@ static int start(JitProc *c, KvxError *err)
 
 /* An idle child, marked busy: a started one when there is one, else a slot
  * started now.  NULL with err when it cannot be started. */
+/* The child this compile thread used last (of which JitProcs): taken again
+ * while idle, so that the jobs of one thread, a chain of sources sharing
+ * headers among them (jit.c), reuse the headers it precompiled. */
+static __thread const JitProcs *t_owner;
+static __thread int t_last = -1;
+
 static JitProc *take(JitProcs *ps, KvxError *err)
 {
     pthread_mutex_lock(&ps->mu);
     JitProc *got = NULL;
+    if (t_owner == ps && t_last >= 0 && !ps->p[t_last].busy && ps->p[t_last].pid)
+        got = &ps->p[t_last];
     for (int i = 0; i < ps->n && !got; i++)
         if (!ps->p[i].busy && ps->p[i].pid)
             got = &ps->p[i];
@@ -323,6 +382,8 @@ static JitProc *take(JitProcs *ps, KvxError *err)
             got = &ps->p[i];
     KVX_ASSERT(got);    /* no more compile threads than children */
     got->busy = 1;
+    t_owner = ps;
+    t_last = (int)(got - ps->p);
     pthread_mutex_unlock(&ps->mu);
     if (!got->pid && start(got, err) != 0) {
         pthread_mutex_lock(&ps->mu);

@@ -126,8 +126,9 @@ extern "C" __global__ void kvx_compare(const void *out, const void *ref, unsigne
  * the plan (host/inputs.h's InputsPlan, made by inputs_plan: the same layout)
  * and i, with the host's mixing, its 128-bit integer range reduction and
  * saturation, and its float arithmetic rounded the same way (no contraction
- * into fma: each step is an explicit _rn intrinsic).  Every kind but zipf,
- * which stays on the host (inputs_plan says so).  Grid-stride: any grid
+ * into fma: each step is an explicit _rn intrinsic).  Every kind; zipf up
+ * to 2^24 ranks, from the host's table (beyond, inputs_plan leaves it to the
+ * host).  Grid-stride: any grid
  * writes the same bytes.  Parameters: out, n elements, plan (device memory). */
 
 enum { K_CONST, K_IOTA, K_UNIFORM, K_ZIPF, K_HOT, K_RUNS, K_TEXT };
@@ -139,7 +140,9 @@ struct FillPlan {
     double value, flo, fhi, fhi_below, fspan, fraction;
     unsigned int kind, type, sat, pad;
     unsigned int text_end[27];
-    unsigned int pad2;
+    unsigned int zipf_guide_bits;
+    double zipf_s;
+    unsigned long long zipf_n, zipf_cdf, zipf_guide;
 };
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
@@ -185,6 +188,27 @@ __device__ static unsigned int text_char(const FillPlan &p, unsigned long long h
     return c ? 'a' + c - 1 : ' ';
 }
 
+/* zipf's rank of element i: the host's inverse-CDF table (summed there in
+ * long double, copied here) searched as zipf_table_rank searches it, an
+ * integer walk, so the rank is the host's. */
+__device__ static unsigned long long zipf_rank(const FillPlan &p, unsigned long long i)
+{
+    const unsigned long long *cdf = (const unsigned long long *)p.zipf_cdf;
+    const unsigned int *guide = (const unsigned int *)p.zipf_guide;
+    unsigned long long x = draw(p, 0, i), j = x >> (64 - p.zipf_guide_bits);
+    unsigned long long a = guide[j], b = guide[j + 1];
+    if (a >= b)
+        return a;
+    const unsigned long long *base = cdf + a;
+    unsigned long long len = b - a;
+    while (len > 1) {
+        unsigned long long half = len / 2;
+        base = base[half - 1] <= x ? base + half : base;
+        len -= half;
+    }
+    return (unsigned long long)(base - cdf) + (*base <= x);
+}
+
 /* The draw for element i of a ranged kind; *hot set where hot's value wins. */
 __device__ static unsigned long long ranged_draw(const FillPlan &p, unsigned long long i, int *hot)
 {
@@ -199,6 +223,7 @@ __device__ static __int128 gen_int(const FillPlan &p, unsigned long long i)
     case K_CONST: return i128_of(p.ival);
     case K_IOTA: return i128_of(p.ival) + (__int128)i;
     case K_TEXT: return text_char(p, draw(p, 0, i));
+    case K_ZIPF: return i128_of(p.ilo) + (__int128)zipf_rank(p, i);
     default: {
         unsigned long long x = ranged_draw(p, i, &hot);
         return hot ? i128_of(p.ival) : i128_of(p.ilo) + int_offset(p, x);
@@ -213,6 +238,8 @@ __device__ static double gen_float(const FillPlan &p, unsigned long long i)
     case K_CONST: return p.value;
     case K_IOTA: return __dadd_rn(p.value, __ull2double_rn(i));
     case K_TEXT: return text_char(p, draw(p, 0, i));
+    /* exact: the plan keeps a float zipf's values within 2^53 */
+    case K_ZIPF: return __ll2double_rn((long long)(i128_of(p.ilo) + (__int128)zipf_rank(p, i)));
     default: {
         unsigned long long x = ranged_draw(p, i, &hot);
         return hot ? p.value : float_uniform(p, x);
@@ -297,5 +324,142 @@ extern "C" __global__ void kvx_fill(void *out, unsigned long long n, const FillP
         if (p.sat)
             v = v < tmin ? tmin : v > tmax ? tmax : v;
         store_int(out, i, t, (unsigned long long)v);
+    }
+}
+
+/* The order-free check's sort (issue #24): a stable LSD radix sort by 8-bit
+ * digits of 64-bit keys, one pass per byte of the element type, so that an
+ * output and its reference are sorted on the device and compared in order by
+ * kvx_compare.  A key is an order-preserving unsigned image of an element in
+ * its own width: unsigned integers as they are, signed ones with the sign bit
+ * flipped, floats with every bit flipped when negative and the sign bit set
+ * otherwise, and every NaN the largest key (NaNs last, as one value, as on
+ * the host: host/verify_order.c).  The host sorts the same way, so a
+ * mismatch's listing reads the sorted copies as it would its own.
+ *
+ *   kvx_sort_key(src, dst, n, code)      code & 0xff the type: elements to
+ *                                        keys, or with DEVIO_SORT_BACK keys
+ *                                        back to elements (a NaN comes back
+ *                                        as the type's all-ones-payload NaN)
+ *   kvx_sort_count(keys, n, shift, counts) block b counts the digits of
+ *                                        tile b (DEVIO_SORT_TILE keys) into
+ *                                        counts[digit * blocks + b]
+ *   kvx_sort_scan(counts, total)         one block: exclusive prefix sums,
+ *                                        in place: where each tile's keys of
+ *                                        each digit go
+ *   kvx_sort_scatter(src, dst, n, shift, offsets) one warp a tile, in order:
+ *                                        keys with equal digits keep their
+ *                                        order (stable) */
+
+#define DEVIO_SORT_TILE 4096
+#define DEVIO_SORT_BACK 0x200
+
+__device__ static int type_size(int t)
+{
+    return t <= U8 ? 1 : t <= U16 || t == F16 || t == BF16 ? 2 : t <= U32 || t == F32 ? 4 : 8;
+}
+
+__device__ static int is_nan_bits(unsigned long long b, int t)
+{
+    switch (t) {
+    case F16: return ((b >> 10) & 31) == 31 && (b & 1023);
+    case BF16: return ((b >> 7) & 255) == 255 && (b & 127);
+    case F32: return ((b >> 23) & 255) == 255 && (b & 0x7fffff);
+    default: return ((b >> 52) & 2047) == 2047 && (b & 0xfffffffffffffull);
+    }
+}
+
+__device__ static unsigned long long key_of(unsigned long long b, int t, int back)
+{
+    int bits = 8 * type_size(t);
+    unsigned long long top = 1ull << (bits - 1), all = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    if (t == I8 || t == I16 || t == I32 || t == I64)
+        return b ^ top;
+    if (t < F16)
+        return b;
+    if (back)
+        return b & top ? b & ~top : ~b & all;
+    if (is_nan_bits(b, t))
+        return all;
+    return b & top ? ~b & all : b | top;
+}
+
+extern "C" __global__ void kvx_sort_key(const void *src, void *dst, unsigned long long n, unsigned int code)
+{
+    int t = (int)(code & 0xff), back = (code & DEVIO_SORT_BACK) != 0;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        if (back)
+            store_int(dst, i, t >= F16 ? (t == F32 ? U32 : t == F64 ? U64 : U16) : t,
+                      key_of(((const unsigned long long *)src)[i], t, 1));
+        else
+            ((unsigned long long *)dst)[i] = key_of(load_bits(src, i, t), t, 0);
+    }
+}
+
+extern "C" __global__ void kvx_sort_count(const unsigned long long *keys, unsigned long long n, unsigned int shift,
+                                          unsigned long long *counts)
+{
+    __shared__ unsigned int h[256];
+    for (int d = threadIdx.x; d < 256; d += blockDim.x)
+        h[d] = 0;
+    __syncthreads();
+    unsigned long long b0 = (unsigned long long)blockIdx.x * DEVIO_SORT_TILE;
+    unsigned long long e = b0 + DEVIO_SORT_TILE < n ? b0 + DEVIO_SORT_TILE : n;
+    for (unsigned long long i = b0 + threadIdx.x; i < e; i += blockDim.x)
+        atomicAdd(&h[(keys[i] >> shift) & 255], 1u);
+    __syncthreads();
+    for (int d = threadIdx.x; d < 256; d += blockDim.x)
+        counts[(unsigned long long)d * gridDim.x + blockIdx.x] = h[d];
+}
+
+extern "C" __global__ void kvx_sort_scan(unsigned long long *counts, unsigned long long total)
+{
+    __shared__ unsigned long long s[1024];
+    unsigned long long per = (total + blockDim.x - 1) / blockDim.x, b = threadIdx.x * per;
+    unsigned long long e = b + per < total ? b + per : total, sum = 0;
+    for (unsigned long long i = b; i < e; i++)
+        sum += counts[i];
+    s[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned int off = 1; off < blockDim.x; off *= 2) {
+        unsigned long long v = threadIdx.x >= off ? s[threadIdx.x - off] : 0;
+        __syncthreads();
+        s[threadIdx.x] += v;
+        __syncthreads();
+    }
+    unsigned long long run = s[threadIdx.x] - sum;
+    for (unsigned long long i = b; i < e; i++) {
+        unsigned long long c = counts[i];
+        counts[i] = run;
+        run += c;
+    }
+}
+
+extern "C" __global__ void kvx_sort_scatter(const unsigned long long *src, unsigned long long *dst,
+                                            unsigned long long n, unsigned int shift,
+                                            const unsigned long long *offsets)
+{
+    __shared__ unsigned long long base[256];
+    unsigned int lane = threadIdx.x;
+    for (int d = lane; d < 256; d += 32)
+        base[d] = offsets[(unsigned long long)d * gridDim.x + blockIdx.x];
+    __syncwarp();
+    unsigned long long b0 = (unsigned long long)blockIdx.x * DEVIO_SORT_TILE;
+    unsigned long long e = b0 + DEVIO_SORT_TILE < n ? b0 + DEVIO_SORT_TILE : n;
+    for (unsigned long long i0 = b0; i0 < e; i0 += 32) {
+        unsigned long long i = i0 + lane;
+        unsigned int active = __ballot_sync(0xffffffffu, i < e);
+        if (i < e) {
+            unsigned long long k = src[i];
+            unsigned int d = (unsigned int)(k >> shift) & 255;
+            unsigned int peers = __match_any_sync(active, d);
+            unsigned int rank = __popc(peers & ((1u << lane) - 1));
+            dst[base[d] + rank] = k;
+            __syncwarp(active);
+            if (rank == 0)
+                base[d] += __popc(peers);
+        }
+        __syncwarp();
     }
 }

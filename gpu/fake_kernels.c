@@ -316,6 +316,20 @@ static int compare(const FakeLaunch *l)
     return 0;
 }
 
+/* "WHAT TYPE N" appended to $KVX_FAKE_FILL_LOG, when set (fake.h). */
+static void devio_log(const char *what, const char *type, uint64_t n)
+{
+    const char *path = getenv("KVX_FAKE_FILL_LOG");
+    int fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (fd < 0)
+        return;
+    char line[96];
+    int len = snprintf(line, sizeof line, "%s %s %llu\n", what, type, (unsigned long long)n);
+    if (write(fd, line, (size_t)len) != len)
+        fprintf(stderr, "kvx fake driver: cannot append to %s\n", path);
+    close(fd);
+}
+
 /* kvx_fill(out, n, plan) (gpu/devio.cu): the host generator's own loop run
  * from the plan alone (inputs_fill_plan), so the input is the host's bytes
  * and the worker's device path, plan included, is what is exercised; the GPU
@@ -323,22 +337,124 @@ static int compare(const FakeLaunch *l)
 static int fill_input(const FakeLaunch *l)
 {
     uint64_t n = (uint64_t)arg_i64(l, 1);
-    const InputsPlan *plan = arg_mem(l, 2, 1, sizeof *plan);
-    if (!plan || plan->type >= ET_COUNT || plan->kind >= INIT_COUNT_ || plan->kind == INIT_ZIPF)
+    const InputsPlan *dplan = arg_mem(l, 2, 1, sizeof *dplan);
+    if (!dplan || dplan->type >= ET_COUNT || dplan->kind >= INIT_COUNT_)
         return -1;
-    void *out = arg_mem(l, 0, n, elem_types[plan->type].size);
+    /* zipf's table, at device addresses: each must be inside an allocation */
+    InputsPlan plan = *dplan;
+    if (plan.kind == INIT_ZIPF) {
+        uint64_t ng = (1ull << plan.zipf_guide_bits) + 1, nc = plan.zipf_n > 1 ? plan.zipf_n - 1 : 1;
+        void *cdf = fake_mem(plan.zipf_cdf, nc * 8), *guide = fake_mem(plan.zipf_guide, ng * 4);
+        if (!plan.zipf_n || plan.zipf_guide_bits > 16 || !cdf || !guide)
+            return -1;
+        plan.zipf_cdf = (uint64_t)(uintptr_t)cdf, plan.zipf_guide = (uint64_t)(uintptr_t)guide;
+    }
+    void *out = arg_mem(l, 0, n, elem_types[plan.type].size);
     if (!out)
         return -1;
-    inputs_fill_plan(plan, out, n);
-    const char *path = getenv("KVX_FAKE_FILL_LOG");
-    int fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
-    if (fd >= 0) {
-        char line[96];
-        int len = snprintf(line, sizeof line, "kvx_fill %s %llu\n", elem_types[plan->type].name,
-                           (unsigned long long)n);
-        if (write(fd, line, (size_t)len) != len)
-            fprintf(stderr, "kvx fake driver: cannot append to %s\n", path);
-        close(fd);
+    inputs_fill_plan(&plan, out, n);
+    devio_log("kvx_fill", elem_types[plan.type].name, n);
+    return 0;
+}
+
+/* kvx_sort_key, _count, _scan, _scatter (gpu/devio.cu): the order-free
+ * check's radix sort, each stand-in doing what its kernel's comment says, on
+ * the launch's grid of tiles, so the worker's passes, ping-pong buffers and
+ * offsets are exercised; the GPU test (tests/test_gpu_devio.c) holds the
+ * kernels to the host's order. */
+enum { SORT_TILE = 4096, SORT_BACK = 0x200 }; /* DEVIO_SORT_TILE, DEVIO_SORT_BACK */
+
+static int is_nan_bits(uint64_t b, const ElemType *t)
+{
+    switch (t->id) {
+    case ET_F16: return ((b >> 10) & 31) == 31 && (b & 1023);
+    case ET_BF16: return ((b >> 7) & 255) == 255 && (b & 127);
+    case ET_F32: return ((b >> 23) & 255) == 255 && (b & 0x7fffff);
+    default: return ((b >> 52) & 2047) == 2047 && (b & 0xfffffffffffffull);
+    }
+}
+
+static uint64_t key_of(uint64_t b, const ElemType *t, int back)
+{
+    int bits = 8 * t->size;
+    uint64_t top = 1ull << (bits - 1), all = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    if (!t->is_float)
+        return t->is_signed ? b ^ top : b;
+    if (back)
+        return b & top ? b & ~top : ~b & all;
+    if (is_nan_bits(b, t))
+        return all;
+    return b & top ? ~b & all : b | top;
+}
+
+static int sort_key(const FakeLaunch *l)
+{
+    uint64_t n = (uint64_t)arg_i64(l, 2);
+    uint32_t code = (uint32_t)arg_i32(l, 3);
+    if ((code & 0xff) >= ET_COUNT)
+        return -1;
+    const ElemType *t = &elem_types[code & 0xff];
+    int back = (code & SORT_BACK) != 0;
+    unsigned char *src = arg_mem(l, 0, n, back ? 8 : t->size), *dst = arg_mem(l, 1, n, back ? t->size : 8);
+    if (!src || !dst)
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        memcpy(&v, src + i * (back ? 8 : t->size), back ? 8 : (size_t)t->size); /* little-endian */
+        v = key_of(v, t, back);
+        memcpy(dst + i * (back ? t->size : 8), &v, back ? (size_t)t->size : 8);
+    }
+    if (!back)
+        devio_log("kvx_sort", t->name, n);
+    return 0;
+}
+
+static int sort_count(const FakeLaunch *l)
+{
+    uint64_t n = (uint64_t)arg_i64(l, 1), tiles = l->grid[0];
+    uint32_t shift = (uint32_t)arg_i32(l, 2);
+    const uint64_t *keys = arg_mem(l, 0, n, 8);
+    uint64_t *counts = arg_mem(l, 3, 256 * tiles, 8);
+    if (!keys || !counts || shift > 56 || tiles * SORT_TILE < n)
+        return -1;
+    memset(counts, 0, 256 * tiles * 8);
+    for (uint64_t i = 0; i < n; i++)
+        counts[((keys[i] >> shift) & 255) * tiles + i / SORT_TILE]++;
+    return 0;
+}
+
+static int sort_scan(const FakeLaunch *l)
+{
+    uint64_t total = (uint64_t)arg_i64(l, 1);
+    uint64_t *counts = arg_mem(l, 0, total, 8);
+    if (!counts)
+        return -1;
+    for (uint64_t i = 0, run = 0; i < total; i++) {
+        uint64_t c = counts[i];
+        counts[i] = run;
+        run += c;
+    }
+    return 0;
+}
+
+static int sort_scatter(const FakeLaunch *l)
+{
+    uint64_t n = (uint64_t)arg_i64(l, 2), tiles = l->grid[0];
+    uint32_t shift = (uint32_t)arg_i32(l, 3);
+    const uint64_t *src = arg_mem(l, 0, n, 8), *offsets = arg_mem(l, 4, 256 * tiles, 8);
+    uint64_t *dst = arg_mem(l, 1, n, 8);
+    if (!src || !dst || !offsets || shift > 56 || tiles * SORT_TILE < n)
+        return -1;
+    for (uint64_t b = 0; b < tiles; b++) {
+        uint64_t base[256];
+        for (int d = 0; d < 256; d++)
+            base[d] = offsets[(uint64_t)d * tiles + b];
+        for (uint64_t i = b * SORT_TILE; i < n && i < (b + 1) * SORT_TILE; i++) {
+            uint64_t at = base[(src[i] >> shift) & 255]++;
+            if (at >= n)
+                return -1;
+            dst[at] = src[i];
+        }
     }
     return 0;
 }
@@ -361,6 +477,10 @@ static const FakeKernel kernels[] = {
     {"compact_ref", "pqioo", compact_serial},   /* bench/specs/compact_ref.cu: order is free */
     {"kvx_compare", "ppqqiqio", compare},
     {"kvx_fill", "oqp", fill_input},
+    {"kvx_sort_key", "poqi", sort_key},
+    {"kvx_sort_count", "pqio", sort_count},
+    {"kvx_sort_scan", "oq", sort_scan},
+    {"kvx_sort_scatter", "poqip", sort_scatter},
     {"fill", "pqo", fill},
     {"count", "pqio", count},
     {"tiny_count", "pqio", tiny_count},

@@ -371,6 +371,13 @@ static const void *host_get(WorkerState *w, const CaseBuf *b, const char *key, C
     return data;
 }
 
+const void *worker_host_input(WorkerState *w, const CaseBuf *b, CaseResult *res)
+{
+    char key[65];
+    buf_key(b, key);
+    return host_get(w, b, key, res);
+}
+
 /* The host copy that holds data (host_get's). */
 static HostCopy *host_copy_of(WorkerState *w, const void *data)
 {
@@ -536,7 +543,7 @@ static CUresult reset_enqueue(WorkerState *w, const Reset *r)
 }
 
 /* The plan of b's generation on the device: 1 with *plan set, 0 where the
- * host generates it (zipf), or -1 with res skipped (bad parameters). */
+ * host generates it (zipf past 2^24 ranks), or -1 with res skipped (bad parameters). */
 static int input_plan(const CaseBuf *b, InputsPlan *plan, CaseResult *res)
 {
     KvxError err = {0};

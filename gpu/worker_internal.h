@@ -130,6 +130,7 @@ typedef struct WorkerState {
     VerifyChunk *hchunks;   /* their host copy */
     CUdeviceptr cmp_const;  /* 8 bytes: a constant reference */
     CUfunction fill_fn;     /* devio's kvx_fill */
+    CUfunction sort_fn[4];  /* devio's kvx_sort_key, _count, _scan, _scatter */
     CUdeviceptr fill_plan;  /* one InputsPlan, allocated on first use */
     int threads;            /* for input generation */
     uint64_t clock;
@@ -249,6 +250,10 @@ int worker_flush_read(WorkerState *w, CaseResult *res);
 int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, float *ms,
                        CaseResult *res);
 
+/* The host copy of input b (generated once per key, the time to
+ * res->host_wait_ms); NULL with res skipped when it cannot be made. */
+const void *worker_host_input(WorkerState *w, const CaseBuf *b, CaseResult *res);
+
 /* ---- worker_measure.c ---------------------------------------------------------- */
 
 /* Start computing, on a thread of its own, each host reference of c that the
@@ -305,6 +310,22 @@ typedef struct RefSite {
  * with res set (a fault ends the worker). */
 int worker_compare_device(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const CaseLaunch *run,
                           const RefSite *site, double rtol, VerifyReport *rep, CaseResult *res);
+
+/* Compare count elements of type t at out (a prefix of an output, named
+ * bufname), on the device, with site (ptr set), in order; as
+ * worker_compare_device.  0, or -1 with res set. */
+int worker_compare_span(WorkerState *w, CUdeviceptr out, const ElemType *t, uint64_t count, const RefSite *site,
+                        double rtol, const char *bufname, VerifyReport *rep, CaseResult *res);
+
+/* Compare count elements of type t at out with count at site (ptr set,
+ * stride 1) as multisets, on the device: both sorted there (kvx_sort_*), then
+ * compared in order: integers exactly, floats by the norm-wise tolerance.  A
+ * mismatch of integers downloads the two sorted copies and lists the values
+ * written more or fewer times than expected (verify_multiset_sorted); of
+ * floats, the first differing sorted positions.  0, or -1 with res set. */
+int worker_compare_multiset(WorkerState *w, CUdeviceptr out, const ElemType *t, uint64_t count,
+                            const RefSite *site, double rtol, const char *bufname, VerifyReport *rep,
+                            CaseResult *res);
 
 /* Copy n bytes to a new device allocation *dev (the stream synchronised).
  * 0, or -1 with res set. */

@@ -4,23 +4,28 @@
  *
  * References come from a constant, from the baseline variant's outputs at the
  * same workload point (kept per worker, WORKER_MAX_BASELINES of them), from a
- * reference kernel's outputs (worker_ref.c), or from a host computation, cached (WORKER_MAX_EXPECTED) because every variant of a
- * point checks against the same one.  A host reference the worker has not
- * cached is computed on a thread of its own from the moment the case's inputs
- * exist, while the GPU runs the reference kernel, the verified launch and the
- * samples; the outputs are compared after the samples, so the GPU waits only
- * for what is left of it then (res->host_wait_ms).  Outputs are compared on
- * the device (worker_compare.c) except where a check needs them on the host:
- * an order-free check, a prefix whose length is another output, a set
- * reference.  One-element outputs always come back (metrics may read them).
- * A case that mismatches is still timed; the status keeps it out of any
- * "fastest correct" reading. */
+ * reference kernel's outputs (worker_ref.c), or from a host computation,
+ * cached (WORKER_MAX_EXPECTED) because every variant of a point checks
+ * against the same one.  A host reference the worker has not cached is read
+ * from the parent, which computes it ahead (CaseDesc.hostref_dir,
+ * run/run_ahead.c), or else computed here; either on a thread of its own
+ * from the moment the case's inputs exist, while the GPU runs the reference
+ * kernel, the verified launch and the samples; the outputs are compared
+ * after the samples, so the GPU waits only for what is left of it then
+ * (res->host_wait_ms).  Outputs are compared on the device
+ * (worker_compare.c), order-free checks too (both sides sorted there),
+ * except where a check needs them on the host: a set or membership
+ * reference, a constant compared as a multiset.  One-element outputs always
+ * come back (metrics may read them).  A case that mismatches is still timed;
+ * the status keeps it out of any "fastest correct" reading. */
 #include "worker_internal.h"
+#include "host/hostref.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void detail_add(CaseResult *res, const char *fmt, ...) KVX_PRINTF(2, 3);
 static void detail_add(CaseResult *res, const char *fmt, ...)
@@ -129,35 +134,6 @@ static void host_ref_args(const CaseDesc *c, const CaseCheck *k, const CaseLaunc
     }
 }
 
-/* The key of a host reference's result: the reference, its inputs (by their
- * generation keys) and scalar arguments, and the output's type and size; 64
- * hex digits into key. */
-static void host_ref_key(const CaseDesc *c, const CaseCheck *k, const RefArg *args, char key[65])
-{
-    const CaseBuf *b = &c->bufs[k->buf];
-    Sha256 h;
-    sha256_init(&h);
-    sha256_update(&h, k->ref, strlen(k->ref) + 1);
-    for (int j = 0; j < k->nargs; j++) {
-        char text[96];
-        if (args[j].is_buf)
-            snprintf(text, sizeof text, "b:%s", c->bufs[k->argbuf[j]].input_key);
-        else if (args[j].v.kind == VAL_STR)
-            snprintf(text, sizeof text, "s:%s", args[j].v.s);
-        else
-            snprintf(text, sizeof text, "n:%d:%lld:%.17g", args[j].v.kind, (long long)args[j].v.i,
-                     args[j].v.d);
-        sha256_update(&h, text, strlen(text) + 1);
-    }
-    char tail[64];
-    snprintf(tail, sizeof tail, "%s:%llu", elem_types[b->type].name, (unsigned long long)b->count);
-    sha256_update(&h, tail, strlen(tail) + 1);
-    uint8_t digest[32];
-    sha256_final(&h, digest);
-    for (int i = 0; i < 32; i++)
-        snprintf(key + 2 * i, 3, "%02x", digest[i]);
-}
-
 static ExpCache *expc_find(WorkerState *w, const char *key)
 {
     for (int i = 0; i < WORKER_MAX_EXPECTED; i++)
@@ -183,35 +159,42 @@ static void expc_put(WorkerState *w, const char *key, const Expected *exp)
     slot->stamp = ++w->clock;
 }
 
-/* slice(BUF, start, count), `out: in` among them, of an input of the
- * output's type: the input's device copy is the reference, nothing is
- * computed. */
-static int is_device_slice(const CaseDesc *c, const CaseCheck *k)
-{
-    int in = k->nargs == 3 ? k->argbuf[0] : -1;
-    return strcmp(k->ref, "slice") == 0 && in >= 0 && !c->bufs[in].checked &&
-           c->bufs[in].type == c->bufs[k->buf].type;
-}
-
-static int is_host_ref(const CaseDesc *c, const CaseCheck *k)
-{
-    return k->ref[0] && strcmp(k->ref, "baseline") != 0 && strcmp(k->ref, "reference") != 0 &&
-           !is_device_slice(c, k);
-}
-
 int worker_host_reads(const CaseDesc *c, int buf)
 {
+    if (c->hostref_dir[0])
+        return 0;   /* computed ahead by the parent */
     for (int i = 0; i < c->nchecks; i++) {
         const CaseCheck *k = &c->checks[i];
-        for (int j = 0; j < k->nargs && is_host_ref(c, k); j++)
+        for (int j = 0; j < k->nargs && hostref_is_host(c, k); j++)
             if (k->args[j].is_buf && k->argbuf[j] == buf)
                 return 1;
     }
     return 0;
 }
 
+/* The result the parent computes ahead, waited for until it is published or
+ * the parent says none will be; a failure, or none, is computed again by
+ * expected_host, which reports it. */
+static void job_await(HostJob *j, const char *dir)
+{
+    for (;;) {
+        int finished = 0;
+        char why[256];
+        int rc = hostref_load(dir, j->key, &j->exp, &finished, why, sizeof why);
+        if (rc != 0 || finished) {
+            j->rc = rc == 1 ? 0 : -1;
+            return;
+        }
+        usleep(200);
+    }
+}
+
 static void job_run(HostJob *j, const CaseDesc *c, int threads)
 {
+    if (c->hostref_dir[0]) {
+        job_await(j, c->hostref_dir);
+        return;
+    }
     const CaseCheck *k = &c->checks[j->check];
     const CaseBuf *b = &c->bufs[k->buf];
     /* A failure is computed again by expected_host, which reports it. */
@@ -237,11 +220,11 @@ void worker_host_refs_start(WorkerState *w, const CaseDesc *c, CaseLaunch *run)
     h->threads = w->threads;
     for (int i = 0; i < c->nchecks; i++) {
         const CaseCheck *k = &c->checks[i];
-        if (!is_host_ref(c, k))
+        if (!hostref_is_host(c, k))
             continue;
         HostJob *j = &h->job[h->n];
         host_ref_args(c, k, run, j->args);
-        host_ref_key(c, k, j->args, j->key);
+        hostref_key(c, k, j->key);
         int dup = expc_find(w, j->key) != NULL;
         for (int q = 0; q < h->n && !dup; q++)
             dup = strcmp(h->job[q].key, j->key) == 0;
@@ -281,14 +264,19 @@ static ExpCache *expected_host(WorkerState *w, const CaseDesc *c, const CaseChec
     RefArg args[CASE_MAX_REFARGS];
     host_ref_args(c, k, run, args);
     char key[65];
-    host_ref_key(c, k, args, key);
+    hostref_key(c, k, key);
     ExpCache *e = expc_find(w, key);
     if (e) {
         e->stamp = ++w->clock;
         return e;
     }
     /* Not cached: it failed, or more references than the cache holds were
-     * computed for this case and this one was replaced. */
+     * computed for this case and this one was replaced.  Inputs the parent's
+     * computation read are made here now (the device generated its copy). */
+    for (int j = 0; j < k->nargs; j++)
+        if (args[j].is_buf && !args[j].data &&
+            !(args[j].data = worker_host_input(w, &c->bufs[k->argbuf[j]], res)))
+            return NULL;
     KvxError err = {0};
     Expected exp;
     memset(&exp, 0, sizeof exp);
@@ -397,7 +385,7 @@ static int site_get(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const
         *site = (RefSite){run->ref->ptr[k->buf], &elem_types[c->bufs[k->buf].type], 1, NULL};
         return 0;
     }
-    if (is_device_slice(c, k)) {
+    if (hostref_slice_on_device(c, k)) {
         const ElemType *t = &elem_types[c->bufs[k->buf].type];
         uint64_t start = (uint64_t)k->args[1].v.i;
         *site = (RefSite){run->ptr[k->argbuf[0]] + start * (uint64_t)t->size, t, 1, NULL};
@@ -465,7 +453,7 @@ static int expected_here(WorkerState *w, const CaseDesc *c, const CaseCheck *k, 
         *use = site->exp;
         return 0;
     }
-    if (is_host_ref(c, k)) {
+    if (hostref_is_host(c, k)) {
         ExpCache *e = expected_host(w, c, k, run, res);
         *use = e ? &e->exp : NULL;
         return e ? 0 : -1;
@@ -506,15 +494,22 @@ static int check_length(const CaseDesc *c, const CaseCheck *k, const CaseLaunch 
     return 1;
 }
 
-/* An order-free or prefix check, on the host (host/verify_order.c): 0
- * compared (rep filled), 1 its length is wrong, -1 with res set. */
+/* An order-free or prefix check: on the device (in order, or both sides
+ * sorted there), or on the host (host/verify_order.c) where the reference is
+ * there only (a set, a membership) or is one value compared as a multiset.
+ * 0 compared (rep filled), 1 its length is wrong, -1 with res set. */
 static int compare_prefix(WorkerState *w, const CaseDesc *c, const CaseCheck *k, CaseLaunch *run, const RefSite *site,
                           const int *bad, double rtol, VerifyReport *rep, CaseResult *res)
 {
     const CaseBuf *b = &c->bufs[k->buf];
+    const ElemType *t = &elem_types[b->type];
     uint64_t n;
     if (check_length(c, k, run, bad, &n, res))
         return 1;
+    if (!site->exp && !k->order_any)
+        return worker_compare_span(w, run->ptr[k->buf], t, n, site, rtol, b->name, rep, res);
+    if (!site->exp && site->stride == 1)
+        return worker_compare_multiset(w, run->ptr[k->buf], t, n, site, rtol, b->name, rep, res);
     Expected own;
     memset(&own, 0, sizeof own);
     const Expected *use = NULL;
@@ -522,7 +517,7 @@ static int compare_prefix(WorkerState *w, const CaseDesc *c, const CaseCheck *k,
     if (rc == 0)
         rc = expected_here(w, c, k, run, site, &own, &use, res);
     if (rc == 0)
-        verify_compare_prefix(use, &elem_types[b->type], run->out[k->buf], n, k->order_any, b->name, rtol, rep);
+        verify_compare_prefix(use, t, run->out[k->buf], n, k->order_any, b->name, rtol, rep);
     verify_expected_free(&own);
     return rc;
 }

@@ -149,6 +149,7 @@ int case_read(int fd, CaseDesc *c)
     TERMINATE(c->kernel);
     TERMINATE(c->label);
     TERMINATE(c->workload_key);
+    TERMINATE(c->hostref_dir);
     if (!in_range(c->nbufs, 0, CASE_MAX_BUFS + 1) || !in_range(c->nargs, 0, CASE_MAX_ARGS + 1) ||
         !in_range(c->nchecks, 0, CASE_MAX_BUFS + 1))
         return -1;

@@ -155,6 +155,9 @@ typedef struct CaseDesc {
      * array's length. */
     char label[256];
     int keep_samples;        /* send every sample's time after the result (case_samples_write) */
+    /* Where the parent publishes the host references it computes ahead
+     * (host/hostref.h); "": the worker computes them. */
+    char hostref_dir[1024];
 } CaseDesc;
 
 typedef struct CaseResult {

@@ -403,6 +403,14 @@ static void zipf_table_free(ZipfTable *z)
     free(z);
 }
 
+static int zipf_guide_bits(uint64_t n)
+{
+    int bits = 1;
+    while ((1ull << bits) < n && bits < ZIPF_GUIDE_BITS)
+        bits++;
+    return bits;
+}
+
 static ZipfTable *zipf_table_new(double s, uint64_t n, int threads)
 {
     ZipfTable *z = xcalloc(1, sizeof *z);
@@ -421,9 +429,7 @@ static ZipfTable *zipf_table_new(double s, uint64_t n, int threads)
     z->total = total;
     par_run(threads, n, CHUNK, zipf_block_cdf, z);
 
-    z->guide_bits = 1;
-    while ((1ull << z->guide_bits) < n && z->guide_bits < ZIPF_GUIDE_BITS)
-        z->guide_bits++;
+    z->guide_bits = zipf_guide_bits(n);
     uint64_t ng = 1ull << z->guide_bits;
     z->guide = xmalloc((ng + 1) * sizeof *z->guide);
     uint64_t k = 0;
@@ -615,16 +621,52 @@ static void put_i128(uint64_t w[2], i128 v)
     w[1] = (uint64_t)((u128)v >> 64);
 }
 
+/* zipf's part of the plan: 1, or 0 where the device cannot give the host's
+ * bytes: past ZIPF_TABLE_MAX ranks (the rejection sampler's log and exp), or
+ * a float type's values past 2^53 (their conversion would round). */
+static int zipf_plan(const ElemType *t, const InitParams *p, const Gen *g, InputsPlan *plan)
+{
+    i128 ihi = round_i128(p->hi), big = (i128)1 << 53;
+    uint64_t zn = (uint64_t)(ihi - g->ilo + 1);
+    if (zn > ZIPF_TABLE_MAX || (t->is_float && (g->ilo < -big || ihi > big)))
+        return 0;
+    plan->zipf_n = zn;
+    plan->zipf_s = p->exponent;
+    plan->zipf_guide_bits = zipf_guide_bits(zn);
+    return 1;
+}
+
+void inputs_table_make(InputsPlan *plan, int threads, InputsTable *tab)
+{
+    KVX_ASSERT(plan->kind == INIT_ZIPF && plan->zipf_n);
+    ZipfTable *z = zipf_table_new(plan->zipf_s, plan->zipf_n, thread_count(threads));
+    KVX_ASSERT((uint32_t)z->guide_bits == plan->zipf_guide_bits);
+    tab->cdf = z->cdf;
+    tab->guide = z->guide;
+    tab->cdf_bytes = (plan->zipf_n > 1 ? plan->zipf_n - 1 : 1) * sizeof *z->cdf;
+    tab->guide_bytes = ((1ull << z->guide_bits) + 1) * sizeof *z->guide;
+    free(z);
+    plan->zipf_cdf = (uint64_t)(uintptr_t)tab->cdf;
+    plan->zipf_guide = (uint64_t)(uintptr_t)tab->guide;
+}
+
+void inputs_table_free(InputsTable *tab)
+{
+    free(tab->cdf);
+    free(tab->guide);
+    memset(tab, 0, sizeof *tab);
+}
+
 int inputs_plan(const ElemType *t, uint64_t count, const InitParams *p, InputsPlan *plan, KvxError *err)
 {
     InputsAt at;
     if (inputs_check(t, p, &at, err) < 0)
         return -1;
-    if (p->kind == INIT_ZIPF)
-        return 0;
     Gen g;
     gen_setup(&g, t, count, p);
     memset(plan, 0, sizeof *plan);
+    if (p->kind == INIT_ZIPF && zipf_plan(t, p, &g, plan) == 0)
+        return 0;
     memcpy(plan->key, g.key, sizeof plan->key);
     put_i128(plan->ilo, g.ilo);
     put_i128(plan->ival, g.ival);
@@ -657,7 +699,10 @@ void inputs_fill_plan(const InputsPlan *plan, void *host, uint64_t count)
 {
     Gen g;
     memset(&g, 0, sizeof g);
-    KVX_ASSERT(plan->type < ET_COUNT && plan->kind < INIT_COUNT_ && plan->kind != INIT_ZIPF);
+    KVX_ASSERT(plan->type < ET_COUNT && plan->kind < INIT_COUNT_);
+    ZipfTable zt = {.n = plan->zipf_n, .cdf = (uint64_t *)(uintptr_t)plan->zipf_cdf,
+                    .guide = (uint32_t *)(uintptr_t)plan->zipf_guide, .guide_bits = (int)plan->zipf_guide_bits};
+    KVX_ASSERT(plan->kind != INIT_ZIPF || (zt.n && zt.cdf && zt.guide));
     g.t = &elem_types[plan->type];
     g.p.kind = (InitKind)plan->kind;
     g.p.value = plan->value;
@@ -681,6 +726,8 @@ void inputs_fill_plan(const InputsPlan *plan, void *host, uint64_t count)
         lut[j] = (uint8_t)(c ? 'a' + c - 1 : ' ');
     }
     g.text = lut;
+    g.zt = plan->kind == INIT_ZIPF ? &zt : NULL;
+    g.zn = plan->zipf_n;
     FillCtx ctx = {.g = &g, .host = host};
     if (count)
         fill_chunk(&ctx, 0, count);

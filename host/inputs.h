@@ -47,7 +47,10 @@ int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams 
 /* One buffer's generator as gpu/devio.cu's kvx_fill reads it: the same
  * fields in the same order (its struct FillPlan).  Signed 128-bit
  * values are two words, low first.  text_end[c] is the first 16-bit draw past
- * character c of " abc...z" (the table inputs_fill looks up). */
+ * character c of " abc...z" (the table inputs_fill looks up).  A zipf plan
+ * (zipf_n ranks, 0 for other kinds) reads the host's inverse-CDF table at
+ * zipf_cdf and its guide at zipf_guide (addresses where the reader finds
+ * them: inputs_table_make's on the host, copies on the device). */
 typedef struct InputsPlan {
     uint64_t key[2];
     uint64_t ilo[2], ival[2], tmin[2], tmax[2];
@@ -55,18 +58,34 @@ typedef struct InputsPlan {
     double value, flo, fhi, fhi_below, fspan, fraction;
     uint32_t kind, type, sat, pad;
     uint32_t text_end[27];
-    uint32_t pad2;
+    uint32_t zipf_guide_bits;
+    double zipf_s;
+    uint64_t zipf_n, zipf_cdf, zipf_guide;
 } InputsPlan;
 
-/* The plan of fill(t, count, p) on the device.  1 with *plan set; 0 where
- * the device cannot give the host's bytes (zipf: its table sums weights in
- * long double and its sampler calls log and exp, whose device versions differ
- * in the last bit); -1 with err as inputs_fill. */
+/* The plan of fill(t, count, p) on the device.  1 with *plan set (a zipf
+ * plan then needs its table: inputs_table_make); 0 where the device cannot
+ * give the host's bytes (zipf past 2^24 ranks: its rejection sampler calls
+ * log and exp, whose device versions differ in the last bit; a float zipf
+ * with values past 2^53); -1 with err as inputs_fill. */
 int inputs_plan(const ElemType *t, uint64_t count, const InitParams *p, InputsPlan *plan, KvxError *err);
+
+/* zipf's inverse-CDF table (the host's, summed in long double), built on
+ * threads for a plan with zipf_n > 0, whose zipf_cdf and zipf_guide then
+ * point at its arrays; a device caller uploads them and points the plan at
+ * its copies.  Freed with inputs_table_free (accepts a zeroed one). */
+typedef struct InputsTable {
+    uint64_t *cdf;
+    uint32_t *guide;
+    uint64_t cdf_bytes, guide_bytes;
+} InputsTable;
+void inputs_table_make(InputsPlan *plan, int threads, InputsTable *tab);
+void inputs_table_free(InputsTable *tab);
 
 /* The host's twin of kvx_fill: count elements from plan alone, as the
  * device writes them (the fake driver's stand-in; a test holds it to
- * inputs_fill).  plan is one inputs_plan returned 1 for. */
+ * inputs_fill).  plan is one inputs_plan returned 1 for, with a zipf plan's
+ * table at host addresses. */
 void inputs_fill_plan(const InputsPlan *plan, void *host, uint64_t count);
 
 /* A short description: "zipf(s=1.2, 0..255)", for plans and stored rows. */

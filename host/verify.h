@@ -82,6 +82,12 @@ void verify_compare(const Expected *exp, const ElemType *t, const void *out,
  * norm-wise tolerance, listed by sorted position).  verify_order.c. */
 void verify_compare_prefix(const Expected *exp, const ElemType *t, const void *out, uint64_t n,
                            int order_any, const char *bufname, double rtol, VerifyReport *rep);
+/* The order-free report of integers (type t) from out's and the reference's
+ * first n elements, each side already sorted in ascending order (on the
+ * device): what verify_compare_prefix says of them, without sorting.  For the
+ * listing only: the device's comparison gives the verdict first. */
+void verify_multiset_sorted(const ElemType *t, const void *got, const void *want, uint64_t n, const char *bufname,
+                            VerifyReport *rep);
 /* The length a prefix check compares: element 0 of data (a scalar output of
  * integer type lt, named lenname).  0 with *n, or -1 with why ("length count =
  * 5000 is past its 4096 elements") when it is negative or above cap, the

@@ -89,16 +89,10 @@ static void multiset_ints(const ElemType *t, const uint64_t *got, const uint64_t
     }
 }
 
-static void compare_multiset_ints(const Expected *exp, const ElemType *t, const void *out, uint64_t n,
-                                  const char *bufname, VerifyReport *rep)
+/* rep from the sorted keys of out (got) and of the reference (want). */
+static void multiset_report(const ElemType *t, const uint64_t *got, const uint64_t *want, uint64_t n,
+                            const char *bufname, VerifyReport *rep)
 {
-    uint64_t *got = xmalloc(sizeof *got * (n ? n : 1)), *want = xmalloc(sizeof *want * (n ? n : 1));
-    for (uint64_t i = 0; i < n; i++) {
-        got[i] = sort_key(t, load_u(t, out, i));
-        want[i] = sort_key(t, wrap(t, exp->u[i]));
-    }
-    sort_u64(got, n);
-    sort_u64(want, n);
     StrBuf sb;
     sb_init(&sb);
     int listed = 0;
@@ -109,8 +103,35 @@ static void compare_multiset_ints(const Expected *exp, const ElemType *t, const 
         sb_puts(&sb, "; ...");
     snprintf(rep->first, sizeof rep->first, "%s", sb_str(&sb));
     sb_free(&sb);
+}
+
+static void compare_multiset_ints(const Expected *exp, const ElemType *t, const void *out, uint64_t n,
+                                  const char *bufname, VerifyReport *rep)
+{
+    uint64_t *got = xmalloc(sizeof *got * (n ? n : 1)), *want = xmalloc(sizeof *want * (n ? n : 1));
+    for (uint64_t i = 0; i < n; i++) {
+        got[i] = sort_key(t, load_u(t, out, i));
+        want[i] = sort_key(t, wrap(t, exp->u[i]));
+    }
+    sort_u64(got, n);
+    sort_u64(want, n);
+    multiset_report(t, got, want, n, bufname, rep);
     free(want);
     free(got);
+}
+
+void verify_multiset_sorted(const ElemType *t, const void *got, const void *want, uint64_t n, const char *bufname,
+                            VerifyReport *rep)
+{
+    uint64_t *g = xmalloc(sizeof *g * (n ? n : 1)), *w = xmalloc(sizeof *w * (n ? n : 1));
+    for (uint64_t i = 0; i < n; i++) {
+        g[i] = sort_key(t, load_u(t, got, i));
+        w[i] = sort_key(t, load_u(t, want, i));
+    }
+    memset(rep, 0, sizeof *rep);
+    multiset_report(t, g, w, n, bufname, rep);
+    free(w);
+    free(g);
 }
 
 /* Both sides sorted as doubles, then compared in order under the tolerance;

@@ -507,6 +507,7 @@ static int session_finish(RunSession *r)
     /* Stopped: a worker's case in flight is not waited for. */
     for (int w = 0; w < r->ndev; w++)
         run_worker_stop(&r->workers[w], run_stopping() != 0);
+    run_ahead_stop(r);
     if (r->comp_started)
         pthread_join(r->comp.thread, NULL);
     r->comp_started = 0;
@@ -566,6 +567,7 @@ static void session_close(RunSession *r)
 {
     for (int w = 0; w < r->ndev; w++)
         run_worker_stop(&r->workers[w], 1);
+    run_ahead_stop(r);
     if (r->comp_started)
         pthread_join(r->comp.thread, NULL);
     Compiler *comp = &r->comp;
@@ -608,6 +610,7 @@ int run_main(const RunOpts *o, int argc, char **argv)
         if ((rc = session_plan(r)) == 0) {
             run_order(r);
             session_compile(r);
+            run_ahead_start(r);
             if (session_begin(r) == 0)
                 run_loop(r);
             rc = session_finish(r);

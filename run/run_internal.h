@@ -290,6 +290,8 @@ typedef struct RunProfile {
     int nhandout;                       /* all units handed out */
     double est_total_ms;                /* the units' estimates, summed */
     int est_known, nsplit;              /* cases estimated from stored times; groups cut */
+    int ahead_refs;                     /* host references listed to compute ahead (run_ahead.c) */
+    double ahead_ms;                    /* the time that took, on the parent's thread */
 } RunProfile;
 
 /* Close stage st: the time since the last stage's end goes to it. */
@@ -312,6 +314,22 @@ void run_progress(const Tally *t, double t0, int tty);
 
 /* ---- run.c: the session ------------------------------------------------------------ */
 
+
+/* ---- run_ahead.c: host references ahead of the GPU ---------------------------------- */
+
+typedef struct RunAhead RunAhead;
+typedef struct RunSession RunSession;
+
+/* List the host references of r's cases in hand-out order (r->units), once
+ * per key, and start computing them on a thread of their own into a folder
+ * of its own; r->ahead is then set, and NULL when there are none (or the
+ * folder or the thread cannot be made: the workers compute their own). */
+void run_ahead_start(RunSession *r);
+/* The folder a case names for its worker (CaseDesc.hostref_dir); "" without. */
+const char *run_ahead_dir(const RunAhead *a);
+/* Stop computing (the cases are done), join the thread, keep its figures in
+ * r->prof, free r->ahead.  Accepts a NULL r->ahead. */
+void run_ahead_stop(RunSession *r);
 
 typedef struct CaseGeom {
     uint32_t grid[3], block[3], cluster[3];
@@ -413,6 +431,7 @@ typedef struct RunSession {
     const char **kept_keys;     /* --counters: the keys of those that ran */
     double *samples;            /* --keep-samples: the result being read's times, ms */
     int nsamples, samples_cap;
+    RunAhead *ahead;            /* host references computed ahead; NULL: none */
 } RunSession;
 
 /* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0.  The loop

@@ -130,6 +130,7 @@ static int send_one(RunSession *r, WorkerProc *wk, int idx, CaseResult *res)
     d->id = idx;
     snprintf(d->label, sizeof d->label, "%s", r->cases[idx].label);
     d->keep_samples = r->o.keep_samples;
+    snprintf(d->hostref_dir, sizeof d->hostref_dir, "%s", run_ahead_dir(r->ahead));
     r->geoms[idx] = (CaseGeom){{d->grid[0], d->grid[1], d->grid[2]}, {d->block[0], d->block[1], d->block[2]},
                                {d->cluster[0], d->cluster[1], d->cluster[2]}, d->smem};
     if (case_write(wk->to, d) != 0) {

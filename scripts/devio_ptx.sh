@@ -26,6 +26,10 @@ trap 'rm -rf "$tmp"' EXIT
     echo
     echo '#define DEVIO_COMPARE_KERNEL "kvx_compare"'
     echo '#define DEVIO_FILL_KERNEL "kvx_fill"'
+    echo '#define DEVIO_SORT_KEY_KERNEL "kvx_sort_key"'
+    echo '#define DEVIO_SORT_COUNT_KERNEL "kvx_sort_count"'
+    echo '#define DEVIO_SORT_SCAN_KERNEL "kvx_sort_scan"'
+    echo '#define DEVIO_SORT_SCATTER_KERNEL "kvx_sort_scatter"'
     grep '^#define DEVIO_' "$root/gpu/devio.cu"
     echo
     echo 'static const char devio_ptx[] ='

@@ -68,7 +68,8 @@ static const StoreCol runs_cols[] = {
      "finish: they add up to `wall_s`); `loop_s` (the parent's side: compile_wait, variants, "
      "handout, commit, poll); `worker_s` (the workers' steps, as `cases.profile_json`, "
      "summed); `lost_s` (cases that timed out or whose worker died, until then); `host_wait_s` (the "
-     "cases' `host_wait_ms`, summed); `gpu_s`, "
+     "cases' `host_wait_ms`, summed); `ahead_refs`, `ahead_s` (host references the parent "
+     "computed ahead of the GPU, once per key, and its time doing so); `gpu_s`, "
      "`prep_gpu_s`, `launches`, `samples`, `throttled`; `cases_per_s`, `gpu_share` (gpu_s / "
      "wall), `gpu_busy_share` (with the resets and flushes), `accounted` (the share of the "
      "wall the profile names); `per_worker` (one object a worker slot, replacements included, "
@@ -246,8 +247,8 @@ static const StoreCol cases_cols[] = {
      "`samples`, `clocks`, `stats`; and `gpu_ms` (kernel time of the samples, summed), "
      "`prep_gpu_ms` (their resets and L2 flushes, GPU time), `launch_ms` (the verified launch,"
      " events), `host_wait_ms` (host wall time the GPU had nothing of this case to run: the worker"
-     " generating inputs on the host, or waiting after the samples for a host reference still being"
-     " computed), `warmups`, `launches` (all kernel launches, batch tails included).  NULL for a"
+     " generating inputs on the host, or waiting after the samples for a host reference the parent"
+     " has not yet computed), `warmups`, `launches` (all kernel launches, batch tails included).  NULL for a"
      " case no worker answered (timeout, death, compile error, skipped by the parent)", NULL},
     {"sm_mhz", "INTEGER", "", 3, SCOL_MHZ, offsetof(CaseRow, sm_mhz), 0,
      "SM clock read (NVML) while the case's first batch of samples ran, MHz; NULL when unknown "

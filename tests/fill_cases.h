@@ -1,7 +1,7 @@
 /* fill_cases: initialisers that reach every branch of the input generator
- * (every init kind but zipf, which the device leaves to the host; rounding,
- * saturation, a 2^64 and a 2^64 + 1 wide integer range, a zero-width float
- * range, a hot fraction of 1, runs of 1).  Each is filled as every element
+ * (every init kind; rounding, saturation, a 2^64 and a 2^64 + 1 wide integer
+ * range, a zero-width float range, a hot fraction of 1, runs of 1; zipf from
+ * its table: one rank, a few, 2^20 below zero, and 2^24, the table's most).  Each is filled as every element
  * type by test_inputs (the plan's host twin against inputs_fill) and
  * test_gpu_fill (kvx_fill on a GPU against inputs_fill). */
 #ifndef KVX_TEST_FILL_CASES_H
@@ -9,7 +9,7 @@
 
 #include "host/inputs.h"
 
-enum { FILL_CASES = 17 };
+enum { FILL_CASES = 21 };
 
 static void fill_cases(InitParams *ps)
 {
@@ -33,6 +33,10 @@ static void fill_cases(InitParams *ps)
     ps[14].kind = INIT_RUNS; ps[14].lo = -5.5; ps[14].hi = 5.5; ps[14].length = 1;
     ps[15].kind = INIT_TEXT;
     ps[16].kind = INIT_UNIFORM; ps[16].lo = 42; ps[16].hi = 42;
+    ps[17].kind = INIT_ZIPF; ps[17].lo = 0; ps[17].hi = 255; ps[17].exponent = 1.1;
+    ps[18].kind = INIT_ZIPF; ps[18].lo = -(1 << 20); ps[18].hi = -1; ps[18].exponent = 0.7;
+    ps[19].kind = INIT_ZIPF; ps[19].lo = 7; ps[19].hi = 7; ps[19].exponent = 2;
+    ps[20].kind = INIT_ZIPF; ps[20].lo = 1000; ps[20].hi = 1000 + (1 << 24) - 1; ps[20].exponent = 1.0;
 }
 
 #endif

@@ -12,10 +12,11 @@
  * long the GPU waited for host work (cases.profile_json host_wait_ms,
  * runs.profile_json host_wait_s).  Inputs are generated on the device
  * (kvx_fill; the fake runs the host generator's loop from the kernel's plan,
- * and KVX_FAKE_FILL_LOG lists its launches): with no host reference reading
- * `in`, `in` is generated once on the device for both variants of the point;
- * a host reference that reads `in` gets the host copy, uploaded, and the same
- * verdicts. */
+ * and KVX_FAKE_FILL_LOG lists its launches): `in` is generated once on the
+ * device for both variants of the point, also where a host reference reads
+ * it (the parent computes that reference from a host copy of its own), with
+ * the same verdicts; a zipf input too, from the table the worker copies to
+ * the device. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -119,13 +120,24 @@ static void test_constant(void **state)
     expect_fills("kvx_fill i32 307200\n");
 }
 
-/* A host reference that reads `in` (max of 0 and each element: 7) takes its
- * host copy, which is then what the device gets. */
+/* A host reference that reads `in` (max of 0 and each element: 7): the
+ * parent computes it ahead from its own host copy (run/run_ahead.c), and
+ * the worker generates `in` on the device. */
 static void test_host_reads_input(void **state)
 {
     (void)state;
     run_check("hostin", "", "reduce(\"max\", in, size, 0)", "i32");
-    expect_fills("");
+    expect_fills("kvx_fill i32 307200\n");
+}
+
+/* A zipf input (256 ranks): generated on the device too, from the table the
+ * worker builds on the host and copies there (the fake's stand-in reads it
+ * through the plan's device addresses). */
+static void test_zipf_input(void **state)
+{
+    (void)state;
+    run_check("zipf", "", "7", "i32, count: size, init: { zipf: { exponent: 1.1, lo: 0, hi: 255 } } }  #");
+    expect_fills("kvx_fill i32 307200\n");
 }
 
 static void test_host_reference(void **state)
@@ -173,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_constant),
         cmocka_unit_test(test_host_reference),
         cmocka_unit_test(test_host_reads_input),
+        cmocka_unit_test(test_zipf_input),
         cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_reference_point),
         cmocka_unit_test(test_input),

@@ -7,6 +7,11 @@
  *   0), with planted differences, NaN and inf: the counts exactly, the sums
  *   and the largest error to 1e-12 (the device sums in a tree, the host in
  *   order);
+ * - the order-free check's sort (kvx_sort_key, _count, _scan, _scatter, in
+ *   the worker's sequence: gpu/worker_compare.c) puts every element type in
+ *   the host's order: integers by value, signed ones below zero first,
+ *   floats by value with infinities at the ends and NaNs last, over several
+ *   tiles with many duplicates; the sorted copy holds the same multiset;
  * - end to end, `kvx run` of tests/data/specs/copy.yaml: the planted wrong
  *   variant (it skips the last element) is a mismatch whose detail names
  *   that element, compared on the device against `out: in`.
@@ -41,6 +46,7 @@ enum { N = 3 * VERIFY_CHUNK + 77 };
 static CUcontext ctx;
 static CUstream stream;
 static CUfunction cmp_fn;
+static CUfunction sort_fn[4];   /* kvx_sort_key, _count, _scan, _scatter */
 
 /* Element i of a random output of type t near v, written as t. */
 static void put(const ElemType *t, void *p, uint64_t i, double v)
@@ -138,6 +144,104 @@ static void test_compare_matches_host(void **state)
     }
 }
 
+/* ---- the sort ------------------------------------------------------------------------ */
+
+static void launch(CUfunction f, uint64_t grid, unsigned block, void **argv)
+{
+    assert_int_equal(cu.cuLaunchKernel(f, (unsigned)grid, 1, 1, block, 1, 1, 0, stream, argv, NULL), CUDA_SUCCESS);
+}
+
+/* n elements of type t at src sorted on the device into dst, as the worker
+ * does it (worker_compare.c's sort_device). */
+static void sort_on_device(const ElemType *t, CUdeviceptr src, uint64_t n, CUdeviceptr dst)
+{
+    uint64_t tiles = (n + DEVIO_SORT_TILE - 1) / DEVIO_SORT_TILE, total = 256 * tiles;
+    uint64_t kgrid = (n + DEVIO_THREADS - 1) / DEVIO_THREADS;
+    CUdeviceptr a = 0, b = 0, counts = 0;
+    assert_int_equal(cu.cuMemAlloc(&a, 8 * n), CUDA_SUCCESS);
+    assert_int_equal(cu.cuMemAlloc(&b, 8 * n), CUDA_SUCCESS);
+    assert_int_equal(cu.cuMemAlloc(&counts, 8 * total), CUDA_SUCCESS);
+    uint32_t code = (uint32_t)t->id, back = (uint32_t)t->id | DEVIO_SORT_BACK;
+    void *ka[] = {&src, &a, &n, &code};
+    launch(sort_fn[0], kgrid < 4096 ? kgrid : 4096, DEVIO_THREADS, ka);
+    for (uint32_t shift = 0; shift < 8u * (uint32_t)t->size; shift += 8) {
+        void *ca[] = {&a, &n, &shift, &counts}, *sa[] = {&counts, &total}, *xa[] = {&a, &b, &n, &shift, &counts};
+        launch(sort_fn[1], tiles, DEVIO_THREADS, ca);
+        launch(sort_fn[2], 1, 1024, sa);
+        launch(sort_fn[3], tiles, 32, xa);
+        CUdeviceptr x = a;
+        a = b, b = x;
+    }
+    void *ba[] = {&a, &dst, &n, &back};
+    launch(sort_fn[0], kgrid < 4096 ? kgrid : 4096, DEVIO_THREADS, ba);
+    assert_int_equal(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
+    cu.cuMemFree(a);
+    cu.cuMemFree(b);
+    cu.cuMemFree(counts);
+}
+
+static const ElemType *g_sort_t;
+
+/* The host's order (host/verify_order.c): by value, NaNs last as one. */
+static int cmp_host(const void *x, const void *y)
+{
+    const ElemType *t = g_sort_t;
+    if (t->is_float) {
+        double a = elem_get_f64(t, x, 0), b = elem_get_f64(t, y, 0);
+        if (isnan(a) || isnan(b))
+            return isnan(a) - isnan(b);
+        return (a > b) - (a < b);
+    }
+    if (t->is_signed) {
+        int64_t a = elem_get_i64(t, x, 0), b = elem_get_i64(t, y, 0);
+        return (a > b) - (a < b);
+    }
+    uint64_t a = elem_get_u64(t, x, 0), b = elem_get_u64(t, y, 0);
+    return (a > b) - (a < b);
+}
+
+static void test_sort_matches_host(void **state)
+{
+    (void)state;
+    enum { SN = 5 * DEVIO_SORT_TILE + 1234 };
+    for (int id = 0; id < ET_COUNT; id++) {
+        const ElemType *t = &elem_types[id];
+        size_t sz = (size_t)t->size;
+        char *in = xmalloc(SN * sz), *want = xmalloc(SN * sz), *got = xmalloc(SN * sz);
+        uint64_t s = 987654321;
+        for (uint64_t i = 0; i < SN; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            /* few distinct values (duplicates), both signs, every byte used */
+            double v = t->is_float ? (double)(int64_t)(s >> 52) / 8.0 - 200 : (double)((int64_t)(s >> 56) - 100);
+            put(t, in, i, v);
+            if (!t->is_float && i % 7 == 0)
+                memcpy(in + i * sz, &s, sz); /* full-width bit patterns */
+        }
+        if (t->is_float) {
+            put(t, in, 3, NAN);
+            put(t, in, DEVIO_SORT_TILE + 9, -NAN);
+            put(t, in, 2 * DEVIO_SORT_TILE, INFINITY);
+            put(t, in, 17, -INFINITY);
+            put(t, in, 18, -0.0);
+        }
+        memcpy(want, in, SN * sz);
+        g_sort_t = t;
+        qsort(want, SN, sz, cmp_host);
+        CUdeviceptr din = upload(in, SN * sz), dout = 0;
+        assert_int_equal(cu.cuMemAlloc(&dout, SN * sz), CUDA_SUCCESS);
+        sort_on_device(t, din, SN, dout);
+        assert_int_equal(cu.cuMemcpyDtoH(got, dout, SN * sz), CUDA_SUCCESS);
+        for (uint64_t i = 0; i < SN; i++)
+            if (cmp_host(got + i * sz, want + i * sz) != 0)
+                fail_msg("%s: sorted element %llu differs from the host's order", t->name, (unsigned long long)i);
+        cu.cuMemFree(din);
+        cu.cuMemFree(dout);
+        free(in);
+        free(want);
+        free(got);
+    }
+}
+
 static void test_planted_wrong_variant(void **state)
 {
     (void)state;
@@ -172,7 +276,11 @@ int main(void)
     CUmodule mod;
     if (cu.cuDeviceGet(&dev, 0) || cu.cuDevicePrimaryCtxRetain(&ctx, dev) || cu.cuCtxSetCurrent(ctx) ||
         cu.cuStreamCreate(&stream, CU_STREAM_DEFAULT) || cu.cuModuleLoadData(&mod, devio_ptx) ||
-        cu.cuModuleGetFunction(&cmp_fn, mod, DEVIO_COMPARE_KERNEL)) {
+        cu.cuModuleGetFunction(&cmp_fn, mod, DEVIO_COMPARE_KERNEL) ||
+        cu.cuModuleGetFunction(&sort_fn[0], mod, DEVIO_SORT_KEY_KERNEL) ||
+        cu.cuModuleGetFunction(&sort_fn[1], mod, DEVIO_SORT_COUNT_KERNEL) ||
+        cu.cuModuleGetFunction(&sort_fn[2], mod, DEVIO_SORT_SCAN_KERNEL) ||
+        cu.cuModuleGetFunction(&sort_fn[3], mod, DEVIO_SORT_SCATTER_KERNEL)) {
         printf("cannot set up the device or load gpu/devio_ptx.h\n");
         return 1;
     }
@@ -181,6 +289,7 @@ int main(void)
     setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_matches_host),
+        cmocka_unit_test(test_sort_matches_host),
         cmocka_unit_test(test_planted_wrong_variant),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

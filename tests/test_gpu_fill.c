@@ -1,8 +1,8 @@
 /* gpu: kvx's input generator on a real GPU (issue #24 item 1; kvx_fill in
  * gpu/devio.cu, loaded from gpu/devio_ptx.h as the worker loads it).
- * Checked: for every initialiser of tests/fill_cases.h (every init kind but
- * zipf, which stays on the host, with rounding, saturation and the widest
- * integer ranges) as every element type, the bytes kvx_fill writes from
+ * Checked: for every initialiser of tests/fill_cases.h (every init kind,
+ * zipf from the host's table copied to the device, with rounding,
+ * saturation and the widest integer ranges) as every element type, the bytes kvx_fill writes from
  * inputs_plan's plan are inputs_fill's, bit for bit (their SHA-256 are
  * equal; a difference names its first element), with the worker's grid and
  * with a grid of 3 blocks that strides the rest.  Without a GPU the test
@@ -73,11 +73,26 @@ static void test_fill_matches_host(void **state)
             InputsPlan plan;
             assert_int_equal(inputs_fill(t, want, N, &ps[k], 0, &err), 0);
             assert_int_equal(inputs_plan(t, N, &ps[k], &plan, &err), 1);
+            /* zipf: the host's table, copied to the device as the worker does */
+            InputsTable tab = {0};
+            CUdeviceptr dcdf = 0, dguide = 0;
+            if (plan.zipf_n) {
+                inputs_table_make(&plan, 0, &tab);
+                assert_int_equal(cu.cuMemAlloc(&dcdf, tab.cdf_bytes), CUDA_SUCCESS);
+                assert_int_equal(cu.cuMemAlloc(&dguide, tab.guide_bytes), CUDA_SUCCESS);
+                assert_int_equal(cu.cuMemcpyHtoDAsync(dcdf, tab.cdf, tab.cdf_bytes, stream), CUDA_SUCCESS);
+                assert_int_equal(cu.cuMemcpyHtoDAsync(dguide, tab.guide, tab.guide_bytes, stream), CUDA_SUCCESS);
+                assert_int_equal(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
+                plan.zipf_cdf = dcdf, plan.zipf_guide = dguide;
+            }
             unsigned grids[2] = {(N + DEVIO_THREADS - 1) / DEVIO_THREADS, 3};
             for (int g = 0; g < 2; g++) {
                 device_fill(&plan, N, t->size, grids[g], got);
                 same_bytes(k, t, want, got, grids[g]);
             }
+            if (dcdf)
+                cu.cuMemFree(dcdf), cu.cuMemFree(dguide);
+            inputs_table_free(&tab);
             free(want);
             free(got);
         }

@@ -453,7 +453,8 @@ static void test_exact_integers(void **state)
 
 /* What kvx_fill gets, the plan alone, makes inputs_fill's bytes: every case
  * of fill_cases.h as every element type, through the host's twin of the
- * kernel (what the fake driver runs).  Zipf stays on the host. */
+ * kernel (what the fake driver runs), zipf with its table; zipf past 2^24
+ * ranks, or a float zipf past 2^53, stays on the host. */
 static void test_plan_same_bytes(void **state)
 {
     (void)state;
@@ -467,15 +468,27 @@ static void test_plan_same_bytes(void **state)
             const ElemType *t = &elem_types[id];
             unsigned char *want = fill(t->name, n, &ps[k], 2), *got = calloc(n, (size_t)t->size);
             assert_int_equal(inputs_plan(t, n, &ps[k], &plan, &err), 1);
+            InputsTable tab = {0};
+            if (plan.zipf_n)
+                inputs_table_make(&plan, 2, &tab);
             inputs_fill_plan(&plan, got, n);
+            inputs_table_free(&tab);
             if (memcmp(want, got, n * (size_t)t->size) != 0)
                 fail_msg("case %d as %s: the plan's bytes differ from inputs_fill's", k, t->name);
             free(want);
             free(got);
         }
+    /* past 2^24 ranks the host's rejection sampler: not on the device */
     InitParams z = P(INIT_ZIPF);
-    z.lo = 0; z.hi = 255; z.exponent = 1.1;
+    z.lo = 0; z.hi = 0x1p24; z.exponent = 1.1;
     assert_int_equal(inputs_plan(T("u32"), n, &z, &plan, &err), 0);
+    z.hi = 0x1p24 - 1;
+    assert_int_equal(inputs_plan(T("u32"), n, &z, &plan, &err), 1);
+    /* a float zipf past 2^53: its values would round */
+    z.lo = 0x1p53; z.hi = 0x1p53 + 10;
+    assert_int_equal(inputs_plan(T("f64"), n, &z, &plan, &err), 0);
+    assert_int_equal(inputs_plan(T("u64"), n, &z, &plan, &err), 1);
+    z.lo = 0; z.hi = 255;
     z.exponent = 0;
     assert_int_equal(inputs_plan(T("u32"), n, &z, &plan, &err), -1);
 }

@@ -24,7 +24,9 @@
  * - a run killed with SIGKILL part-way (the process group, workers included,
  *   as a preempted job) and started again ends with every case exactly once;
  * - tests/data/specs/compact.yaml (an order-free check over a prefix whose
- *   length is an output) runs: its planted variant a mismatch, the rest ok;
+ *   length is an output) runs: its planted variant a mismatch that lists the
+ *   values written twice and not at all, the rest ok; both sides sorted on
+ *   the device (the fake's KVX_FAKE_FILL_LOG);
  * - variants of two kernels (tests/data/specs/two_pass.yaml, hist_private.yaml)
  *   run, each sample timing both, and a wrong second kernel is a mismatch;
  *   contention's two_pass runs beside naive and kvx report tabulates it;
@@ -526,8 +528,10 @@ static void test_best_tallied(void **state)
 static void test_compaction(void **state)
 {
     (void)state;
-    const char *log = tmp_path("compact.log"), *db = tmp_path("compact.db");
+    const char *log = tmp_path("compact.log"), *db = tmp_path("compact.db"), *dlog = tmp_path("compact-devio.log");
+    setenv("KVX_FAKE_FILL_LOG", dlog, 1);
     int rc = kvx(log, "run", KVX_SOURCE_DIR "/tests/data/specs/compact.yaml", "--db", db, NULL);
+    unsetenv("KVX_FAKE_FILL_LOG");
     if (rc != 1) {
         dump(log);
         fail_msg("kvx run compact.yaml exited %d (expected 1: the planted variant is a mismatch)", rc);
@@ -539,6 +543,15 @@ static void test_compaction(void **state)
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 16);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE detail LIKE '%written 2 times%'"
                                 " AND detail LIKE '%written 0 times%'"), 4);
+    /* sorted on the device: the output and the reference of each of the 16
+     * cases, as i32, over the count the launch wrote (a prefix of n) */
+    char *text = file_read(dlog, NULL);
+    assert_non_null(text);
+    int sorts = 0;
+    for (const char *p = text; (p = strstr(p, "kvx_sort i32 ")); p++)
+        sorts++;
+    free(text);
+    assert_int_equal(sorts, 32);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND atomics > 0 AND"
                                 " atomics = bytes / 4 - json_extract(workload, '$.n')"), 12);
 }

@@ -62,6 +62,23 @@ static void test_duplicate_and_drop_caught(void **state)
     verify_expected_free(&e);
 }
 
+/* The listing of a mismatch the device found: both sides already sorted
+ * there (the device's order: signed values by value), not sorted again. */
+static void test_sorted_listing(void **state)
+{
+    (void)state;
+    int32_t got[5] = {-7, 10, 30, 30, 50}, sorted_want[5] = {-7, 10, 20, 30, 50};
+    VerifyReport r;
+    verify_multiset_sorted(T("i32"), got, sorted_want, 5, "out", &r);
+    assert_false(r.ok);
+    assert_int_equal(r.nmismatch, 2);
+    must_have(r.first, "out: 20 written 0 times, expected 1");
+    must_have(r.first, "out: 30 written 2 times, expected 1");
+    verify_multiset_sorted(T("i32"), sorted_want, sorted_want, 5, "out", &r);
+    assert_true(r.ok);
+    assert_int_equal(r.nmismatch, 0);
+}
+
 static void test_signed_and_wide(void **state)
 {
     (void)state;
@@ -142,6 +159,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_permutation_passes),
         cmocka_unit_test(test_duplicate_and_drop_caught),
+        cmocka_unit_test(test_sorted_listing),
         cmocka_unit_test(test_signed_and_wide),
         cmocka_unit_test(test_floats_after_sorting),
         cmocka_unit_test(test_prefix_only),

@@ -16,11 +16,24 @@ struct Dim3 {
 };
 static const Dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, gridDim = {1, 1, 1}, blockDim = {1, 1, 1};
 static void __syncthreads() {}
+// The sort's warp primitives (kvx_sort_*), for one lane: only so that the
+// file compiles; the sort is test_gpu_devio's, on a GPU.
+static void __syncwarp(unsigned = 0xffffffffu) {}
+static unsigned __ballot_sync(unsigned, int p) { return p ? 1u : 0u; }
+static unsigned __match_any_sync(unsigned mask, unsigned) { return mask & 1u; }
+static int __popc(unsigned x) { return __builtin_popcount(x); }
+static unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    *p += v;
+    return old;
+}
 static double __dmul_rn(double a, double b) { return a * b; }
 static double __dadd_rn(double a, double b) { return a + b; }
 static double __dsub_rn(double a, double b) { return a - b; }
 static double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 static double __ull2double_rn(unsigned long long x) { return (double)x; }
+static double __ll2double_rn(long long x) { return (double)x; }
 static float __double2float_rn(double x) { return (float)x; }
 static unsigned __float_as_uint(float f)
 {

@@ -17,8 +17,11 @@ static int one(int k, const ElemType *t, const InitParams *p, uint64_t n)
     KvxError err = {0};
     InputsPlan plan;
     unsigned char *want = malloc(n * t->size), *got = malloc(n * t->size);
+    InputsTable tab = {0};
     int bad = inputs_fill(t, want, n, p, 1, &err) != 0 || inputs_plan(t, n, p, &plan, &err) != 1;
     if (!bad) {
+        if (plan.zipf_n)
+            inputs_table_make(&plan, 1, &tab);
         fill_host(got, n, &plan);
         uint64_t i = 0;
         while (i < n && !memcmp(want + i * t->size, got + i * t->size, (size_t)t->size))
@@ -29,6 +32,7 @@ static int one(int k, const ElemType *t, const InitParams *p, uint64_t n)
     } else {
         printf("case %d as %s: %s\n", k, t->name, err.msg);
     }
+    inputs_table_free(&tab);
     free(want);
     free(got);
     return bad;

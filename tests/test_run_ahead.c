@@ -1,0 +1,105 @@
+/* cpu: host references computed ahead of the GPU (run/run_ahead.c, issue 24
+ * item 3), on a fake device (KVX_FAKE_GPUS=1, gpu/fake.h).
+ *
+ * tests/data/specs/count.yaml has 12 workload points (hit rate x n x
+ * counter type), each with its own count_below reference, shared by its
+ * variants.  The parent computes the 12 in hand-out order from the moment
+ * the order is known; $KVX_TEST_HOSTREF_DELAY=12:4000 makes the last one
+ * take 4 s longer (so that it is still being computed when its point comes,
+ * however loaded the machine).  Checked:
+ * - every case is ok, and the run listed 12 references to compute ahead;
+ * - the cases of the 11 other points did not wait for host work (each
+ *   host_wait_ms under 100 ms) and were all stored before any case of the
+ *   slow point: a slow reference delays its own point only;
+ * - the slow point's first case waited for it (host_wait_ms over 1 s), and
+ *   runs.profile_json's host_wait_s is the cases' waits summed;
+ * - the references' folder under $TMPDIR is gone after the run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+#define KVX_DEADLINE_S 60
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "tests/kvx_child.h"
+#pragma GCC diagnostic pop
+
+#define SPEC KVX_SOURCE_DIR "/tests/data/specs/count.yaml"
+#define NCASES 30
+#define NREFS 12
+
+/* A case's workload point: its axes but the strategy (counter, a code axis,
+ * changes the output's type and so the reference). */
+#define POINT "json_remove(axes, '$.strategy')"
+/* The slow point: that of the cases whose host_wait_ms passed 1 s. */
+#define SLOW_POINT "(SELECT " POINT " FROM cases WHERE json_extract(profile_json, '$.host_wait_ms') > 1000)"
+
+static int folders_left(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_slow_reference(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("ahead.db"), *log = tmp_path("ahead.log");
+    setenv("KVX_TEST_HOSTREF_DELAY", "12:4000", 1);
+    int rc = kvx(log, "run", SPEC, "--db", db, "--profile", NULL);
+    unsetenv("KVX_TEST_HOSTREF_DELAY");
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx run exited %d (expected 0: all ok)", rc);
+    }
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'"), NCASES);
+    assert_int_equal(db_int(db, "SELECT json_extract(profile_json, '$.ahead_refs') FROM runs"), NREFS);
+    /* one point waited, the others not at all */
+    assert_int_equal(db_int(db, "SELECT count(DISTINCT " POINT ") FROM cases WHERE"
+                                " json_extract(profile_json, '$.host_wait_ms') > 1000"), 1);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE " POINT " NOT IN " SLOW_POINT
+                                " AND json_extract(profile_json, '$.host_wait_ms') >= 100"), 0);
+    /* ... and ran first: every other point's cases were stored before it */
+    assert_int_equal(db_int(db, "SELECT (SELECT max(id) FROM cases WHERE " POINT " NOT IN " SLOW_POINT ") < (SELECT"
+                                " min(id) FROM cases WHERE " POINT " IN " SLOW_POINT ")"), 1);
+    /* the run's figure is the cases' waits */
+    assert_int_equal(db_int(db, "SELECT abs(json_extract(r.profile_json, '$.host_wait_s') - (SELECT"
+                                " sum(json_extract(profile_json, '$.host_wait_ms')) / 1000 FROM cases)) < 0.002"
+                                " AND json_extract(r.profile_json, '$.host_wait_s') BETWEEN 1.0 AND 4.1"
+                                " FROM runs r"), 1);
+    if (!log_has(log, "host references computed ahead  12 in "))
+        fail_msg("kvx run --profile did not say how many references it computed ahead");
+    assert_int_equal(folders_left(tmp, "kvx-hostrefs-"), 0);
+}
+
+int main(void)
+{
+    unsetenv("KVX_FAKE_LOG");
+    unsetenv("KVX_FAKE_NS_PER_BYTE");
+    if (child_dir_make("kvx-run-ahead"))
+        return 1;
+    setenv("KVX_CACHE_DIR", tmp_path("cache"), 1);
+    setenv("KVX_FAKE_GPUS", "1", 1);
+    setenv("TMPDIR", tmp, 1);
+    printf("  working in %s\n", tmp);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slow_reference),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return child_dir_done(failed);
+}
