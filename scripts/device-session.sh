@@ -45,6 +45,8 @@
 #             compared with results/h200/contention.db (the driver's placement)
 #   memfacts  kvx inspect of tests/data/specs/copy.yaml: load/store widths from SASS
 #   plots     kvx report of the contention subset and its matplotlib scripts run
+#   search    kvx run --search model --budget 5% of specs/sgemm.yaml from an empty
+#             cache (batches of 8, then of 32), its wall and the best found
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -337,6 +339,26 @@ for step in "$@"; do
             [ -f "$py" ] && { python3 "$py" >>"$B/plots.log" 2>&1; echo "$(basename "$py"): exit $?"; }
         done | tee -a "$B/session.log"
         ls "$B"/plots/*/ | head -n 20 | tee -a "$B/session.log"
+        ;;
+    search)
+        for batch in 8 32; do
+            say "search sgemm --batch $batch"
+            rm -rf "$root/.kvx-cache-search"
+            t0=$(date +%s.%N)
+            "$kvx" run specs/sgemm.yaml --search model --budget 5% --batch $batch --cache "$root/.kvx-cache-search" \
+                --db "$B/search-$batch.db" --profile >"$B/search-$batch.log" 2>&1
+            rc=$?
+            echo "search --batch $batch: whole $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s, exit $rc" |
+                tee -a "$B/session.log"
+            python3 - "$B/search-$batch.db" <<'PY' | tee -a "$B/session.log"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n, ok, best = c.execute("select count(*), sum(status = 'ok'), min(case when status = 'ok' then median_ms end) from cases").fetchone()
+runs, wall = c.execute("select count(*), sum(wall_s) from runs").fetchone()
+print(f"cases {n} ok {ok} best {best:.4f} ms (exhaustive optimum 0.4972 ms: {0.4972 / best:.3f} of it); runs {runs}, summed run wall {wall:.1f} s")
+PY
+            grep -E "^time |^profile " "$B/search-$batch.log" | tail -n 4 | tee -a "$B/session.log"
+        done
         ;;
     *) echo "unknown step $step" ;;
     esac
