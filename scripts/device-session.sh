@@ -36,6 +36,8 @@
 #   multi     the several-kernel strategies: contention's two_pass and histogram's
 #             global_private beside the others, the two test specs with planted
 #             wrong second kernels, kvx inspect per kernel
+#   multihist the histogram spec's global_private beside global and smem, reported
+#   jscale    kvx compile of the histogram spec, 3 archs, no cache: -j 1 against the default
 #   nsys      an nsys timeline of a contention subset: the NVTX ranges per case
 #   bankconf  --counters=bank-conflict metrics on bench/specs/transpose.yaml, the
 #             .ncu-rep kept
@@ -266,12 +268,7 @@ for step in "$@"; do
         echo "contention: exit $?" | tee -a "$B/session.log"
         tail -n 4 "$B/multi-contention.log" | tee -a "$B/session.log"
         "$kvx" table --db "$B/multi.db" --spec contention --rows n,hit_rate --cols strategy --value median_ms 2>&1 | tee -a "$B/session.log"
-        "$kvx" run specs/histogram.yaml --where 'strategy == "global" || strategy == "global_private" || strategy == "shared"' \
-            --db "$B/multi.db" >"$B/multi-histogram.log" 2>&1
-        echo "histogram: exit $?" | tee -a "$B/session.log"
-        tail -n 4 "$B/multi-histogram.log" | tee -a "$B/session.log"
         "$kvx" report specs/contention.yaml --db "$B/multi.db" --out "$B/multi-report" >/dev/null 2>&1
-        "$kvx" report specs/histogram.yaml --db "$B/multi.db" --out "$B/multi-report" >/dev/null 2>&1
         for t in two_pass hist_private; do
             "$kvx" run "tests/data/specs/$t.yaml" --db "$B/multi-$t.db" >"$B/multi-$t.log" 2>&1
             echo "$t: exit $?" | tee -a "$B/session.log"
@@ -281,9 +278,33 @@ for step in "$@"; do
             >"$B/multi-inspect.txt" 2>&1
         head -n 30 "$B/multi-inspect.txt" | tee -a "$B/session.log"
         ;;
+    multihist)
+        say "histogram: global_private beside global and smem"
+        "$kvx" run specs/histogram.yaml --where 'strategy == "global" || strategy == "global_private" || strategy == "smem"' \
+            --db "$B/multihist.db" >"$B/multihist.log" 2>&1
+        echo "histogram: exit $?" | tee -a "$B/session.log"
+        tail -n 4 "$B/multihist.log" | tee -a "$B/session.log"
+        "$kvx" report specs/histogram.yaml --db "$B/multihist.db" --out "$B/multihist-report" >/dev/null 2>&1
+        "$kvx" table --db "$B/multihist.db" --spec histogram --rows size,bins --cols strategy --value median_ms 2>&1 |
+            tee -a "$B/session.log"
+        ;;
+    jscale)
+        say "compile scaling: histogram"
+        for j in "-j 1" ""; do
+            t0=$(date +%s.%N)
+            "$kvx" compile specs/histogram.yaml --arch sm_80,sm_90,sm_120 --no-cache $j >"$B/jscale.log" 2>&1
+            echo "kvx compile histogram x3 archs --no-cache ${j:-(default jobs)}: $(awk -v a="$t0" \
+                -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"
+        done
+        ls -d "${TMPDIR:-/tmp}"/kvx-pch-* 2>/dev/null | wc -l | sed 's/^/pch folders left: /' | tee -a "$B/session.log"
+        ;;
     nsys)
         say "nsys timeline"
-        if command -v nsys >/dev/null; then
+        nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys \
+            /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/nsight-systems*/bin/nsys 2>/dev/null | head -n 1)
+        echo "nsys: ${nsys:-none}" | tee -a "$B/session.log"
+        if [ -n "$nsys" ]; then
+            PATH=$(dirname "$nsys"):$PATH
             nsys profile -o "$B/timeline" --force-overwrite true --trace cuda,nvtx "$kvx" run specs/contention.yaml \
                 --where 'n == 2^24 && hit_rate == 1 && counters == 1 && counter == "u32"' --db "$B/nsys.db" --rerun \
                 >"$B/nsys.log" 2>&1
@@ -291,7 +312,7 @@ for step in "$@"; do
             head -n 30 "$B/nsys-nvtx.csv" | cut -c1-200 | tee -a "$B/session.log"
             echo "cases stored: $(python3 -c "import sqlite3;print(sqlite3.connect('$B/nsys.db').execute('select count(*) from cases').fetchone()[0])")" | tee -a "$B/session.log"
         else
-            echo "no nsys on PATH" | tee -a "$B/session.log"
+            ls /opt/nvidia /usr/local/cuda/ 2>&1 | tr '\n' ' ' | tee -a "$B/session.log"
         fi
         ;;
     bankconf)

@@ -175,10 +175,12 @@ int64_t store_run_buf_align(sqlite3 *db, int64_t run_id)
 {
     sqlite3_stmt *q = NULL;
     int64_t align = 0;
+    /* A database before schema 2, read as it is, has no devices_json. */
     if (sqlite3_prepare_v2(db, "SELECT CASE WHEN json_valid(devices_json) THEN"
                            " json_extract(devices_json, '$[0].buf_align') END FROM runs"
                            " WHERE id = ?1 AND kind = 'run'",
-                           -1, &q, NULL) != SQLITE_OK)
+                           -1, &q, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT NULL FROM runs WHERE id = ?1 AND kind = 'run'", -1, &q, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(q, 1, run_id);
     if (sqlite3_step(q) == SQLITE_ROW)

@@ -123,6 +123,29 @@ static void test_row_of_another_kernel(void **state)
     free(text);
 }
 
+/* kvx's own kernels in the pass (kvx_fill making the inputs on the device,
+ * seen on an H200) are not a case's rows: skipped, the case's row read. */
+static void test_kvx_kernels_skipped(void **state)
+{
+    (void)state;
+    static const char FILL[] =
+        "\"ID\",\"Process ID\",\"Process Name\",\"Kernel Name\",\"dram__bytes_read.sum\","
+        "\"dram__bytes_write.sum\",\"lts__t_requests_srcunit_tex_op_atom.sum\","
+        "\"lts__t_requests_srcunit_tex_op_red.sum\"\n"
+        "\"\",\"\",\"\",\"\",\"byte\",\"byte\",\"\",\"\"\n"
+        "\"0\",\"1\",\"kvx\",\"kvx_fill\",\"0\",\"67,108,864\",\"0\",\"0\"\n"
+        "\"1\",\"1\",\"kvx\",\"transpose\",\"67,108,864\",\"67,108,864\",\"0\",\"0\"\n";
+    CaseDesc c[1];
+    cases_named(c, 1, "transpose");
+    const CounterList *l = list_of("default");
+    double v[1][COUNTER_COUNT];
+    char *text = strdup(FILL);
+    KvxError err = {0};
+    assert_int_equal(counters_parse(text, c, 1, l, &v[0][0], &err), 1);
+    assert_true(v[0][COUNTER_dram_read_bytes] == 67108864);
+    free(text);
+}
+
 /* A case of two kernels (two_pass) takes two rows, its counters their sum;
  * the next case's row follows them. */
 static void test_two_kernels_summed(void **state)
@@ -290,6 +313,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_row_of_another_kernel),
+        cmocka_unit_test(test_kvx_kernels_skipped),
         cmocka_unit_test(test_two_kernels_summed),
         cmocka_unit_test(test_list),
         cmocka_unit_test(test_run_counters),
