@@ -13,6 +13,7 @@
  * an exhaustive run measures nothing.  Within a batch the sources compile
  * on the compile processes while the first cases run (run.c). */
 #include "run_internal.h"
+#include "core/pool.h"
 #include "search.h"
 #include "search_db.h"
 #include "store/store_search.h"
@@ -259,10 +260,15 @@ static void *ahead_main(void *arg)
 }
 
 /* Start compiling the sources of the next up to `left` variants, less those
- * of the asked ones (the batch's run compiles them). */
+ * of the asked ones (the batch's run compiles them).  Beyond the next batch
+ * as far as two sources a compile process: a guess (local, model) misses
+ * less with more of the strategy's likely next asks compiled, and the wider
+ * peek costs no wall while it fits the processes once or twice. */
 static void ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked, int left, Ahead *a)
 {
-    int peek[4096], n = search_peek(se, peek, left < sr->o->batch ? left : sr->o->batch);
+    int procs = sr->o->jobs > 0 ? sr->o->jobs : pool_cores();
+    int want = sr->o->batch > 2 * procs ? sr->o->batch : 2 * procs;
+    int peek[4096], n = search_peek(se, peek, left < want ? left : want < 4096 ? want : 4096);
     unsigned char *seen = xcalloc((size_t)sr->p.nsrcs + 1, 1);
     for (int i = 0; i < nasked; i++)
         for (int k = sr->pstart[asked[i]]; k < sr->pstart[asked[i] + 1]; k++)
