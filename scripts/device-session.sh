@@ -49,6 +49,9 @@
 #   plots     kvx report of the contention subset and its matplotlib scripts run
 #   search    kvx run --search model --budget 5% of specs/sgemm.yaml from an empty
 #             cache (batches of 8, then of 32), its wall and the best found
+#   oldnew    the whole contention spec by kvx at e9df4dc (built in a worktree) and by
+#             this tree in the same sitting, warm, then kvx compare of the two
+#   nvtxrep   the NVTX ranges in results/h200/sitting-0805/bankconf-run1.ncu-rep
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -380,6 +383,47 @@ print(f"cases {n} ok {ok} best {best:.4f} ms (exhaustive optimum 0.4972 ms: {0.4
 PY
             grep -E "^time |^profile " "$B/search-$batch.log" | tail -n 4 | tee -a "$B/session.log"
         done
+        ;;
+    oldnew)
+        say "e9df4dc against this tree"
+        old=/tmp/kvx-old
+        git worktree add -f "$old" e9df4dc >/dev/null 2>&1 || git -c advice.detachedHead=false clone -q . "$old"
+        (cd "$old" && git checkout -q e9df4dc && cmake -S . -B b -DCMAKE_PREFIX_PATH="$root/.devdeps" \
+            -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build b -j "$(nproc)" >/dev/null 2>&1)
+        if [ -x "$old/b/kvx" ]; then
+            for side in old new; do
+                k=$kvx; [ $side = old ] && k=$old/b/kvx
+                (cd "$([ $side = old ] && echo "$old" || echo "$root")" && "$k" compile specs/contention.yaml >/dev/null 2>&1 &&
+                    KVX_COMMIT= "$k" run specs/contention.yaml --db "$B/oldnew-$side.db" --rerun >"$B/oldnew-$side.log" 2>&1)
+                echo "$side: $(grep -E '^[0-9]+ cases in' "$B/oldnew-$side.log")" | tee -a "$B/session.log"
+            done
+            "$kvx" compare "$B/oldnew-new.db" "$B/oldnew-old.db" --rows strategy,counter,address,counters,n \
+                --cols hit_rate --format csv >"$B/oldnew-compare.csv" 2>&1
+            python3 - "$B/oldnew-compare.csv" <<'PY' | tee -a "$B/session.log"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+r = [x for x in rows if num(x.get("B_over_A")) is not None]
+out = [x for x in r if abs(num(x["B_over_A"]) - 1) > 0.02]
+print(f"cells compared {len(r)}; beyond 2%: {len(out)}; marked significant: {sum(1 for x in out if x.get('mark'))}")
+for x in out[:40]:
+    print("  ", ",".join(f"{k}={v}" for k, v in x.items()))
+PY
+        else
+            echo "e9df4dc did not build" | tee -a "$B/session.log"
+        fi
+        ;;
+    nvtxrep)
+        say "NVTX in a kept ncu report"
+        ncu -i results/h200/sitting-0805/bankconf-run1.ncu-rep --print-nvtx-rename kernel --page raw --csv \
+            --metrics gpu__time_duration.sum >"$B/nvtxrep.csv" 2>&1
+        cut -c1-300 "$B/nvtxrep.csv" | head -n 8 | tee -a "$B/session.log"
+        ncu -i results/h200/sitting-0805/bankconf-run1.ncu-rep --print-nvtx-rename kernel --print-summary per-kernel 2>&1 |
+            grep -iE "strategy=|transpose" | head -n 12 | tee -a "$B/session.log"
         ;;
     *) echo "unknown step $step" ;;
     esac
