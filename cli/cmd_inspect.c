@@ -47,6 +47,17 @@ static int variant_row(Inspection *in, const char *label)
     return in->nvar++;
 }
 
+/* Each line of sites ("what the source does, what ptxas did") as a "site:"
+ * line under its variant or kernel. */
+static void print_sites(const char *sites, const char *indent)
+{
+    for (const char *q = sites; *q;) {
+        size_t len = strcspn(q, "\n");
+        printf("%ssite: %.*s\n", indent, (int)len, q);
+        q += len + (q[len] == '\n');
+    }
+}
+
 /* One variant's summary, its loads and stores and its sites, a line each. */
 static void print_summary(const InspectFacts *f, const char *name, const char *arch)
 {
@@ -62,11 +73,7 @@ static void print_summary(const InspectFacts *f, const char *name, const char *a
     /* Each atomic site: what the source does, what ptxas did. */
     sb_reset(&line);
     inspect_sites(f, &line);
-    for (const char *q = sb_str(&line); *q;) {
-        size_t len = strcspn(q, "\n");
-        printf("    site: %.*s\n", (int)len, q);
-        q += len + (q[len] == '\n');
-    }
+    print_sites(sb_str(&line), "    ");
     sb_free(&line);
 }
 
@@ -88,11 +95,7 @@ static void print_kernels(const JitJob *j, const char *sass)
         printf("  kernel %s: %s\n", names[k], sb_str(&line));
         sb_reset(&line);
         inspect_sites(f, &line);
-        for (const char *q = sb_str(&line); *q;) {
-            size_t len = strcspn(q, "\n");
-            printf("      site: %.*s\n", (int)len, q);
-            q += len + (q[len] == '\n');
-        }
+        print_sites(sb_str(&line), "      ");
     }
     sb_free(&line);
     free(f);

@@ -11,7 +11,6 @@
 #define _GNU_SOURCE     /* pipe2: close-on-exec from the start, as other threads fork too */
 #include "jitproc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -219,19 +218,9 @@ static void pch_dir(pid_t pid, char *out, size_t n)
 /* Remove that folder and its files (a process that crashed left them). */
 static void pch_dir_remove(pid_t pid)
 {
-    char dir[PATH_MAX + 32], path[PATH_MAX + 300];
+    char dir[PATH_MAX + 32];
     pch_dir(pid, dir, sizeof dir);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    closedir(d);
-    rmdir(dir);
+    file_remove_dir(dir);
 }
 
 /* One job's frame compiled into the answer b.  -1 on a malformed frame. */

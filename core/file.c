@@ -1,6 +1,7 @@
 /* file: whole files read and written atomically (util.h). */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,6 +88,13 @@ const char *file_read_why(int errnum, size_t max, char *buf, size_t n)
 
 int file_write_atomic(const char *path, const void *data, size_t len)
 {
+    const void *parts[1] = {data};
+    const uint64_t sizes[1] = {len};
+    return file_write_atomic_parts(path, parts, sizes, 1);
+}
+
+int file_write_atomic_parts(const char *path, const void *const parts[], const uint64_t sizes[], int n)
+{
     /* Only a regular file is replaced: renaming over a symbolic link or a
      * device would destroy it (as root, /dev/null). */
     struct stat st;
@@ -99,7 +107,9 @@ int file_write_atomic(const char *path, const void *data, size_t len)
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return -1;
-    int ok = fwrite(data, 1, len, f) == len;
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++)
+        ok = !sizes[i] || fwrite(parts[i], 1, sizes[i], f) == sizes[i];
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) {
         int saved = errno;
@@ -108,6 +118,22 @@ int file_write_atomic(const char *path, const void *data, size_t len)
         return -1;
     }
     return 0;
+}
+
+void file_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
 }
 
 int file_mkdir_p(const char *path)

@@ -116,6 +116,11 @@ const char *file_read_why(int errnum, size_t max, char *buf, size_t n);
  * file or nothing (a directory: EISDIR; a link or a device: EINVAL).  0 or -1
  * (errno set). */
 int file_write_atomic(const char *path, const void *data, size_t len);
+/* The same of n parts written one after the other (a part of size 0 is
+ * skipped).  0 or -1 (errno). */
+int file_write_atomic_parts(const char *path, const void *const parts[], const uint64_t sizes[], int n);
+/* Remove a folder and the files in it (not folders in it); quiet. */
+void file_remove_dir(const char *dir);
 /* mkdir -p.  0 or -1. */
 int file_mkdir_p(const char *path);
 /* The directory part of path ("." when none), malloc'd. */

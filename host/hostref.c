@@ -6,7 +6,6 @@
  * written to a temporary name and renamed. */
 #include "hostref.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,18 +74,7 @@ int hostref_dir_make(char *dir, size_t n, KvxError *err)
 
 void hostref_dir_remove(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char path[4096];
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    closedir(d);
-    rmdir(dir);
+    file_remove_dir(dir);
 }
 
 static void path_of(char *out, size_t n, const char *dir, const char *key, const char *ext)
@@ -109,27 +97,6 @@ static void head_make(const Expected *exp, HrefHead *h, uint64_t nbytes[4])
     nbytes[3] = exp->member_vals ? exp->member_n * (uint64_t)exp->member_t->size : 0;
 }
 
-/* data to path, through a temporary name.  0 or -1 (errno). */
-static int publish(const char *path, const void *const parts[], const uint64_t sizes[], int n)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return -1;
-    int ok = 1;
-    for (int i = 0; i < n && ok; i++)
-        ok = !sizes[i] || fwrite(parts[i], 1, sizes[i], f) == sizes[i];
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int saved = errno;
-        unlink(tmp);
-        errno = saved;
-        return -1;
-    }
-    return 0;
-}
-
 int hostref_save(const char *dir, const char *key, const Expected *exp, const char *failure, KvxError *err)
 {
     char path[4096];
@@ -138,7 +105,7 @@ int hostref_save(const char *dir, const char *key, const Expected *exp, const ch
         path_of(path, sizeof path, dir, key, ".fail");
         const void *parts[] = {failure};
         uint64_t sizes[] = {strlen(failure)};
-        rc = publish(path, parts, sizes, 1);
+        rc = file_write_atomic_parts(path, parts, sizes, 1);
     } else {
         HrefHead h;
         uint64_t nb[4];
@@ -146,7 +113,7 @@ int hostref_save(const char *dir, const char *key, const Expected *exp, const ch
         path_of(path, sizeof path, dir, key, "");
         const void *parts[] = {&h, exp->f, exp->u, exp->set, exp->member_vals};
         uint64_t sizes[] = {sizeof h, nb[0], nb[1], nb[2], nb[3]};
-        rc = publish(path, parts, sizes, 5);
+        rc = file_write_atomic_parts(path, parts, sizes, 5);
     }
     if (rc < 0)
         kvx_error_set(err, KVX_EIO, NULL, "cannot write '%s': %s", path, strerror(errno));
@@ -159,7 +126,7 @@ int hostref_finish(const char *dir, KvxError *err)
     snprintf(path, sizeof path, "%s/finished", dir);
     const void *parts[] = {""};
     uint64_t sizes[] = {0};
-    if (publish(path, parts, sizes, 1) == 0)
+    if (file_write_atomic_parts(path, parts, sizes, 1) == 0)
         return 0;
     kvx_error_set(err, KVX_EIO, NULL, "cannot write '%s': %s", path, strerror(errno));
     return -1;
