@@ -152,6 +152,21 @@ static void keep_max(int *slot, int v)
         *slot = v;
 }
 
+/* The next line of *p into line (cut at n - 1 bytes), *p moved past it.
+ * 0 at the end of the text. */
+static int log_line(const char **p, char *line, size_t n)
+{
+    if (!**p)
+        return 0;
+    const char *nl = strchr(*p, '\n');
+    size_t len = nl ? (size_t)(nl - *p) : strlen(*p);
+    size_t k = len < n - 1 ? len : n - 1;
+    memcpy(line, *p, k);
+    line[k] = 0;
+    *p += len + (nl ? 1 : 0);
+    return 1;
+}
+
 /* NVRTC 13's log, per function:
  *   ptxas info    : Compiling entry function 'k' for 'sm_90'
  *   ptxas info    : Function properties for k
@@ -168,13 +183,7 @@ void jit_parse_ptxas(const char *log, JitJob *job)
     if (!log)
         return;
     char line[1024];
-    for (const char *p = log; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        size_t k = n < sizeof line - 1 ? n : sizeof line - 1;
-        memcpy(line, p, k);
-        line[k] = 0;
-        p += n + (nl ? 1 : 0);
+    for (const char *p = log; log_line(&p, line, sizeof line);) {
         if (!strstr(line, "ptxas"))
             continue;
         const char *used = strstr(line, "Used ");
@@ -231,13 +240,7 @@ int jit_ptxas_kernels(const char *log, JitKernelFacts *out, int max)
 {
     int n = 0;
     char line[1024];
-    for (const char *p = log ? log : ""; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        size_t k = len < sizeof line - 1 ? len : sizeof line - 1;
-        memcpy(line, p, k);
-        line[k] = 0;
-        p += len + (nl ? 1 : 0);
+    for (const char *p = log ? log : ""; log_line(&p, line, sizeof line);) {
         if (!strstr(line, "ptxas"))
             continue;
         char name[sizeof out->name];

@@ -27,6 +27,18 @@
 
 static char tmp[512];
 
+/* A test's environment free of what a caller's shell may hold: Slurm's
+ * array variables (kvx reads them as --shard) and the fake driver's knobs
+ * (each test sets its own). */
+static inline void child_env_clean(void)
+{
+    static const char *const names[] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
+                                        "KVX_FAKE_LOG", "KVX_FAKE_NS_PER_BYTE", "KVX_FAKE_FAULT_LAUNCH",
+                                        "KVX_FAKE_MEM_FREE"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unsetenv(names[i]);
+}
+
 /* The test's directory, $TMPDIR/NAME-XXXXXX (or under /tmp), as tmp, its
  * path printed.  0, or -1 after saying why. */
 static inline int child_dir_make(const char *name)

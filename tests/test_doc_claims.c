@@ -267,10 +267,7 @@ static void test_error_prefixes(void **state)
 
 int main(void)
 {
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
-    unsetenv("KVX_FAKE_LOG");
+    child_env_clean();
     setenv("KVX_FAKE_GPUS", "1", 1);
     if (child_dir_make("kvx-doc-claims"))
         return 1;

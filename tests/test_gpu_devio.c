@@ -262,9 +262,7 @@ static void test_planted_wrong_variant(void **state)
 int main(void)
 {
     unsetenv("KVX_FAKE_GPUS");
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
+    child_env_clean();
     KvxError err = {0};
     int n = 0;
     CUdevice dev;

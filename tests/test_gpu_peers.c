@@ -153,9 +153,7 @@ static void test_contention_beside_kvx(void **state)
 int main(void)
 {
     unsetenv("KVX_FAKE_GPUS");
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
+    child_env_clean();
     char why[600];
     if (doctor_gpus(why, sizeof why) < 1) {
         printf("skipped: no GPU to run on (%s)\n", why);

@@ -404,9 +404,7 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 int main(void)
 {
     /* Inside a Slurm array job, kvx run would shard these runs by itself. */
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
+    child_env_clean();
     char why[600];
     if (doctor_gpus(why, sizeof why) < 1) {
         printf("skipped: no GPU to run on (%s)\n", why);

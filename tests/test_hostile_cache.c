@@ -251,10 +251,7 @@ static void test_no_cache_untouched(void **state)
 
 int main(void)
 {
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
-    unsetenv("KVX_FAKE_LOG");
+    child_env_clean();
     unsetenv("KVX_CACHE_DIR");
     setenv("KVX_FAKE_GPUS", "2", 1);
     if (child_dir_make("kvx-hostile-cache"))

@@ -670,10 +670,7 @@ static void rm_tree(const char *dir)
 int main(void)
 {
     /* Inside a Slurm array job, kvx run would shard these runs by itself. */
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
-    unsetenv("KVX_FAKE_LOG");
+    child_env_clean();
     setenv("KVX_FAKE_GPUS", "2", 1);
     if (child_dir_make("kvx-run-fake"))
         return 1;

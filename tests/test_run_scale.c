@@ -302,10 +302,7 @@ static void test_differential_whole(void **state)
 
 int main(void)
 {
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
-    unsetenv("KVX_FAKE_LOG");
+    child_env_clean();
     /* 12 to 49 ms a case: busy workers, a long group at 4K */
     setenv("KVX_FAKE_NS_PER_BYTE", "1500", 1);
     if (child_dir_make("kvx-run-scale"))

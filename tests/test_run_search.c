@@ -238,11 +238,7 @@ static void test_kill_and_resume(void **state)
 
 int main(void)
 {
-    unsetenv("SLURM_ARRAY_TASK_ID");
-    unsetenv("SLURM_ARRAY_TASK_COUNT");
-    unsetenv("SLURM_ARRAY_TASK_MIN");
-    unsetenv("KVX_FAKE_LOG");
-    unsetenv("KVX_FAKE_NS_PER_BYTE");
+    child_env_clean();
     setenv("KVX_FAKE_GPUS", "1", 1);
     if (child_dir_make("kvx-run-search"))
         return 1;
