@@ -15,7 +15,7 @@ static _Noreturn void oom(size_t n)
     abort();
 }
 
-void *xmalloc(size_t n)
+void *mem_alloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
@@ -23,7 +23,7 @@ void *xmalloc(size_t n)
     return p;
 }
 
-void *xcalloc(size_t n, size_t size)
+void *mem_calloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
@@ -31,7 +31,7 @@ void *xcalloc(size_t n, size_t size)
     return p;
 }
 
-void *xrealloc(void *p, size_t n)
+void *mem_realloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q)
@@ -39,15 +39,15 @@ void *xrealloc(void *p, size_t n)
     return q;
 }
 
-char *xstrdup(const char *s)
+char *mem_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *p = xmalloc(n);
+    char *p = mem_alloc(n);
     memcpy(p, s, n);
     return p;
 }
 
-double now_ms(void)
+double wall_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

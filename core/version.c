@@ -4,7 +4,7 @@
 
 #include "kvx_version.h"
 
-const char *kvx_version(void)
+const char *version_text(void)
 {
     return KVX_VERSION;
 }
