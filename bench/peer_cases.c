@@ -129,7 +129,7 @@ static void device_facts(const PeerDevice *pd, DeviceFacts *f)
 PeerSet *peer_open(const PeerOptions *o, char *err, size_t n)
 {
     KvxError e = {0};
-    PeerSet *s = xcalloc(1, sizeof *s);
+    PeerSet *s = mem_calloc(1, sizeof *s);
     s->prepared = -1;
     s->threads = o->threads;
     DeviceFacts f;
@@ -304,9 +304,9 @@ int peer_select(PeerSet *s, const char *where, const char *filter, char *err, si
     KvxError e = {0};
     rows_free(s);
     int np = s->plan.npoints;
-    unsigned char *sel = xmalloc((size_t)np + 1);
+    unsigned char *sel = mem_alloc((size_t)np + 1);
     memset(sel, 1, (size_t)np + 1);
-    int *group_point = xmalloc(sizeof(int) * ((size_t)np + 1));
+    int *group_point = mem_alloc(sizeof(int) * ((size_t)np + 1));
     HashIdx idx = {0};
     int rc = -1;
     if (select_by(s, where, "--where", sel, &e) || select_by(s, filter, "peer filter", sel, &e)) {
@@ -316,7 +316,7 @@ int peer_select(PeerSet *s, const char *where, const char *filter, char *err, si
     /* Rows grow as groups are found: a CaseDesc is some 20 KB, and a row per
      * point of a large plan would be gigabytes. */
     int cap = 16;
-    s->rows = xcalloc((size_t)cap, sizeof *s->rows);
+    s->rows = mem_calloc((size_t)cap, sizeof *s->rows);
     for (int i = 0; i < np; i++) {
         if (!sel[i])
             continue;
@@ -324,7 +324,7 @@ int peer_select(PeerSet *s, const char *where, const char *filter, char *err, si
         int k = hidx_add(&idx, group_hash(s, i), s->nrows, same_group, &g);
         if (k < 0) {
             if (s->nrows == cap) {
-                s->rows = xrealloc(s->rows, sizeof *s->rows * (size_t)(cap *= 2));
+                s->rows = mem_realloc(s->rows, sizeof *s->rows * (size_t)(cap *= 2));
                 memset(s->rows + s->nrows, 0, sizeof *s->rows * (size_t)(cap - s->nrows));
             }
             group_point[s->nrows] = i;
@@ -435,7 +435,7 @@ static int generate(PeerSet *s, const CaseBuf *b, char *err, size_t n)
     KVX_ASSERT(s->nhosts < CASE_MAX_BUFS);
     const ElemType *t = &elem_types[b->type];
     uint64_t bytes = b->count * (uint64_t)t->size;
-    void *data = xmalloc(bytes ? bytes : 1);
+    void *data = mem_alloc(bytes ? bytes : 1);
     KvxError e = {0};
     if (inputs_fill(t, data, b->count, &b->init, s->threads, &e) < 0) {
         free(data);

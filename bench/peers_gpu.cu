@@ -31,7 +31,7 @@ std::string cuda_err;
 
 namespace {
 
-double now_ms()
+double wall_now_ms()
 {
     timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -393,7 +393,7 @@ bool measure(PeerSet *s, int row, Gpu &g, Call &c, const PeerCheck &chk, Result 
         return false;
     CK(cudaStreamSynchronize(g.stream));
     /* The verified call: output reset, no flush, between the two events. */
-    const double t0 = now_ms();
+    const double t0 = wall_now_ms();
     float launch = 0;
     if (!c.reset(g.stream))
         return false;
@@ -404,7 +404,7 @@ bool measure(PeerSet *s, int row, Gpu &g, Call &c, const PeerCheck &chk, Result 
     CK(cudaEventSynchronize(g.ev[1]));
     CK(cudaEventElapsedTime(&launch, g.ev[0], g.ev[1]));
     r.launch_ms = launch;
-    const double spent = now_ms() - t0;
+    const double spent = wall_now_ms() - t0;
     std::vector<unsigned char> out(size_t(chk.out_count) * size_t(chk.out_size));
     if (!c.result(out.data()))
         return false;
@@ -415,20 +415,20 @@ bool measure(PeerSet *s, int row, Gpu &g, Call &c, const PeerCheck &chk, Result 
     }
     /* Warm-ups, enqueued together, waited for once. */
     r.warmups = peer_warmups(s, launch, spent);
-    const double w0 = now_ms();
+    const double w0 = wall_now_ms();
     for (int i = 0; i < r.warmups; i++)
         if (!c.reset(g.stream) || !flush(g, m.flush_l2) || !c.run(g.stream))
             return false;
     if (r.warmups)
         CK(cudaStreamSynchronize(g.stream));
-    const double warm = now_ms() - w0;
+    const double warm = wall_now_ms() - w0;
     /* Samples in batches, kept as if taken one at a time. */
     double per = r.warmups ? warm / r.warmups : spent, used = spent + warm;
     const int maxs = std::max(m.max_samples, 1);
     std::vector<double> t(size_t(maxs) + 1), tmp(size_t(maxs) + 1);
     int n = 0, k;
     while ((k = peer_batch(s, n, per, used, MAX_BATCH)) > 0) {
-        const double b0 = now_ms();
+        const double b0 = wall_now_ms();
         if (!sample_batch(g, c, m.flush_l2, k))
             return false;
         CK(cudaEventSynchronize(g.bev[3 * k - 1]));
@@ -437,7 +437,7 @@ bool measure(PeerSet *s, int row, Gpu &g, Call &c, const PeerCheck &chk, Result 
             CK(cudaEventElapsedTime(&ms, g.bev[3 * i + 1], g.bev[3 * i + 2]));
             t[size_t(n + i)] = ms;
         }
-        const double wall = now_ms() - b0;
+        const double wall = wall_now_ms() - b0;
         per = wall / k;
         used += wall;
         const int stop = peer_stop_at(s, t.data(), n, n + k, tmp.data());

@@ -245,8 +245,8 @@ static int check_complete(const CliVerb *v, const CliArgs *a, const void *opts)
 
 int cli_parse(const CliVerb *v, int argc, char **argv, void *opts, CliArgs *a)
 {
-    char **words = xmalloc(sizeof(char *) * (size_t)(argc + 1)), **ops = words + argc;
-    void *defaults = xmalloc(v->opts_size);
+    char **words = mem_alloc(sizeof(char *) * (size_t)(argc + 1)), **ops = words + argc;
+    void *defaults = mem_alloc(v->opts_size);
     int nwords = 0, nops = 0, rc = 0, i;
     *a = (CliArgs){0};
     memcpy(defaults, opts, v->opts_size);
@@ -404,7 +404,7 @@ int cli_parse_spec(const CliVerb *v, int argc, char **argv, CliSpecOpts *o, int 
 int cli_split_archs(const char *list, char archs[][16], int max, KvxError *err)
 {
     int n = 0;
-    char *copy = xstrdup(list), *save = NULL;
+    char *copy = mem_strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         DeviceFacts f;
         if (n == max) {

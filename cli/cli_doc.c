@@ -94,7 +94,7 @@ static void man_verb(FILE *f, const CliVerb *v)
 
 void cli_doc_man(FILE *f)
 {
-    fprintf(f, ".TH KVX 1 \"\" \"kvx %s\" \"User Commands\"\n", kvx_version());
+    fprintf(f, ".TH KVX 1 \"\" \"kvx %s\" \"User Commands\"\n", version_text());
     fputs(".SH NAME\nkvx \\- a CUDA kernel variant explorer\n"
           ".SH SYNOPSIS\n\\fBkvx\\fR \\fIVERB\\fR [\\fIoptions\\fR] [\\fIoperands\\fR]\n.br\n"
           "\\fBkvx\\fR \\fIVERB\\fR \\-\\-help\n.br\n\\fBkvx\\fR \\-\\-version\n"

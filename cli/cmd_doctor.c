@@ -100,7 +100,7 @@ int cmd_doctor(int argc, char **argv)
     char none = 0;
     if (cli_parse(&cmd_doctor_verb, argc, argv, &none, &a))
         return a.status;
-    printf("kvx %s\n", kvx_version());
+    printf("kvx %s\n", version_text());
     int problems = doctor_compiler();
     doctor_tools();
     doctor_gpus();

@@ -37,13 +37,13 @@ static int variant_row(Inspection *in, const char *label)
             return v;
     if (in->nvar == in->cap) {
         size_t na = (size_t)in->narch, cap = (size_t)in->cap;
-        in->labels = xrealloc(in->labels, sizeof(char *) * cap * 2);
-        in->facts = xrealloc(in->facts, sizeof(InspectFacts) * cap * 2 * na);
-        in->present = xrealloc(in->present, cap * 2 * na);
+        in->labels = mem_realloc(in->labels, sizeof(char *) * cap * 2);
+        in->facts = mem_realloc(in->facts, sizeof(InspectFacts) * cap * 2 * na);
+        in->present = mem_realloc(in->present, cap * 2 * na);
         memset(in->present + cap * na, 0, cap * na);
         in->cap *= 2;
     }
-    in->labels[in->nvar] = xstrdup(label);
+    in->labels[in->nvar] = mem_strdup(label);
     return in->nvar++;
 }
 
@@ -78,7 +78,7 @@ static void print_kernels(const JitJob *j, const char *sass)
     int n = inspect_entries(j->ptx, names, INSPECT_MAX_KERNELS);
     if (n < 2)
         return;
-    InspectFacts *f = xmalloc(sizeof *f);
+    InspectFacts *f = mem_alloc(sizeof *f);
     StrBuf line;
     sb_init(&line);
     for (int k = 0; k < n; k++) {
@@ -155,8 +155,8 @@ static int inspect_arch(Inspection *in, int ai)
     int rc = cli_load_plan(in->o.spec_path, in->o.where, in->archs[ai], in->o.gpu, &s, &p, &ref, &sel);
     if (rc)
         return rc;
-    JitJob *jobs = xcalloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));
-    int *row = xmalloc(sizeof(int) * (size_t)(p.nsrcs ? p.nsrcs : 1));
+    JitJob *jobs = mem_calloc((size_t)(p.nsrcs ? p.nsrcs : 1), sizeof(JitJob));
+    int *row = mem_alloc(sizeof(int) * (size_t)(p.nsrcs ? p.nsrcs : 1));
     int n = 0;
     for (int k = 0; k < p.nsrcs; k++) {
         int any = 0;
@@ -226,17 +226,17 @@ static void print_table(const Inspection *in)
 
 int cmd_inspect(int argc, char **argv)
 {
-    Inspection *in = xcalloc(1, sizeof *in);
+    Inspection *in = mem_calloc(1, sizeof *in);
     int rc = 0;
     if (cli_parse_spec(&cmd_inspect_verb, argc, argv, &in->o, &rc) == 0) {
         in->narch = cli_archs(&in->o, in->archs, 16);
         if (!(in->dis = inspect_find_disassembler()))
             printf("note: SASS needs nvdisasm or cuobjdump (neither found): PTX analysis only\n");
-        in->cache = in->o.cache_dir ? xstrdup(in->o.cache_dir) : jit_default_cache_dir();
+        in->cache = in->o.cache_dir ? mem_strdup(in->o.cache_dir) : jit_default_cache_dir();
         in->cap = 64;
-        in->labels = xcalloc((size_t)in->cap, sizeof(char *));
-        in->facts = xcalloc((size_t)in->cap * (size_t)in->narch, sizeof(InspectFacts));
-        in->present = xcalloc((size_t)in->cap * (size_t)in->narch, 1);
+        in->labels = mem_calloc((size_t)in->cap, sizeof(char *));
+        in->facts = mem_calloc((size_t)in->cap * (size_t)in->narch, sizeof(InspectFacts));
+        in->present = mem_calloc((size_t)in->cap * (size_t)in->narch, 1);
     }
     for (int ai = 0; rc == 0 && ai < in->narch; ai++)
         rc = inspect_arch(in, ai);

@@ -31,7 +31,7 @@ typedef struct ReplayArgs {
 
 static int set_strategies(CliSet *s)
 {
-    char *copy = xstrdup(s->value), *save = NULL;
+    char *copy = mem_strdup(s->value), *save = NULL;
     int ok = *s->value != 0;
     for (char *t = strtok_r(copy, ",", &save); ok && t; t = strtok_r(NULL, ",", &save))
         ok = search_find(t) >= 0;
@@ -45,7 +45,7 @@ static int set_strategies(CliSet *s)
 
 static int set_budgets(CliSet *s)
 {
-    char *copy = xstrdup(s->value), *save = NULL, why[128] = "";
+    char *copy = mem_strdup(s->value), *save = NULL, why[128] = "";
     SearchBudget b;
     int ok = *s->value != 0;
     for (char *t = strtok_r(copy, ",", &save); ok && t; t = strtok_r(NULL, ",", &save))
@@ -124,8 +124,8 @@ static void header(const ReplayArgs *ra, const char *db, const SearchRecord *r, 
 static int replay_rows(const ReplayArgs *ra, const SearchRecord *r, int kind, const char **btext,
                        const int *budgets, int nb)
 {
-    double *frac = xmalloc(sizeof(double) * (size_t)ra->seeds * (size_t)nb);
-    double *col = xmalloc(sizeof(double) * (size_t)ra->seeds);
+    double *frac = mem_alloc(sizeof(double) * (size_t)ra->seeds * (size_t)nb);
+    double *col = mem_alloc(sizeof(double) * (size_t)ra->seeds);
     int rc = search_replay(&r->sp, r->y, kind, ra->seed, ra->seeds, budgets, nb, ra->batch, frac);
     for (int b = 0; rc == 0 && b < nb; b++) {
         for (int s = 0; s < ra->seeds; s++)
@@ -151,7 +151,7 @@ int cmd_replay(int argc, char **argv)
     Arena *ar = arena_new();
     ResultsSel sel = {.spec = ra.spec};
     int rc = 0, ns = 0, nb = 0, budgets[REPLAY_MAX];
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     struct sqlite3 *db = store_read_open(a.operand[0], &err);
     if (!db || results_resolve_spec(db, &sel, ar, &err) || search_objective_parse(ra.objective, "--objective", &o, &err) ||
         search_record_load(db, sel.spec, &o, &r, &err)) {
@@ -175,7 +175,7 @@ int cmd_replay(int argc, char **argv)
            100 * ra.tol);
     for (int i = 0; i < ns; i++)
         replay_rows(&ra, &r, search_find(names[i]), btext, budgets, nb);
-    printf("\n%.1f s\n", (now_ms() - t0) / 1000);
+    printf("\n%.1f s\n", (wall_now_ms() - t0) / 1000);
 fail:
     search_record_free(&r);
     search_objective_free(&o);

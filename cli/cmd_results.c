@@ -357,7 +357,7 @@ static FILE *out_open(const char *path, char **tmp)
         return NULL;
     }
     size_t n = strlen(path) + 16;
-    *tmp = xmalloc(n);
+    *tmp = mem_alloc(n);
     snprintf(*tmp, n, "%s.tmpXXXXXX", path);
     int fd = tmp_create(*tmp);
     if (fd >= 0)

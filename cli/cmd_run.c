@@ -55,7 +55,7 @@ static int set_measure(CliSet *s)
 /* --counters: the list checked now (counters.h), kept as text for the pass. */
 static int set_counters(CliSet *s)
 {
-    CounterList *l = xmalloc(sizeof *l);
+    CounterList *l = mem_alloc(sizeof *l);
     char why[300];
     int rc = counters_list_parse(s->value, l, why, sizeof why);
     free(l);
@@ -226,7 +226,7 @@ int cmd_run_parse_devices(const char *list, int ngpu, int *out, KvxError *err)
             out[n++] = i;
         return n;
     }
-    char *copy = xstrdup(list), *save = NULL;
+    char *copy = mem_strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *end;
         long d = strtol(t, &end, 10);

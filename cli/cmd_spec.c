@@ -293,7 +293,7 @@ static void print_case(const CaseDesc *c, const double metrics[3], Arena *a)
 static int print_resolved(const Plan *p, const PlanRef *ref, const unsigned char *sel)
 {
     Resolver rv = {p, ref, &p->spec->measure, 1};
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     Arena *a = arena_new();
     KvxError err = {0};
     int rc = 0;
@@ -483,8 +483,8 @@ static int compile_jobs(const Spec *s, const Plan *p, const PlanRef *ref, const 
                         const char *arch, JitJob **jobs, int **src_of)
 {
     int nall = plan_ref_nsources(p, ref), n = 0;
-    *jobs = xcalloc((size_t)(nall ? nall : 1), sizeof(JitJob));
-    *src_of = xmalloc(sizeof(int) * (size_t)(nall ? nall : 1));
+    *jobs = mem_calloc((size_t)(nall ? nall : 1), sizeof(JitJob));
+    *src_of = mem_alloc(sizeof(int) * (size_t)(nall ? nall : 1));
     unsigned char *used = plan_ref_used(p, ref, sel);
     for (int k = 0; k < nall; k++) {
         if (!used[k])
@@ -592,22 +592,22 @@ static int compile_arch(Compilation *c, int ai)
 
 int cmd_compile(int argc, char **argv)
 {
-    Compilation *c = xcalloc(1, sizeof *c);
+    Compilation *c = mem_calloc(1, sizeof *c);
     int rc;
     if (cli_parse_spec(&cmd_compile_verb, argc, argv, &c->o, &rc)) {
         free(c);
         return rc;
     }
     c->narch = cli_archs(&c->o, c->archs, 16);
-    c->cache = c->o.cache_dir ? xstrdup(c->o.cache_dir) : jit_default_cache_dir();
+    c->cache = c->o.cache_dir ? mem_strdup(c->o.cache_dir) : jit_default_cache_dir();
     snprintf(c->outroot, sizeof c->outroot, "out");
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     rc = 0;
     for (int ai = 0; ai < c->narch && rc == 0; ai++)
         rc = compile_arch(c, ai);
     if (rc == 0 || rc == 3) {
         printf("\n%d compiles, %d from the cache (%s), %d failed, %.1f s\n", c->njobs, c->cached, c->cache,
-               c->failures, (now_ms() - t0) / 1000);
+               c->failures, (wall_now_ms() - t0) / 1000);
         if (rc == 0)
             printf("PTX, CUBIN and sources written under %s/<arch>/\n", c->o.out ? c->o.out : c->outroot);
     }

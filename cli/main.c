@@ -99,7 +99,7 @@ static const Internal internals[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "kvx %s: a CUDA kernel variant explorer\n\nusage: kvx VERB [options]  (kvx VERB --help)\n\n",
-            kvx_version());
+            version_text());
     for (const CliVerb *const *v = CLI_VERBS; *v; v++)
         fprintf(f, "  %-9s %s\n", (*v)->name, (*v)->summary);
     fprintf(f, "\ndocs/cli.md lists every verb's options, docs/spec.md describes specs,\n"
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
         return close_stdout("kvx", argc < 2 ? 2 : 0);
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("kvx %s\n", kvx_version());
+        printf("kvx %s\n", version_text());
         return close_stdout("kvx", 0);
     }
     if (argv[1][0] == '-') {

@@ -288,7 +288,7 @@ void inspect_mark(const char *listing, int is_sass, StrBuf *out)
     int nlines = 1;
     for (const char *c = text; *c; c++)
         nlines += *c == '\n';
-    LineMark *m = xcalloc((size_t)nlines, sizeof *m);
+    LineMark *m = mem_calloc((size_t)nlines, sizeof *m);
     SassScan s = {0};
     PtxScan ps = {0};
     char (*ptx_notes)[96] = NULL;
@@ -307,7 +307,7 @@ void inspect_mark(const char *listing, int is_sass, StrBuf *out)
     } else {
         InspectPtx p = {0};
         inspect_ptx_scan(text, &p, &ps, NULL);
-        ptx_notes = xcalloc((size_t)ps.n + 1, sizeof *ptx_notes);
+        ptx_notes = mem_calloc((size_t)ps.n + 1, sizeof *ptx_notes);
         for (int i = 0; i < ps.n; i++) {
             const PtxLine *l = &ps.v[i];
             if (!l->atomic)

@@ -132,7 +132,7 @@ const char *inspect_find_disassembler(void)
 }
 
 /* The tool's stdout for `tool --version`, at most n - 1 bytes.  0 or -1. */
-static int version_text(const char *tool, char *text, size_t n)
+static int tool_version_text(const char *tool, char *text, size_t n)
 {
     int fd[2];
     if (pipe2(fd, O_CLOEXEC) != 0)
@@ -167,7 +167,7 @@ void inspect_tool_version(const char *tool, char *out, size_t n)
 {
     char text[2048];
     snprintf(out, n, "unknown");
-    if (!tool || version_text(tool, text, sizeof text) != 0)
+    if (!tool || tool_version_text(tool, text, sizeof text) != 0)
         return;
     /* "Cuda compilation tools, release 13.5, V13.5.37": the V number, else the release. */
     const char *v = strstr(text, ", V");
@@ -319,7 +319,7 @@ char *inspect_disassemble_with(const char *tool, const void *cubin, size_t len, 
         goto fail;
     out = sb_take(&d.out);
     if (!out)
-        out = xstrdup("");
+        out = mem_strdup("");
 fail:
     disasm_close(&d);
     return out;
@@ -361,7 +361,7 @@ static void cache_name(char *name, size_t n)
     char id[4400];
     snprintf(id, sizeof id, "%s|%lld|%lld|%s|%d", tool ? tool : "-",
              tool && stat(tool, &st) == 0 ? (long long)st.st_size : 0LL,
-             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, kvx_version(), INSPECT_SCHEMA);
+             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, version_text(), INSPECT_SCHEMA);
     char hex[65];
     sha256_hex(id, strlen(id), hex);
     snprintf(name, n, "inspect-%.16s.json", hex);

@@ -22,7 +22,7 @@ static PtxLine *ptx_push(PtxScan *s, int line)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
-        s->v = xrealloc(s->v, (size_t)s->cap * sizeof *s->v);
+        s->v = mem_realloc(s->v, (size_t)s->cap * sizeof *s->v);
     }
     PtxLine *l = &s->v[s->n++];
     memset(l, 0, sizeof *l);

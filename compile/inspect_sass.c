@@ -62,7 +62,7 @@ static Insn *sass_push(SassScan *s)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 128;
-        s->v = xrealloc(s->v, (size_t)s->cap * sizeof *s->v);
+        s->v = mem_realloc(s->v, (size_t)s->cap * sizeof *s->v);
     }
     Insn *in = &s->v[s->n++];
     memset(in, 0, sizeof *in);
@@ -74,7 +74,7 @@ static void label_push(SassScan *s, const char *name, size_t n)
 {
     if (s->nlab == s->caplab) {
         s->caplab = s->caplab ? 2 * s->caplab : 32;
-        s->lab = xrealloc(s->lab, (size_t)s->caplab * sizeof *s->lab);
+        s->lab = mem_realloc(s->lab, (size_t)s->caplab * sizeof *s->lab);
     }
     SassLabel *l = &s->lab[s->nlab++];
     snprintf(l->name, sizeof l->name, "%.*s", (int)n, name);

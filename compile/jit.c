@@ -79,7 +79,7 @@ char *jit_supported_archs(void)
     int n = 0;
     if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0)
         return NULL;
-    int *archs = xcalloc((size_t)n, sizeof *archs);
+    int *archs = mem_calloc((size_t)n, sizeof *archs);
     if (nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) {
         free(archs);
         return NULL;
@@ -101,7 +101,7 @@ static char *include_candidate(const char *dir, const char *suffix)
     StrBuf b;
     sb_init(&b);
     sb_printf(&b, "%s%s", dir, suffix);
-    char *path = xmalloc(b.len + sizeof "/cuda_fp16.h");
+    char *path = mem_alloc(b.len + sizeof "/cuda_fp16.h");
     memcpy(path, b.p, b.len);
     memcpy(path + b.len, "/cuda_fp16.h", sizeof "/cuda_fp16.h");
     int found = access(path, R_OK) == 0;
@@ -422,12 +422,12 @@ int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError 
 {
     nvrtcProgram prog = NULL;
     NVRTC_CHECK(nvrtcCreateProgram(&prog, job->source, jit_job_name(job), 0, NULL, NULL));
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     nvrtcResult rc = nvrtcCompileProgram(prog, nopts, (const char **)opts);
-    job->compile_ms = now_ms() - t0;
+    job->compile_ms = wall_now_ms() - t0;
     size_t len = 0;
     NVRTC_CHECK(nvrtcGetProgramLogSize(prog, &len));
-    job->log = xcalloc(len + 1, 1);
+    job->log = mem_calloc(len + 1, 1);
     NVRTC_CHECK(nvrtcGetProgramLog(prog, job->log));
     if (rc == NVRTC_ERROR_COMPILATION) {
         job->ok = 0;
@@ -443,7 +443,7 @@ int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError 
                 snprintf(note, sizeof note, "kvx: NVRTC reported a failed compile without an"
                          " error line\n");
             size_t n = strlen(job->log);
-            job->log = xrealloc(job->log, n + strlen(note) + 1);
+            job->log = mem_realloc(job->log, n + strlen(note) + 1);
             memcpy(job->log + n, note, strlen(note) + 1);
         }
         jit_log_hint(job);
@@ -459,13 +459,13 @@ int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError 
     }
     NVRTC_CHECK(rc);
     NVRTC_CHECK(nvrtcGetPTXSize(prog, &len));
-    job->ptx = xcalloc(len + 1, 1);
+    job->ptx = mem_calloc(len + 1, 1);
     NVRTC_CHECK(nvrtcGetPTX(prog, job->ptx));
     job->ptx_len = strlen(job->ptx);
     /* A virtual arch (compute_XX) has no CUBIN: size 0, left NULL. */
     NVRTC_CHECK(nvrtcGetCUBINSize(prog, &len));
     if (len > 0) {
-        job->cubin = xmalloc(len);
+        job->cubin = mem_alloc(len);
         NVRTC_CHECK(nvrtcGetCUBIN(prog, job->cubin));
         job->cubin_len = len;
     }
@@ -545,7 +545,7 @@ static int entry_keep(JitJob *job, const JitOptions *opt, const char *const *opt
         KvxError e = { 0 };
         if (jit_cache_store(job, opts, nopts, dir, overwrite, &e) == 0)
             return 0;
-        job->cache_warning = xstrdup(e.msg);
+        job->cache_warning = mem_strdup(e.msg);
         kvx_error_clear(&e);
     }
     if (!opt->scratch)
@@ -580,7 +580,7 @@ static int compile_fresh(JitJob *job, JitProcs *procs, const char *const *opts, 
 {
     if (procs && job->pch) {
         /* first, as NVRTC requires; not in the key: the same bytes come out */
-        const char **with = xcalloc((size_t)nopts + 1, sizeof *with);
+        const char **with = mem_calloc((size_t)nopts + 1, sizeof *with);
         with[0] = "-pch";
         memcpy(with + 1, opts, sizeof *opts * (size_t)nopts);
         int rc = jitproc_compile(procs, job, with, nopts + 1, err);
@@ -746,7 +746,7 @@ static uint64_t include_sig(const JitJob *j)
  * that gets only one would pay for making it (0.4 s) and gain nothing. */
 static uint64_t *pch_mark(JitJob *jobs, int n, int threads)
 {
-    uint64_t *sig = xmalloc(sizeof *sig * (size_t)(n > 0 ? n : 1));
+    uint64_t *sig = mem_alloc(sizeof *sig * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++)
         sig[i] = include_sig(&jobs[i]);
     for (int i = 0; i < n; i++) {
@@ -766,7 +766,7 @@ static int tasks_make(const JitJob *jobs, int n, int threads, const uint64_t *si
                       CompileAll *c)
 {
     int no = 0, nt = 0;
-    unsigned char *done = xcalloc((size_t)(n > 0 ? n : 1), 1);
+    unsigned char *done = mem_calloc((size_t)(n > 0 ? n : 1), 1);
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++) {
             if (done[i] || jit_source_includes(jobs[i].source) != !pass)
@@ -805,7 +805,7 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
         threads = n > 0 ? n : 1;
     /* One compile process per thread, started on a thread's first miss. */
     c.procs = jitproc_enabled() ? jitproc_new(threads) : NULL;
-    CompileTask *tasks = xcalloc(n > 0 ? (size_t)n : 1, sizeof *tasks);
+    CompileTask *tasks = mem_calloc(n > 0 ? (size_t)n : 1, sizeof *tasks);
     Pool *p = pool_new(threads);
     /* Sources that include headers first, each kind in the given order: one
      * takes 20 to 30 times a plain one's NVRTC time (cooperative_groups.h,
@@ -814,7 +814,7 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
      * them; and a compile process then reuses the precompiled headers it made
      * for the first (jitproc.c) on the next ones, where pch_mark says it gets
      * more than one. */
-    int *order = xmalloc(sizeof *order * (size_t)(n > 0 ? n : 1));
+    int *order = mem_alloc(sizeof *order * (size_t)(n > 0 ? n : 1));
     uint64_t *sig = pch_mark(jobs, n, threads);
     int nt = tasks_make(jobs, n, threads, sig, order, tasks, &c);
     for (int k = 0; k < nt; k++)
@@ -842,7 +842,7 @@ char *jit_default_cache_dir(void)
 {
     const char *e = getenv("KVX_CACHE_DIR");
     if (e && *e)
-        return xstrdup(e);
+        return mem_strdup(e);
     StrBuf b;
     sb_init(&b);
     if ((e = getenv("XDG_CACHE_HOME")) && *e)

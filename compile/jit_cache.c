@@ -51,7 +51,7 @@ void jit_cache_key(const JitJob *job, const char *const *opts, int nopts, char k
     Sha256 h;
     sha256_init(&h);
     hash_str(&h, "kvx-jit-2");
-    hash_str(&h, kvx_version());
+    hash_str(&h, version_text());
     snprintf(buf, sizeof buf, "nvrtc %d.%d", ma, mi);
     hash_str(&h, buf);
     hash_str(&h, job->arch);
@@ -262,7 +262,7 @@ static int entry_verify(const char *dir, const EntryRead *f, char sum[65], char 
     if (at >= 0)
         entry_sum(f->meta, (size_t)at, (const void *const *)f->data, f->len, sum);
     if (at < 0 || memcmp(f->meta + at + 4, sum, 64) != 0) {
-        *bad = xstrdup("its files do not match the checksum in meta.txt");
+        *bad = mem_strdup("its files do not match the checksum in meta.txt");
         return -1;
     }
     DIR *d = opendir(dir);
@@ -314,7 +314,7 @@ int jit_cache_load(JitJob *job, const char *dir)
     }
     job->ok = ok;
     job->cached = 1;
-    job->dir = xstrdup(dir);
+    job->dir = mem_strdup(dir);
     rc = 0;
 fail:
     if (rc)
@@ -345,7 +345,7 @@ static void entry_meta(const JitJob *job, const char *const *opts, int nopts, St
               "smem=%d\nstack=%d\ncmem=%d\ncubin=%d\nnvrtc=%d.%d\nkvx=%s\narch=%s\nuse_cccl=%d\n",
               job->ok, job->compile_ms, job->regs, job->spill_stores, job->spill_loads,
               job->smem_static, job->stack, job->cmem, job->cubin_len > 0, ma, mi,
-              kvx_version(), job->arch, job->use_cccl ? 1 : 0);
+              version_text(), job->arch, job->use_cccl ? 1 : 0);
     sb_puts(meta, "options=");
     for (int i = 0; i < nopts; i++) {
         for (const char *c = opts[i]; *c; c++)
@@ -451,7 +451,7 @@ int jit_cache_store(JitJob *job, const char *const *opts, int nopts, const char 
     why = "cannot write the cache entry in";
     if (entry_write(job, tmp, &meta) || entry_publish(parent, tmp, dir, overwrite, &old, &why))
         goto fail;
-    job->dir = xstrdup(dir);
+    job->dir = mem_strdup(dir);
     published_sum(dir, job->sum);
     rc = 0;
 fail:
@@ -479,7 +479,7 @@ struct JitScratch {
 
 JitScratch *jit_scratch_new(void)
 {
-    JitScratch *s = xcalloc(1, sizeof *s);
+    JitScratch *s = mem_calloc(1, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
     return s;
 }

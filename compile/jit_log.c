@@ -34,7 +34,7 @@ void jit_log_hint(JitJob *job)
         "kvx: hint: a CCCL header (cuda/std, CUB, Thrust, cooperative groups) is not on NVRTC's include"
         " path: add `headers: [cccl]` to the spec (docs/spec.md)\n";
     size_t n = strlen(job->log);
-    job->log = xrealloc(job->log, n + sizeof hint + 1);
+    job->log = mem_realloc(job->log, n + sizeof hint + 1);
     if (n && job->log[n - 1] != '\n')
         job->log[n++] = '\n';
     memcpy(job->log + n, hint, sizeof hint);
@@ -102,9 +102,9 @@ static int origin_of(const char *origins, long n, char *out, size_t cap)
 char *jit_log_map(const JitJob *job, const char *log)
 {
     if (!log)
-        return xstrdup("");
+        return mem_strdup("");
     if (!job->origins)
-        return xstrdup(log);
+        return mem_strdup(log);
     const char *name = jit_job_name(job);
     size_t nl = strlen(name);
     StrBuf b;

@@ -104,7 +104,7 @@ static char *frame_recv(int fd, uint32_t tag, size_t *len)
     uint64_t n = 0;
     if (read_all(fd, &t, sizeof t) || t != tag || read_all(fd, &n, sizeof n) || n >= MSG_MAX)
         return NULL;
-    char *body = xmalloc((size_t)n + 1);
+    char *body = mem_alloc((size_t)n + 1);
     if (read_all(fd, body, (size_t)n)) {
         free(body);
         return NULL;
@@ -179,7 +179,7 @@ static char *get_blob(Cursor *c, size_t *len)
         c->bad |= n != 0;
         return NULL;
     }
-    char *s = xmalloc((size_t)n);
+    char *s = mem_alloc((size_t)n);
     memcpy(s, c->p, (size_t)n - 1);
     s[n - 1] = 0;
     c->p += n - 1;
@@ -240,7 +240,7 @@ static int child_job(const char *body, size_t len, StrBuf *b)
     Cursor c = {body, body + len, 0};
     char *name = get_blob(&c, NULL), *source = get_blob(&c, NULL), *arch = get_blob(&c, NULL);
     int nopts = get_i32(&c);
-    char **opts = xcalloc(nopts > 0 ? (size_t)nopts : 1, sizeof *opts);
+    char **opts = mem_calloc(nopts > 0 ? (size_t)nopts : 1, sizeof *opts);
     for (int i = 0; i < nopts && !c.bad; i++)
         opts[i] = get_blob(&c, NULL);
     int rc = -1;
@@ -267,7 +267,7 @@ static int child_job(const char *body, size_t len, StrBuf *b)
     snprintf(dir_opt, sizeof dir_opt, "-pch-dir=%s", dir);
     int asked = nopts > 0 && strcmp(opts[0], "-pch") == 0;
     int pch = asked && (mkdir(dir, 0700) == 0 || errno == EEXIST) ? 2 : 0;
-    const char **all = xcalloc((size_t)nopts + 2, sizeof *all);
+    const char **all = mem_calloc((size_t)nopts + 2, sizeof *all);
     all[0] = opts[0];
     if (pch) {
         all[1] = "-pch-messages=false"; /* else "creating precompiled header" reaches the stored log */
@@ -316,10 +316,10 @@ int jitproc_main(int in, int out)
 
 JitProcs *jitproc_new(int n)
 {
-    JitProcs *ps = xcalloc(1, sizeof *ps);
+    JitProcs *ps = mem_calloc(1, sizeof *ps);
     pthread_mutex_init(&ps->mu, NULL);
     ps->n = n > 0 ? n : 1;
-    ps->p = xcalloc((size_t)ps->n, sizeof *ps->p);
+    ps->p = mem_calloc((size_t)ps->n, sizeof *ps->p);
     return ps;
 }
 

@@ -17,7 +17,7 @@ struct Arena {
 
 Arena *arena_new(void)
 {
-    return xcalloc(1, sizeof(Arena));
+    return mem_calloc(1, sizeof(Arena));
 }
 
 void arena_free(Arena *a)
@@ -37,7 +37,7 @@ void *arena_alloc(Arena *a, size_t n)
     Chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
         size_t cap = n > 16384 ? n : 16384;
-        c = xmalloc(sizeof(Chunk) + cap);
+        c = mem_alloc(sizeof(Chunk) + cap);
         c->used = 0;
         c->cap = cap;
         c->next = a->head;

@@ -96,7 +96,7 @@ static Expr *parse_call(Parser *p, const Token *name, int *h)
             goto fail;
         if (n == cap) {
             cap = cap ? 2 * cap : 4;
-            args = xrealloc(args, (size_t)cap * sizeof *args);
+            args = mem_realloc(args, (size_t)cap * sizeof *args);
         }
         args[n++] = a;
         hmax = max2(hmax, ha);
@@ -487,7 +487,7 @@ static int eval_call(const Expr *e, const ExprEnv *env, Value *out, KvxError *er
     KVX_ASSERT(f);
     if (!f->impl)
         return expr_fail_node(err, e, "'%s' is a reference; it belongs in check:", e->name);
-    Value small[4], *args = e->nargs <= 4 ? small : xmalloc((size_t)e->nargs * sizeof *args);
+    Value small[4], *args = e->nargs <= 4 ? small : mem_alloc((size_t)e->nargs * sizeof *args);
     int rc = 0;
     for (int i = 0; i < e->nargs && rc == 0; i++)
         rc = eval(e->args[i], env, &args[i], err);

@@ -11,7 +11,7 @@
 
 #include "num.h"
 #include "refs.h"
-#include "types.h"
+#include "elem.h"
 
 #include <math.h>
 #include <stdlib.h>

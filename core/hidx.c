@@ -17,7 +17,7 @@ uint64_t hidx_hash(const void *data, size_t n)
 static void hidx_grow(HashIdx *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 64;
-    HashIdx g = {xmalloc(sizeof(uint64_t) * cap), xmalloc(sizeof(int) * cap), cap, t->n};
+    HashIdx g = {mem_alloc(sizeof(uint64_t) * cap), mem_alloc(sizeof(int) * cap), cap, t->n};
     for (size_t i = 0; i < g.cap; i++)
         g.idx[i] = -1;
     for (size_t i = 0; i < t->cap; i++) {

@@ -33,7 +33,7 @@ void kvx_error_attach_log(KvxError *e, const char *log, size_t len)
     if (!e || !log)
         return;
     free(e->log);
-    e->log = xmalloc(len + 1);
+    e->log = mem_alloc(len + 1);
     memcpy(e->log, log, len);
     e->log[len] = 0;
 }

@@ -11,11 +11,11 @@ char *path_dir(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return xstrdup(".");
+        return mem_strdup(".");
     if (slash == path)
-        return xstrdup("/");
+        return mem_strdup("/");
     size_t n = (size_t)(slash - path);
-    char *d = xmalloc(n + 1);
+    char *d = mem_alloc(n + 1);
     memcpy(d, path, n);
     d[n] = 0;
     return d;
@@ -24,9 +24,9 @@ char *path_dir(const char *path)
 char *path_join(const char *dir, const char *rel)
 {
     if (rel[0] == '/' || !dir || !dir[0] || strcmp(dir, ".") == 0)
-        return xstrdup(rel);
+        return mem_strdup(rel);
     size_t a = strlen(dir), b = strlen(rel);
-    char *p = xmalloc(a + b + 2);
+    char *p = mem_alloc(a + b + 2);
     memcpy(p, dir, a);
     p[a] = '/';
     memcpy(p + a + 1, rel, b + 1);

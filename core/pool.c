@@ -79,11 +79,11 @@ Pool *pool_new(int threads)
 {
     if (threads <= 0)
         threads = pool_cores();
-    Pool *p = xcalloc(1, sizeof *p);
+    Pool *p = mem_calloc(1, sizeof *p);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->has_work, NULL);
     pthread_cond_init(&p->idle, NULL);
-    p->threads = xcalloc((size_t)threads, sizeof *p->threads);
+    p->threads = mem_calloc((size_t)threads, sizeof *p->threads);
     for (int i = 0; i < threads; i++) {
         if (pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) != 0)
             break;      /* fewer threads (or none: inline) rather than failing */
@@ -98,7 +98,7 @@ void pool_submit(Pool *p, void (*fn)(void *arg), void *arg)
         fn(arg);
         return;
     }
-    Task *t = xmalloc(sizeof *t);
+    Task *t = mem_alloc(sizeof *t);
     t->fn = fn;
     t->arg = arg;
     t->next = NULL;
@@ -203,7 +203,7 @@ void pool_for(Pool *p, long n, void (*fn)(long i, void *arg), void *arg)
     long chunk = n / ((long)(workers + 1) * 4);
     if (chunk < 1)
         chunk = 1;
-    ForCtx *c = xcalloc(1, sizeof *c);
+    ForCtx *c = mem_calloc(1, sizeof *c);
     c->fn = fn;
     c->arg = arg;
     c->n = n;

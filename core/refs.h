@@ -18,7 +18,7 @@
 #define KVX_REFS_H
 
 #include "expr.h"
-#include "types.h"
+#include "elem.h"
 
 /* One argument of a reference call, evaluated at a case's point. */
 typedef struct RefArg {

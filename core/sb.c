@@ -29,7 +29,7 @@ static void grow(StrBuf *b, size_t extra)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1)
         cap *= 2;
-    b->p = xrealloc(b->p, cap);
+    b->p = mem_realloc(b->p, cap);
     b->cap = cap;
 }
 
@@ -68,7 +68,7 @@ const char *sb_str(const StrBuf *b) { return b->p ? b->p : ""; }
 
 char *sb_take(StrBuf *b)
 {
-    char *p = b->p ? b->p : xstrdup("");
+    char *p = b->p ? b->p : mem_strdup("");
     memset(b, 0, sizeof *b);
     return p;
 }

@@ -63,10 +63,10 @@ _Noreturn void kvx_assert_fail(const char *expr, const char *file, int line);
 
 /* malloc/calloc/realloc that abort on exhaustion: kvx treats out-of-memory as
  * fatal rather than threading it through every caller. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
+void *mem_alloc(size_t n);
+void *mem_calloc(size_t n, size_t size);
+void *mem_realloc(void *p, size_t n);
+char *mem_strdup(const char *s);
 
 /* ---- arena ---------------------------------------------------------------- */
 typedef struct Arena Arena;
@@ -162,6 +162,6 @@ int hidx_add(HashIdx *t, uint64_t h, int idx, int (*same)(int stored, const void
 void hidx_free(HashIdx *t);
 
 /* Monotonic clock in milliseconds. */
-double now_ms(void);
+double wall_now_ms(void);
 
 #endif

@@ -16,7 +16,7 @@ const char *const spec_value_docs[] = {
 #undef X
 };
 
-int spec_value_find(const char *name)
+int values_find(const char *name)
 {
     for (int i = 0; i < SPEC_VALUE_COUNT; i++)
         if (!strcmp(spec_value_names[i], name))
@@ -24,7 +24,7 @@ int spec_value_find(const char *name)
     return -1;
 }
 
-const char *spec_value_list(void)
+const char *values_list(void)
 {
 #define X(n, doc) ", " #n
     /* Built at compile time; +2 skips the first ", ". */
@@ -35,7 +35,7 @@ const char *spec_value_list(void)
 
 const char *const inspect_keys[] = {INSPECT_KEYS, NULL};
 
-int inspect_key_valid(const char *key)
+int values_inspect_valid(const char *key)
 {
     for (int i = 0; inspect_keys[i]; i++)
         if (!strcmp(inspect_keys[i], key))
@@ -43,7 +43,7 @@ int inspect_key_valid(const char *key)
     return 0;
 }
 
-const char *inspect_key_list(void)
+const char *values_inspect_list(void)
 {
     static _Thread_local char list[2048];
     size_t at = 0;

@@ -49,10 +49,10 @@ extern const char *const spec_value_docs[];
 
 /* The SpecValue of name, or -1 (inspect.KEY is not in the list: the caller
  * accepts it on its own terms). */
-int spec_value_find(const char *name);
+int values_find(const char *name);
 
 /* "median_ms, min_ms, ..., compile_ms": for messages. */
-const char *spec_value_list(void);
+const char *values_list(void);
 
 /* Whether metric (after "counter.") can name an Nsight Compute metric of
  * cases.counters_json: letters, digits, _ and ., not empty.  1 or 0.  Any
@@ -78,9 +78,9 @@ int values_counter_valid(const char *metric);
 extern const char *const inspect_keys[];    /* INSPECT_KEYS, then NULL */
 
 /* Whether key (after "inspect.") is one of INSPECT_KEYS.  1 or 0. */
-int inspect_key_valid(const char *key);
+int values_inspect_valid(const char *key);
 
 /* "sass_available, arch, ...": INSPECT_KEYS for messages. */
-const char *inspect_key_list(void);
+const char *values_inspect_list(void);
 
 #endif

@@ -4,6 +4,6 @@
 #ifndef KVX_VERSION_H
 #define KVX_VERSION_H
 
-const char *kvx_version(void);
+const char *version_text(void);
 
 #endif

@@ -271,7 +271,7 @@ static void points_add(Plan *p, const int *vals, int *cap)
     size_t na = (size_t)p->spec->naxes;
     if (p->npoints == *cap) {
         *cap *= 2;
-        p->vals = xrealloc(p->vals, sizeof(int) * (size_t)*cap * na);
+        p->vals = mem_realloc(p->vals, sizeof(int) * (size_t)*cap * na);
     }
     memcpy(p->vals + (size_t)p->npoints * na, vals, sizeof(int) * na);
     p->npoints++;
@@ -297,7 +297,7 @@ static int enumerate(Plan *p, KvxError *err)
     int idx[SPEC_MAX_AXES] = {0};
     int vals[SPEC_MAX_AXES];
     int cap = 64;
-    p->vals = xmalloc(sizeof(int) * (size_t)cap * (size_t)s->naxes);
+    p->vals = mem_alloc(sizeof(int) * (size_t)cap * (size_t)s->naxes);
     Arena *scratch = arena_new();
     int keep = 1;
     for (int k = 0; k < p->nfull && keep >= 0; k++) {
@@ -522,13 +522,13 @@ static int build_new_source(Build *b, int i, uint64_t mask, const char *hash, ch
 {
     Plan *p = b->p;
     if (p->nsrcs == b->cap) {
-        p->srcs = xrealloc(p->srcs, sizeof(Source) * (size_t)(b->cap *= 2));
+        p->srcs = mem_realloc(p->srcs, sizeof(Source) * (size_t)(b->cap *= 2));
         memset(p->srcs + p->nsrcs, 0, sizeof(Source) * (size_t)(b->cap - p->nsrcs));
     }
     int src = p->nsrcs++;
     Source *so = &p->srcs[src];
     memcpy(so->hash, hash, 65);
-    so->text = xstrdup(sb_str(&b->text));
+    so->text = mem_strdup(sb_str(&b->text));
     so->file = source_file_name(p, i, mask);
     so->label = label;
     so->code_axes = mask;
@@ -538,7 +538,7 @@ static int build_new_source(Build *b, int i, uint64_t mask, const char *hash, ch
                  &(NewSource){p->srcs, so->file}) >= 0) {
         char *dot = strrchr(so->file, '.');
         *dot = 0;
-        char *renamed = xmalloc(strlen(so->file) + 16);
+        char *renamed = mem_alloc(strlen(so->file) + 16);
         sprintf(renamed, "%s__%.8s.cu", so->file, hash);
         free(so->file);
         so->file = renamed;
@@ -622,8 +622,8 @@ int plan_build(Spec *s, const DeviceFacts *f, Plan *p, KvxError *err)
     if (enumerate(p, err) || template_load(s, &b.t, err))
         goto fail;
     build_names(&b);
-    p->point_src = xmalloc(sizeof(int) * (size_t)p->npoints);
-    p->srcs = xcalloc((size_t)b.cap, sizeof(Source));
+    p->point_src = mem_alloc(sizeof(int) * (size_t)p->npoints);
+    p->srcs = mem_calloc((size_t)b.cap, sizeof(Source));
     b.scratch = arena_new();
     for (int i = 0; i < p->npoints; i++) {
         if (build_point(&b, i, err))
@@ -676,7 +676,7 @@ int plan_point_matches(const Plan *p, int i, const Expr *filter, KvxError *err)
 
 unsigned char *plan_select(const Plan *p, const char *where, KvxError *err)
 {
-    unsigned char *sel = xmalloc((size_t)p->npoints + 1);
+    unsigned char *sel = mem_alloc((size_t)p->npoints + 1);
     memset(sel, 1, (size_t)p->npoints + 1);
     if (!where)
         return sel;

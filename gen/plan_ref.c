@@ -28,7 +28,7 @@ static void table_init(PointTable *t, const Plan *p)
         n <<= 1;
     t->p = p;
     t->mask = n - 1;
-    t->slot = xcalloc(n, sizeof *t->slot);
+    t->slot = mem_calloc(n, sizeof *t->slot);
     int na = p->spec->naxes;
     for (int i = 0; i < p->npoints; i++) {
         uint64_t h = vals_hash(plan_point(p, i), na) & t->mask;
@@ -61,8 +61,8 @@ static int point_refs(const Plan *p, PlanRef *r, KvxError *err)
         }
     PointTable t;
     table_init(&t, p);
-    r->point = xmalloc(sizeof(int) * (size_t)(p->npoints ? p->npoints : 1));
-    int *v = xmalloc(sizeof(int) * (size_t)(s->naxes ? s->naxes : 1));
+    r->point = mem_alloc(sizeof(int) * (size_t)(p->npoints ? p->npoints : 1));
+    int *v = mem_alloc(sizeof(int) * (size_t)(s->naxes ? s->naxes : 1));
     int rc = 0;
     for (int i = 0; i < p->npoints && rc == 0; i++) {
         memcpy(v, plan_point(p, i), sizeof(int) * (size_t)s->naxes);
@@ -96,14 +96,14 @@ int plan_ref_build(const Plan *p, PlanRef *r, KvxError *err)
         return 0;
     }
     r->kind = PLAN_REF_TEMPLATE;
-    r->sub_spec = xmalloc(sizeof *r->sub_spec);
+    r->sub_spec = mem_alloc(sizeof *r->sub_spec);
     *r->sub_spec = *p->spec;
     r->sub_spec->template_path = rs->template_path;
     r->sub_spec->kernel = rs->kernel;
     if (plan_build(r->sub_spec, &p->facts, &r->sub, err) == 0) {
         /* Named apart from the variants' sources, which may share code axes. */
         for (int k = 0; k < r->sub.nsrcs; k++) {
-            char *f = r->sub.srcs[k].file, *named = xmalloc(strlen(f) + 16);
+            char *f = r->sub.srcs[k].file, *named = mem_alloc(strlen(f) + 16);
             sprintf(named, "reference__%s", f);
             free(f);
             r->sub.srcs[k].file = named;
@@ -162,7 +162,7 @@ int plan_ref_src(const Plan *p, const PlanRef *r, int point)
 unsigned char *plan_ref_used(const Plan *p, const PlanRef *r, const unsigned char *sel)
 {
     int n = plan_ref_nsources(p, r);
-    unsigned char *used = xcalloc((size_t)(n ? n : 1), 1);
+    unsigned char *used = mem_calloc((size_t)(n ? n : 1), 1);
     for (int i = 0; i < p->npoints; i++) {
         if (!sel[i])
             continue;

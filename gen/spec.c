@@ -720,7 +720,7 @@ Spec *spec_load(const char *path, KvxError *err)
     }
     L.text = text;
     L.len = len;
-    s = xcalloc(1, sizeof *s);
+    s = mem_calloc(1, sizeof *s);
     s->arena = arena_new();
     s->path = arena_strdup(s->arena, path);
     char *dir = path_dir(path);

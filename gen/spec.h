@@ -9,7 +9,7 @@
 
 #include "core/expr.h"
 #include "core/measure.h"
-#include "core/types.h"
+#include "core/elem.h"
 
 #define SPEC_MAX_AXES 64   /* axis dependency sets are 64-bit masks */
 /* Limits on input (docs/spec.md, Limits): each keeps a careless or hostile

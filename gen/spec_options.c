@@ -99,7 +99,7 @@ static int allowed(const OptRule *rules, const char *o)
 /* Every comma-separated word of a ptxas-options value is ptxas's allowed. */
 static int ptxas_allowed(const char *v)
 {
-    char *copy = xstrdup(v), *save = NULL;
+    char *copy = mem_strdup(v), *save = NULL;
     int ok = 1;
     for (char *w = strtok_r(copy, ",", &save); w && ok; w = strtok_r(NULL, ",", &save))
         ok = allowed(PTXAS_OPTS, w);

@@ -611,16 +611,16 @@ int spec_sections_measure(Loader *L, yaml_node_t *map)
 /* ---- report ----------------------------------------------------------------- */
 
 /* value: a name of core/values.h, inspect.KEY (a key of the variants' PTX/SASS
- * facts, inspect_key_valid: a misspelt key would tabulate as empty cells), or
+ * facts, values_inspect_valid: a misspelt key would tabulate as empty cells), or
  * counter.METRIC (any ncu metric name: which were collected is the run's). */
 static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
 {
-    if (spec_value_find(v) >= 0)
+    if (values_find(v) >= 0)
         return 0;
     if (!strncmp(v, "inspect.", 8)) {
-        if (inspect_key_valid(v + 8))
+        if (values_inspect_valid(v + 8))
             return 0;
-        return spec_loader_fail(L, n, "unknown inspect fact '%s' (expected inspect. and one of: %s)", v, inspect_key_list());
+        return spec_loader_fail(L, n, "unknown inspect fact '%s' (expected inspect. and one of: %s)", v, values_inspect_list());
     }
     if (!strncmp(v, "counter.", 8)) {
         if (values_counter_valid(v + 8))
@@ -629,7 +629,7 @@ static int check_report_value(Loader *L, yaml_node_t *n, const char *v)
                                 "such as counter.dram__bytes_read.sum)", v);
     }
     return spec_loader_fail(L, n, "unknown report value '%s' (expected one of: %s, inspect.KEY)", v,
-                       spec_value_list());
+                       values_list());
 }
 
 typedef struct WhereNames {
@@ -644,7 +644,7 @@ static void check_where_name(void *ctx, const Expr *id)
     WhereNames *wn = ctx;
     const Spec *s = wn->L->s;
     if (wn->failed || spec_axis_find(s, id->name) >= 0 || spec_let_find(s, id->name) >= 0 ||
-        !strcmp(id->name, "status") || spec_value_find(id->name) >= 0)
+        !strcmp(id->name, "status") || values_find(id->name) >= 0)
         return;
     StrBuf b;
     sb_init(&b);
@@ -653,7 +653,7 @@ static void check_where_name(void *ctx, const Expr *id)
     for (int i = 0; i < s->nlets; i++)
         sb_printf(&b, "%s, ", s->lets[i].name);
     kvx_error_set(wn->L->err, KVX_EINPUT, &id->pos, "unknown name '%s' in a report where (expected an "
-                  "axis, let, status or value name: %sstatus, %s)", id->name, sb_str(&b), spec_value_list());
+                  "axis, let, status or value name: %sstatus, %s)", id->name, sb_str(&b), values_list());
     sb_free(&b);
     wn->failed = 1;
 }

@@ -79,7 +79,7 @@ static void tok_push(Lexer *lx, Tok t)
 {
     if (lx->ntoks == lx->cap) {
         lx->cap = lx->cap ? lx->cap * 2 : 64;
-        lx->toks = xrealloc(lx->toks, sizeof(Tok) * (size_t)lx->cap);
+        lx->toks = mem_realloc(lx->toks, sizeof(Tok) * (size_t)lx->cap);
     }
     lx->toks[lx->ntoks++] = t;
 }
@@ -526,7 +526,7 @@ static int check_list(const TList *l, NameCtx *nc)
 
 int template_load(const Spec *s, Template **out, KvxError *err)
 {
-    Template *t = xcalloc(1, sizeof *t);
+    Template *t = mem_calloc(1, sizeof *t);
     t->arena = arena_new();
     char *dirs[2] = {path_dir(s->path), path_dir(s->template_path)};
     for (int i = 0; i < 2; i++) {

@@ -22,7 +22,7 @@
 #define DEVIO_THREADS 256
 #define DEVIO_REF_F64 0x100
 
-/* ElemTypeId (core/types.h) */
+/* ElemTypeId (core/elem.h) */
 enum { I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64 };
 
 struct Chunk {
@@ -247,7 +247,7 @@ __device__ static double gen_float(const FillPlan &p, unsigned long long i)
     }
 }
 
-/* core/types.c's f64_to_f32_odd: rounding to odd first makes the second
+/* core/elem.c's f64_to_f32_odd: rounding to odd first makes the second
  * rounding, to f16 or bf16, the correctly rounded one. */
 __device__ static unsigned int f32_odd_bits(double d)
 {
@@ -263,7 +263,7 @@ __device__ static unsigned int shift_rne(unsigned int v, int s)
     return q + (r > half || (r == half && (q & 1)));
 }
 
-/* core/types.c's f32_to_f16. */
+/* core/elem.c's elem_f16_from_f32. */
 __device__ static unsigned short f16_bits(unsigned int x)
 {
     unsigned short sign = (unsigned short)((x >> 16) & 0x8000);
@@ -281,7 +281,7 @@ __device__ static unsigned short f16_bits(unsigned int x)
     return (unsigned short)(sign | shift_rne(m, 126 - e));
 }
 
-/* core/types.c's f32_to_bf16. */
+/* core/elem.c's elem_bf16_from_f32. */
 __device__ static unsigned short bf16_bits(unsigned int x)
 {
     if ((x & 0x7fffffff) > 0x7f800000)

@@ -337,7 +337,7 @@ static Block *block_of(CUdeviceptr p)
     return NULL;
 }
 
-static CUresult mem_alloc(CUdeviceptr *p, size_t bytes)
+static CUresult dev_alloc(CUdeviceptr *p, size_t bytes)
 {
     if (fk.sticky)
         return fk.sticky;
@@ -356,7 +356,7 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes)
     memset(host, 0xa5, bytes);
     if (fk.nblocks == fk.cap) {
         fk.cap = fk.cap ? 2 * fk.cap : 64;
-        fk.blocks = xrealloc(fk.blocks, sizeof *fk.blocks * (size_t)fk.cap);
+        fk.blocks = mem_realloc(fk.blocks, sizeof *fk.blocks * (size_t)fk.cap);
     }
     fk.blocks[fk.nblocks++] = (Block){host, bytes, ++fk.versions};
     fk.mem_used += bytes;
@@ -364,7 +364,7 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes)
     return CUDA_SUCCESS;
 }
 
-static CUresult mem_free(CUdeviceptr p)
+static CUresult dev_free(CUdeviceptr p)
 {
     for (int i = 0; i < fk.nblocks; i++)
         if ((uintptr_t)fk.blocks[i].p == p) {
@@ -478,7 +478,7 @@ static CUresult stream_create(CUstream *s, unsigned flags)
     (void)flags;
     if (fk.sticky)
         return fk.sticky;
-    *s = xcalloc(1, sizeof **s);
+    *s = mem_calloc(1, sizeof **s);
     return CUDA_SUCCESS;
 }
 
@@ -518,7 +518,7 @@ static CUresult event_create(CUevent *e, unsigned flags)
     (void)flags;
     if (fk.sticky)
         return fk.sticky;
-    *e = xcalloc(1, sizeof **e);
+    *e = mem_calloc(1, sizeof **e);
     return CUDA_SUCCESS;
 }
 
@@ -609,8 +609,8 @@ static CUresult module_load_data(CUmodule *m, const void *image)
     size_t len = image_size(p);
     if (len == 0)
         return CUDA_ERROR_INVALID_IMAGE;
-    CUmodule mod = xcalloc(1, sizeof *mod);
-    mod->image = xmalloc(len);
+    CUmodule mod = mem_calloc(1, sizeof *mod);
+    mod->image = mem_alloc(len);
     memcpy(mod->image, p, len);
     mod->len = len;
     mod->is_elf = memcmp(p, ELFMAG, SELFMAG) == 0;
@@ -658,7 +658,7 @@ static CUresult module_get_function(CUfunction *out, CUmodule m, const char *nam
         }
     if (strlen(name) >= sizeof m->funcs->name || !image_has(m->image, m->len, m->is_elf, name))
         return CUDA_ERROR_NOT_FOUND;
-    CUfunction f = xcalloc(1, sizeof *f);
+    CUfunction f = mem_calloc(1, sizeof *f);
     f->mod = m;
     snprintf(f->name, sizeof f->name, "%s", name);
     f->k = fake_kernel_find(name);
@@ -778,7 +778,7 @@ static int run_standin(CUfunction f, const FakeLaunch *l)
         if (kinds[i] == 'p' && block_of(m->arg[i]))
             m->version[i] = block_of(m->arg[i])->version;
         if (out) {
-            m->pre[i] = xmalloc(m->out_bytes[i]);
+            m->pre[i] = mem_alloc(m->out_bytes[i]);
             memcpy(m->pre[i], out, m->out_bytes[i]);
         }
     }
@@ -789,7 +789,7 @@ static int run_standin(CUfunction f, const FakeLaunch *l)
     for (int i = 0; kinds[i]; i++)
         if (m->pre[i]) {
             unsigned char *out = out_region(l->params[i], &m->out_bytes[i]);
-            m->post[i] = xmalloc(m->out_bytes[i]);
+            m->post[i] = mem_alloc(m->out_bytes[i]);
             memcpy(m->post[i], out, m->out_bytes[i]);
             block_of(m->arg[i])->version = ++fk.versions;
         }
@@ -866,7 +866,7 @@ void fake_cuda_api(CudaApi *api)
         .cuCtxSetCurrent = ctx_set_current,         .cuModuleLoadData = module_load_data,
         .cuModuleUnload = module_unload,            .cuModuleGetFunction = module_get_function,
         .cuFuncGetAttribute = func_get_attribute,   .cuFuncSetAttribute = func_set_attribute,
-        .cuMemAlloc = mem_alloc,                    .cuMemFree = mem_free,
+        .cuMemAlloc = dev_alloc,                    .cuMemFree = dev_free,
         .cuMemcpyHtoDAsync = memcpy_htod_async,     .cuMemcpyDtoH = memcpy_dtoh,
         .cuMemcpyDtoDAsync = memcpy_dtod_async,
         .cuMemsetD8Async = memset_d8_async,         .cuMemsetD16Async = memset_d16_async,

@@ -79,7 +79,7 @@ int worker_step(WorkerState *w, CaseResult *res, CUresult r, const char *call, i
 
 double worker_lap(WorkerState *w, CaseResult *res, CaseStep step)
 {
-    double now = now_ms();
+    double now = wall_now_ms();
     res->t_step[step] += now - w->lap;
     w->lap = now;
     return now;
@@ -352,11 +352,11 @@ static const void *host_get(WorkerState *w, const CaseBuf *b, const char *key, C
         }
     KVX_ASSERT(w->nhosts < WORKER_MAX_INPUTS);
     const ElemType *t = &elem_types[b->type];
-    void *data = xmalloc(b->count ? b->count * (uint64_t)t->size : 1);
+    void *data = mem_alloc(b->count ? b->count * (uint64_t)t->size : 1);
     KvxError err = {0};
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     int rc = inputs_fill(t, data, b->count, &b->init, w->threads, &err);
-    res->host_wait_ms += now_ms() - t0;
+    res->host_wait_ms += wall_now_ms() - t0;
     if (rc < 0) {
         free(data);
         worker_fail(res, CASE_skipped, "buffer '%s': %s", b->name, err.msg);
@@ -473,7 +473,7 @@ static void *hout_get(WorkerState *w, int i, uint64_t bytes)
 {
     if (bytes > w->hout_bytes[i] || !w->hout[i]) {
         free(w->hout[i]);
-        w->hout[i] = xmalloc(bytes ? bytes : 1);
+        w->hout[i] = mem_alloc(bytes ? bytes : 1);
         w->hout_bytes[i] = bytes;
     }
     return w->hout[i];
@@ -730,7 +730,7 @@ int worker_enqueue_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, Ca
 int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, float *ms,
                        CaseResult *res)
 {
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     float verify_ms = 0;
     float *out = ms ? ms : &verify_ms;
     if (worker_prepare_launch(w, c, run, flush, res) < 0 ||
@@ -744,7 +744,7 @@ int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int f
     if (!ms) {
         /* The verified launch: how slow the kernel is decides the warm-ups. */
         res->launch_ms = verify_ms;
-        run->spent_ms = now_ms() - t0;
+        run->spent_ms = wall_now_ms() - t0;
         worker_lap(w, res, CASE_STEP_verify);
     }
     return 0;
@@ -772,7 +772,7 @@ static void run_case(WorkerState *w, const CaseDesc *c, CaseResult *res)
     if (rc < 0)
         goto done;
     worker_lap(w, res, CASE_STEP_limits);
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     rc = buffers_prepare(w, c, &run, res);
     res->t_input_ms = worker_lap(w, res, CASE_STEP_buffers) - t0;
     if (rc == 0)
@@ -870,7 +870,7 @@ static int worker_open(WorkerState *w, int device, KvxError *err)
 int worker_main(int device, int in_fd, int out_fd)
 {
     KvxError err = {0};
-    WorkerState *w = xcalloc(1, sizeof *w);
+    WorkerState *w = mem_calloc(1, sizeof *w);
     w->out_fd = out_fd;
     if (worker_open(w, device, &err) < 0) {
         worker_start_write(out_fd, &err);
@@ -881,10 +881,10 @@ int worker_main(int device, int in_fd, int out_fd)
     int status = 0;
     if (worker_start_write(out_fd, NULL) < 0 || worker_device_info_write(out_fd, &w->dev) < 0)
         status = 1;
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     CaseResult res;
     double send_ms = 0;
-    w->lap = now_ms();
+    w->lap = wall_now_ms();
     while (status == 0 && case_read(in_fd, c) == 0) {
         result_init(c, &res);
         res.t_step[CASE_STEP_send] = send_ms;
@@ -896,7 +896,7 @@ int worker_main(int device, int in_fd, int out_fd)
         if (case_result_write(out_fd, &res) < 0 ||
             (res.samples_follow && case_samples_write(out_fd, w->kept, w->nkept) < 0))
             break;
-        double now = now_ms();
+        double now = wall_now_ms();
         send_ms = now - w->lap;
         w->lap = now;
     }
@@ -934,7 +934,7 @@ static int counters_case(WorkerState *w, int device, const CaseDesc *c)
 int worker_counters_main(int device, int cases_fd)
 {
     KvxError err = {0};
-    WorkerState *w = xcalloc(1, sizeof *w);
+    WorkerState *w = mem_calloc(1, sizeof *w);
     /* Results go nowhere: a fault still ends the process (worker_step). */
     w->out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
     int status = 0;
@@ -942,7 +942,7 @@ int worker_counters_main(int device, int cases_fd)
         fprintf(stderr, "kvx __counters: %s\n", err.msg);
         status = 1;
     }
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     while (status == 0 && case_read(cases_fd, c) == 0)
         if (counters_case(w, device, c) < 0)
             status = 3;     /* the rows that follow would no longer match their cases */

@@ -67,7 +67,7 @@ static int devio_ready(WorkerState *w, uint64_t nch, CaseResult *res)
         return -1;
     w->chunks_bytes = bytes;
     free(w->hchunks);
-    w->hchunks = xmalloc(bytes);
+    w->hchunks = mem_alloc(bytes);
     return 0;
 }
 
@@ -96,7 +96,7 @@ static int list_first(WorkerState *w, CUdeviceptr out, const RefSite *site, cons
 {
     uint64_t nch = (count + VERIFY_CHUNK - 1) / VERIFY_CHUNK;
     size_t rsize = (size_t)site->t->size;
-    void *o = xmalloc((size_t)VERIFY_CHUNK * t->size), *r = xmalloc((size_t)VERIFY_CHUNK * rsize);
+    void *o = mem_alloc((size_t)VERIFY_CHUNK * t->size), *r = mem_alloc((size_t)VERIFY_CHUNK * rsize);
     int rc = 0;
     for (uint64_t ch = 0; ch < nch && rep->listed < 4 && rc == 0; ch++) {
         if (!w->hchunks[ch].bad)
@@ -213,7 +213,7 @@ static int sort_device(WorkerState *w, const SortBufs *s, CUdeviceptr src, const
 static int list_multiset(WorkerState *w, CUdeviceptr so, CUdeviceptr sr, const ElemType *t, uint64_t n,
                          const char *bufname, VerifyReport *rep, CaseResult *res)
 {
-    void *got = xmalloc(n * t->size), *want = xmalloc(n * t->size);
+    void *got = mem_alloc(n * t->size), *want = mem_alloc(n * t->size);
     int rc = worker_step(w, res, cu.cuMemcpyDtoH(got, so, n * t->size), "cuMemcpyDtoH (sorted output)", 1);
     if (rc == 0)
         rc = worker_step(w, res, cu.cuMemcpyDtoH(want, sr, n * t->size), "cuMemcpyDtoH (sorted reference)", 1);
@@ -280,9 +280,9 @@ static int zipf_table_upload(WorkerState *w, InputsPlan *plan, CUdeviceptr *cdf,
                              CaseResult *res)
 {
     InputsTable tab = {0};
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     inputs_table_make(plan, w->threads, &tab);
-    res->host_wait_ms += now_ms() - t0;
+    res->host_wait_ms += wall_now_ms() - t0;
     int rc = worker_upload(w, cdf, tab.cdf, tab.cdf_bytes, res);
     if (rc == 0)
         rc = worker_upload(w, guide, tab.guide, tab.guide_bytes, res);

@@ -178,7 +178,7 @@ int worker_probe_main(int out_fd)
         CU_CHECK(&err, cu.cuDeviceGetCount(&n)) == 0 && n == 0)
         kvx_error_set(&err, KVX_EFAIL, NULL, "the CUDA driver reports no GPU");
     /* Query every device before answering, so that a failure is one message. */
-    DeviceInfo *all = xcalloc((size_t)(n > 0 ? n : 1), sizeof *all);
+    DeviceInfo *all = mem_calloc((size_t)(n > 0 ? n : 1), sizeof *all);
     for (int i = 0; !err.code && i < n; i++)
         worker_device_info_query(i, &all[i], &err);
     int rc = worker_start_write(out_fd, &err);

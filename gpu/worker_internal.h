@@ -117,7 +117,7 @@ typedef struct WorkerState {
     double *kept;           /* --keep-samples: the case's sample times, ms (nkept of them) */
     int nkept, kept_cap;
     Nvml nvml;
-    double lap;             /* now_ms() at the end of the last step (worker_lap) */
+    double lap;             /* wall_now_ms() at the end of the last step (worker_lap) */
     CUdeviceptr scratch;    /* L2 flush, 2 x L2 bytes, allocated on first use */
     size_t scratch_bytes;
     unsigned flush_value;   /* the byte of the next write flush */
@@ -226,7 +226,7 @@ int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, 
 CUresult worker_launch_raw(WorkerState *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
                            const uint32_t cluster[3], uint32_t smem, void **argv);
 /* Close a step of the case's profile: the time since the last call goes to
- * res->t_step[step].  Returns now_ms(). */
+ * res->t_step[step].  Returns wall_now_ms(). */
 double worker_lap(WorkerState *w, CaseResult *res, CaseStep step);
 
 /* Enqueue what precedes a launch: the outputs' resets and the L2 flush (mode

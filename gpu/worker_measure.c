@@ -239,12 +239,12 @@ void worker_host_refs_start(WorkerState *w, const CaseDesc *c, CaseLaunch *run)
 void worker_host_refs_join(WorkerState *w, CaseLaunch *run, CaseResult *res)
 {
     HostRefs *h = &run->hrefs;
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     if (h->started)
         pthread_join(h->tid, NULL);
     else
         jobs_thread(h);
-    res->host_wait_ms += now_ms() - t0;
+    res->host_wait_ms += wall_now_ms() - t0;
     for (int i = 0; i < h->n; i++)
         if (h->job[i].rc == 0)
             expc_put(w, h->job[i].key, &h->job[i].exp);
@@ -280,10 +280,10 @@ static ExpCache *expected_host(WorkerState *w, const CaseDesc *c, const CaseChec
     KvxError err = {0};
     Expected exp;
     memset(&exp, 0, sizeof exp);
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     int rc = verify_reference_threads(k->ref, args, k->nargs, &elem_types[b->type], b->count,
                                       w->threads, &exp, &err);
-    res->host_wait_ms += now_ms() - t0;
+    res->host_wait_ms += wall_now_ms() - t0;
     if (rc < 0) {
         verify_expected_free(&exp);
         worker_fail(res, CASE_skipped, "reference %s for '%s': %s", k->ref, b->name, err.msg);
@@ -300,12 +300,12 @@ static void *values_packed(const Expected *exp, const ElemType *t, uint64_t firs
 {
     if (exp->is_float) {
         *bytes = n * sizeof(double);
-        void *p = xmalloc(*bytes ? *bytes : 1);
+        void *p = mem_alloc(*bytes ? *bytes : 1);
         memcpy(p, exp->f + first, *bytes);
         return p;
     }
     *bytes = n * (uint64_t)t->size;
-    unsigned char *p = xmalloc(*bytes ? *bytes : 1);
+    unsigned char *p = mem_alloc(*bytes ? *bytes : 1);
     for (uint64_t j = 0; j < n; j++)
         memcpy(p + j * (uint64_t)t->size, &exp->u[first + j], (size_t)t->size); /* little-endian */
     return p;
@@ -396,10 +396,10 @@ static int site_get(WorkerState *w, const CaseDesc *c, const CaseCheck *k, const
 
 int worker_verify_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     if (worker_launch_once(w, c, run, 0, NULL, res) < 0)
         return -1;
-    res->t_verify_ms = now_ms() - t0;
+    res->t_verify_ms = wall_now_ms() - t0;
     return 0;
 }
 
@@ -464,7 +464,7 @@ static int expected_here(WorkerState *w, const CaseDesc *c, const CaseCheck *k, 
                    ? worker_fail(res, CASE_skipped, "check of '%s': the constant does not fit %s", b->name, t->name)
                    : 0;
     uint64_t bytes = b->count * (uint64_t)site->t->size;
-    void *data = xmalloc(bytes ? bytes : 1);
+    void *data = mem_alloc(bytes ? bytes : 1);
     int rc = bytes ? worker_step(w, res, cu.cuMemcpyDtoH(data, site->ptr, bytes), "cuMemcpyDtoH (reference)", 1) : 0;
     if (rc == 0)
         verify_from_output(site->t, data, b->count, own);
@@ -569,7 +569,7 @@ static int scalars_get(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseR
 
 int worker_compare_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     worker_lap(w, res, CASE_STEP_stats);
     worker_host_refs_join(w, run, res);
     worker_lap(w, res, CASE_STEP_reference);
@@ -598,7 +598,7 @@ int worker_compare_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, Case
         return -1;
     if (res->status == CASE_mismatch)
         detail_add(res, "timed anyway");
-    res->t_verify_ms += now_ms() - t0;
+    res->t_verify_ms += wall_now_ms() - t0;
     worker_lap(w, res, CASE_STEP_compare);
     return 0;
 }

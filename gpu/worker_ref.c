@@ -38,14 +38,14 @@ static int ref_step(WorkerState *w, CaseResult *res, CUresult r, const char *cal
  * returns must not take the worker's (the parent's) timeout for the case. */
 static int ref_wait(WorkerState *w, const CaseDesc *c, CaseResult *res)
 {
-    double limit = now_ms() + c->measure.timeout_s * 1000;
+    double limit = wall_now_ms() + c->measure.timeout_s * 1000;
     for (;;) {
         CUresult r = cu.cuStreamQuery(w->stream);
         if (r == CUDA_SUCCESS)
             return 0;
         if (r != CUDA_ERROR_NOT_READY)
             return ref_step(w, res, r, "cuStreamQuery");
-        if (now_ms() > limit) {
+        if (wall_now_ms() > limit) {
             res->status = CASE_skipped;
             res->ref_failed = 1;
             snprintf(res->detail, sizeof res->detail, "reference kernel: no result after %.0f s "

@@ -104,7 +104,7 @@ static void clocks_read(WorkerState *w, CaseResult *res)
  * they took, or -1 with res set. */
 static double warmup_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int n, CaseResult *res)
 {
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     for (int i = 0; i < n; i++)
         if (worker_prepare_launch(w, c, run, c->measure.flush_l2, res) < 0 ||
             worker_enqueue_launch(w, c, run, res) < 0)
@@ -114,7 +114,7 @@ static double warmup_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int
     res->warmups = n;
     res->launches += n * (1 + c->nnext);
     worker_lap(w, res, CASE_STEP_warmup);
-    return now_ms() - t0;
+    return wall_now_ms() - t0;
 }
 
 /* Batches until measure_batch says stop or a batch meets the noise target.
@@ -127,18 +127,18 @@ static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, doubl
     *n = 0;
     while ((k = measure_batch(m, *n, per, spent, WORKER_MAX_BATCH)) > 0) {
         nvtx_push("%s %s samples %d-%d", c->kernel, c->label, *n, *n + k - 1);
-        double b0 = now_ms();
+        double b0 = wall_now_ms();
         int rc = batch_enqueue(w, c, run, m->flush_l2, k, res);
-        double enqueue = now_ms() - b0;
+        double enqueue = wall_now_ms() - b0;
         if (rc == 0 && first)
             clocks_read(w, res);
-        double b1 = now_ms();
+        double b1 = wall_now_ms();
         if (rc == 0)
             rc = batch_collect(w, k, t + *n, res);
         nvtx_pop();
         if (rc < 0)
             return -1;
-        double wall = enqueue + now_ms() - b1;  /* the clocks' read left out */
+        double wall = enqueue + wall_now_ms() - b1;  /* the clocks' read left out */
         res->launches += k * (1 + c->nnext);
         per = wall / k;
         spent += wall;
@@ -159,7 +159,7 @@ static void keep_samples(WorkerState *w, const CaseDesc *c, const double *t, int
         return;
     n = n < CASE_SAMPLES_KEPT_MAX ? n : CASE_SAMPLES_KEPT_MAX;
     if (n > w->kept_cap) {
-        w->kept = xrealloc(w->kept, sizeof *w->kept * (size_t)n);
+        w->kept = mem_realloc(w->kept, sizeof *w->kept * (size_t)n);
         w->kept_cap = n;
     }
     memcpy(w->kept, t, sizeof *t * (size_t)n);
@@ -169,7 +169,7 @@ static void keep_samples(WorkerState *w, const CaseDesc *c, const double *t, int
 int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     const MeasureSettings *m = &c->measure;
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     if (m->flush_l2 && worker_flush_prepare(w, m->flush_l2, res) < 0)
         return -1;
     int nw = measure_warmups(m, res->launch_ms, run->spent_ms);
@@ -181,7 +181,7 @@ int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, Case
     double per = nw ? warm / nw : run->spent_ms;
     int mins, maxs, n = 0;
     measure_bounds(m, &mins, &maxs);
-    double *t = xmalloc((size_t)maxs * sizeof *t), *tmp = xmalloc((size_t)maxs * sizeof *tmp);
+    double *t = mem_alloc((size_t)maxs * sizeof *t), *tmp = mem_alloc((size_t)maxs * sizeof *tmp);
     int rc = samples_run(w, c, run, per, run->spent_ms + warm, t, tmp, &n, res);
     worker_lap(w, res, CASE_STEP_samples);
     if (rc == 0) {
@@ -192,6 +192,6 @@ int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, Case
     }
     free(t);
     free(tmp);
-    res->t_measure_ms = now_ms() - t0;
+    res->t_measure_ms = wall_now_ms() - t0;
     return rc;
 }

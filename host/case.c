@@ -108,7 +108,7 @@ void case_kernel_at(const CaseDesc *c, int i, CaseKernel *k)
 
 int case_write(int fd, const CaseDesc *c)
 {
-    CaseDesc *w = xmalloc(sizeof *w);
+    CaseDesc *w = mem_alloc(sizeof *w);
     memcpy(w, c, sizeof *w);
     for (int i = 0; i < w->nchecks && i < CASE_MAX_BUFS; i++) {
         CaseCheck *k = &w->checks[i];

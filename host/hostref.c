@@ -169,7 +169,7 @@ static void *read_part(FILE *f, uint64_t n, int *ok)
 {
     if (!n || !*ok)
         return NULL;
-    void *p = xmalloc(n);
+    void *p = mem_alloc(n);
     *ok = fread(p, 1, n, f) == n;
     return p;
 }

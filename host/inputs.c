@@ -413,12 +413,12 @@ static int zipf_guide_bits(uint64_t n)
 
 static ZipfTable *zipf_table_new(double s, uint64_t n, int threads)
 {
-    ZipfTable *z = xcalloc(1, sizeof *z);
+    ZipfTable *z = mem_calloc(1, sizeof *z);
     z->n = n;
     z->s = s;
     uint64_t nblocks = (n + CHUNK - 1) / CHUNK;
-    z->block_sum = xcalloc(nblocks, sizeof *z->block_sum);
-    z->cdf = xmalloc((n > 1 ? n - 1 : 1) * sizeof *z->cdf);
+    z->block_sum = mem_calloc(nblocks, sizeof *z->block_sum);
+    z->cdf = mem_alloc((n > 1 ? n - 1 : 1) * sizeof *z->cdf);
     par_run(threads, n, CHUNK, zipf_block_sums, z);
     long double total = 0;
     for (uint64_t j = 0; j < nblocks; j++) {
@@ -431,7 +431,7 @@ static ZipfTable *zipf_table_new(double s, uint64_t n, int threads)
 
     z->guide_bits = zipf_guide_bits(n);
     uint64_t ng = 1ull << z->guide_bits;
-    z->guide = xmalloc((ng + 1) * sizeof *z->guide);
+    z->guide = mem_alloc((ng + 1) * sizeof *z->guide);
     uint64_t k = 0;
     for (uint64_t j = 0; j < ng; j++) {
         uint64_t start = j << (64 - z->guide_bits);
@@ -605,7 +605,7 @@ int inputs_fill(const ElemType *t, void *host, uint64_t count, const InitParams 
             zipf_rej_init(&g.zr, p->exponent, g.zn);
     }
     if (p->kind == INIT_TEXT) {
-        g.text = xmalloc(65536);
+        g.text = mem_alloc(65536);
         text_table(g.text);
     }
     FillCtx c = {.g = &g, .host = host};
@@ -684,7 +684,7 @@ int inputs_plan(const ElemType *t, uint64_t count, const InitParams *p, InputsPl
     plan->kind = (uint32_t)p->kind;
     plan->type = (uint32_t)t->id;
     plan->sat = (uint32_t)g.sat;
-    uint8_t *lut = xmalloc(65536);
+    uint8_t *lut = mem_alloc(65536);
     text_table(lut);
     for (uint32_t j = 0, c = 0; j < 65536; j++)
         if (j == 65535 || lut[j + 1] != lut[j])
@@ -719,7 +719,7 @@ void inputs_fill_plan(const InputsPlan *plan, void *host, uint64_t count)
     g.flo = plan->flo;
     g.fhi = plan->fhi;
     g.fspan = plan->fspan;
-    uint8_t *lut = xmalloc(65536);
+    uint8_t *lut = mem_alloc(65536);
     for (uint32_t j = 0, c = 0; j < 65536; j++) {
         while (c < 26 && j >= plan->text_end[c])
             c++;

@@ -103,9 +103,9 @@ int verify_ref_expect_init(Call *c, uint64_t n, int is_float)
     e->count = n;
     e->is_float = is_float;
     if (is_float)
-        e->f = xcalloc(n ? n : 1, sizeof *e->f);
+        e->f = mem_calloc(n ? n : 1, sizeof *e->f);
     else
-        e->u = xcalloc(n ? n : 1, sizeof *e->u);
+        e->u = mem_calloc(n ? n : 1, sizeof *e->u);
     return 0;
 }
 
@@ -310,7 +310,7 @@ int verify_constant(Value v, const ElemType *out_t, uint64_t out_count, Expected
     exp->count = out_count;
     exp->is_float = out_t->is_float;
     if (out_t->is_float) {
-        exp->f = xmalloc((out_count ? out_count : 1) * sizeof *exp->f);
+        exp->f = mem_alloc((out_count ? out_count : 1) * sizeof *exp->f);
         double d = v.kind == VAL_FLOAT ? v.d : (double)v.i;
         for (uint64_t j = 0; j < out_count; j++)
             exp->f[j] = d;
@@ -325,7 +325,7 @@ int verify_constant(Value v, const ElemType *out_t, uint64_t out_count, Expected
     } else {
         u = (uint64_t)v.i;
     }
-    exp->u = xmalloc((out_count ? out_count : 1) * sizeof *exp->u);
+    exp->u = mem_alloc((out_count ? out_count : 1) * sizeof *exp->u);
     u = wrap(out_t, u);
     for (uint64_t j = 0; j < out_count; j++)
         exp->u[j] = u;
@@ -339,11 +339,11 @@ int verify_from_output(const ElemType *t, const void *data, uint64_t count, Expe
     exp->count = count;
     exp->is_float = t->is_float;
     if (t->is_float) {
-        exp->f = xmalloc((count ? count : 1) * sizeof *exp->f);
+        exp->f = mem_alloc((count ? count : 1) * sizeof *exp->f);
         for (uint64_t j = 0; j < count; j++)
             exp->f[j] = load_f(t, data, j);
     } else {
-        exp->u = xmalloc((count ? count : 1) * sizeof *exp->u);
+        exp->u = mem_alloc((count ? count : 1) * sizeof *exp->u);
         for (uint64_t j = 0; j < count; j++)
             exp->u[j] = load_u(t, data, j);
     }
@@ -383,8 +383,8 @@ static void put_float(StrBuf *b, const ElemType *t, double v)
         double back = strtod(buf, NULL);
         if (t->id == ET_F64 ? back == v
             : t->id == ET_F32 ? (float)back == (float)v
-            : t->id == ET_F16 ? f32_to_f16((float)back) == f32_to_f16((float)v)
-            : t->id == ET_BF16 ? f32_to_bf16((float)back) == f32_to_bf16((float)v)
+            : t->id == ET_F16 ? elem_f16_from_f32((float)back) == elem_f16_from_f32((float)v)
+            : t->id == ET_BF16 ? elem_bf16_from_f32((float)back) == elem_bf16_from_f32((float)v)
             : back == v)
             break;
     }
@@ -441,7 +441,7 @@ static void compare_member(const Expected *exp, const ElemType *t, const void *o
                            const char *bufname, VerifyReport *rep, Listing *l)
 {
     uint64_t k = exp->count;
-    unsigned char *found = xcalloc(k ? k : 1, 1);
+    unsigned char *found = mem_calloc(k ? k : 1, 1);
     /* Init and the written values are compared as the output type holds them:
      * floats rounded to t, integers wrapped. */
     uint8_t scratch[8];

@@ -26,8 +26,8 @@ static uint64_t sort_key(const ElemType *t, uint64_t v)
  * 3.3 s on 2 x 16M keys, per case; this is linear. */
 static void sort_u64(uint64_t *v, uint64_t n)
 {
-    uint64_t *tmp = xmalloc(sizeof *tmp * (n ? n : 1)), *src = v, *dst = tmp;
-    uint64_t *cnt = xmalloc(sizeof *cnt * 65536);
+    uint64_t *tmp = mem_alloc(sizeof *tmp * (n ? n : 1)), *src = v, *dst = tmp;
+    uint64_t *cnt = mem_alloc(sizeof *cnt * 65536);
     for (int shift = 0; shift < 64; shift += 16) {
         memset(cnt, 0, sizeof *cnt * 65536);
         for (uint64_t i = 0; i < n; i++)
@@ -108,7 +108,7 @@ static void multiset_report(const ElemType *t, const uint64_t *got, const uint64
 static void compare_multiset_ints(const Expected *exp, const ElemType *t, const void *out, uint64_t n,
                                   const char *bufname, VerifyReport *rep)
 {
-    uint64_t *got = xmalloc(sizeof *got * (n ? n : 1)), *want = xmalloc(sizeof *want * (n ? n : 1));
+    uint64_t *got = mem_alloc(sizeof *got * (n ? n : 1)), *want = mem_alloc(sizeof *want * (n ? n : 1));
     for (uint64_t i = 0; i < n; i++) {
         got[i] = sort_key(t, load_u(t, out, i));
         want[i] = sort_key(t, wrap(t, exp->u[i]));
@@ -123,7 +123,7 @@ static void compare_multiset_ints(const Expected *exp, const ElemType *t, const 
 void verify_multiset_sorted(const ElemType *t, const void *got, const void *want, uint64_t n, const char *bufname,
                             VerifyReport *rep)
 {
-    uint64_t *g = xmalloc(sizeof *g * (n ? n : 1)), *w = xmalloc(sizeof *w * (n ? n : 1));
+    uint64_t *g = mem_alloc(sizeof *g * (n ? n : 1)), *w = mem_alloc(sizeof *w * (n ? n : 1));
     for (uint64_t i = 0; i < n; i++) {
         g[i] = sort_key(t, load_u(t, got, i));
         w[i] = sort_key(t, load_u(t, want, i));
@@ -139,10 +139,10 @@ void verify_multiset_sorted(const ElemType *t, const void *got, const void *want
 static void compare_multiset_floats(const Expected *exp, const ElemType *t, const void *out,
                                     uint64_t n, const char *bufname, double rtol, VerifyReport *rep)
 {
-    double *got = xmalloc(sizeof *got * (n ? n : 1));
+    double *got = mem_alloc(sizeof *got * (n ? n : 1));
     Expected sorted = *exp;
     sorted.count = n;
-    sorted.f = xmalloc(sizeof *sorted.f * (n ? n : 1));
+    sorted.f = mem_alloc(sizeof *sorted.f * (n ? n : 1));
     for (uint64_t i = 0; i < n; i++)
         got[i] = load_f(t, out, i);
     memcpy(sorted.f, exp->f, sizeof *sorted.f * n);

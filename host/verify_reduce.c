@@ -136,7 +136,7 @@ static void reduce_values(Call *c, RedCtx *x)
     int is_float = c->out->is_float, add = is_float && (x->op == RED_ADD || x->op == RED_SUB);
     if (k >= REDUCE_COLUMNS_MIN || nch > PARTIAL_BYTES / sizeof(Acc) / k) {
         if (add) {
-            x->acc = xcalloc(k, sizeof *x->acc);
+            x->acc = mem_calloc(k, sizeof *x->acc);
             for (uint64_t j = 0; j < k; j++)
                 x->acc[j].s = x->r0;
         } else if (is_float) {
@@ -158,11 +158,11 @@ static void reduce_values(Call *c, RedCtx *x)
     x->stride = pad_slots(k);
     uint64_t slots = x->stride * (nch ? nch : 1);
     if (add)
-        x->acc = xcalloc(slots, sizeof *x->acc);
+        x->acc = mem_calloc(slots, sizeof *x->acc);
     else if (is_float)
-        x->f = xcalloc(slots, sizeof *x->f);
+        x->f = mem_calloc(slots, sizeof *x->f);
     else
-        x->u = xcalloc(slots, sizeof *x->u);
+        x->u = mem_calloc(slots, sizeof *x->u);
     verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, red_chunk, x);
     for (uint64_t j = 0; j < k; j++) {
         if (add) {
@@ -229,7 +229,7 @@ int verify_ref_reduce(Call *c)
         e->f = NULL;
         e->u = NULL;
         size_t bytes = b->count * (size_t)b->t->size;
-        e->member_vals = xmalloc(bytes ? bytes : 1);
+        e->member_vals = mem_alloc(bytes ? bytes : 1);
         memcpy(e->member_vals, b->data, bytes);
         e->member_t = b->t;
         e->member_n = b->count;
@@ -289,7 +289,7 @@ int verify_ref_wrap_count(Call *c)
     const ElemType *ut = &elem_types[c->out->size == 8 ? ET_U64 : c->out->size == 4 ? ET_U32
                                      : c->out->size == 2 ? ET_U16 : ET_U8];
     uint64_t x = wrap(ut, (uint64_t)init), l = wrap(ut, (uint64_t)lim);
-    uint64_t *v = xmalloc(k * sizeof *v);
+    uint64_t *v = mem_alloc(k * sizeof *v);
     for (uint64_t j = 0; j < k; j++)
         v[j] = wrap_steps(inc, x, l, (uint64_t)n / k + (j < (uint64_t)n % k));
     int rc = verify_ref_expect_counts(c, v, k);
@@ -306,7 +306,7 @@ int verify_ref_tally(Call *c)
         return -1;
     if (n < 0)
         return verify_ref_fail(c, "n must be >= 0, got %lld", (long long)n);
-    uint64_t *v = xmalloc(k * sizeof *v);
+    uint64_t *v = mem_alloc(k * sizeof *v);
     for (uint64_t j = 0; j < k; j++)
         v[j] = (uint64_t)init + (uint64_t)n / k + (j < (uint64_t)n % k);
     int rc;

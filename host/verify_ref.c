@@ -130,7 +130,7 @@ static uint64_t count_cmp(Call *c, const RefArg *buf, CmpOp op, Value v)
     CmpPlan plan;
     cmp_plan(&plan, buf, op, v);
     uint64_t nch = nchunks_of(buf->count), n = 0;
-    CountCtx x = {&plan, xcalloc(nch ? nch : 1, sizeof *x.part)};
+    CountCtx x = {&plan, mem_calloc(nch ? nch : 1, sizeof *x.part)};
     verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, count_chunk, &x);
     for (uint64_t ch = 0; ch < nch; ch++)
         n += x.part[ch];
@@ -214,7 +214,7 @@ int verify_ref_count_below_by(Call *c)
     uint64_t nch = nchunks_of(buf->count);
     int workers = verify_ref_workers_for(c, k > PARTIAL_BYTES ? PARTIAL_BYTES : k * 8, nch);
     TallyCtx x = {.n = buf->count, .k = k, .plan = &plan, .keys = keys};
-    x.cnt = xcalloc(k * (uint64_t)workers, sizeof *x.cnt);
+    x.cnt = mem_calloc(k * (uint64_t)workers, sizeof *x.cnt);
     bad_init(&x.bad);
     verify_ref_par_for(workers, nch, below_by_chunk, &x);
     verify_ref_counters_merge(x.cnt, workers, k);
@@ -264,7 +264,7 @@ int verify_ref_histogram(Call *c)
     int workers = verify_ref_workers_for(c, bins > PARTIAL_BYTES ? PARTIAL_BYTES : bins * 8, nch);
     TallyCtx x = {.n = b->count, .k = bins, .buf = b, .lo = lo, .hi = hi,
                   .width = (span + (i128)bins - 1) / (i128)bins};
-    x.cnt = xcalloc(bins * (uint64_t)workers, sizeof *x.cnt);
+    x.cnt = mem_calloc(bins * (uint64_t)workers, sizeof *x.cnt);
     verify_ref_par_for(workers, nch, histogram_chunk, &x);
     verify_ref_counters_merge(x.cnt, workers, bins);
     int rc = verify_ref_expect_counts(c, x.cnt, bins);
@@ -308,9 +308,9 @@ static void sum_into(Call *c, const RefArg *x, const RefArg *y)
     uint64_t nch = nchunks_of(x->count);
     SumCtx s = {x, y, c->out->is_float, NULL, NULL};
     if (s.is_float)
-        s.f = xcalloc(nch ? nch : 1, sizeof *s.f);
+        s.f = mem_calloc(nch ? nch : 1, sizeof *s.f);
     else
-        s.u = xcalloc(nch ? nch : 1, sizeof *s.u);
+        s.u = mem_calloc(nch ? nch : 1, sizeof *s.u);
     verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, sum_chunk, &s);
     if (s.is_float) {
         c->exp->f[0] = verify_ref_acc_combine(0, s.f, nch, 1);
@@ -417,19 +417,19 @@ static int scatter_add(Call *c, const RefArg *keys, const RefArg *vals, uint64_t
     bad_init(&x.bad);
     if (!c->out->is_float) {
         int workers = verify_ref_workers_for(c, kw > PARTIAL_BYTES ? PARTIAL_BYTES : kw * 8, nch);
-        x.u = xcalloc(kw * (uint64_t)workers, sizeof *x.u);
+        x.u = mem_calloc(kw * (uint64_t)workers, sizeof *x.u);
         verify_ref_par_for(workers, nch, scatter_chunk, &x);
         verify_ref_counters_merge(x.u, workers, kw);
         for (uint64_t j = 0; j < kw; j++)
             c->exp->u[j] = wrap(c->out, x.u[j]);
     } else if (nch <= 1 || kw <= PARTIAL_BYTES / sizeof(Acc) / nch) {
         x.stride = pad_slots(kw);
-        x.acc = xcalloc(x.stride * (nch ? nch : 1), sizeof *x.acc);
+        x.acc = mem_calloc(x.stride * (nch ? nch : 1), sizeof *x.acc);
         verify_ref_par_for(verify_ref_workers_for(c, 0, nch), nch, scatter_chunk, &x);
         for (uint64_t j = 0; j < kw; j++)
             c->exp->f[j] = verify_ref_acc_combine(0, x.acc + j, nch, x.stride);
     } else {
-        x.acc = xcalloc(kw, sizeof *x.acc);
+        x.acc = mem_calloc(kw, sizeof *x.acc);
         x.nparts = (uint64_t)verify_ref_workers_for(c, 0, rows);
         verify_ref_par_for((int)x.nparts, x.nparts, scatter_owned, &x);
         for (uint64_t j = 0; j < kw; j++)

@@ -62,7 +62,7 @@ static const ValueCol value_cols[SPEC_VALUE_COUNT] = {
 /* The column of a value name, or NULL when name is not one. */
 const ValueCol *results_value_col(const char *name)
 {
-    int i = spec_value_find(name);
+    int i = values_find(name);
     if (i < 0)
         return NULL;
     KVX_ASSERT(value_cols[i].sql);    /* every name of core/values.h has a row */
@@ -285,7 +285,7 @@ static int value_intern(CaseSet *cs, AxisInfo *ax, StoreRows *q, int tcol, int a
         return -1;
     if (ax->nvals == ax->cap) {
         ax->cap = ax->cap ? 2 * ax->cap : 8;
-        ax->vals = xrealloc(ax->vals, sizeof *ax->vals * (size_t)ax->cap);
+        ax->vals = mem_realloc(ax->vals, sizeof *ax->vals * (size_t)ax->cap);
     }
     r.text = arena_strdup(cs->arena, r.text);
     ax->all_num &= r.is_num;
@@ -331,7 +331,7 @@ static int rank_values(struct sqlite3 *db, CaseSet *cs, KvxError *err)
     store_rows_close(st);
     for (int a = 0; a < cs->naxes; a++) {
         AxisInfo *ax = &cs->axes[a];
-        int *idx = xmalloc(sizeof *idx * (size_t)(ax->nvals + 1));
+        int *idx = mem_alloc(sizeof *idx * (size_t)(ax->nvals + 1));
         for (int i = 0; i < ax->nvals; i++)
             idx[i] = i;
         rank_axis = ax;
@@ -374,7 +374,7 @@ static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits
         }
         if (*nhits == cap) {
             cap = cap ? 2 * cap : 256;
-            *hits = xrealloc(*hits, sizeof **hits * (size_t)cap);
+            *hits = mem_realloc(*hits, sizeof **hits * (size_t)cap);
         }
         AxisHit *h = &(*hits)[(*nhits)++];
         h->id = store_rows_int(st, 0);
@@ -421,9 +421,9 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
     if (!strncmp(name, "inspect.", 8)) {
         /* Only a key kvx writes: a misspelt one would tabulate as empty cells. */
         const char *key = name + 8;
-        if (!inspect_key_valid(key)) {
+        if (!values_inspect_valid(key)) {
             kvx_error_set(err, KVX_EINPUT, NULL, "unknown inspect fact '%s' (expected inspect. and one of: %s)",
-                          name, inspect_key_list());
+                          name, values_inspect_list());
             return -1;
         }
         sb_puts(&q->text, "json_extract(v.inspect_json, ");
@@ -442,7 +442,7 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
         return 0;
     }
     kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY,"
-                  " counter.METRIC)", name, spec_value_list());
+                  " counter.METRIC)", name, values_list());
     return -1;
 }
 
@@ -453,7 +453,7 @@ static void rec_read(CaseSet *cs, StoreRows *st, const AxisHit *hits, int nhits,
 {
     if (cs->nrecs == *cap) {
         *cap = *cap ? 2 * *cap : 256;
-        cs->recs = xrealloc(cs->recs, sizeof *cs->recs * (size_t)*cap);
+        cs->recs = mem_realloc(cs->recs, sizeof *cs->recs * (size_t)*cap);
     }
     Rec *r = &cs->recs[cs->nrecs++];
     memset(r, 0, sizeof *r);
@@ -670,7 +670,7 @@ typedef struct Ratios {
 static void ratios_init(CaseSet *cs, Ratios *R)
 {
     size_t n = (size_t)(cs->nrecs + 1);
-    R->idx = xmalloc(sizeof *R->idx * n);
+    R->idx = mem_alloc(sizeof *R->idx * n);
     sb_init(&R->b);
     for (int i = 0; i < cs->nrecs; i++) {
         rec_key(cs, &cs->recs[i], NULL, &R->b);
@@ -682,9 +682,9 @@ static void ratios_init(CaseSet *cs, Ratios *R)
         R->subst[a] = -1;
     for (int k = 0; k < cs->nbase; k++)
         R->subst[cs->base_axis[k]] = cs->base_val[k];
-    R->vals = xmalloc(sizeof *R->vals * n);
-    R->bnoise = xmalloc(sizeof *R->bnoise * n);
-    R->rnoise = xmalloc(sizeof *R->rnoise * n);
+    R->vals = mem_alloc(sizeof *R->vals * n);
+    R->bnoise = mem_alloc(sizeof *R->bnoise * n);
+    R->rnoise = mem_alloc(sizeof *R->rnoise * n);
 }
 
 static void ratios_free(Ratios *R)

@@ -141,7 +141,7 @@ static void compare_pair(Compare *c)
 {
     const Pivot *pa = &c->pa, *pb = &c->pb;
     int cap = pa->nr * pa->nc + pb->nr * pb->nc + 1, n = 0;
-    c->lines = xcalloc((size_t)cap, sizeof *c->lines);
+    c->lines = mem_calloc((size_t)cap, sizeof *c->lines);
     for (int r = 0; r < pa->nr; r++)
         for (int k = 0; k < pa->nc; k++)
             if (pa->cells[r * pa->nc + k].ncases)

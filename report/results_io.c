@@ -99,7 +99,7 @@ int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *
     if (!x)
         return -1;
     int n = store_export_ncols(x);
-    StoreCell *cells = xmalloc(sizeof *cells * (size_t)n);
+    StoreCell *cells = mem_alloc(sizeof *cells * (size_t)n);
     if (f == RESULTS_JSON) {
         fputs("[", out);
     } else {
@@ -253,7 +253,7 @@ static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t le
                          KvxError *err)
 {
     int cap = 16;
-    CsvRow *rows = xmalloc(sizeof *rows * (size_t)cap);
+    CsvRow *rows = mem_alloc(sizeof *rows * (size_t)cap);
     *nrows = 0;
     if (csv_text_check(path, text, len, err))
         return rows;
@@ -269,7 +269,7 @@ static CsvRow *csv_parse(Arena *a, const char *path, const char *text, size_t le
         }
         CsvRow r = csv_row(&c);
         if (*nrows == cap)
-            rows = xrealloc(rows, sizeof *rows * (size_t)(cap *= 2));
+            rows = mem_realloc(rows, sizeof *rows * (size_t)(cap *= 2));
         rows[(*nrows)++] = r;
         if (*nrows - 1 > RESULTS_MAX_IMPORT_ROWS) {     /* the header is not a row */
             SrcPos pos = {path, r.line, 1};
@@ -551,7 +551,7 @@ static int import_store(Store *st, Import *im, KvxError *err)
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     RunEnv env = {.kind = "reference", .ref_name = im->o->name, .spec_name = im->spec,
                   .spec_path = im->csv_path, .gpu_name = im->o->gpu,
-                  .gpu_uuid = arena_printf(im->a, "ref:%s", im->o->name), .kvx_version = kvx_version(),
+                  .gpu_uuid = arena_printf(im->a, "ref:%s", im->o->name), .kvx_version = version_text(),
                   .command = im->o->source, .axes_json = import_decl(im), .started_at = when, .peak_gbs = 0};
     /* One transaction for all rows, too: a commit per row made 200,000 rows
      * take minutes.  store_put_cases joins it. */

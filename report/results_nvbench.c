@@ -111,7 +111,7 @@ static void device_of(NvExport *x, const StoreRows *st, NvCase *c)
     for (int d = 0; d < x->ndevs; d++)
         if (!strcmp(x->devs[d].uuid, c->device))
             return;
-    x->devs = xrealloc(x->devs, sizeof *x->devs * (size_t)(x->ndevs + 1));
+    x->devs = mem_realloc(x->devs, sizeof *x->devs * (size_t)(x->ndevs + 1));
     x->devs[x->ndevs++] = (NvDevice){c->device, col_text(x, st, 15), store_rows_int(st, 16),
                                      store_rows_int(st, 17), store_rows_int(st, 18), store_rows_int(st, 19),
                                      store_rows_int(st, 20), col_or_nan(st, 21)};
@@ -120,7 +120,7 @@ static void device_of(NvExport *x, const StoreRows *st, NvCase *c)
 static void case_load(NvExport *x, const StoreRows *st)
 {
     if (x->ncases == x->cap)
-        x->cases = xrealloc(x->cases, sizeof *x->cases * (size_t)(x->cap = x->cap ? 2 * x->cap : 64));
+        x->cases = mem_realloc(x->cases, sizeof *x->cases * (size_t)(x->cap = x->cap ? 2 * x->cap : 64));
     NvCase *c = &x->cases[x->ncases++];
     c->spec = col_text(x, st, 0), c->label = col_text(x, st, 1), c->status = col_text(x, st, 2);
     c->detail = col_text(x, st, 3), c->axes = col_text(x, st, 4), c->device = col_text(x, st, 5);
@@ -202,7 +202,7 @@ static void axis_add(NvExport *x, NvBench *b, const char *name, const char *type
         if (!strcmp(a->vals[k], atom))
             return;
     if (a->nvals == a->cap)
-        a->vals = xrealloc(a->vals, sizeof *a->vals * (size_t)(a->cap = a->cap ? 2 * a->cap : 8));
+        a->vals = mem_realloc(a->vals, sizeof *a->vals * (size_t)(a->cap = a->cap ? 2 * a->cap : 8));
     a->vals[a->nvals++] = arena_strdup(x->a, atom);
 }
 
@@ -309,7 +309,7 @@ static int put_state(NvExport *x, struct sqlite3 *db, NvBench *b, const NvCase *
 /* The benchmark of spec cases [from, to). */
 static int put_bench(NvExport *x, struct sqlite3 *db, int index, int from, int to, FILE *out, KvxError *err)
 {
-    NvBench *b = xcalloc(1, sizeof *b);
+    NvBench *b = mem_calloc(1, sizeof *b);
     int rc = 0;
     for (int i = from; i < to && rc == 0; i++) {
         rc = case_axes(x, db, &x->cases[i], b, NULL, err);
@@ -357,7 +357,7 @@ int results_export_nvbench(struct sqlite3 *db, const char *spec, FILE *out, KvxE
         fputs("{\n  \"meta\": {\"argv\": [\"kvx\", \"export\", \"--format\", \"nvbench\"], \"version\": "
               "{\"json\": {\"major\": 1, \"minor\": 0, \"patch\": 0, \"string\": \"1.0.0\"}, \"kvx\": "
               "{\"string\": ", out);
-        json_write_str(out, kvx_version());
+        json_write_str(out, version_text());
         fputs("}}},\n", out);
         put_devices(&x, out);
         fputs("  \"benchmarks\": [", out);
@@ -482,7 +482,7 @@ static int read_states(NvImport *im, struct sqlite3 *db, const char *json, KvxEr
     int rc;
     while ((rc = store_rows_next(st, "reading nvbench JSON", err)) > 0) {
         if (im->n == im->cap)
-            im->st = xrealloc(im->st, sizeof *im->st * (size_t)(im->cap = im->cap ? 2 * im->cap : 64));
+            im->st = mem_realloc(im->st, sizeof *im->st * (size_t)(im->cap = im->cap ? 2 * im->cap : 64));
         NvState *s = memset(&im->st[im->n++], 0, sizeof *im->st);
         s->bench = arena_strdup(im->a, store_rows_text(st, 0) ? store_rows_text(st, 0) : "");
         const char *reason = store_rows_text(st, 3);

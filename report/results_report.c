@@ -199,9 +199,9 @@ static char *find_gnuplot(void)
 {
     const char *env = getenv("KVX_GNUPLOT");
     if (env)
-        return *env && access(env, X_OK) == 0 ? xstrdup(env) : NULL;
+        return *env && access(env, X_OK) == 0 ? mem_strdup(env) : NULL;
     char path[4096];
-    return path_search("gnuplot", path, sizeof path) ? xstrdup(path) : NULL;
+    return path_search("gnuplot", path, sizeof path) ? mem_strdup(path) : NULL;
 }
 
 static int run_gnuplot(const char *gnuplot, const char *dir, const char *script, const char *log)
@@ -231,7 +231,7 @@ static char *plot_data(const char *csv, double *lo, double *hi, int *ncols)
     for (int line = 0; *p; line++) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        char *row = xmalloc(len + 1);
+        char *row = mem_alloc(len + 1);
         memcpy(row, p, len);
         row[len] = 0;
         int col = 0;
@@ -700,7 +700,7 @@ static void report_tables(const Report *R, int failed_values)
 static int report_write(Report *R, char **written, KvxError *err)
 {
     fflush(R->md);
-    char *path = xmalloc(strlen(R->dir) + strlen(R->spec->name) + 8);
+    char *path = mem_alloc(strlen(R->dir) + strlen(R->spec->name) + 8);
     sprintf(path, "%s/%s.md", R->dir, R->spec->name);
     if (file_write_atomic(path, R->text, R->len)) {
         kvx_error_set(err, KVX_EIO, NULL, "cannot write '%s': %s", path,

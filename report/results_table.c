@@ -41,7 +41,7 @@ static int collect_keys(const CaseSet *cs, const int *axes, int n, int **out)
 {
     int cap = 16, count = 0;
     int w = n ? n : 1;
-    int *keys = xmalloc(sizeof *keys * (size_t)(cap * w));
+    int *keys = mem_alloc(sizeof *keys * (size_t)(cap * w));
     for (int i = 0; i < cs->nrecs; i++) {
         const Rec *r = &cs->recs[i];
         int k[RESULTS_MAX_AXES] = {0}, ok = r->match;
@@ -56,7 +56,7 @@ static int collect_keys(const CaseSet *cs, const int *axes, int n, int **out)
             continue;
         if (count == cap) {
             cap *= 2;
-            keys = xrealloc(keys, sizeof *keys * (size_t)(cap * w));
+            keys = mem_realloc(keys, sizeof *keys * (size_t)(cap * w));
         }
         memcpy(&keys[count++ * w], k, sizeof *k * (size_t)w);
     }
@@ -79,7 +79,7 @@ static int key_find(const int *keys, int count, int w, const int *k)
 static int *pivot_place(const CaseSet *cs, const Pivot *p)
 {
     int wr = p->nra ? p->nra : 1, wc = p->nca ? p->nca : 1;
-    int *cell_of = xmalloc(sizeof *cell_of * (size_t)(cs->nrecs + 1));
+    int *cell_of = mem_alloc(sizeof *cell_of * (size_t)(cs->nrecs + 1));
     for (int i = 0; i < cs->nrecs; i++) {
         const Rec *r = &cs->recs[i];
         int kr[RESULTS_MAX_AXES] = {0}, kc[RESULTS_MAX_AXES] = {0}, ok = r->match;
@@ -163,11 +163,11 @@ static void pivot_build(const CaseSet *cs, Pivot *p)
     p->nr = collect_keys(cs, p->ra, p->nra, &p->rkeys);
     p->nc = collect_keys(cs, p->ca, p->nca, &p->ckeys);
     size_t ncells = (size_t)p->nr * (size_t)p->nc;
-    p->cells = xcalloc(ncells + 1, sizeof *p->cells);
+    p->cells = mem_calloc(ncells + 1, sizeof *p->cells);
     int *cell_of = pivot_place(cs, p);
     size_t room = sizeof(double) * (size_t)(cs->nrecs + 1);
-    CellCases x = {.vals = xmalloc(room), .noise = xmalloc(room), .fvals = xmalloc(room),
-                   .fnoise = xmalloc(room)};
+    CellCases x = {.vals = mem_alloc(room), .noise = mem_alloc(room), .fvals = mem_alloc(room),
+                   .fnoise = mem_alloc(room)};
     for (size_t c = 0; c < ncells; c++) {
         cell_gather(cs, cell_of, (int)c, &p->cells[c], &x);
         cell_settle(&p->cells[c], &x, p);
@@ -687,7 +687,7 @@ static int beside_parse(Best *x, const char *spec, KvxError *err)
         return -1;
     }
     const AxisInfo *ax = &cs->axes[x->bax];
-    x->bval = xcalloc(ax->nvals ? ax->nvals : 1, 1);
+    x->bval = mem_calloc(ax->nvals ? ax->nvals : 1, 1);
     for (const char *v = eq + 1; *v;) {
         size_t len = strcspn(v, ",");
         /* A value no case has is no error: a report names the library's calls

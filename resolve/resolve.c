@@ -586,7 +586,7 @@ static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc
     Arena *a = arena_new();
     PointEnv pe;
     plan_point_env_init(&pe, s, plan_point(rv->p, at), &rv->p->facts, a);
-    CaseDesc *there = at != rc->point ? xcalloc(1, sizeof *there) : NULL;
+    CaseDesc *there = at != rc->point ? mem_calloc(1, sizeof *there) : NULL;
     int rcode = -1;
     if (there && (resolve_buffers(&pe, rv->m, 1, there, err) || same_buffers(c, there, &rs->pos, err)))
         goto done;
@@ -832,7 +832,7 @@ int resolve_plan(const Plan *p, const PlanRef *ref, const unsigned char *sel, Kv
     if (baseline_exists(p, err))
         return -1;
     Resolver rv = {p, ref, &p->spec->measure, 1};
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     int rc = 0;
     for (int i = 0; i < p->npoints && rc == 0; i++) {
         if (sel && !sel[i])

@@ -73,21 +73,21 @@ static void inspect_after(void *ctx, JitJob *j)
     KvxError e = {0};
     inspect_job_json(j, &b, &e);
     kvx_error_clear(&e);
-    j->inspect_json = b.len ? xstrdup(sb_str(&b)) : NULL;
+    j->inspect_json = b.len ? mem_strdup(sb_str(&b)) : NULL;
     sb_free(&b);
 }
 
 static void *compile_main(void *arg)
 {
     Compiler *c = arg;
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     /* The pool takes jobs FIFO, so sources finish roughly in first-use order and
      * the first cases start while later sources still compile. */
     int rc = jit_compile_all(c->jobs, c->n, &c->jo, compiled, c, &c->err);
     pthread_mutex_lock(&c->mu);
     c->failed = rc != 0;
     c->finished = 1;
-    c->wall_ms = now_ms() - t0;
+    c->wall_ms = wall_now_ms() - t0;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -111,7 +111,7 @@ int run_worker_start(WorkerProc *w, int device, KvxError *err)
     w->from = pp.from;
     w->nq = 0;
     w->broken = 0;
-    w->started_at = now_ms();
+    w->started_at = wall_now_ms();
     if (worker_start_read(w->from, &w->info, err) != 0) {
         int status = 0;
         close(w->to);
@@ -158,7 +158,7 @@ static int run_per_arch(int argc, char **argv, const DeviceInfo *infos, const in
             }
         printf("kvx run: sm_%d%d on GPUs %s\n", infos[devs[i]].cc_major, infos[devs[i]].cc_minor, list);
         fflush(stdout);
-        char **args = xcalloc((size_t)argc + 4, sizeof(char *));
+        char **args = mem_calloc((size_t)argc + 4, sizeof(char *));
         int n = 0;
         args[n++] = "kvx";
         for (int a = 0; a < argc; a++) {
@@ -244,7 +244,7 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
 {
     r->argc = argc, r->argv = argv;
     r->o = *o;
-    r->prof.t0 = r->prof.lap = now_ms();
+    r->prof.t0 = r->prof.lap = wall_now_ms();
     if (!(r->s = spec_load(r->o.spec_path, &r->err)))
         return run_fail(r, 2);
     run_stage_end(&r->prof, RUN_STAGE_load);
@@ -336,18 +336,18 @@ static void session_compile(RunSession *r)
     pthread_mutex_init(&comp->mu, NULL);
     pthread_cond_init(&comp->cv, NULL);
     int nall = plan_ref_nsources(&r->p, &r->pref);
-    comp->jobs = xcalloc((size_t)(nall ? nall : 1), sizeof(JitJob));
-    comp->ready = xcalloc((size_t)(nall ? nall : 1), sizeof(int));
-    comp->job_of = xmalloc(sizeof(int) * (size_t)(nall ? nall : 1));
+    comp->jobs = mem_calloc((size_t)(nall ? nall : 1), sizeof(JitJob));
+    comp->ready = mem_calloc((size_t)(nall ? nall : 1), sizeof(int));
+    comp->job_of = mem_alloc(sizeof(int) * (size_t)(nall ? nall : 1));
     for (int k = 0; k < nall; k++)
         comp->job_of[k] = -1;
-    r->cache = r->o.cache_dir ? xstrdup(r->o.cache_dir) : jit_default_cache_dir();
+    r->cache = r->o.cache_dir ? mem_strdup(r->o.cache_dir) : jit_default_cache_dir();
     /* The files of compiles the cache does not take (--no-cache, a cache that
      * cannot be written), for the workers to load. */
     r->scratch = jit_scratch_new();
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
                             .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after};
-    int *order = xmalloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
+    int *order = mem_alloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
     for (int u = 0; u < r->nunits; u++)
         for (int i = r->units[u].cur; i < r->units[u].end; i++)
             order[no++] = i;
@@ -365,7 +365,7 @@ static void session_compile(RunSession *r)
     }
     free(order);
     run_stage_end(&r->prof, RUN_STAGE_store);
-    r->t0 = now_ms();
+    r->t0 = wall_now_ms();
     pthread_create(&comp->thread, NULL, compile_main, comp);
     r->comp_started = 1;
     run_stage_end(&r->prof, RUN_STAGE_workers);
@@ -406,7 +406,7 @@ static int session_run_row(RunSession *r)
                   .cc = r->facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
                   .mem_bytes = d0->mem_bytes, .clock_mhz = d0->clock_khz / 1000,
                   .mem_clock_mhz = d0->mem_clock_khz / 1000, .peak_gbs = d0->peak_gbs,
-                  .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = kvx_version(),
+                  .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = version_text(),
                   .arch = r->facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = r->mjson,
                   .started_at = started, .baseline_json = sb_str(&basej),
                   .axes_json = sb_str(&declared), .devices_json = sb_str(&devj),
@@ -428,23 +428,23 @@ static int session_run_row(RunSession *r)
 static void session_cases(RunSession *r)
 {
     size_t n = (size_t)(r->ncases ? r->ncases : 1);
-    r->variant_ids = xcalloc((size_t)(r->p.nsrcs ? r->p.nsrcs : 1), sizeof(int64_t));
+    r->variant_ids = mem_calloc((size_t)(r->p.nsrcs ? r->p.nsrcs : 1), sizeof(int64_t));
     r->tally.total = r->ncases;
     r->tty = isatty(STDERR_FILENO);
     r->prof.nwt = r->ndev;
     for (int w = 0; w < r->ndev; w++)
         r->prof.wt[w].device = r->devs[w];
-    r->prof.handout = xcalloc(RUN_HANDOUT_KEPT, sizeof *r->prof.handout);
-    r->live = xcalloc(n, sizeof(int));
-    r->mvals = xcalloc(n, sizeof *r->mvals);
-    r->geoms = xcalloc(n, sizeof *r->geoms);
-    r->medians = xmalloc(sizeof(double) * n);
+    r->prof.handout = mem_calloc(RUN_HANDOUT_KEPT, sizeof *r->prof.handout);
+    r->live = mem_calloc(n, sizeof(int));
+    r->mvals = mem_calloc(n, sizeof *r->mvals);
+    r->geoms = mem_calloc(n, sizeof *r->geoms);
+    r->medians = mem_alloc(sizeof(double) * n);
     for (int i = 0; i < r->ncases; i++)
         r->medians[i] = NAN;
-    r->desc = xmalloc(sizeof *r->desc);
-    r->refkeys = xcalloc(n, 65);
-    r->kept = r->o.counters ? xcalloc(n, sizeof *r->kept) : NULL;
-    r->kept_keys = xcalloc(n, sizeof *r->kept_keys);
+    r->desc = mem_alloc(sizeof *r->desc);
+    r->refkeys = mem_calloc(n, 65);
+    r->kept = r->o.counters ? mem_calloc(n, sizeof *r->kept) : NULL;
+    r->kept_keys = mem_calloc(n, sizeof *r->kept_keys);
 }
 
 /* The run row, the per-case state and one worker per GPU.  0 or the exit
@@ -600,7 +600,7 @@ static void session_close(RunSession *r)
 /* The stages in order; every failure ends in session_close. */
 int run_main(const RunOpts *o, int argc, char **argv)
 {
-    RunSession *r = xcalloc(1, sizeof *r);
+    RunSession *r = mem_calloc(1, sizeof *r);
     int rc = session_open(r, o, argc, argv);
     if (rc == RUN_PER_ARCH)
         rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);

@@ -71,7 +71,7 @@ static void job_add(RunAhead *a, const CaseDesc *d, const CaseCheck *k, const ch
 {
     if (a->n == a->cap) {
         a->cap = a->cap ? 2 * a->cap : 64;
-        a->jobs = xrealloc(a->jobs, sizeof *a->jobs * (size_t)a->cap);
+        a->jobs = mem_realloc(a->jobs, sizeof *a->jobs * (size_t)a->cap);
     }
     AheadJob *j = &a->jobs[a->n++];
     memset(j, 0, sizeof *j);
@@ -95,7 +95,7 @@ static void job_add(RunAhead *a, const CaseDesc *d, const CaseCheck *k, const ch
  * reports it. */
 static void jobs_collect(RunSession *r, RunAhead *a)
 {
-    CaseDesc *d = xmalloc(sizeof *d);
+    CaseDesc *d = mem_alloc(sizeof *d);
     Resolver rv = {&r->p, &r->pref, &r->m, 0};
     for (int u = 0; u < r->nunits; u++) {
         const Range *range = &r->units[r->from_end ? r->nunits - 1 - u : u];
@@ -161,7 +161,7 @@ static const void *input_get(RunAhead *a, const CaseBuf *b, KvxError *err)
     KVX_ASSERT(a->nin < AHEAD_MAX_INPUTS);
     const ElemType *t = &elem_types[b->type];
     uint64_t bytes = b->count * (uint64_t)t->size;
-    void *data = xmalloc(bytes ? bytes : 1);
+    void *data = mem_alloc(bytes ? bytes : 1);
     if (inputs_fill(t, data, b->count, &b->init, a->threads, err) < 0) {
         free(data);
         return NULL;
@@ -175,7 +175,7 @@ static const void *input_get(RunAhead *a, const CaseBuf *b, KvxError *err)
 static void job_compute(RunAhead *a, int idx)
 {
     const AheadJob *j = &a->jobs[idx];
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     RefArg args[CASE_MAX_REFARGS];
     memcpy(args, j->k.args, sizeof args);
     inputs_evict(a, j);
@@ -204,7 +204,7 @@ static void job_compute(RunAhead *a, int idx)
     }
     verify_expected_free(&exp);
     kvx_error_clear(&err);
-    a->busy_ms += now_ms() - t0;
+    a->busy_ms += wall_now_ms() - t0;
 }
 
 static void *ahead_main(void *arg)
@@ -243,7 +243,7 @@ static void ahead_free(RunAhead *a)
 
 void run_ahead_start(RunSession *r)
 {
-    RunAhead *a = xcalloc(1, sizeof *a);
+    RunAhead *a = mem_calloc(1, sizeof *a);
     jobs_collect(r, a);
     KvxError err = {0};
     /* Without the folder or the thread the workers compute their own. */

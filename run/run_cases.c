@@ -112,7 +112,7 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
     int rc = 0;
     /* The workload key groups a point with its baseline partner (the point with
      * the baseline axes set to the baseline's values). */
-    RunCase *cases = xcalloc((size_t)(p->npoints ? p->npoints : 1), sizeof(RunCase));
+    RunCase *cases = mem_calloc((size_t)(p->npoints ? p->npoints : 1), sizeof(RunCase));
     int ncases = 0, nstored = 0;
     ShardPoints sp;
     shard_points(p, sel, shard->n, &sp);
@@ -224,7 +224,7 @@ static int best_groups(const Plan *p, const RunCase *cases, const double *median
                        uint64_t base_mask, uint64_t choice_mask, BestGroup *grp)
 {
     /* Case indices sorted by group, then each group walked once: n log n. */
-    int *order = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    int *order = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++)
         order[i] = i;
     group_cases = cases, group_mask = base_mask;
@@ -281,7 +281,7 @@ typedef struct Winner {
 static void best_tally(const Plan *p, const RunCase *cases, const BestGroup *grp, int ngroups,
                        uint64_t choice_mask)
 {
-    Winner *w = xcalloc((size_t)ngroups, sizeof *w);
+    Winner *w = mem_calloc((size_t)ngroups, sizeof *w);
     int nw = 0;
     for (int g = 0; g < ngroups; g++) {
         char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
@@ -323,7 +323,7 @@ void run_print_best(const Plan *p, const RunCase *cases, const double *medians, 
 {
     enum { LIST_MAX = 16 };
     const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
-    BestGroup *grp = xmalloc(sizeof *grp * (size_t)(n ? n : 1));
+    BestGroup *grp = mem_alloc(sizeof *grp * (size_t)(n ? n : 1));
     int ngroups = best_groups(p, cases, medians, n, base_mask, choice_mask, grp);
     if (ngroups && ngroups <= LIST_MAX)
         best_list(p, cases, medians, grp, ngroups, choice_mask);

@@ -21,7 +21,7 @@ static char *rep_path(const char *db, int64_t run_id, int keep)
     if (len > 3 && !strcmp(db + len - 3, ".db"))
         len -= 3;
     size_t n = len + 48;
-    char *p = xmalloc(n);
+    char *p = mem_alloc(n);
     snprintf(p, n, "%.*s-run%lld.ncu-rep", (int)len, db, (long long)run_id);
     return p;
 }
@@ -71,21 +71,21 @@ static int store_all(Store *st, int64_t run_id, const CounterList *l, const doub
 int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
                  const RunOpts *o, const char *db, int device)
 {
-    CounterList *l = xmalloc(sizeof *l);
+    CounterList *l = mem_alloc(sizeof *l);
     char why[256];
     int parsed = counters_list_parse(o->counters, l, why, sizeof why);
     KVX_ASSERT(parsed == 0); /* the CLI checked it */
-    CaseDesc *ran = xmalloc(sizeof *ran * (size_t)(n ? n : 1));
-    int *at = xmalloc(sizeof *at * (size_t)(n ? n : 1));
+    CaseDesc *ran = mem_alloc(sizeof *ran * (size_t)(n ? n : 1));
+    int *at = mem_alloc(sizeof *at * (size_t)(n ? n : 1));
     int m = 0;
     for (int i = 0; i < n; i++)
         if (keys[i]) {
             ran[m] = descs[i];
             at[m++] = i;
         }
-    double *vals = xmalloc(sizeof *vals * (size_t)(m ? m : 1) * (size_t)l->n);
+    double *vals = mem_alloc(sizeof *vals * (size_t)(m ? m : 1) * (size_t)l->n);
     char *rep = rep_path(db, run_id, o->keep_ncu_rep);
-    double t0 = now_ms();
+    double t0 = wall_now_ms();
     KvxError err = {0};
     int got = m ? counters_collect(ran, m, device, l, rep, vals, &err) : 0;
     int rc = store_all(st, run_id, l, vals, got, keys, at);
@@ -93,7 +93,7 @@ int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *c
         StrBuf names;
         sb_init(&names);
         counters_list_join(l, &names);
-        printf("counters %d of %d cases profiled with ncu in %.1f s (%s)\n", got, m, (now_ms() - t0) / 1000,
+        printf("counters %d of %d cases profiled with ncu in %.1f s (%s)\n", got, m, (wall_now_ms() - t0) / 1000,
                sb_str(&names));
         sb_free(&names);
     }

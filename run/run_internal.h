@@ -260,7 +260,7 @@ typedef struct WorkerTime {
     int device;
     int cases, units;           /* results read; units handed to it */
     double busy_ms;             /* inside cases: its steps but recv, and the wait on cases it never answered */
-    double last_ms;             /* now_ms() of its last result; 0: none */
+    double last_ms;             /* wall_now_ms() of its last result; 0: none */
 } WorkerTime;
 
 /* One unit as it was handed out, in hand-out order. */
@@ -274,7 +274,7 @@ typedef struct HandoutRec {
 #define RUN_HANDOUT_KEPT 1024
 
 typedef struct RunProfile {
-    double t0, lap;                     /* now_ms() at cmd_run's start, at the last stage's end */
+    double t0, lap;                     /* wall_now_ms() at cmd_run's start, at the last stage's end */
     double stage[RUN_STAGE_COUNT];      /* ms */
     double part[RUN_PART_COUNT];        /* ms */
     double step[CASE_STEP_COUNT];       /* ms, summed over cases */
@@ -283,7 +283,7 @@ typedef struct RunProfile {
     long launches, samples, measured;   /* measured: cases with samples */
     int throttled;
     double lost_ms;                     /* cases that never answered (timeout, death): their wait */
-    double loop_t0, loop_t1;            /* now_ms() at the loop's start and end */
+    double loop_t0, loop_t1;            /* wall_now_ms() at the loop's start and end */
     WorkerTime wt[RUN_MAX_DEVICES];     /* per worker slot */
     int nwt;
     HandoutRec *handout;                /* the first RUN_HANDOUT_KEPT units handed out */

@@ -23,7 +23,7 @@ static void note_handout(RunSession *r, int w, const Range *u)
     if (pr->nhandout < RUN_HANDOUT_KEPT)
         pr->handout[pr->nhandout] = (HandoutRec){.group = u->group, .part = u->part, .nparts = u->nparts,
                                                  .cases = u->end - u->cur, .worker = w, .est_ms = u->est_ms,
-                                                 .at_ms = now_ms() - pr->loop_t0};
+                                                 .at_ms = wall_now_ms() - pr->loop_t0};
     pr->nhandout++;
 }
 
@@ -144,7 +144,7 @@ static int send_one(RunSession *r, WorkerProc *wk, int idx, CaseResult *res)
         return -1;
     }
     if (wk->nq == 0)
-        wk->started = now_ms();
+        wk->started = wall_now_ms();
     wk->q[wk->nq++] = idx;
     /* A reference run first has a timeout of its own. */
     wk->timeout_ms = r->m.timeout_s * 1000 * (d->ref.present ? 2 : 1);
@@ -237,7 +237,7 @@ static int jobs_ready(RunSession *r, WorkerProc *wk, JitJob **j, JitJob **rj)
     Compiler *comp = &r->comp;
     int ji = comp->job_of[c->src], rsrc = plan_ref_src(&r->p, &r->pref, c->point);
     int rji = rsrc >= 0 ? comp->job_of[rsrc] : ji;
-    double tp = now_ms();
+    double tp = wall_now_ms();
     pthread_mutex_lock(&comp->mu);
     while (wk->nq == 0 && !(comp->ready[ji] && comp->ready[rji]) && !comp->finished)
         pthread_cond_wait(&comp->cv, &comp->mu);
@@ -268,7 +268,7 @@ static int handout_one(RunSession *r, WorkerProc *wk)
     JitJob *j, *rj;
     if (jobs_ready(r, wk, &j, &rj) <= 0)
         return 0;
-    double tp = now_ms();
+    double tp = wall_now_ms();
     if (variant_row(r, &r->cases[wk->cur], j))
         return 0;
     run_part_add(&r->prof, RUN_PART_variants, &tp);
@@ -325,7 +325,7 @@ static int samples_read(RunSession *r, WorkerProc *wk, const CaseResult *res)
     if (!res->samples_follow)
         return 0;
     if (res->samples_follow > r->samples_cap) {
-        r->samples = xrealloc(r->samples, sizeof *r->samples * (size_t)res->samples_follow);
+        r->samples = mem_realloc(r->samples, sizeof *r->samples * (size_t)res->samples_follow);
         r->samples_cap = res->samples_follow;
     }
     if (case_samples_read(wk->from, r->samples, res->samples_follow) < 0)
@@ -455,7 +455,7 @@ static int read_result(RunSession *r, WorkerProc *wk, short revents, CaseResult 
         *restart = 1;
         return 1;
     }
-    if (now_ms() - wk->started <= wk->timeout_ms)
+    if (wall_now_ms() - wk->started <= wk->timeout_ms)
         return 0;
     res->status = CASE_timeout;
     res->rel_err = NAN;
@@ -474,14 +474,14 @@ static void collect_one(RunSession *r, WorkerProc *wk, short revents, double *tp
         return;
     WorkerTime *wt = &r->prof.wt[wk - r->workers];
     if (!got_result)
-        r->prof.lost_ms += now_ms() - wk->started;
-    wt->busy_ms += got_result ? run_case_busy_ms(&res) : now_ms() - wk->started;
+        r->prof.lost_ms += wall_now_ms() - wk->started;
+    wt->busy_ms += got_result ? run_case_busy_ms(&res) : wall_now_ms() - wk->started;
     wt->cases++;
-    wt->last_ms = now_ms();
+    wt->last_ms = wall_now_ms();
     /* The next case in the queue is running now. */
     wk->q[0] = wk->q[1];
     wk->nq--;
-    wk->started = now_ms();
+    wk->started = wall_now_ms();
     if (restart) {
         run_worker_stop(wk, 1);
         /* What was queued behind it went with the process: hand it again (the
@@ -520,13 +520,13 @@ static void collect(RunSession *r)
             continue;
         pfd[npfd] = (struct pollfd){.fd = wk->from, .events = POLLIN};
         map[npfd++] = w;
-        double left = wk->started + wk->timeout_ms - now_ms();
+        double left = wk->started + wk->timeout_ms - wall_now_ms();
         soonest = left < soonest ? left : soonest;
     }
     if (npfd == 0)
         return;
     int wait_ms = soonest < 0 ? 0 : soonest > 1000 ? 1000 : (int)soonest + 1;
-    double tp = now_ms();
+    double tp = wall_now_ms();
     int nready = poll(pfd, (nfds_t)npfd, wait_ms);
     run_part_add(&r->prof, RUN_PART_poll, &tp);
     if (nready < 0 && errno != EINTR) {
@@ -540,7 +540,7 @@ static void collect(RunSession *r)
 
 void run_loop(RunSession *r)
 {
-    r->prof.loop_t0 = now_ms();
+    r->prof.loop_t0 = wall_now_ms();
     while (r->rc == 0 && !run_stopping() && r->tally.done < r->ncases && r->nworkers > 0) {
         /* Cases to workers with room in their queue, in order, as their
          * sources become ready. */
@@ -550,7 +550,7 @@ void run_loop(RunSession *r)
         if (r->rc == 0)
             collect(r);
     }
-    r->prof.loop_t1 = now_ms();
+    r->prof.loop_t1 = wall_now_ms();
     if (r->tty)
         fprintf(stderr, "\r%*s\r", 70, "");
     run_stage_end(&r->prof, RUN_STAGE_loop);

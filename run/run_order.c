@@ -54,7 +54,7 @@ typedef struct HistRow {
 static char *hist_key(const char *hash, const char *axes)
 {
     size_t nh = strlen(hash), na = strlen(axes);
-    char *k = xmalloc(nh + na + 2);
+    char *k = mem_alloc(nh + na + 2);
     memcpy(k, hash, nh);
     k[nh] = '\n';
     memcpy(k + nh + 1, axes, na + 1);
@@ -65,7 +65,7 @@ static void hist_add(void *ctx, const char *hash, const char *axes, double ms)
 {
     RunHistory *h = ctx;
     if (h->n == h->cap)
-        h->rows = xrealloc(h->rows, sizeof(HistRow) * (size_t)(h->cap = h->cap ? 2 * h->cap : 64));
+        h->rows = mem_realloc(h->rows, sizeof(HistRow) * (size_t)(h->cap = h->cap ? 2 * h->cap : 64));
     HistRow *row = &((HistRow *)h->rows)[h->n];
     *row = (HistRow){hist_key(hash, axes), ms, h->n};
     h->n++;
@@ -179,14 +179,14 @@ static void cut_group(const int *gstart, int g, const double *case_ms, double ho
 Range *run_units(const int *gstart, int ngroups, const double *case_ms, const double *host_ms, int splittable,
                  int nworkers, int *nunits, int *nsplit)
 {
-    double *gms = xcalloc((size_t)(ngroups ? ngroups : 1), sizeof(double)), total = 0;
+    double *gms = mem_calloc((size_t)(ngroups ? ngroups : 1), sizeof(double)), total = 0;
     for (int g = 0; g < ngroups; g++) {
         for (int i = gstart[g]; i < gstart[g + 1]; i++)
             gms[g] += case_ms[i];
         total += gms[g] + host_ms[g];
     }
     double share = total / (nworkers > 0 ? nworkers : 1);
-    Range *u = xmalloc(sizeof *u * (size_t)(gstart[ngroups] + 1));
+    Range *u = mem_alloc(sizeof *u * (size_t)(gstart[ngroups] + 1));
     int nu = 0;
     *nsplit = 0;
     for (int g = 0; g < ngroups; g++) {
@@ -218,12 +218,12 @@ Range *run_units(const int *gstart, int ngroups, const double *case_ms, const do
 static void form_groups(RunSession *r)
 {
     size_t n = (size_t)(r->ncases ? r->ncases : 1);
-    r->gstart = xmalloc(sizeof(int) * (n + 1));
+    r->gstart = mem_alloc(sizeof(int) * (n + 1));
     for (int i = 0; i < r->ncases; i++)
         if (i == 0 || strcmp(r->cases[i].workload_key, r->cases[i - 1].workload_key) != 0)
             r->gstart[r->ngroups++] = i;
     r->gstart[r->ngroups] = r->ncases;
-    r->gbase = xcalloc((size_t)(r->ngroups ? r->ngroups : 1), 1);
+    r->gbase = mem_calloc((size_t)(r->ngroups ? r->ngroups : 1), 1);
     for (int g = 0; g < r->ngroups; g++)
         r->gbase[g] = r->cases[r->gstart[g]].is_baseline; /* the baseline sorts first */
 }
@@ -249,7 +249,7 @@ static void case_bytes(const RunSession *r, int idx, CaseDesc *d, double *moved,
 /* Each case's estimate and each group's host cost (the file's head). */
 static void estimate(RunSession *r, double *case_ms, double *host_ms)
 {
-    CaseDesc *d = xmalloc(sizeof *d);
+    CaseDesc *d = mem_alloc(sizeof *d);
     for (int g = 0; g < r->ngroups; g++) {
         int known = 0;
         double held = 0, moved;
@@ -276,8 +276,8 @@ void run_order(RunSession *r)
 {
     form_groups(r);
     size_t n = (size_t)(r->ncases ? r->ncases : 1);
-    double *case_ms = xcalloc(n, sizeof(double));
-    double *host_ms = xcalloc((size_t)(r->ngroups ? r->ngroups : 1), sizeof(double));
+    double *case_ms = mem_calloc(n, sizeof(double));
+    double *host_ms = mem_calloc((size_t)(r->ngroups ? r->ngroups : 1), sizeof(double));
     estimate(r, case_ms, host_ms);
     r->units = run_units(r->gstart, r->ngroups, case_ms, host_ms, !r->s->differential, r->ndev, &r->nunits,
                          &r->prof.nsplit);

@@ -23,7 +23,7 @@ static const char *const part_names[] = {
 
 void run_stage_end(RunProfile *pr, RunStage st)
 {
-    double now = now_ms();
+    double now = wall_now_ms();
     pr->stage[st] += now - pr->lap;
     pr->lap = now;
 }
@@ -31,7 +31,7 @@ void run_stage_end(RunProfile *pr, RunStage st)
 /* Add to a part of the loop the time since *t; *t becomes now. */
 void run_part_add(RunProfile *pr, RunPart part, double *t)
 {
-    double now = now_ms();
+    double now = wall_now_ms();
     pr->part[part] += now - *t;
     *t = now;
 }
@@ -239,7 +239,7 @@ void run_progress(const Tally *t, double t0, int tty)
 {
     if (!tty)
         return;
-    double el = (now_ms() - t0) / 1000;
+    double el = (wall_now_ms() - t0) / 1000;
     double rate = el > 0 ? t->done / el : 0;
     double eta = rate > 0 ? (t->total - t->done) / rate : 0;
     int fails = t->done - t->counts[CASE_ok];

@@ -12,11 +12,11 @@ void run_ref_fail(RefFails *f, const char *key, const char *why)
         return;
     if (f->n == f->cap) {
         f->cap = f->cap ? 2 * f->cap : 8;
-        f->key = xrealloc(f->key, sizeof *f->key * (size_t)f->cap);
-        f->why = xrealloc(f->why, sizeof *f->why * (size_t)f->cap);
+        f->key = mem_realloc(f->key, sizeof *f->key * (size_t)f->cap);
+        f->why = mem_realloc(f->why, sizeof *f->why * (size_t)f->cap);
     }
     memcpy(f->key[f->n], key, 65);
-    f->why[f->n++] = xstrdup(why);
+    f->why[f->n++] = mem_strdup(why);
 }
 
 const char *run_ref_failed(const RefFails *f, const char *key)
@@ -58,7 +58,7 @@ void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, 
     if (ref->kind == PLAN_REF_NONE || p->spec->differential)
         return;
     Resolver rv = {p, ref, m, 0};
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     for (int i = 0; i < n; i++) {
         ResolveCase rc = {.point = cases[i].point};
         double metrics[3];

@@ -95,9 +95,9 @@ static int search_space(SearchRun *sr, const RunKeyEnv *ke)
         if (p->code_axes & (1ULL << a))
             sr->nvals[na] = sr->s->axes[a].nvals, sr->code[na++] = a;
     size_t np = (size_t)(p->npoints ? p->npoints : 1);
-    int *cand_of = xmalloc(sizeof(int) * np);
-    sr->vals = xmalloc(sizeof(int) * np * (size_t)(na ? na : 1));
-    sr->keys = xcalloc(np, 65);
+    int *cand_of = mem_alloc(sizeof(int) * np);
+    sr->vals = mem_alloc(sizeof(int) * np * (size_t)(na ? na : 1));
+    sr->keys = mem_calloc(np, 65);
     sr->sp.naxes = na;
     HashIdx idx = {0};
     same_run = sr;
@@ -113,8 +113,8 @@ static int search_space(SearchRun *sr, const RunKeyEnv *ke)
         run_case_key(p, i, ke, sr->keys[i]);
     }
     hidx_free(&idx);
-    sr->pstart = xcalloc((size_t)n + 2, sizeof(int));
-    sr->pts = xmalloc(sizeof(int) * np);
+    sr->pstart = mem_calloc((size_t)n + 2, sizeof(int));
+    sr->pts = mem_alloc(sizeof(int) * np);
     for (int i = 0; i < p->npoints; i++)
         if (cand_of[i] >= 0)
             sr->pstart[cand_of[i] + 2]++;
@@ -137,7 +137,7 @@ static int search_space(SearchRun *sr, const RunKeyEnv *ke)
 static int outcome(SearchRun *sr, Store *st, int c, double *y, double *cost_ms)
 {
     int n = sr->pstart[c + 1] - sr->pstart[c], all = 1;
-    double *v = xmalloc(sizeof(double) * (size_t)n);
+    double *v = mem_alloc(sizeof(double) * (size_t)n);
     *cost_ms = 0;
     for (int k = 0; k < n; k++) {
         char status[32];
@@ -185,7 +185,7 @@ typedef struct SearchTally {
     int best;                   /* the best valid candidate, -1 none */
     double best_y;
     double gpu_ms;              /* the told candidates' cases' time in their runs */
-    double t0;                  /* now_ms() at the search's start */
+    double t0;                  /* wall_now_ms() at the search's start */
 } SearchTally;
 
 /* Tell the strategy the outcome of the n asked candidates, in ask order.
@@ -220,7 +220,7 @@ static int over_time(const SearchRun *sr, const SearchTally *t)
     if (sr->budget.kind == SEARCH_BUDGET_GPU_MIN)
         return t->gpu_ms >= min * 60000;
     if (sr->budget.kind == SEARCH_BUDGET_WALL_MIN)
-        return now_ms() - t->t0 >= min * 60000;
+        return wall_now_ms() - t->t0 >= min * 60000;
     return 0;
 }
 
@@ -263,11 +263,11 @@ static void *ahead_main(void *arg)
 static void ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked, int left, Ahead *a)
 {
     int peek[4096], n = search_peek(se, peek, left < sr->o->batch ? left : sr->o->batch);
-    unsigned char *seen = xcalloc((size_t)sr->p.nsrcs + 1, 1);
+    unsigned char *seen = mem_calloc((size_t)sr->p.nsrcs + 1, 1);
     for (int i = 0; i < nasked; i++)
         for (int k = sr->pstart[asked[i]]; k < sr->pstart[asked[i] + 1]; k++)
             seen[sr->p.point_src[sr->pts[k]]] = 1;
-    a->jobs = xcalloc((size_t)sr->p.nsrcs + 1, sizeof(JitJob));
+    a->jobs = mem_calloc((size_t)sr->p.nsrcs + 1, sizeof(JitJob));
     for (int i = 0; i < n; i++)
         for (int k = sr->pstart[peek[i]]; k < sr->pstart[peek[i] + 1]; k++) {
             int src = sr->p.point_src[sr->pts[k]];
@@ -279,7 +279,7 @@ static void ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked,
                                        .use_cccl = sr->s->use_cccl};
         }
     free(seen);
-    a->cache = sr->o->cache_dir ? xstrdup(sr->o->cache_dir) : jit_default_cache_dir();
+    a->cache = sr->o->cache_dir ? mem_strdup(sr->o->cache_dir) : jit_default_cache_dir();
     a->jo = (JitOptions){.cache_dir = a->cache, .threads = sr->o->jobs, .use_cache = 1};
     a->started = a->n > 0 && pthread_create(&a->thread, NULL, ahead_main, a) == 0;
 }
@@ -303,7 +303,7 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, in
 {
     const RunOpts *o = sr->o;
     int asked[4096], n = 0, rc = 0;
-    unsigned char *only = xmalloc((size_t)sr->p.npoints + 1);
+    unsigned char *only = mem_alloc((size_t)sr->p.npoints + 1);
     while (n < o->batch && t->done + n < total && (asked[n] = search_ask(se)) >= 0)
         n++;
     Store *st = n ? store_open(sr->db, &sr->err) : NULL;
@@ -346,7 +346,7 @@ static int search_loop(SearchRun *sr, int argc, char **argv)
     const RunOpts *o = sr->o;
     Search *se = search_new(&sr->sp, search_find(o->search), o->search_seed);
     int total = search_budget_variants(&sr->budget, sr->sp.n), worst = 0, rc = 0;
-    SearchTally t = {.best = -1, .t0 = now_ms()};
+    SearchTally t = {.best = -1, .t0 = wall_now_ms()};
     int npts = 0;
     for (int c = 0; c < sr->sp.n; c++)
         npts = sr->pstart[c + 1] - sr->pstart[c] > npts ? sr->pstart[c + 1] - sr->pstart[c] : npts;
@@ -361,7 +361,7 @@ static int search_loop(SearchRun *sr, int argc, char **argv)
         return rc;
     char what[256];
     snprintf(what, sizeof what, "\nsearch  %d of %d variants (%.1f%%), %d invalid, in %.1f s (%.1f s of cases);",
-             t.done, sr->sp.n, 100.0 * t.done / (sr->sp.n ? sr->sp.n : 1), t.invalid, (now_ms() - t.t0) / 1000,
+             t.done, sr->sp.n, 100.0 * t.done / (sr->sp.n ? sr->sp.n : 1), t.invalid, (wall_now_ms() - t.t0) / 1000,
              t.gpu_ms / 1000);
     print_best(sr, &t, what);
     printf("results %s; tabulate with: kvx table --db %s --spec %s --rows ... --cols ... (cells the search did"
@@ -385,7 +385,7 @@ static char *key_env(SearchRun *sr, RunKeyEnv *ke, char *opts, size_t nopts)
 
 int run_search(const RunOpts *o, int argc, char **argv)
 {
-    SearchRun *sr = xcalloc(1, sizeof *sr);
+    SearchRun *sr = mem_calloc(1, sizeof *sr);
     sr->o = o;
     sr->db = o->db ? o->db : RESULTS_DEFAULT_DB;
     char why[160], opts[1024];

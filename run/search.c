@@ -69,7 +69,7 @@ static void index_build(Search *s)
     s->nslot = 16;
     while (s->nslot < 2 * (size_t)sp->n)
         s->nslot *= 2;
-    s->slot = xmalloc(sizeof(int) * s->nslot);
+    s->slot = mem_alloc(sizeof(int) * s->nslot);
     for (size_t i = 0; i < s->nslot; i++)
         s->slot[i] = -1;
     for (int c = 0; c < sp->n; c++) {
@@ -129,15 +129,15 @@ Search *search_new(const SearchSpace *sp, int kind, uint64_t seed)
 {
     if (kind < 0 || kind >= SEARCH_COUNT || sp->naxes > SEARCH_MAX_AXES)
         return NULL;
-    Search *s = xcalloc(1, sizeof *s);
+    Search *s = mem_calloc(1, sizeof *s);
     size_t n = (size_t)(sp->n ? sp->n : 1);
     s->sp = sp;
     s->kind = kind;
     s->rng = seed ^ 0x6b76782d73656172ULL;     /* "kvx-sear": seed 0 is not a zero state */
-    s->proposed = xcalloc(n, 1);
-    s->told = xcalloc(n, 1);
-    s->y = xmalloc(sizeof(double) * n);
-    s->perm = xmalloc(sizeof(int) * n);
+    s->proposed = mem_calloc(n, 1);
+    s->told = mem_calloc(n, 1);
+    s->y = mem_alloc(sizeof(double) * n);
+    s->perm = mem_alloc(sizeof(int) * n);
     for (int c = 0; c < sp->n; c++)
         s->y[c] = NAN, s->perm[c] = c;
     s->best = -1;
@@ -193,7 +193,7 @@ void *search_dup(const void *p, size_t n, size_t size)
 {
     if (!p)
         return NULL;
-    void *q = xmalloc(n * size > 0 ? n * size : 1);
+    void *q = mem_alloc(n * size > 0 ? n * size : 1);
     memcpy(q, p, n * size);
     return q;
 }
@@ -202,7 +202,7 @@ void *search_dup(const void *p, size_t n, size_t size)
 static Search *search_clone(const Search *s)
 {
     size_t n = (size_t)(s->sp->n ? s->sp->n : 1);
-    Search *c = xmalloc(sizeof *c);
+    Search *c = mem_alloc(sizeof *c);
     *c = *s;
     c->proposed = search_dup(s->proposed, n, 1);
     c->told = search_dup(s->told, n, 1);

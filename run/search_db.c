@@ -132,8 +132,8 @@ static void on_decl(void *ctx, const char *axis, const char *value)
     }
     if (l->nv[i] == l->cap[i]) {
         l->cap[i] = l->cap[i] ? 2 * l->cap[i] : 8;
-        l->vt[i] = xrealloc(l->vt[i], sizeof(char *) * (size_t)l->cap[i]);
-        l->vv[i] = xrealloc(l->vv[i], sizeof(Value) * (size_t)l->cap[i]);
+        l->vt[i] = mem_realloc(l->vt[i], sizeof(char *) * (size_t)l->cap[i]);
+        l->vv[i] = mem_realloc(l->vv[i], sizeof(Value) * (size_t)l->cap[i]);
     }
     l->vt[i][l->nv[i]] = arena_strdup(l->a, value ? value : "");
     l->vv[i][l->nv[i]] = text_value(l->vt[i][l->nv[i]]);
@@ -158,8 +158,8 @@ static void flush(Loader *l)
     }
     if (l->npts == l->pcap) {
         l->pcap = l->pcap ? 2 * l->pcap : 256;
-        l->pvals = xrealloc(l->pvals, sizeof(int) * (size_t)l->pcap * (size_t)l->nall);
-        l->pval = xrealloc(l->pval, sizeof(double) * (size_t)l->pcap);
+        l->pvals = mem_realloc(l->pvals, sizeof(int) * (size_t)l->pcap * (size_t)l->nall);
+        l->pval = mem_realloc(l->pval, sizeof(double) * (size_t)l->pcap);
     }
     memcpy(l->pvals + (size_t)l->npts * (size_t)l->nall, l->cur, sizeof(int) * (size_t)l->nall);
     same_loader = l;
@@ -254,10 +254,10 @@ static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
     code_axes(l, r, code);
     int na = r->sp.naxes;
     size_t np = (size_t)(l->npts ? l->npts : 1);
-    r->vals = xmalloc(sizeof(int) * (size_t)(na ? na : 1) * np);
-    double *sum = xcalloc(np, sizeof(double));
-    int *cnt = xcalloc(np, sizeof(int));
-    unsigned char *bad = xcalloc(np, 1);
+    r->vals = mem_alloc(sizeof(int) * (size_t)(na ? na : 1) * np);
+    double *sum = mem_calloc(np, sizeof(double));
+    int *cnt = mem_calloc(np, sizeof(int));
+    unsigned char *bad = mem_calloc(np, 1);
     HashIdx idx = {0};
     same_record = r;
     for (int p = 0; p < l->npts; p++) {
@@ -279,7 +279,7 @@ static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
     }
     for (int c = 0; c < n; c++)
         r->npoints = cnt[c] > r->npoints ? cnt[c] : r->npoints;
-    r->y = xmalloc(sizeof(double) * (size_t)(n ? n : 1));
+    r->y = mem_alloc(sizeof(double) * (size_t)(n ? n : 1));
     int kept = 0;
     for (int c = 0; c < n; c++) {
         if (cnt[c] < r->npoints) {
@@ -310,7 +310,7 @@ int search_record_load(struct sqlite3 *db, const char *spec, const SearchObjecti
     memset(r, 0, sizeof *r);
     r->arena = arena_new();
     r->spec = arena_strdup(r->arena, spec);
-    Loader *l = xcalloc(1, sizeof *l);
+    Loader *l = mem_calloc(1, sizeof *l);
     l->o = o, l->a = r->arena;
     int rc = -1;
     if (store_search_axes(db, spec, on_decl, l, err) != 0)

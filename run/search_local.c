@@ -29,10 +29,10 @@ struct LocalState {
 
 int search_local_init(Search *s)
 {
-    LocalState *l = xcalloc(1, sizeof *l);
+    LocalState *l = mem_calloc(1, sizeof *l);
     l->cur = -1;
     l->restart = -1;
-    l->nb = xmalloc(sizeof(int) * (size_t)(2 * s->sp->naxes + 1));
+    l->nb = mem_alloc(sizeof(int) * (size_t)(2 * s->sp->naxes + 1));
     s->local = l;
     return 0;
 }

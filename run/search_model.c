@@ -36,17 +36,17 @@ struct ModelState {
 int search_model_init(Search *s)
 {
     const SearchSpace *sp = s->sp;
-    ModelState *m = xcalloc(1, sizeof *m);
-    m->off = xmalloc(sizeof(int) * (size_t)(sp->naxes + 1));
+    ModelState *m = mem_calloc(1, sizeof *m);
+    m->off = mem_alloc(sizeof(int) * (size_t)(sp->naxes + 1));
     m->off[0] = 0;
     for (int a = 0; a < sp->naxes; a++)
         m->off[a + 1] = m->off[a] + sp->nvals[a];
     size_t nv = (size_t)(m->off[sp->naxes] ? m->off[sp->naxes] : 1);
-    m->eff = xcalloc(nv, sizeof(double));
-    m->sum = xcalloc(nv, sizeof(double));
-    m->cnt = xcalloc(nv, sizeof(int));
-    m->told = xmalloc(sizeof(int) * (size_t)(sp->n ? sp->n : 1));
-    m->yv = xmalloc(sizeof(double) * (size_t)(sp->n ? sp->n : 1));
+    m->eff = mem_calloc(nv, sizeof(double));
+    m->sum = mem_calloc(nv, sizeof(double));
+    m->cnt = mem_calloc(nv, sizeof(int));
+    m->told = mem_alloc(sizeof(int) * (size_t)(sp->n ? sp->n : 1));
+    m->yv = mem_alloc(sizeof(double) * (size_t)(sp->n ? sp->n : 1));
     m->ninit = sp->naxes + 2;
     s->model = m;
     return 0;

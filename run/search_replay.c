@@ -13,7 +13,7 @@ static void replay_seed(const SearchSpace *sp, const double *y, double y_opt, in
                         const int *budgets, int nbudgets, int maxb, int batch, double *frac)
 {
     Search *s = search_new(sp, kind, seed);
-    int *asked = xmalloc(sizeof(int) * (size_t)(batch > 0 ? batch : 1));
+    int *asked = mem_alloc(sizeof(int) * (size_t)(batch > 0 ? batch : 1));
     double best = INFINITY;
     int done = 0;
     while (done < maxb) {

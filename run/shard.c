@@ -99,7 +99,7 @@ void shard_partition(const char *const *group, const double *cost, int n, int ns
             shard_of[i] = 0;
         return;
     }
-    Group *g = xcalloc((size_t)(n ? n : 1), sizeof(Group));
+    Group *g = mem_calloc((size_t)(n ? n : 1), sizeof(Group));
     int ng = 0;
     for (int i = 0; i < n; i++)
         g[ng++] = (Group){group[i], 0, 0};
@@ -112,7 +112,7 @@ void shard_partition(const char *const *group, const double *cost, int n, int ns
     for (int i = 0; i < n; i++)
         g[find_group(g, ng, group[i])].cost += cost ? cost[i] : 1;
     qsort(g, (size_t)ng, sizeof(Group), by_cost);
-    double *load = xcalloc((size_t)nshards, sizeof(double));
+    double *load = mem_calloc((size_t)nshards, sizeof(double));
     for (int i = 0; i < ng; i++) {
         int best = 0;
         for (int k = 1; k < nshards; k++)
@@ -142,10 +142,10 @@ void shard_points(const Plan *p, const unsigned char *sel, int nshards, ShardPoi
     if (s->reference.template_path)
         base_mask |= p->code_axes;
     size_t cap = (size_t)(p->npoints ? p->npoints : 1);
-    sp->point = xmalloc(sizeof(int) * cap);
-    sp->key = xmalloc(65 * cap);
-    sp->shard = xmalloc(sizeof(int) * cap);
-    const char **groups = xmalloc(sizeof(char *) * cap);
+    sp->point = mem_alloc(sizeof(int) * cap);
+    sp->key = mem_alloc(65 * cap);
+    sp->shard = mem_alloc(sizeof(int) * cap);
+    const char **groups = mem_alloc(sizeof(char *) * cap);
     sp->n = 0;
     for (int i = 0; i < p->npoints; i++) {
         if (!sel[i])

@@ -241,8 +241,8 @@ static int open_schema(Store *s, KvxError *err)
 
 Store *store_open(const char *path, KvxError *err)
 {
-    Store *s = xcalloc(1, sizeof *s);
-    s->path = xstrdup(path);
+    Store *s = mem_calloc(1, sizeof *s);
+    s->path = mem_strdup(path);
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
         kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open results database: %s", path,
                       s->db ? sqlite3_errmsg(s->db) : "out of memory");

@@ -91,7 +91,7 @@ sqlite3 *store_read_open(const char *path, KvxError *err)
      * a run in progress, whose pages are not all in the main file yet. */
     char wal[4096];
     snprintf(wal, sizeof wal, "%s-wal", path);
-    char *uri = access(wal, F_OK) == 0 ? xstrdup(path) : immutable_uri(path);
+    char *uri = access(wal, F_OK) == 0 ? mem_strdup(path) : immutable_uri(path);
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
@@ -214,7 +214,7 @@ StoreRows *store_rows(sqlite3 *db, const char *sql, const Value *params, int npa
         else
             sqlite3_bind_int64(st, i + 1, v.i);
     }
-    StoreRows *r = xcalloc(1, sizeof *r);
+    StoreRows *r = mem_calloc(1, sizeof *r);
     r->db = db, r->st = st;
     return r;
 }
@@ -323,7 +323,7 @@ static int export_axes(StoreExport *x)
         sqlite3_bind_text(x->q, 1, x->spec, -1, SQLITE_TRANSIENT);
     while (sqlite3_step(x->q) == SQLITE_ROW) {
         if (x->naxes == x->cap)
-            x->axes = xrealloc(x->axes, sizeof *x->axes * (size_t)(x->cap *= 2));
+            x->axes = mem_realloc(x->axes, sizeof *x->axes * (size_t)(x->cap *= 2));
         x->axes[x->naxes++] = arena_strdup(x->a, (const char *)sqlite3_column_text(x->q, 0));
     }
     sqlite3_finalize(x->q);
@@ -445,9 +445,9 @@ static int export_query(StoreExport *x)
 
 StoreExport *store_export_open(sqlite3 *db, const char *spec, KvxError *err)
 {
-    StoreExport *x = xcalloc(1, sizeof *x);
+    StoreExport *x = mem_calloc(1, sizeof *x);
     *x = (StoreExport){.db = db, .spec = spec, .a = arena_new(), .cap = 16};
-    x->axes = xmalloc(sizeof *x->axes * (size_t)x->cap);
+    x->axes = mem_alloc(sizeof *x->axes * (size_t)x->cap);
     if (export_axes(x))
         goto fail;
     export_plan(x);

@@ -66,7 +66,7 @@ static char *tags_of(const InspectFacts *f)
     StrBuf b;
     sb_init(&b);
     inspect_tags(f, &b);
-    char *t = xstrdup(sb_str(&b));
+    char *t = mem_strdup(sb_str(&b));
     sb_free(&b);
     return t;
 }

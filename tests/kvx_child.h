@@ -65,7 +65,7 @@ static const char *tmp_path(const char *name)
             return paths[i];
     assert_true(npaths < 128);
     size_t len = strlen(tmp) + strlen(name) + 2;
-    paths[npaths] = xmalloc(len);
+    paths[npaths] = mem_alloc(len);
     snprintf(paths[npaths], len, "%s/%s", tmp, name);
     return paths[npaths++];
 }
@@ -117,7 +117,7 @@ static void dump(const char *log)
  * worker outlives a parent that did not kill it. */
 static int kvx_wait(pid_t pid, const char *log)
 {
-    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    double end = wall_now_ms() + KVX_DEADLINE_S * 1000.0;
     int status = 0;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
@@ -126,7 +126,7 @@ static int kvx_wait(pid_t pid, const char *log)
             return exit_code(status);
         }
         assert_true(r == 0 || errno == EINTR);
-        if (now_ms() > end) {
+        if (wall_now_ms() > end) {
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             dump(log);
@@ -196,13 +196,13 @@ static char **db_strings(const char *path, const char *sql, int *n)
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
         fail_msg("%s: %s: %s", path, sql, sqlite3_errmsg(db));
     int cap = 64;
-    char **v = xmalloc(sizeof(char *) * (size_t)cap);
+    char **v = mem_alloc(sizeof(char *) * (size_t)cap);
     *n = 0;
     while (sqlite3_step(q) == SQLITE_ROW) {
         if (*n == cap)
-            v = xrealloc(v, sizeof(char *) * (size_t)(cap *= 2));
+            v = mem_realloc(v, sizeof(char *) * (size_t)(cap *= 2));
         const char *t = (const char *)sqlite3_column_text(q, 0);
-        v[(*n)++] = xstrdup(t ? t : "");
+        v[(*n)++] = mem_strdup(t ? t : "");
     }
     sqlite3_finalize(q);
     sqlite3_close(db);

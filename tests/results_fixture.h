@@ -233,7 +233,7 @@ static int run_cmd(int (*cmd)(int, char **), int with_out, char **out, char **er
     fclose(ef);
     *out = read_all(outp);
     if (!*out)
-        *out = xstrdup("");
+        *out = mem_strdup("");
     *errs = read_all(errp);
     return rc;
 }

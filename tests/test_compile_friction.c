@@ -81,14 +81,14 @@ static void test_second_compile_is_a_hit(void **state)
 static void test_hint_only_without_cccl(void **state)
 {
     JitJob j = {.name = "x.cu", .use_cccl = 1};
-    j.log = xstrdup("info.h(167): catastrophic error: cannot open source file \"cuda/std/type_traits\"\n");
+    j.log = mem_strdup("info.h(167): catastrophic error: cannot open source file \"cuda/std/type_traits\"\n");
     jit_log_hint(&j);
     assert_null(strstr(j.log, "hint"));
     j.use_cccl = 0;
     jit_log_hint(&j);
     assert_non_null(strstr(j.log, "\nkvx: hint: a CCCL header"));
     free(j.log);
-    j.log = xstrdup("x.cu(3): error: identifier \"y\" is undefined\n");
+    j.log = mem_strdup("x.cu(3): error: identifier \"y\" is undefined\n");
     jit_log_hint(&j);
     assert_null(strstr(j.log, "hint"));
     free(j.log);

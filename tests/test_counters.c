@@ -288,7 +288,7 @@ static void test_no_ncu(void **state)
     (void)state;
     setenv("KVX_NCU", "/nonexistent/ncu", 1);
     setenv("CUDA_HOME", "/nonexistent", 1);
-    char *path = xstrdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    char *path = mem_strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     setenv("PATH", "/nonexistent", 1);
     const char *found = counters_find_ncu();    /* searched once per process */
     setenv("PATH", path, 1);

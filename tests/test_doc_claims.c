@@ -40,7 +40,7 @@
 
 static void test_inspect_keys_in_step(void **state)
 {
-    InspectFacts *f = xcalloc(1, sizeof *f);
+    InspectFacts *f = mem_calloc(1, sizeof *f);
     f->has_ptx = f->has_sass = 1;
     StrBuf json;
     sb_init(&json);
@@ -57,7 +57,7 @@ static void test_inspect_keys_in_step(void **state)
     int written = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0);
-        if (!inspect_key_valid(key))
+        if (!values_inspect_valid(key))
             fail_msg("inspect_to_json writes '%s', which INSPECT_KEYS does not list", key);
         written++;
     }
@@ -67,8 +67,8 @@ static void test_inspect_keys_in_step(void **state)
     while (inspect_keys[listed])
         listed++;
     assert_int_equal(written, listed);
-    assert_false(inspect_key_valid("bogus"));
-    assert_false(inspect_key_valid("atom"));
+    assert_false(values_inspect_valid("bogus"));
+    assert_false(values_inspect_valid("atom"));
     sb_free(&json);
     free(f);
 }
@@ -106,7 +106,7 @@ enum { N = 1 << 20 };
 
 static uint32_t *filled(InitParams p, uint64_t n)
 {
-    uint32_t *v = xmalloc(sizeof *v * n);
+    uint32_t *v = mem_alloc(sizeof *v * n);
     KvxError err = {0};
     if (inputs_fill(elem_type_find("u32"), v, n, &p, 2, &err)) {
         kvx_error_print(&err, stderr);

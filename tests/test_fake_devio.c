@@ -50,7 +50,7 @@ static char *case_row(const char *db, const char *label)
     char **v = db_strings(db, sql, &n);
     if (n != 1)
         fail_msg("%d rows for '%s' in %s (expected 1)", n, label, db);
-    char *row = xstrdup(v[0]);
+    char *row = mem_strdup(v[0]);
     strings_free(v, n);
     return row;
 }

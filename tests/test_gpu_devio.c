@@ -116,8 +116,8 @@ static void test_compare_matches_host(void **state)
     (void)state;
     for (int id = 0; id < ET_COUNT; id++) {
         const ElemType *t = &elem_types[id];
-        char *out = xmalloc(N * (uint64_t)t->size), *ref = xmalloc(N * (uint64_t)t->size);
-        double *ref64 = xmalloc(N * sizeof *ref64);
+        char *out = mem_alloc(N * (uint64_t)t->size), *ref = mem_alloc(N * (uint64_t)t->size);
+        double *ref64 = mem_alloc(N * sizeof *ref64);
         uint64_t s = 12345;
         for (uint64_t i = 0; i < N; i++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -207,7 +207,7 @@ static void test_sort_matches_host(void **state)
     for (int id = 0; id < ET_COUNT; id++) {
         const ElemType *t = &elem_types[id];
         size_t sz = (size_t)t->size;
-        char *in = xmalloc(SN * sz), *want = xmalloc(SN * sz), *got = xmalloc(SN * sz);
+        char *in = mem_alloc(SN * sz), *want = mem_alloc(SN * sz), *got = mem_alloc(SN * sz);
         uint64_t s = 987654321;
         for (uint64_t i = 0; i < SN; i++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;

@@ -69,7 +69,7 @@ static void test_fill_matches_host(void **state)
     for (int k = 0; k < FILL_CASES; k++)
         for (int id = 0; id < ET_COUNT; id++) {
             const ElemType *t = &elem_types[id];
-            void *want = xmalloc(N * (size_t)t->size), *got = xmalloc(N * (size_t)t->size);
+            void *want = mem_alloc(N * (size_t)t->size), *got = mem_alloc(N * (size_t)t->size);
             InputsPlan plan;
             assert_int_equal(inputs_fill(t, want, N, &ps[k], 0, &err), 0);
             assert_int_equal(inputs_plan(t, N, &ps[k], &plan, &err), 1);

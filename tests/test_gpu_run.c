@@ -183,7 +183,7 @@ static void test_kill_and_resume(void **state)
     const char *argv[] = {"run", SPECS "tiny.yaml", "--db", plain_db(), "--cache", cache, NULL};
     pid_t pid = kvx_start(log1, argv);
     /* Poll until some cases are stored, then kill kvx and its workers at once. */
-    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    double end = wall_now_ms() + KVX_DEADLINE_S * 1000.0;
     int stored = -1, status = 0;
     while ((stored = db_int(plain_db(), "SELECT count(*) FROM cases")) < 3) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -191,7 +191,7 @@ static void test_kill_and_resume(void **state)
             fail_msg("kvx run finished (exit %d) before the test could kill it (%d cases stored)",
                      exit_code(status), stored);
         }
-        if (now_ms() > end) {
+        if (wall_now_ms() > end) {
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             dump(log1);

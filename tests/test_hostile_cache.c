@@ -69,8 +69,8 @@ static void files_under(const char *dir, int depth, const char *prefix, char ***
         if (depth > 0) {
             files_under(p, depth - 1, prefix, v, n);
         } else if (!strncmp(e->d_name, prefix, strlen(prefix))) {
-            *v = xrealloc(*v, sizeof(char *) * (size_t)(*n + 1));
-            (*v)[(*n)++] = xstrdup(p);
+            *v = mem_realloc(*v, sizeof(char *) * (size_t)(*n + 1));
+            (*v)[(*n)++] = mem_strdup(p);
         }
         free(p);
     }

@@ -115,7 +115,7 @@ static void test_half_args(void **state)
     assert_int_equal(plan_ref_build(&p, &r, &err), 0);
     Resolver rv = {&p, &r, &s->measure, 0};
     ResolveCase rc = {.point = 0};
-    CaseDesc *c = xcalloc(1, sizeof *c);
+    CaseDesc *c = mem_calloc(1, sizeof *c);
     double metrics[3];
     if (resolve_case(&rv, &rc, c, metrics, &err))
         fail_msg("resolve: %s", err.msg);

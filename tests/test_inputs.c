@@ -212,7 +212,7 @@ static void test_uniform_float(void **state)
     p.lo = 0; p.hi = 1;
     uint16_t *h = fill("f16", n, &p, 2);
     for (uint64_t i = 0; i < n; i++) {
-        float x = f16_to_f32(h[i]);
+        float x = elem_f16_to_f32(h[i]);
         assert_true(x >= 0 && x <= 1); /* 1 - 2^-12 and above round to 1.0 in f16 */
     }
     free(h);

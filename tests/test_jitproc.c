@@ -135,7 +135,7 @@ static void test_headers_precompiled(void **state)
         proc[i] = (JitJob){.name = name[i], .source = src[i], .arch = "sm_90", .use_cccl = 1};
         thread[i] = proc[i];
     }
-    char *tmpdir = getenv("TMPDIR") ? xstrdup(getenv("TMPDIR")) : NULL;
+    char *tmpdir = getenv("TMPDIR") ? mem_strdup(getenv("TMPDIR")) : NULL;
     setenv("TMPDIR", tmp, 1);   /* where the compile process puts them */
     JitScratch *scratch = jit_scratch_new();
     JitOptions o = {.threads = 1, .use_cache = 0, .scratch = scratch};

@@ -93,7 +93,7 @@ static void listing_read(const char *path, Listing *l)
     l->text = file_read(path, NULL);
     assert_non_null(l->text);
     int cap = 16;
-    l->f = xmalloc(sizeof *l->f * (size_t)cap);
+    l->f = mem_alloc(sizeof *l->f * (size_t)cap);
     for (char *line = strtok(l->text, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#') {
             l->tail = line;
@@ -102,7 +102,7 @@ static void listing_read(const char *path, Listing *l)
         if (!strncmp(line, "row\t", 4))
             continue;
         if (l->n == cap)
-            l->f = xrealloc(l->f, sizeof *l->f * (size_t)(cap *= 2));
+            l->f = mem_realloc(l->f, sizeof *l->f * (size_t)(cap *= 2));
         char **f = l->f[l->n++];
         int k = 0;
         for (char *p = line; k < NFIELDS; k++) {
@@ -215,7 +215,7 @@ static void *kvx_input(const CaseDesc *c, const char *name)
 {
     const CaseBuf *b = &c->bufs[buf_of(c, name)];
     const ElemType *t = &elem_types[b->type];
-    void *data = xmalloc(b->count * (uint64_t)t->size);
+    void *data = mem_alloc(b->count * (uint64_t)t->size);
     KvxError err = {0};
     if (inputs_fill(t, data, b->count, &b->init, 2, &err) != 0)
         fail_msg("inputs_fill: %s", err.msg);
@@ -254,7 +254,7 @@ static uint64_t elem_at(const ElemType *t, const void *data, uint64_t i)
 static int cub_bins_match(const char *levels, const ElemType *t, const void *data, uint64_t n, const Expected *exp)
 {
     uint64_t bins = exp->count;
-    uint64_t *h = xcalloc(bins, sizeof *h);
+    uint64_t *h = mem_calloc(bins, sizeof *h);
     long long lv[5000];
     int nl = 0;
     if (!strncmp(levels, "even:", 5)) {
@@ -339,7 +339,7 @@ static void check_histogram_lines(const char *spec, const Listing *l, int (*expe
 {
     Kvx k;
     kvx_open(&k, spec, 0, 0);
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     for (int i = 0; i < l->n; i++) {
         char **f = l->f[i];
         void *data = check_input(&k, f, c);
@@ -421,7 +421,7 @@ static void test_contention_rows(void **state)
     assert_int_equal(l.n, 24);
     Kvx k;
     kvx_open(&k, SPECS "contention.yaml", 0, 0);
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     void *addr = NULL; /* all 0 at one counter: the same for every row here */
     int u32 = 0, u64 = 0;
     for (int i = 0; i < l.n; i++) {
@@ -476,7 +476,7 @@ static void test_seed_override(void **state)
     assert_string_not_equal(a.f[0][F_HASH], b.f[0][F_HASH]);
     Kvx k;
     kvx_open(&k, SPECS "histogram.yaml", 1, 7);
-    CaseDesc *c = xmalloc(sizeof *c);
+    CaseDesc *c = mem_alloc(sizeof *c);
     check_input(&k, b.f[0], c);
     last_free();
     free(c);

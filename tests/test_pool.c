@@ -32,7 +32,7 @@ static void cover_one(long i, void *arg)
 
 static void check_cover(Pool *p, long n)
 {
-    Cover c = { n, xcalloc((size_t)(n > 0 ? n : 1), sizeof(atomic_int)) };
+    Cover c = { n, mem_calloc((size_t)(n > 0 ? n : 1), sizeof(atomic_int)) };
     pool_for(p, n, cover_one, &c);
     for (long i = 0; i < n; i++) {
         if (atomic_load(&c.hits[i]) != 1)
@@ -63,7 +63,7 @@ typedef struct Nested {
 static void nested_task(void *arg)
 {
     Nested *nt = arg;
-    Cover c = { 5000, xcalloc(5000, sizeof(atomic_int)) };
+    Cover c = { 5000, mem_calloc(5000, sizeof(atomic_int)) };
     pool_for(nt->pool, c.n, cover_one, &c);
     nt->ok = 1;
     for (long i = 0; i < c.n; i++)

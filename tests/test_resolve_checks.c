@@ -34,14 +34,14 @@ typedef struct Fixture {
 
 static int setup(void **state)
 {
-    Fixture *fx = xcalloc(1, sizeof *fx);
+    Fixture *fx = mem_calloc(1, sizeof *fx);
     KvxError err = {0};
     DeviceFacts f;
     facts_for_arch("sm_90", &f);
     if (!(fx->s = spec_load(SPEC, &err)) || plan_build(fx->s, &f, &fx->p, &err) ||
         plan_ref_build(&fx->p, &fx->r, &err))
         fail_msg("%s", err.msg);
-    fx->c = xcalloc(1, sizeof *fx->c);
+    fx->c = mem_calloc(1, sizeof *fx->c);
     *state = fx;
     return 0;
 }
@@ -92,7 +92,7 @@ static void test_order_and_length(void **state)
     /* Over the pipe to a worker, and a bad index refused there. */
     int fd[2];
     assert_int_equal(pipe(fd), 0);
-    CaseDesc *back = xcalloc(1, sizeof *back);
+    CaseDesc *back = mem_calloc(1, sizeof *back);
     assert_int_equal(case_write(fd[1], fx->c), 0);
     assert_int_equal(case_read(fd[0], back), 0);
     const CaseCheck *bo = check_of(back, "out", "reference");

@@ -79,12 +79,12 @@ static LogLine *log_lines(const char *path, int *n)
     if (!f)
         fail_msg("no KVX_FAKE_LOG at %s", path);
     int cap = 64;
-    LogLine *v = xmalloc(sizeof *v * (size_t)cap);
+    LogLine *v = mem_alloc(sizeof *v * (size_t)cap);
     char line[256];
     *n = 0;
     while (fgets(line, sizeof line, f)) {
         if (*n == cap)
-            v = xrealloc(v, sizeof *v * (size_t)(cap *= 2));
+            v = mem_realloc(v, sizeof *v * (size_t)(cap *= 2));
         LogLine *l = &v[*n];
         if (sscanf(line, "%ld %64s %d %15s", &l->pid, l->key, &l->device, l->what) != 4)
             fail_msg("%s: unreadable line '%s'", path, line);
@@ -200,7 +200,7 @@ static void check_best_listed(const char *log)
         }
         const char *end = strchr(line, '\n');
         assert_non_null(end);
-        char *one = xstrdup(line);
+        char *one = mem_strdup(line);
         one[end - line] = 0;
         assert_true(strstr(one, "strategy=base ") || strstr(one, "strategy=alt "));
         assert_non_null(strstr(one, " ms "));
@@ -305,7 +305,7 @@ static void test_full_run(void **state)
     LogLine *l = log_lines(flog, &n);
     assert_int_equal(n, POINTS);
     int ngroups = 0, pids_per_group = 0;
-    char *done = xcalloc((size_t)n, 1);
+    char *done = mem_calloc((size_t)n, 1);
     for (int i = 0; i < n; i++) {
         if (done[i])
             continue;
@@ -441,7 +441,7 @@ static void test_kill_and_resume(void **state)
     const char *argv[] = {"run", SPEC, "--db", db, NULL};
     pid_t pid = kvx_start(log1, argv);
     /* Poll until some cases are stored, then kill kvx and its workers at once. */
-    double end = now_ms() + KVX_DEADLINE_S * 1000.0;
+    double end = wall_now_ms() + KVX_DEADLINE_S * 1000.0;
     int stored = -1, status = 0;
     while ((stored = db_int(db, "SELECT count(*) FROM cases")) < 8) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -450,7 +450,7 @@ static void test_kill_and_resume(void **state)
             fail_msg("kvx run finished (exit %d) before the test could kill it (%d cases stored)",
                      exit_code(status), stored);
         }
-        if (now_ms() > end) {
+        if (wall_now_ms() > end) {
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             dump(log1);

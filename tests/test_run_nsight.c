@@ -55,7 +55,7 @@ static char **nvtx_lines(const char *path, int *n, int *push, int *pop)
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     int cap = 64;
-    char **v = xmalloc(sizeof *v * (size_t)cap), line[800];
+    char **v = mem_alloc(sizeof *v * (size_t)cap), line[800];
     *n = *push = *pop = 0;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
@@ -65,8 +65,8 @@ static char **nvtx_lines(const char *path, int *n, int *push, int *pop)
         *push += !strncmp(rest, "push ", 5);
         *pop += !strcmp(rest, "pop");
         if (*n == cap)
-            v = xrealloc(v, sizeof *v * (size_t)(cap *= 2));
-        v[(*n)++] = xstrdup(rest);
+            v = mem_realloc(v, sizeof *v * (size_t)(cap *= 2));
+        v[(*n)++] = mem_strdup(rest);
     }
     fclose(f);
     return v;

@@ -53,7 +53,7 @@
 static void check_cover(const Range *u, int nu, const int *gstart, int ngroups)
 {
     int n = gstart[ngroups];
-    int *seen = xcalloc((size_t)n, sizeof(int));
+    int *seen = mem_calloc((size_t)n, sizeof(int));
     for (int k = 0; k < nu; k++) {
         assert_true(u[k].cur < u[k].end);
         assert_true(u[k].cur >= gstart[u[k].group] && u[k].end <= gstart[u[k].group + 1]);

@@ -46,9 +46,9 @@ static uint64_t rng_next(uint64_t *s)
  * order of summation cannot change a tie. */
 static Cases cases_make(int n, int ngroups, int costed, uint64_t seed)
 {
-    Cases c = {n, xcalloc((size_t)(ngroups ? ngroups : 1), 16), xcalloc((size_t)(n ? n : 1), sizeof(char *)),
-               costed ? xcalloc((size_t)(n ? n : 1), sizeof(double)) : NULL,
-               xcalloc((size_t)(n ? n : 1), sizeof(int))};
+    Cases c = {n, mem_calloc((size_t)(ngroups ? ngroups : 1), 16), mem_calloc((size_t)(n ? n : 1), sizeof(char *)),
+               costed ? mem_calloc((size_t)(n ? n : 1), sizeof(double)) : NULL,
+               mem_calloc((size_t)(n ? n : 1), sizeof(int))};
     for (int g = 0; g < ngroups; g++)
         snprintf(c.keys[g], 16, "%08llx", (unsigned long long)(rng_next(&seed) & 0xffffffffu) ^ (unsigned)g);
     for (int i = 0; i < n; i++) {
@@ -72,9 +72,9 @@ static void cases_free(Cases *c)
  * empty shard when there are at least as many groups as shards. */
 static void check_partition(const Cases *c, int ngroups, int nshards, const int *shard_of)
 {
-    int *gshard = xmalloc(sizeof(int) * (size_t)(ngroups ? ngroups : 1));
-    double *gcost = xcalloc((size_t)(ngroups ? ngroups : 1), sizeof(double));
-    double *load = xcalloc((size_t)nshards, sizeof(double));
+    int *gshard = mem_alloc(sizeof(int) * (size_t)(ngroups ? ngroups : 1));
+    double *gcost = mem_calloc((size_t)(ngroups ? ngroups : 1), sizeof(double));
+    double *load = mem_calloc((size_t)nshards, sizeof(double));
     for (int g = 0; g < ngroups; g++)
         gshard[g] = -1;
     for (int i = 0; i < c->n; i++) {
@@ -116,7 +116,7 @@ static void test_partition_covers_and_keeps_groups(void **state)
         for (int costed = 0; costed < 2; costed++)
             for (int nshards = 1; nshards <= 17; nshards++) {
                 Cases c = cases_make(sizes[s][0], sizes[s][1], costed, 0x9e3779b97f4a7c15ULL + s);
-                int *shard_of = xmalloc(sizeof(int) * (size_t)(c.n ? c.n : 1));
+                int *shard_of = mem_alloc(sizeof(int) * (size_t)(c.n ? c.n : 1));
                 for (int i = 0; i < c.n; i++)
                     shard_of[i] = -1;
                 shard_partition(c.group, c.cost, c.n, nshards, shard_of);
@@ -134,14 +134,14 @@ static void test_partition_is_deterministic(void **state)
     for (int costed = 0; costed < 2; costed++)
         for (int nshards = 2; nshards <= 17; nshards += 3) {
             Cases c = cases_make(600, 150, costed, 42 + (uint64_t)nshards);
-            int *a = xmalloc(sizeof(int) * 600), *b = xmalloc(sizeof(int) * 600);
+            int *a = mem_alloc(sizeof(int) * 600), *b = mem_alloc(sizeof(int) * 600);
             shard_partition(c.group, c.cost, c.n, nshards, a);
             shard_partition(c.group, c.cost, c.n, nshards, b);
             assert_memory_equal(a, b, sizeof(int) * 600);
 
             /* Fisher-Yates over a copy: permuted keys (as separate strings, so
              * that no pointer identity is involved), costs and groups. */
-            int *perm = xmalloc(sizeof(int) * 600);
+            int *perm = mem_alloc(sizeof(int) * 600);
             for (int i = 0; i < 600; i++)
                 perm[i] = i;
             uint64_t seed = 7;
@@ -150,9 +150,9 @@ static void test_partition_is_deterministic(void **state)
                 perm[i] = perm[j];
                 perm[j] = t;
             }
-            char (*keys)[16] = xmalloc(16 * 600);
-            const char **group = xmalloc(sizeof(char *) * 600);
-            double *cost = costed ? xmalloc(sizeof(double) * 600) : NULL;
+            char (*keys)[16] = mem_alloc(16 * 600);
+            const char **group = mem_alloc(sizeof(char *) * 600);
+            double *cost = costed ? mem_alloc(sizeof(double) * 600) : NULL;
             for (int i = 0; i < 600; i++) {
                 memcpy(keys[i], c.group[perm[i]], 16);
                 group[i] = keys[i];
@@ -317,7 +317,7 @@ static char **plan_points(const char *spec, const char *shard, int *n)
         return NULL;
     char line[1024];
     int in_points = 0, cap = 64;
-    char **out = xcalloc((size_t)cap, sizeof(char *));
+    char **out = mem_calloc((size_t)cap, sizeof(char *));
     *n = 0;
     while (fgets(line, sizeof line, p)) {
         if (!strncmp(line, "point ", 6)) {
@@ -329,8 +329,8 @@ static char **plan_points(const char *spec, const char *shard, int *n)
             continue;
         line[strcspn(line, "\n")] = 0;
         if (*n + 1 >= cap)
-            out = xrealloc(out, sizeof(char *) * (size_t)(cap *= 2));
-        out[(*n)++] = xstrdup(line);
+            out = mem_realloc(out, sizeof(char *) * (size_t)(cap *= 2));
+        out[(*n)++] = mem_strdup(line);
         out[*n] = NULL;
     }
     int st = pclose(p);

@@ -113,7 +113,7 @@ static void test_path_search(void **state)
     snprintf(p, sizeof p, "%s/kvxtool", a), put_file(p, 0644);
     snprintf(p, sizeof p, "%s/kvxtool", b), assert_int_equal(mkdir(p, 0755), 0);
     snprintf(p, sizeof p, "%s/kvxtool", c), put_file(p, 0755);
-    char *old = getenv("PATH") ? xstrdup(getenv("PATH")) : NULL, *cwd = getcwd(NULL, 0);
+    char *old = getenv("PATH") ? mem_strdup(getenv("PATH")) : NULL, *cwd = getcwd(NULL, 0);
     assert_int_equal(chdir(tmpl), 0);
     put_file("kvxhere", 0755);
     snprintf(p, sizeof p, "::/nonexistent:%s:%s:%s:", a, b, c);

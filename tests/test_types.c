@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/types.h"
+#include "core/elem.h"
 
 static uint32_t bits(float f)
 {
@@ -71,42 +71,42 @@ static void test_table(void **state)
 static void test_f16_known(void **state)
 {
     (void)state;
-    assert_int_equal(f32_to_f16(1.0f), 0x3C00);
-    assert_int_equal(f32_to_f16(-2.0f), 0xC000);
-    assert_int_equal(f32_to_f16(0.0f), 0x0000);
-    assert_int_equal(f32_to_f16(-0.0f), 0x8000);
-    assert_int_equal(f32_to_f16(65504.0f), 0x7BFF);
-    assert_int_equal(f32_to_f16(65519.99f), 0x7BFF);
-    assert_int_equal(f32_to_f16(65520.0f), 0x7C00); /* halfway to 65536: ties to even = inf */
-    assert_int_equal(f32_to_f16(1e10f), 0x7C00);
-    assert_int_equal(f32_to_f16(INFINITY), 0x7C00);
-    assert_int_equal(f32_to_f16(-INFINITY), 0xFC00);
-    assert_int_equal(f32_to_f16(2049.0f), 0x6800); /* 2048: tie to even */
-    assert_int_equal(f32_to_f16(2051.0f), 0x6802); /* 2052: tie to even */
-    assert_int_equal(f32_to_f16(2049.5f), 0x6801); /* above the tie: 2050 */
-    assert_int_equal(f32_to_f16(0.1f), 0x2E66);
-    assert_int_equal(f32_to_f16(ldexpf(1, -14)), 0x0400);      /* smallest normal */
-    assert_int_equal(f32_to_f16(ldexpf(1023, -24)), 0x03FF);   /* largest subnormal */
-    assert_int_equal(f32_to_f16(ldexpf(1, -24)), 0x0001);      /* smallest subnormal */
-    assert_int_equal(f32_to_f16(ldexpf(1, -25)), 0x0000);      /* tie: even is zero */
-    assert_int_equal(f32_to_f16(ldexpf(1.0001f, -25)), 0x0001);
-    assert_int_equal(f32_to_f16(ldexpf(3, -25)), 0x0002);      /* 1.5 ulp: tie to 2 */
-    assert_int_equal(f32_to_f16(ldexpf(2047, -25)), 0x0400);   /* rounds up into the normals */
-    assert_int_equal(f32_to_f16(ldexpf(1, -140)), 0x0000);     /* float subnormal */
-    uint16_t nan = f32_to_f16(NAN);
+    assert_int_equal(elem_f16_from_f32(1.0f), 0x3C00);
+    assert_int_equal(elem_f16_from_f32(-2.0f), 0xC000);
+    assert_int_equal(elem_f16_from_f32(0.0f), 0x0000);
+    assert_int_equal(elem_f16_from_f32(-0.0f), 0x8000);
+    assert_int_equal(elem_f16_from_f32(65504.0f), 0x7BFF);
+    assert_int_equal(elem_f16_from_f32(65519.99f), 0x7BFF);
+    assert_int_equal(elem_f16_from_f32(65520.0f), 0x7C00); /* halfway to 65536: ties to even = inf */
+    assert_int_equal(elem_f16_from_f32(1e10f), 0x7C00);
+    assert_int_equal(elem_f16_from_f32(INFINITY), 0x7C00);
+    assert_int_equal(elem_f16_from_f32(-INFINITY), 0xFC00);
+    assert_int_equal(elem_f16_from_f32(2049.0f), 0x6800); /* 2048: tie to even */
+    assert_int_equal(elem_f16_from_f32(2051.0f), 0x6802); /* 2052: tie to even */
+    assert_int_equal(elem_f16_from_f32(2049.5f), 0x6801); /* above the tie: 2050 */
+    assert_int_equal(elem_f16_from_f32(0.1f), 0x2E66);
+    assert_int_equal(elem_f16_from_f32(ldexpf(1, -14)), 0x0400);      /* smallest normal */
+    assert_int_equal(elem_f16_from_f32(ldexpf(1023, -24)), 0x03FF);   /* largest subnormal */
+    assert_int_equal(elem_f16_from_f32(ldexpf(1, -24)), 0x0001);      /* smallest subnormal */
+    assert_int_equal(elem_f16_from_f32(ldexpf(1, -25)), 0x0000);      /* tie: even is zero */
+    assert_int_equal(elem_f16_from_f32(ldexpf(1.0001f, -25)), 0x0001);
+    assert_int_equal(elem_f16_from_f32(ldexpf(3, -25)), 0x0002);      /* 1.5 ulp: tie to 2 */
+    assert_int_equal(elem_f16_from_f32(ldexpf(2047, -25)), 0x0400);   /* rounds up into the normals */
+    assert_int_equal(elem_f16_from_f32(ldexpf(1, -140)), 0x0000);     /* float subnormal */
+    uint16_t nan = elem_f16_from_f32(NAN);
     assert_int_equal(nan & 0x7C00, 0x7C00);
     assert_true((nan & 0x3FF) != 0);
-    assert_int_equal(f32_to_f16(from_bits(0x7F800001)) & 0x7E00, 0x7E00); /* signalling -> quiet NaN */
+    assert_int_equal(elem_f16_from_f32(from_bits(0x7F800001)) & 0x7E00, 0x7E00); /* signalling -> quiet NaN */
 
-    assert_true(f16_to_f32(0x3C00) == 1.0f);
-    assert_true(f16_to_f32(0x7BFF) == 65504.0f);
-    assert_true(f16_to_f32(0x0001) == ldexpf(1, -24));
-    assert_true(f16_to_f32(0x03FF) == ldexpf(1023, -24));
-    assert_true(f16_to_f32(0x0400) == ldexpf(1, -14));
-    assert_true(isinf(f16_to_f32(0x7C00)) && f16_to_f32(0x7C00) > 0);
-    assert_true(isinf(f16_to_f32(0xFC00)) && f16_to_f32(0xFC00) < 0);
-    assert_true(isnan(f16_to_f32(0x7E00)));
-    assert_int_equal(bits(f16_to_f32(0x8000)), 0x80000000u);
+    assert_true(elem_f16_to_f32(0x3C00) == 1.0f);
+    assert_true(elem_f16_to_f32(0x7BFF) == 65504.0f);
+    assert_true(elem_f16_to_f32(0x0001) == ldexpf(1, -24));
+    assert_true(elem_f16_to_f32(0x03FF) == ldexpf(1023, -24));
+    assert_true(elem_f16_to_f32(0x0400) == ldexpf(1, -14));
+    assert_true(isinf(elem_f16_to_f32(0x7C00)) && elem_f16_to_f32(0x7C00) > 0);
+    assert_true(isinf(elem_f16_to_f32(0xFC00)) && elem_f16_to_f32(0xFC00) < 0);
+    assert_true(isnan(elem_f16_to_f32(0x7E00)));
+    assert_int_equal(bits(elem_f16_to_f32(0x8000)), 0x80000000u);
 }
 
 static void test_f16_exhaustive(void **state)
@@ -114,25 +114,25 @@ static void test_f16_exhaustive(void **state)
     (void)state;
     /* every half survives half -> float -> half */
     for (uint32_t h = 0; h < 0x10000; h++) {
-        float f = f16_to_f32((uint16_t)h);
+        float f = elem_f16_to_f32((uint16_t)h);
         if (isnan(f)) {
             assert_true((h & 0x7C00) == 0x7C00 && (h & 0x3FF));
             continue;
         }
-        if (f32_to_f16(f) != h)
-            fail_msg("half 0x%04x -> %g -> 0x%04x", h, (double)f, f32_to_f16(f));
+        if (elem_f16_from_f32(f) != h)
+            fail_msg("half 0x%04x -> %g -> 0x%04x", h, (double)f, elem_f16_from_f32(f));
     }
     /* every midpoint between neighbouring finite positive halves rounds to the
      * even one, and a hair on either side rounds to the nearer one */
     for (uint32_t h = 0; h < 0x7BFF; h++) {
-        float lo = f16_to_f32((uint16_t)h), hi = f16_to_f32((uint16_t)(h + 1));
+        float lo = elem_f16_to_f32((uint16_t)h), hi = elem_f16_to_f32((uint16_t)(h + 1));
         float mid = (lo + hi) / 2; /* exact in float */
         uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h;
-        if (f32_to_f16(mid) != even)
-            fail_msg("midpoint of 0x%04x and 0x%04x -> 0x%04x", h, h + 1, f32_to_f16(mid));
-        assert_int_equal(f32_to_f16(nextafterf(mid, 0)), h);
-        assert_int_equal(f32_to_f16(nextafterf(mid, INFINITY)), h + 1);
-        assert_int_equal(f32_to_f16(-mid), 0x8000 | even);
+        if (elem_f16_from_f32(mid) != even)
+            fail_msg("midpoint of 0x%04x and 0x%04x -> 0x%04x", h, h + 1, elem_f16_from_f32(mid));
+        assert_int_equal(elem_f16_from_f32(nextafterf(mid, 0)), h);
+        assert_int_equal(elem_f16_from_f32(nextafterf(mid, INFINITY)), h + 1);
+        assert_int_equal(elem_f16_from_f32(-mid), 0x8000 | even);
     }
 }
 
@@ -151,8 +151,8 @@ static void test_f16_oracle(void **state)
         _Float16 r = (_Float16)f;
         uint16_t want;
         memcpy(&want, &r, 2);
-        if (f32_to_f16(f) != want)
-            fail_msg("%a: 0x%04x, _Float16 says 0x%04x", (double)f, f32_to_f16(f), want);
+        if (elem_f16_from_f32(f) != want)
+            fail_msg("%a: 0x%04x, _Float16 says 0x%04x", (double)f, elem_f16_from_f32(f), want);
     }
 #else
     skip();
@@ -162,25 +162,25 @@ static void test_f16_oracle(void **state)
 static void test_bf16(void **state)
 {
     (void)state;
-    assert_int_equal(f32_to_bf16(1.0f), 0x3F80);
-    assert_int_equal(f32_to_bf16(-1.0f), 0xBF80);
-    assert_int_equal(f32_to_bf16(3.0f), 0x4040);
-    assert_int_equal(f32_to_bf16(1.0f + ldexpf(1, -8)), 0x3F80);     /* tie to even */
-    assert_int_equal(f32_to_bf16(1.0f + 3 * ldexpf(1, -8)), 0x3F82); /* tie to even */
-    assert_int_equal(f32_to_bf16(1.0f + ldexpf(1, -8) + ldexpf(1, -20)), 0x3F81);
-    assert_int_equal(f32_to_bf16(INFINITY), 0x7F80);
-    assert_int_equal(f32_to_bf16(-INFINITY), 0xFF80);
-    assert_int_equal(f32_to_bf16(from_bits(0x7F7FFFFF)), 0x7F80); /* FLT_MAX rounds to inf */
-    assert_int_equal(f32_to_bf16(from_bits(0x00000001)), 0x0000); /* tiny subnormal: zero */
-    assert_int_equal(f32_to_bf16(from_bits(0x00018000)), 0x0002); /* subnormal tie to even */
-    uint16_t nan = f32_to_bf16(from_bits(0x7F800001)); /* low-payload NaN must not become inf */
+    assert_int_equal(elem_bf16_from_f32(1.0f), 0x3F80);
+    assert_int_equal(elem_bf16_from_f32(-1.0f), 0xBF80);
+    assert_int_equal(elem_bf16_from_f32(3.0f), 0x4040);
+    assert_int_equal(elem_bf16_from_f32(1.0f + ldexpf(1, -8)), 0x3F80);     /* tie to even */
+    assert_int_equal(elem_bf16_from_f32(1.0f + 3 * ldexpf(1, -8)), 0x3F82); /* tie to even */
+    assert_int_equal(elem_bf16_from_f32(1.0f + ldexpf(1, -8) + ldexpf(1, -20)), 0x3F81);
+    assert_int_equal(elem_bf16_from_f32(INFINITY), 0x7F80);
+    assert_int_equal(elem_bf16_from_f32(-INFINITY), 0xFF80);
+    assert_int_equal(elem_bf16_from_f32(from_bits(0x7F7FFFFF)), 0x7F80); /* FLT_MAX rounds to inf */
+    assert_int_equal(elem_bf16_from_f32(from_bits(0x00000001)), 0x0000); /* tiny subnormal: zero */
+    assert_int_equal(elem_bf16_from_f32(from_bits(0x00018000)), 0x0002); /* subnormal tie to even */
+    uint16_t nan = elem_bf16_from_f32(from_bits(0x7F800001)); /* low-payload NaN must not become inf */
     assert_true((nan & 0x7F80) == 0x7F80 && (nan & 0x7F));
-    assert_true(bf16_to_f32(0x3F80) == 1.0f);
-    assert_true(bf16_to_f32(0x4049) == 3.140625f);
+    assert_true(elem_bf16_to_f32(0x3F80) == 1.0f);
+    assert_true(elem_bf16_to_f32(0x4049) == 3.140625f);
     for (uint32_t h = 0; h < 0x10000; h++) {
-        float f = bf16_to_f32((uint16_t)h);
-        if (!isnan(f) && f32_to_bf16(f) != h)
-            fail_msg("bf16 0x%04x -> %g -> 0x%04x", h, (double)f, f32_to_bf16(f));
+        float f = elem_bf16_to_f32((uint16_t)h);
+        if (!isnan(f) && elem_bf16_from_f32(f) != h)
+            fail_msg("bf16 0x%04x -> %g -> 0x%04x", h, (double)f, elem_bf16_from_f32(f));
     }
 }
 

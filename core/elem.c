@@ -1,10 +1,10 @@
-/* types: the element-type table, 16-bit float conversions and typed access.
+/* elem: the element-type table, 16-bit float conversions and typed access.
  *
  * The table is indexed by ElemTypeId (elem_types[t].id == t); a
  * _Static_assert keeps it in step with the enum.  The 16-bit conversions are
  * bit-exact IEEE round-to-nearest-even, so host references and input
  * generators agree with the device's __float2half_rn / __float2bfloat16_rn. */
-#include "types.h"
+#include "elem.h"
 
 #include <math.h>
 #include <string.h>
@@ -70,7 +70,7 @@ static uint32_t shift_rne(uint32_t m, int s)
     return q;
 }
 
-uint16_t f32_to_f16(float f)
+uint16_t elem_f16_from_f32(float f)
 {
     uint32_t x = f32_bits(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
@@ -90,7 +90,7 @@ uint16_t f32_to_f16(float f)
     return (uint16_t)(sign | shift_rne(m, 126 - e));
 }
 
-float f16_to_f32(uint16_t h)
+float elem_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
@@ -109,7 +109,7 @@ float f16_to_f32(uint16_t h)
     return bits_f32(sign | (e << 23) | ((m & 0x3ff) << 13));
 }
 
-uint16_t f32_to_bf16(float f)
+uint16_t elem_bf16_from_f32(float f)
 {
     uint32_t x = f32_bits(f);
     if ((x & 0x7fffffff) > 0x7f800000)
@@ -119,7 +119,7 @@ uint16_t f32_to_bf16(float f)
     return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
-float bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+float elem_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
 /* double -> float rounding to odd: a second rounding of the result to a format
  * at least two bits narrower (f16, bf16) then equals one direct rounding, so
@@ -184,8 +184,8 @@ double elem_get_f64(const ElemType *t, const void *base, uint64_t i)
         return t->is_signed ? (double)elem_get_i64(t, base, i)
                             : (double)elem_get_u64(t, base, i);
     switch (t->id) {
-    case ET_F16: { uint16_t h; memcpy(&h, (const char *)base + i * 2, 2); return f16_to_f32(h); }
-    case ET_BF16: { uint16_t h; memcpy(&h, (const char *)base + i * 2, 2); return bf16_to_f32(h); }
+    case ET_F16: { uint16_t h; memcpy(&h, (const char *)base + i * 2, 2); return elem_f16_to_f32(h); }
+    case ET_BF16: { uint16_t h; memcpy(&h, (const char *)base + i * 2, 2); return elem_bf16_to_f32(h); }
     case ET_F32: { float f; memcpy(&f, (const char *)base + i * 4, 4); return f; }
     default: { double d; memcpy(&d, (const char *)base + i * 8, 8); return d; }
     }
@@ -228,8 +228,8 @@ void elem_set_f64(const ElemType *t, void *base, uint64_t i, double v)
 {
     char *p = (char *)base + i * (uint64_t)t->size;
     switch (t->id) {
-    case ET_F16: { uint16_t h = f32_to_f16(f64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
-    case ET_BF16: { uint16_t h = f32_to_bf16(f64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
+    case ET_F16: { uint16_t h = elem_f16_from_f32(f64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
+    case ET_BF16: { uint16_t h = elem_bf16_from_f32(f64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
     case ET_F32: { float f = (float)v; memcpy(p, &f, 4); return; }
     case ET_F64: memcpy(p, &v, 8); return;
     case ET_U64: { uint64_t u = f64_to_u64(v); memcpy(p, &u, 8); return; }
@@ -250,8 +250,8 @@ void elem_set_i64(const ElemType *t, void *base, uint64_t i, int64_t v)
     default: if (!t->is_float) { memcpy(p, &u, 8); return; } break;
     }
     switch (t->id) {
-    case ET_F16: { uint16_t h = f32_to_f16(i64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
-    case ET_BF16: { uint16_t h = f32_to_bf16(i64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
+    case ET_F16: { uint16_t h = elem_f16_from_f32(i64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
+    case ET_BF16: { uint16_t h = elem_bf16_from_f32(i64_to_f32_odd(v)); memcpy(p, &h, 2); return; }
     case ET_F32: { float f = (float)v; memcpy(p, &f, 4); return; }
     default: { double d = (double)v; memcpy(p, &d, 8); return; }
     }

@@ -1,7 +1,7 @@
-/* types: the element types kvx knows, one table for buffers, kernel arguments,
+/* elem: the element types kvx knows, one table for buffers, kernel arguments,
  * tolerances and template helpers (ctype(), sizeof()). */
-#ifndef KVX_TYPES_H
-#define KVX_TYPES_H
+#ifndef KVX_ELEM_H
+#define KVX_ELEM_H
 
 #include <stdint.h>
 
@@ -29,10 +29,10 @@ const ElemType *elem_type_find(const char *name);
 const char *elem_type_names(void);
 
 /* Host conversions for 16-bit floats (round to nearest even). */
-uint16_t f32_to_f16(float f);
-float f16_to_f32(uint16_t h);
-uint16_t f32_to_bf16(float f);
-float bf16_to_f32(uint16_t h);
+uint16_t elem_f16_from_f32(float f);
+float elem_f16_to_f32(uint16_t h);
+uint16_t elem_bf16_from_f32(float f);
+float elem_bf16_to_f32(uint16_t h);
 
 /* Load element i of a typed array as double / int64 / uint64; store likewise. */
 double elem_get_f64(const ElemType *t, const void *base, uint64_t i);
