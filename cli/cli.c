@@ -225,17 +225,25 @@ static int take_option(const CliVerb *v, int argc, char **argv, int i, void *opt
     return store(v, o, spelled, join_and(o, value, opts, defaults), opts);
 }
 
+/* The operands as a message quotes them: the first three, "none" when there
+ * are none.  Returns buf. */
+static const char *operands_text(const CliArgs *a, char *buf, size_t size)
+{
+    snprintf(buf, size, "none");
+    for (int k = 0, at = 0; k < a->noperands && k < 3; k++)
+        at += snprintf(buf + at, size - (size_t)at, "%s'%.40s'", k ? ", " : "", a->operand[k]);
+    if (a->noperands > 3)
+        snprintf(buf + strlen(buf), size - strlen(buf), ", ...");
+    return buf;
+}
+
 /* After the options: the operands' count and the required options.  0 or 2. */
 static int check_complete(const CliVerb *v, const CliArgs *a, const void *opts)
 {
     int n = a->noperands;
     if (n < v->min_operands || (v->max_operands >= 0 && n > v->max_operands)) {
-        char got[200] = "none";
-        for (int k = 0, at = 0; k < n && k < 3; k++)
-            at += snprintf(got + at, sizeof got - (size_t)at, "%s'%.40s'", k ? ", " : "", a->operand[k]);
-        if (n > 3)
-            snprintf(got + strlen(got), sizeof got - strlen(got), ", ...");
-        return cli_fail(v, "expected %s, got %s", v->operands_are, got);
+        char got[200];
+        return cli_fail(v, "expected %s, got %s", v->operands_are, operands_text(a, got, sizeof got));
     }
     for (const CliOpt *o = v->opts; o->name; o++)
         if ((o->flags & CLI_REQUIRED) && !*(const char *const *)((const char *)opts + o->at))
@@ -329,6 +337,16 @@ static void put_wrapped(FILE *f, const char *head, const char *text)
     fputc('\n', f);
 }
 
+/* The name of a choice option's value, "?" when it has none. */
+static const char *choice_name(const CliOpt *o, int value)
+{
+    const char *name = "?";
+    for (const CliChoice *c = o->choices; c->name; c++)
+        if (c->value == value)
+            name = c->name;
+    return name;
+}
+
 /* The value a field holds before parsing, as the usage's default. */
 static void field_text(const CliOpt *o, const void *field, char *buf, size_t n)
 {
@@ -339,12 +357,7 @@ static void field_text(const CliOpt *o, const void *field, char *buf, size_t n)
     case CLI_DOUBLE: snprintf(buf, n, "%g", *(const double *)field); break;
     case CLI_STRING:
     case CLI_PATH: snprintf(buf, n, "%s", *(const char *const *)field); break;
-    case CLI_CHOICE:
-        snprintf(buf, n, "?");
-        for (const CliChoice *c = o->choices; c->name; c++)
-            if (c->value == *(const int *)field)
-                snprintf(buf, n, "%s", c->name);
-        break;
+    case CLI_CHOICE: snprintf(buf, n, "%s", choice_name(o, *(const int *)field)); break;
     case CLI_FLAG: snprintf(buf, n, "%s", *(const int *)field ? "on" : "off"); break;
     }
 }
@@ -482,6 +495,17 @@ int cli_set_shard(CliSet *s)
     return rc;
 }
 
+/* "a, b or c": the GPU names --gpu knows, written at buf + at (size bytes in
+ * all).  Returns the new end. */
+static int put_gpu_names(char *buf, size_t size, int at)
+{
+    for (int i = 0; facts_gpu_name(i) && at < (int)size; i++) {
+        const char *sep = i == 0 ? "" : facts_gpu_name(i + 1) ? ", " : " or ";
+        at += snprintf(buf + at, size - (size_t)at, "%s%s", sep, facts_gpu_name(i));
+    }
+    return at;
+}
+
 int cli_set_gpu(CliSet *s)
 {
     DeviceFacts f;
@@ -490,10 +514,7 @@ int cli_set_gpu(CliSet *s)
         return 0;
     }
     int at = snprintf(s->why, sizeof s->why, "--gpu: no target named '%.80s' (expected ", s->value);
-    for (int i = 0; facts_gpu_name(i) && at < (int)sizeof s->why; i++) {
-        const char *sep = i == 0 ? "" : facts_gpu_name(i + 1) ? ", " : " or ";
-        at += snprintf(s->why + at, sizeof s->why - (size_t)at, "%s%s", sep, facts_gpu_name(i));
-    }
+    at = put_gpu_names(s->why, sizeof s->why, at);
     if (at < (int)sizeof s->why)
         snprintf(s->why + at, sizeof s->why - (size_t)at, ")");
     return -1;

@@ -30,19 +30,25 @@ typedef struct Inspection {
 } Inspection;
 
 /* The row of label, added when new. */
+/* Room for twice the variants: labels, and a facts and a present slot per
+ * arch for each. */
+static void grow(Inspection *in)
+{
+    size_t na = (size_t)in->narch, cap = (size_t)in->cap;
+    in->labels = mem_realloc(in->labels, sizeof(char *) * cap * 2);
+    in->facts = mem_realloc(in->facts, sizeof(InspectFacts) * cap * 2 * na);
+    in->present = mem_realloc(in->present, cap * 2 * na);
+    memset(in->present + cap * na, 0, cap * na);
+    in->cap *= 2;
+}
+
 static int variant_row(Inspection *in, const char *label)
 {
     for (int v = 0; v < in->nvar; v++)
         if (!strcmp(in->labels[v], label))
             return v;
-    if (in->nvar == in->cap) {
-        size_t na = (size_t)in->narch, cap = (size_t)in->cap;
-        in->labels = mem_realloc(in->labels, sizeof(char *) * cap * 2);
-        in->facts = mem_realloc(in->facts, sizeof(InspectFacts) * cap * 2 * na);
-        in->present = mem_realloc(in->present, cap * 2 * na);
-        memset(in->present + cap * na, 0, cap * na);
-        in->cap *= 2;
-    }
+    if (in->nvar == in->cap)
+        grow(in);
     in->labels[in->nvar] = mem_strdup(label);
     return in->nvar++;
 }

@@ -102,12 +102,20 @@ static void label(const SearchRecord *r, int c, char *buf, size_t n)
                  r->text[a][r->vals[(size_t)c * (size_t)r->sp.naxes + (size_t)a]]);
 }
 
-static void header(const ReplayArgs *ra, const char *db, const SearchRecord *r, const SearchObjective *o)
+/* The variant with the lowest y (the objective's log, negated where higher
+ * is better), -1 when none is valid. */
+static int optimum(const SearchRecord *r)
 {
     int opt = -1;
     for (int c = 0; c < r->sp.n; c++)
         if (!isnan(r->y[c]) && (opt < 0 || r->y[c] < r->y[opt]))
             opt = c;
+    return opt;
+}
+
+static void header(const ReplayArgs *ra, const char *db, const SearchRecord *r, const SearchObjective *o)
+{
+    int opt = optimum(r);
     char lab[1024];
     label(r, opt, lab, sizeof lab);
     printf("kvx replay %s: spec %s, %d variants over %d objective point%s (%d invalid, %d incomplete left out)\n",

@@ -98,6 +98,16 @@ static int set_budget(CliSet *s)
     return 0;
 }
 
+/* err as one line for a flag's complaint: "FILE:LINE:COL: msg" when it has a
+ * position (an objective's expression), else the message. */
+static void error_line(const KvxError *err, char *buf, size_t n)
+{
+    if (err->file[0])
+        snprintf(buf, n, "%.40s:%d:%d: %.400s", err->file, err->line, err->col, err->msg);
+    else
+        snprintf(buf, n, "%.480s", err->msg);
+}
+
 /* --objective: VALUE[,POINTS], the value one of the stored objectives and
  * POINTS an expression (whose names are checked against the spec later). */
 static int set_objective(CliSet *s)
@@ -105,10 +115,8 @@ static int set_objective(CliSet *s)
     SearchObjective o;
     KvxError err = {0};
     int rc = search_objective_parse(s->value, "--objective", &o, &err);
-    if (rc != 0 && err.file[0])
-        snprintf(s->why, sizeof s->why, "%.40s:%d:%d: %.400s", err.file, err.line, err.col, err.msg);
-    else if (rc != 0)
-        snprintf(s->why, sizeof s->why, "%.480s", err.msg);
+    if (rc != 0)
+        error_line(&err, s->why, sizeof s->why);
     else
         *(const char **)s->field = s->value;
     search_objective_free(&o);

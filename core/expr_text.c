@@ -1,6 +1,5 @@
-/* expr_text: values of the kvx expression language and their text forms:
- * the Value constructors and val_equal, val_text (display and template
- * substitution), the forms that messages quote (expr_fmt_value), and trees
+/* expr_text: the text forms of the kvx expression language: the forms that
+ * messages quote (expr_fmt_value, expr_kind_name), and trees
  * printed back as canonical source (expr_print), with the other tree walk,
  * expr_visit_idents.  Floats print as the shortest text that reads back as
  * the same double, so everything printed re-parses to the same value. */
@@ -10,20 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- values --------------------------------------------------------------- */
-
-Value val_int(int64_t i) { return (Value){.kind = VAL_INT, .i = i}; }
-Value val_float(double d) { return (Value){.kind = VAL_FLOAT, .d = d}; }
-Value val_str(const char *s) { return (Value){.kind = VAL_STR, .s = s}; }
-Value val_bool(int b) { return (Value){.kind = VAL_BOOL, .i = b != 0}; }
-
-int val_is_num(Value v) { return v.kind == VAL_INT || v.kind == VAL_FLOAT; }
-
-double val_num(Value v)
-{
-    return v.kind == VAL_INT ? (double)v.i : v.kind == VAL_FLOAT ? v.d : 0;
-}
 
 void expr_fmt_value(char *buf, size_t n, Value v)
 {
@@ -44,30 +29,6 @@ const char *expr_kind_name(Value v)
     case VAL_BOOL: return "boolean";
     default: return "nothing";
     }
-}
-
-/* An integral float prints like an integer here ("1", not "1.0"): val_text is
- * for display and substitution; expr_print keeps a float literal a float. */
-const char *val_text(Arena *a, Value v)
-{
-    char buf[64];
-    if (v.kind == VAL_STR)
-        return v.s;
-    expr_fmt_value(buf, sizeof buf, v);
-    return arena_strdup(a, buf);
-}
-
-int val_equal(Value a, Value b)
-{
-    if (a.kind == VAL_INT && b.kind == VAL_INT)
-        return a.i == b.i;
-    if (val_is_num(a) && val_is_num(b))
-        return val_num(a) == val_num(b);
-    if (a.kind == VAL_STR && b.kind == VAL_STR)
-        return strcmp(a.s, b.s) == 0;
-    if (a.kind == VAL_BOOL && b.kind == VAL_BOOL)
-        return a.i == b.i;
-    return 0;
 }
 
 /* ---- operators ------------------------------------------------------------ */

@@ -1,4 +1,4 @@
-/* version: kvx_version (version.h).  The only file that includes the
+/* version: version_text (version.h).  The only file that includes the
  * generated header, so that a new commit recompiles one file. */
 #include "version.h"
 

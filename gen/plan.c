@@ -125,24 +125,30 @@ int plan_point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err
 
 const int *plan_point(const Plan *p, int i) { return p->vals + (size_t)i * (size_t)p->spec->naxes; }
 
+/* s as a string literal of the expression language. */
+static void string_literal(StrBuf *b, const char *s)
+{
+    sb_putc(b, '"');
+    for (const char *c = s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            sb_putc(b, '\\');
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            sb_put_escaped(b, (char[2]){*c, 0});   /* the command stays on its comment line */
+        else
+            sb_putc(b, *c);
+    }
+    sb_putc(b, '"');
+}
+
 static void value_literal(StrBuf *b, Value v)
 {
     if (v.kind == VAL_STR) {
-        sb_putc(b, '"');
-        for (const char *c = v.s; *c; c++) {
-            if (*c == '"' || *c == '\\')
-                sb_putc(b, '\\');
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                sb_put_escaped(b, (char[2]){*c, 0});   /* the command stays on its comment line */
-            else
-                sb_putc(b, *c);
-        }
-        sb_putc(b, '"');
-    } else {
-        Arena *a = arena_new();
-        sb_puts(b, val_text(a, v));
-        arena_free(a);
+        string_literal(b, v.s);
+        return;
     }
+    Arena *a = arena_new();
+    sb_puts(b, val_text(a, v));
+    arena_free(a);
 }
 
 char *plan_point_label(const Plan *p, int i, uint64_t mask)
@@ -187,6 +193,14 @@ static char *point_filter(const Plan *p, int i, uint64_t mask)
     return sb_take(&b);
 }
 
+/* Whether c may stand in a source's file name as is: any other byte of an
+ * axis value becomes '_', so that a name needs no quoting in a shell. */
+static int file_name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+}
+
 static char *source_file_name(const Plan *p, int i, uint64_t mask)
 {
     const Spec *s = p->spec;
@@ -197,12 +211,9 @@ static char *source_file_name(const Plan *p, int i, uint64_t mask)
     for (int a = 0; a < s->naxes; a++)
         if (mask & (1ULL << a))
             sb_printf(&b, "__%s-%s", s->axes[a].name, s->axes[a].vals[v[a]].text);
-    for (size_t k = 0; k < b.len; k++) {
-        char c = b.p[k];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '-' || c == '.'))
+    for (size_t k = 0; k < b.len; k++)
+        if (!file_name_char(b.p[k]))
             b.p[k] = '_';
-    }
     sb_puts(&b, ".cu");
     return sb_take(&b);
 }
@@ -227,15 +238,22 @@ typedef struct Units {
     int size[SPEC_MAX_AXES];    /* values of each unit */
 } Units;
 
+/* The unit of an axis before a in a's zip group, or -1 (a stands first). */
+static int zip_unit(const Spec *s, const Units *u, int a)
+{
+    if (s->axes[a].zip < 0)
+        return -1;
+    for (int b = 0; b < a; b++)
+        if (s->axes[b].zip == s->axes[a].zip)
+            return u->of[b];
+    return -1;
+}
+
 static void units_find(const Spec *s, Units *u)
 {
     u->n = 0;
     for (int a = 0; a < s->naxes; a++) {
-        int k = -1;
-        if (s->axes[a].zip >= 0)
-            for (int b = 0; b < a; b++)
-                if (s->axes[b].zip == s->axes[a].zip)
-                    k = u->of[b];
+        int k = zip_unit(s, u, a);
         if (k < 0) {
             k = u->n++;
             u->size[k] = s->axes[a].nvals;

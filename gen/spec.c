@@ -393,6 +393,20 @@ static int is_buffer_name(void *ctx, const char *name)
     return spec_buffer_find(ctx, name) >= 0;
 }
 
+/* A kernel's or a reference's arguments: a buffer stands alone as an
+ * argument; inside arithmetic it has no value. */
+static int check_args(Loader *L, Expr *const *args, int nargs)
+{
+    for (int i = 0; i < nargs; i++) {
+        const Expr *a = args[i];
+        if (a->kind == EX_IDENT && spec_buffer_find(L->s, a->name) >= 0)
+            continue;
+        if (check_names(L, a, 0))
+            return -1;
+    }
+    return 0;
+}
+
 static int check_launch_names(Loader *L, const LaunchSpec *l)
 {
     for (int d = 0; d < 3; d++)
@@ -401,15 +415,7 @@ static int check_launch_names(Loader *L, const LaunchSpec *l)
             return -1;
     if (check_names(L, l->smem, 0) || check_names(L, l->when, 0))
         return -1;
-    for (int i = 0; i < l->nargs; i++) {
-        const Expr *a = l->args[i];
-        /* A buffer stands alone as an argument; inside arithmetic it has no value. */
-        if (a->kind == EX_IDENT && spec_buffer_find(L->s, a->name) >= 0)
-            continue;
-        if (check_names(L, a, 0))
-            return -1;
-    }
-    return 0;
+    return check_args(L, l->args, l->nargs);
 }
 
 /* A check's expression: a host reference call against its signature (its
@@ -420,12 +426,21 @@ static int check_expr_names(Loader *L, const Expr *r)
         return check_names(L, r, 0);
     if (refs_find(r->name) && refs_check_call(r, is_buffer_name, L->s, L->err))
         return -1;
-    for (int j = 0; j < r->nargs; j++) {
-        const Expr *a = r->args[j];
-        if (a->kind == EX_IDENT && spec_buffer_find(L->s, a->name) >= 0)
-            continue;
-        if (check_names(L, a, 0))
-            return -1;
+    return check_args(L, r->args, r->nargs);
+}
+
+/* A buffer's count, offset and init: each alternative of an init by axis. */
+static int check_buffer_names(Loader *L, const BufferSpec *b)
+{
+    if (check_names(L, b->count, 0) || check_names(L, b->offset, 0))
+        return -1;
+    int nin = b->init.by_axis >= 0 ? L->s->axes[b->init.by_axis].nvals : 1;
+    for (int k = 0; k < nin; k++) {
+        const InitSpec *in = b->init.by_axis >= 0 ? &b->init.alts[k] : &b->init;
+        Expr *xs[] = {in->value, in->lo, in->hi, in->exponent, in->fraction, in->length};
+        for (size_t j = 0; j < sizeof xs / sizeof xs[0]; j++)
+            if (check_names(L, xs[j], 0))
+                return -1;
     }
     return 0;
 }
@@ -439,19 +454,9 @@ static int check_all_names(Loader *L)
     for (int i = 0; i < s->nlets; i++)
         if (check_names(L, s->lets[i].e, 0))
             return -1;
-    for (int i = 0; i < s->nbufs; i++) {
-        const BufferSpec *b = &s->bufs[i];
-        if (check_names(L, b->count, 0) || check_names(L, b->offset, 0))
+    for (int i = 0; i < s->nbufs; i++)
+        if (check_buffer_names(L, &s->bufs[i]))
             return -1;
-        int nin = b->init.by_axis >= 0 ? s->axes[b->init.by_axis].nvals : 1;
-        for (int k = 0; k < nin; k++) {
-            const InitSpec *in = b->init.by_axis >= 0 ? &b->init.alts[k] : &b->init;
-            Expr *xs[] = {in->value, in->lo, in->hi, in->exponent, in->fraction, in->length};
-            for (size_t j = 0; j < sizeof xs / sizeof xs[0]; j++)
-                if (check_names(L, xs[j], 0))
-                    return -1;
-        }
-    }
     for (int i = 0; i < s->nlaunches; i++)
         if (check_launch_names(L, &s->launches[i]))
             return -1;

@@ -175,6 +175,14 @@ static int load_scratch(Loader *L, yaml_node_t *v, BufferSpec *b)
     return load_init(L, init, &b->init, b->name);
 }
 
+/* The expression under key of map into *out, which stays NULL when the key is
+ * absent.  0 or -1. */
+static int optional_expr(Loader *L, yaml_node_t *map, const char *key, Expr **out)
+{
+    yaml_node_t *n = get(L, map, key);
+    return n && !(*out = spec_loader_expr(L, n, key)) ? -1 : 0;
+}
+
 int spec_sections_buffers(Loader *L, yaml_node_t *map)
 {
     Spec *s = L->s;
@@ -225,10 +233,7 @@ int spec_sections_buffers(Loader *L, yaml_node_t *map)
         b->type = arena_strdup(s->arena, tn);
         if (!(b->count = spec_loader_expr(L, get(L, v, "count"), "count")))
             return -1;
-        yaml_node_t *off = get(L, v, "offset");
-        if (off && !(b->offset = spec_loader_expr(L, off, "offset")))
-            return -1;
-        if (load_scratch(L, v, b))
+        if (optional_expr(L, v, "offset", &b->offset) || load_scratch(L, v, b))
             return -1;
         s->nbufs++;
     }
@@ -546,14 +551,8 @@ int spec_sections_metrics(Loader *L, yaml_node_t *map)
     if (spec_loader_check_keys(L, map, keys, "metrics"))
         return -1;
     MetricsSpec *m = &L->s->metrics;
-    yaml_node_t *n;
-    if ((n = get(L, map, "bytes")) && !(m->bytes = spec_loader_expr(L, n, "bytes")))
-        return -1;
-    if ((n = get(L, map, "atomics")) && !(m->atomics = spec_loader_expr(L, n, "atomics")))
-        return -1;
-    if ((n = get(L, map, "elements")) && !(m->elements = spec_loader_expr(L, n, "elements")))
-        return -1;
-    return 0;
+    return optional_expr(L, map, "bytes", &m->bytes) || optional_expr(L, map, "atomics", &m->atomics) ||
+                   optional_expr(L, map, "elements", &m->elements) ? -1 : 0;
 }
 
 /* A baseline: mapping (the spec's, or a report table's: what names it), each

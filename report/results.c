@@ -157,14 +157,9 @@ int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError
     return rc;
 }
 
-void results_csv_field(FILE *out, const char *s)
+/* s in double quotes, each '"' doubled (RFC 4180). */
+static void csv_quoted(FILE *out, const char *s)
 {
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, out);
-        return;
-    }
     fputc('"', out);
     for (; *s; s++) {
         if (*s == '"')
@@ -172,6 +167,16 @@ void results_csv_field(FILE *out, const char *s)
         fputc(*s, out);
     }
     fputc('"', out);
+}
+
+void results_csv_field(FILE *out, const char *s)
+{
+    if (!s)
+        return;
+    if (strpbrk(s, ",\"\n\r"))
+        csv_quoted(out, s);
+    else
+        fputs(s, out);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -554,21 +559,26 @@ static int base_add(CaseSet *cs, const char *axis, const char *text, int is_num,
 }
 
 /* --baseline 'axis=value[,axis=value...]'. */
+/* One axis=value of --baseline given.  0 or -1. */
+static int baseline_part(CaseSet *cs, const char *given, const char *part, KvxError *err)
+{
+    const char *eq = strchr(part, '=');
+    if (!eq || eq == part || cs->nbase == RESULTS_MAX_AXES) {
+        kvx_error_set(err, KVX_EINPUT, NULL,
+                      "--baseline '%s': expected axis=value[,axis=value...]", given);
+        return -1;
+    }
+    const char *axis = arena_strndup(cs->arena, part, (size_t)(eq - part));
+    return base_add(cs, axis, eq + 1, 0, 0, err);
+}
+
 static int baseline_given(CaseSet *cs, const char *given, KvxError *err)
 {
     int n;
     const char **parts = results_split(cs->arena, given, &n);
-    for (int i = 0; i < n; i++) {
-        const char *eq = strchr(parts[i], '=');
-        if (!eq || eq == parts[i] || cs->nbase == RESULTS_MAX_AXES) {
-            kvx_error_set(err, KVX_EINPUT, NULL,
-                          "--baseline '%s': expected axis=value[,axis=value...]", given);
+    for (int i = 0; i < n; i++)
+        if (baseline_part(cs, given, parts[i], err))
             return -1;
-        }
-        const char *axis = arena_strndup(cs->arena, parts[i], (size_t)(eq - parts[i]));
-        if (base_add(cs, axis, eq + 1, 0, 0, err))
-            return -1;
-    }
     return 0;
 }
 
@@ -640,20 +650,25 @@ static int cmp_keyidx(const void *a, const void *b)
 
 /* rec->v is the value itself; a failed case's is NaN with rec->fail its
  * status, unless failed_values keeps a measured one (rec->vstatus). */
+/* A record's value as stored, or its status where a failed case's value
+ * is not shown (failed_values shows a measured one beside its status). */
+static void value_plain(const CaseSet *cs, Rec *r)
+{
+    r->v = r->raw;
+    r->fail = NULL;
+    r->vstatus = NULL;
+    if (strcmp(r->status, "ok") && (cs->measured || isnan(r->raw)) && !r->rawtext) {
+        if (cs->failed_values && cs->measured && !isnan(r->raw))
+            r->vstatus = r->status;
+        else
+            r->fail = r->status, r->v = NAN;
+    }
+}
+
 static void values_plain(CaseSet *cs)
 {
-    for (int i = 0; i < cs->nrecs; i++) {
-        Rec *r = &cs->recs[i];
-        r->v = r->raw;
-        r->fail = NULL;
-        r->vstatus = NULL;
-        if (strcmp(r->status, "ok") && (cs->measured || isnan(r->raw)) && !r->rawtext) {
-            if (cs->failed_values && cs->measured && !isnan(r->raw))
-                r->vstatus = r->status;
-            else
-                r->fail = r->status, r->v = NAN;
-        }
-    }
+    for (int i = 0; i < cs->nrecs; i++)
+        value_plain(cs, &cs->recs[i]);
 }
 
 /* The cases by key (run and axis values, rec_key) for finding each case's

@@ -153,19 +153,23 @@ static void put_num_str(FILE *out, double v, int integral)
     fprintf(out, "\"%s\"", buf);
 }
 
+/* Device d of the devices array, in nvbench's units (Hz, bytes, bytes/s). */
+static void put_device(const NvDevice *v, int d, FILE *out)
+{
+    fprintf(out, "%s\n    {\"id\": %d, \"name\": ", d ? "," : "", d);
+    json_write_str(out, v->name);
+    fprintf(out, ", \"sm_version\": %lld, \"number_of_sms\": %lld, \"sm_default_clock_rate\": %lld,"
+                 " \"global_memory_size\": %lld, \"l2_cache_size\": %lld,"
+                 " \"global_memory_bus_bandwidth\": %.0f}",
+            (long long)v->cc * 10, (long long)v->sms, (long long)v->mhz * 1000000, (long long)v->mem,
+            (long long)v->l2, isfinite(v->peak_gbs) ? v->peak_gbs * 1e9 : 0);
+}
+
 static void put_devices(const NvExport *x, FILE *out)
 {
     fputs("  \"devices\": [", out);
-    for (int d = 0; d < x->ndevs; d++) {
-        const NvDevice *v = &x->devs[d];
-        fprintf(out, "%s\n    {\"id\": %d, \"name\": ", d ? "," : "", d);
-        json_write_str(out, v->name);
-        fprintf(out, ", \"sm_version\": %lld, \"number_of_sms\": %lld, \"sm_default_clock_rate\": %lld,"
-                     " \"global_memory_size\": %lld, \"l2_cache_size\": %lld,"
-                     " \"global_memory_bus_bandwidth\": %.0f}",
-                (long long)v->cc * 10, (long long)v->sms, (long long)v->mhz * 1000000, (long long)v->mem,
-                (long long)v->l2, isfinite(v->peak_gbs) ? v->peak_gbs * 1e9 : 0);
-    }
+    for (int d = 0; d < x->ndevs; d++)
+        put_device(&x->devs[d], d, out);
     fputs("\n  ],\n", out);
 }
 
@@ -264,21 +268,26 @@ static void put_axes(const NvBench *b, FILE *out)
     fputs("\n      ],\n", out);
 }
 
+/* Summary s (an NvSummary) holding v: the samples count as int64, the rest
+ * as float64. */
+static void put_summary(int s, double v, int first, FILE *out)
+{
+    int integral = s == NV_samples;
+    fprintf(out, "%s\n            {\"tag\": \"%s\", \"name\": \"%s\", \"hint\": \"%s\", \"data\": "
+                 "[{\"name\": \"value\", \"type\": \"%s\", \"value\": ",
+            first ? "" : ",", nv_summary[s].tag, nv_summary[s].name, nv_summary[s].hint,
+            integral ? "int64" : "float64");
+    put_num_str(out, v, integral);
+    fputs("}]}", out);
+}
+
 static void put_summaries(const NvCase *c, FILE *out)
 {
     int n = 0;
     fputs("\"summaries\": [", out);
-    for (int s = 0; s < NV_COUNT; s++) {
-        if (!isfinite(c->v[s]))
-            continue;
-        int integral = s == NV_samples;
-        fprintf(out, "%s\n            {\"tag\": \"%s\", \"name\": \"%s\", \"hint\": \"%s\", \"data\": "
-                     "[{\"name\": \"value\", \"type\": \"%s\", \"value\": ",
-                n++ ? "," : "", nv_summary[s].tag, nv_summary[s].name, nv_summary[s].hint,
-                integral ? "int64" : "float64");
-        put_num_str(out, c->v[s], integral);
-        fputs("}]}", out);
-    }
+    for (int s = 0; s < NV_COUNT; s++)
+        if (isfinite(c->v[s]))
+            put_summary(s, c->v[s], n++ == 0, out);
     fputs("]", out);
 }
 

@@ -416,6 +416,17 @@ static int plot_file(const Plot *pl, const char *dir, const char *ext, const cha
 
 /* Run gnuplot on STEM.gp in dir; an empty STEM.log is removed.  0, or -1
  * when gnuplot failed. */
+static void remove_if_empty(const char *dir, const char *name)
+{
+    StrBuf path;
+    sb_init(&path);
+    sb_printf(&path, "%s/%s", dir, name);
+    struct stat st;
+    if (stat(sb_str(&path), &st) == 0 && st.st_size == 0)
+        unlink(sb_str(&path));
+    sb_free(&path);
+}
+
 static int plot_draw(const Plot *pl, const char *dir, const char *gnuplot)
 {
     char script[600], log[600];
@@ -423,13 +434,7 @@ static int plot_draw(const Plot *pl, const char *dir, const char *gnuplot)
     snprintf(log, sizeof log, "%s.log", pl->stem);
     if (run_gnuplot(gnuplot, dir, script, log))
         return -1;
-    StrBuf path;
-    sb_init(&path);
-    sb_printf(&path, "%s/%s", dir, log);
-    struct stat st;
-    if (stat(sb_str(&path), &st) == 0 && st.st_size == 0)
-        unlink(sb_str(&path));      /* gnuplot said nothing */
-    sb_free(&path);
+    remove_if_empty(dir, log);      /* gnuplot said nothing */
     return 0;
 }
 

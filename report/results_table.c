@@ -76,21 +76,24 @@ static int key_find(const int *keys, int count, int w, const int *k)
 
 /* The cell of each case, row * nc + column; -1 for a case that does not match
  * or lacks a row or column axis.  malloc'd, nrecs entries (at least one). */
+/* The cell of record r: its row and column keys found among the pivot's (wr
+ * and wc values wide), or -1 when it does not match or lacks an axis. */
+static int rec_cell(const Pivot *p, const Rec *r, int wr, int wc)
+{
+    int kr[RESULTS_MAX_AXES] = {0}, kc[RESULTS_MAX_AXES] = {0}, ok = r->match;
+    for (int j = 0; j < p->nra; j++)
+        ok &= (kr[j] = r->ax[p->ra[j]]) >= 0;
+    for (int j = 0; j < p->nca; j++)
+        ok &= (kc[j] = r->ax[p->ca[j]]) >= 0;
+    return ok ? key_find(p->rkeys, p->nr, wr, kr) * p->nc + key_find(p->ckeys, p->nc, wc, kc) : -1;
+}
+
 static int *pivot_place(const CaseSet *cs, const Pivot *p)
 {
     int wr = p->nra ? p->nra : 1, wc = p->nca ? p->nca : 1;
     int *cell_of = mem_alloc(sizeof *cell_of * (size_t)(cs->nrecs + 1));
-    for (int i = 0; i < cs->nrecs; i++) {
-        const Rec *r = &cs->recs[i];
-        int kr[RESULTS_MAX_AXES] = {0}, kc[RESULTS_MAX_AXES] = {0}, ok = r->match;
-        for (int j = 0; j < p->nra; j++)
-            ok &= (kr[j] = r->ax[p->ra[j]]) >= 0;
-        for (int j = 0; j < p->nca; j++)
-            ok &= (kc[j] = r->ax[p->ca[j]]) >= 0;
-        cell_of[i] = ok ? key_find(p->rkeys, p->nr, wr, kr) * p->nc +
-                              key_find(p->ckeys, p->nc, wc, kc)
-                        : -1;
-    }
+    for (int i = 0; i < cs->nrecs; i++)
+        cell_of[i] = rec_cell(p, &cs->recs[i], wr, wc);
     return cell_of;
 }
 
@@ -348,6 +351,17 @@ static void md_caption(const CaseSet *cs, const Pivot *p, const TableOpts *o, FI
         fprintf(out, "; where %s", o->where);
 }
 
+/* The line under the head: row keys left-aligned, values right-aligned. */
+static void md_rule(const Pivot *p, FILE *out)
+{
+    fputs("\n|", out);
+    for (int j = 0; j < (p->nra ? p->nra : 1); j++)
+        fputs(" --- |", out);
+    for (int c = 0; c < p->nc; c++)
+        fputs(" ---: |", out);
+    fputc('\n', out);
+}
+
 static void md_head(const CaseSet *cs, const Pivot *p, FILE *out, StrBuf *b)
 {
     fputs("\n\n|", out);
@@ -359,12 +373,7 @@ static void md_head(const CaseSet *cs, const Pivot *p, FILE *out, StrBuf *b)
         fprintf(out, " %s |",
                 p->nca ? results_table_key_text(cs, p->ca, p->nca, &p->ckeys[c * p->nca], "/", b)
                        : cs->value_name);
-    fputs("\n|", out);
-    for (int j = 0; j < (p->nra ? p->nra : 1); j++)
-        fputs(" --- |", out);
-    for (int c = 0; c < p->nc; c++)
-        fputs(" ---: |", out);
-    fputc('\n', out);
+    md_rule(p, out);
 }
 
 /* The footnotes for what the cells show: medians, failures, failed values. */

@@ -1,13 +1,9 @@
-/* util: the allocators that never return NULL, and the clock (util.h; the
- * rest of util.h is kvx_error.c, arena.c, sb.c, file.c, path.c, hidx.c and
- * sha256.c). */
+/* mem: the allocators that never return NULL (util.h; the rest of util.h is
+ * kvx_error.c, arena.c, sb.c, file.c, path.c, hidx.c, sha256.c and wall.c). */
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* ---- memory --------------------------------------------------------------- */
 
 static _Noreturn void oom(size_t n)
 {
@@ -45,11 +41,4 @@ char *mem_strdup(const char *s)
     char *p = mem_alloc(n);
     memcpy(p, s, n);
     return p;
-}
-
-double wall_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

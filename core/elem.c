@@ -1,4 +1,4 @@
-/* types: the element-type table, 16-bit float conversions and typed access.
+/* elem: the element-type table, 16-bit float conversions and typed access.
  *
  * The table is indexed by ElemTypeId (elem_types[t].id == t); a
  * _Static_assert keeps it in step with the enum.  The 16-bit conversions are

@@ -1,7 +1,7 @@
-/* types: the element types kvx knows, one table for buffers, kernel arguments,
+/* elem: the element types kvx knows, one table for buffers, kernel arguments,
  * tolerances and template helpers (ctype(), sizeof()). */
-#ifndef KVX_TYPES_H
-#define KVX_TYPES_H
+#ifndef KVX_ELEM_H
+#define KVX_ELEM_H
 
 #include <stdint.h>
 
