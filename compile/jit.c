@@ -421,6 +421,22 @@ int jit_source_includes(const char *source)
     return 0;
 }
 
+/* ptxas can fail with only its info lines in the log, e.g. over the 48 KB of
+ * static shared memory a kernel may declare: a line saying so ends the log. */
+static void note_silent_failure(JitJob *job)
+{
+    jit_parse_ptxas(job->log, job);
+    char note[200];
+    if (job->smem_static > 48 * 1024)
+        snprintf(note, sizeof note, "kvx: %d bytes of static shared memory: more than the"
+                 " 48 KB a kernel may declare statically\n", job->smem_static);
+    else
+        snprintf(note, sizeof note, "kvx: NVRTC reported a failed compile without an error line\n");
+    size_t n = strlen(job->log);
+    job->log = mem_realloc(job->log, n + strlen(note) + 1);
+    memcpy(job->log + n, note, strlen(note) + 1);
+}
+
 int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError *err)
 {
     nvrtcProgram prog = NULL;
@@ -434,21 +450,8 @@ int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError 
     NVRTC_CHECK(nvrtcGetProgramLog(prog, job->log));
     if (rc == NVRTC_ERROR_COMPILATION) {
         job->ok = 0;
-        /* ptxas can fail with only its info lines in the log, e.g. over the
-         * 48 KB of static shared memory a kernel may declare: say so. */
-        if (!strstr(job->log, "error")) {
-            jit_parse_ptxas(job->log, job);
-            char note[200];
-            if (job->smem_static > 48 * 1024)
-                snprintf(note, sizeof note, "kvx: %d bytes of static shared memory: more than the"
-                         " 48 KB a kernel may declare statically\n", job->smem_static);
-            else
-                snprintf(note, sizeof note, "kvx: NVRTC reported a failed compile without an"
-                         " error line\n");
-            size_t n = strlen(job->log);
-            job->log = mem_realloc(job->log, n + strlen(note) + 1);
-            memcpy(job->log + n, note, strlen(note) + 1);
-        }
+        if (!strstr(job->log, "error"))
+            note_silent_failure(job);
         jit_log_hint(job);
         nvrtcDestroyProgram(&prog);
         return 0;
