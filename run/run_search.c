@@ -312,12 +312,15 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, in
     unsigned char *only = mem_alloc((size_t)sr->p.npoints + 1);
     while (n < o->batch && t->done + n < total && (asked[n] = search_ask(se)) >= 0)
         n++;
+    /* todo: the batch's cases not stored yet; -1 when the store failed. */
+    int todo = -1;
     Store *st = n ? store_open(sr->db, &sr->err) : NULL;
-    int todo = st ? batch_points(sr, st, asked, n, only) : n ? -1 : 0;
+    if (st)
+        todo = batch_points(sr, st, asked, n, only);
     store_close(st);
     if (n == 0 || todo < 0) {
         free(only);
-        return n == 0 ? -1 : 3;
+        return n == 0 ? -1 : 3;     /* the space is spent; the store failed */
     }
     Ahead ahead = {0};
     if (todo > 0) {
@@ -337,7 +340,7 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, in
                 t->batches + 1);
     if (told)
         return told < 0 ? 3 : 1;
-    char what[160];
+    char what[256];
     snprintf(what, sizeof what, "search  batch %d: %d variant%s (%d cases measured, %d sources compiled ahead); "
              "%d of %d variants told, %d invalid;", ++t->batches, n, n == 1 ? "" : "s", todo, ahead.n, t->done,
              sr->sp.n, t->invalid);
