@@ -211,6 +211,9 @@ int cmd_run(int argc, char **argv)
     if (o.shard || o.rerun)
         return cli_fail(&cmd_run_verb, "--search takes neither --shard nor --rerun (a search resumes from "
                         "what is stored)");
+    if (o.counters)
+        return cli_fail(&cmd_run_verb, "--search takes no --counters (the counter pass profiles a run's cases: "
+                        "run it on the variants the search found, with --where)");
     snprintf(o.search_seed_text, sizeof o.search_seed_text, "%llu", (unsigned long long)o.search_seed);
     return run_search(&o, argc, argv);
 }

@@ -701,6 +701,8 @@ static void compile_job_in(CompileAll *c, int i)
 {
     JitJob *job = &c->jobs[i];
     KvxError e = { 0 };
+    if (c->opt->cancel && __atomic_load_n(c->opt->cancel, __ATOMIC_RELAXED))
+        return;
     pthread_mutex_lock(&c->mu);
     int store = !c->cache_off;
     pthread_mutex_unlock(&c->mu);

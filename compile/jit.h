@@ -39,6 +39,10 @@ typedef struct JitOptions {
      * lock, so that work on the result (disassembly) runs in parallel too. */
     void (*after)(void *ctx, JitJob *job);
     void *after_ctx;
+    /* Read (atomically) before each job starts: once non-zero, the jobs not
+     * started are skipped (left not ok, no error): compiles ahead that a
+     * search no longer wants.  NULL: none. */
+    const int *cancel;
 } JitOptions;
 
 struct JitJob {

@@ -93,6 +93,22 @@ static void *compile_main(void *arg)
     return NULL;
 }
 
+/* Join the round's compile thread; its figures go to the session's totals. */
+static void compile_join(RunSession *r)
+{
+    if (!r->comp_started)
+        return;
+    pthread_join(r->comp.thread, NULL);
+    r->comp_started = 0;
+    CompileTotals *t = &r->ctot;
+    t->n += r->comp.n;
+    t->wall_ms += r->comp.wall_ms;
+    for (int i = 0; i < r->comp.n; i++) {
+        t->ms += r->comp.jobs[i].cached ? 0 : r->comp.jobs[i].compile_ms;
+        t->hits += r->comp.jobs[i].cached;
+    }
+}
+
 /* ---- workers ---------------------------------------------------------------------- */
 
 int run_worker_start(WorkerProc *w, int device, KvxError *err)
@@ -238,7 +254,6 @@ int run_fail(RunSession *r, int rc)
 
 /* The spec and the GPUs.  0; RUN_PER_ARCH when the selected GPUs span
  * several archs; or the exit status. */
-enum { RUN_PER_ARCH = -1 };
 
 static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
 {
@@ -276,15 +291,13 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
 }
 
 /* The plan, every selected point resolved as plan does (before any GPU
- * work), the store and the case list.  0 or the exit status. */
+ * work), the store, the stored times.  0 or the exit status. */
 static int session_plan(RunSession *r)
 {
     const Spec *s = r->s;
     if (plan_build(r->s, &r->facts, &r->p, &r->err) != 0 || plan_ref_build(&r->p, &r->pref, &r->err) != 0 ||
         !(r->sel = plan_select(&r->p, r->o.where, &r->err)))
         return run_fail(r, 2);
-    for (int i = 0; r->o.only && i < r->p.npoints; i++)
-        r->sel[i] &= r->o.only[i];
     if (resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
         return run_fail(r, 2);
     run_stage_end(&r->prof, RUN_STAGE_load);
@@ -308,17 +321,41 @@ static int session_plan(RunSession *r)
     /* Stored times for the hand-out's estimates, before --rerun forgets them. */
     if (run_history_load(r->st, s->name, &r->hist, &r->err) != 0)
         return run_fail(r, 3);
-    /* Cases: selected points of this shard, minus those already stored. */
+    r->cache = r->o.cache_dir ? mem_strdup(r->o.cache_dir) : jit_default_cache_dir();
+    /* The files of compiles the cache does not take (--no-cache, a cache that
+     * cannot be written), for the workers to load. */
+    r->scratch = jit_scratch_new();
+    r->variant_ids = mem_calloc((size_t)(r->p.nsrcs ? r->p.nsrcs : 1), sizeof(int64_t));
+    r->prof.handout = mem_calloc(RUN_HANDOUT_KEPT, sizeof *r->prof.handout);
+    r->tty = isatty(STDERR_FILENO);
+    return 0;
+}
+
+/* The round's cases: the selected points within only (NULL: all), of this
+ * shard, less those stored; said on stdout (with the device and the
+ * settings on the first round).  0 or the exit status. */
+static int session_list(RunSession *r, const unsigned char *only)
+{
+    const Spec *s = r->s;
+    unsigned char *sel = mem_alloc((size_t)r->p.npoints + 1);
+    for (int i = 0; i < r->p.npoints; i++)
+        sel[i] = r->sel[i] && (!only || only[i]);
     RunKeyEnv ke = {.options = r->opts_text, .arch = r->facts.arch, .device_uuid = r->infos[r->devs[0]].uuid,
                     .measure_json = r->mjson};
-    r->rc = run_cases_list(&r->p, r->sel, &r->shard, &ke, r->st, r->o.rerun, &r->cases, &r->ncases,
+    r->rc = run_cases_list(&r->p, sel, &r->shard, &ke, r->st, r->o.rerun, &r->cases, &r->ncases,
                            &r->nstored, &r->nsel);
+    free(sel);
     run_ref_order(&r->p, &r->pref, &r->m, r->cases, r->ncases);
+    if (r->rounds++)
+        return r->rc;
     printf("kvx run %s: %d points selected", s->path, r->nsel);
     if (r->shard.n > 1)
         printf(", shard %d/%d (from %s) has %d", r->shard.k + 1, r->shard.n, r->shard.from,
                r->ncases + r->nstored);
-    printf(": %d to run, %d already stored (--rerun to repeat)\n", r->ncases, r->nstored);
+    if (r->o.search)
+        printf(": a search measures some of them\n");
+    else
+        printf(": %d to run, %d already stored (--rerun to repeat)\n", r->ncases, r->nstored);
     const DeviceFacts *f = &r->facts;
     printf("device  %s, %s, %d SMs, L2 %.0f MiB, peak %.0f GB/s; %d worker%s\n", r->infos[r->devs[0]].name,
            f->arch, f->sm_count, f->l2_bytes / 1048576.0, f->peak_gbs, r->ndev, r->ndev > 1 ? "s" : "");
@@ -341,10 +378,6 @@ static void session_compile(RunSession *r)
     comp->job_of = mem_alloc(sizeof(int) * (size_t)(nall ? nall : 1));
     for (int k = 0; k < nall; k++)
         comp->job_of[k] = -1;
-    r->cache = r->o.cache_dir ? mem_strdup(r->o.cache_dir) : jit_default_cache_dir();
-    /* The files of compiles the cache does not take (--no-cache, a cache that
-     * cannot be written), for the workers to load. */
-    r->scratch = jit_scratch_new();
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
                             .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after};
     int *order = mem_alloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
@@ -424,17 +457,11 @@ static int session_run_row(RunSession *r)
     return rc;
 }
 
-/* The per-case arrays and the profile's per-worker records. */
+/* The round's per-case arrays. */
 static void session_cases(RunSession *r)
 {
     size_t n = (size_t)(r->ncases ? r->ncases : 1);
-    r->variant_ids = mem_calloc((size_t)(r->p.nsrcs ? r->p.nsrcs : 1), sizeof(int64_t));
-    r->tally.total = r->ncases;
-    r->tty = isatty(STDERR_FILENO);
-    r->prof.nwt = r->ndev;
-    for (int w = 0; w < r->ndev; w++)
-        r->prof.wt[w].device = r->devs[w];
-    r->prof.handout = mem_calloc(RUN_HANDOUT_KEPT, sizeof *r->prof.handout);
+    r->tally.total += r->ncases;
     r->live = mem_calloc(n, sizeof(int));
     r->mvals = mem_calloc(n, sizeof *r->mvals);
     r->geoms = mem_calloc(n, sizeof *r->geoms);
@@ -447,13 +474,17 @@ static void session_cases(RunSession *r)
     r->kept_keys = mem_calloc(n, sizeof *r->kept_keys);
 }
 
-/* The run row, the per-case state and one worker per GPU.  0 or the exit
+/* The run row and one worker per GPU, on the first round.  0 or the exit
  * status. */
-static int session_begin(RunSession *r)
+static int session_workers(RunSession *r)
 {
-    if (r->rc || session_run_row(r))
+    if (r->begun++)
         return r->rc;
-    session_cases(r);
+    if (session_run_row(r))
+        return r->rc;
+    r->prof.nwt = r->ndev;
+    for (int w = 0; w < r->ndev; w++)
+        r->prof.wt[w].device = r->devs[w];
     for (int i = 0; i < r->ndev; i++) {
         if (run_worker_start(&r->workers[i], r->devs[i], &r->err) != 0) {
             kvx_error_print(&r->err, stderr);
@@ -473,6 +504,19 @@ static int session_begin(RunSession *r)
             break;
         }
     r->nworkers0 = r->nworkers;
+    return r->rc;
+}
+
+/* The run row and the workers (first round), the round's per-case state.
+ * 0 or the exit status. */
+static int session_begin(RunSession *r)
+{
+    if (r->rc || session_workers(r))
+        return r->rc;
+    session_cases(r);
+    for (int i = 0; i < r->ndev; i++)
+        r->workers[i].cur = r->workers[i].end = 0;
+    r->next_unit = 0;
     run_stage_end(&r->prof, RUN_STAGE_workers);
     return r->rc;
 }
@@ -508,19 +552,13 @@ static int session_finish(RunSession *r)
     for (int w = 0; w < r->ndev; w++)
         run_worker_stop(&r->workers[w], run_stopping() != 0);
     run_ahead_stop(r);
-    if (r->comp_started)
-        pthread_join(r->comp.thread, NULL);
-    r->comp_started = 0;
+    compile_join(r);
     run_stage_end(&r->prof, RUN_STAGE_finish);
-    double wall = (r->prof.lap - r->prof.t0) / 1000, compile_ms = 0;
-    int nhit = 0;
-    for (int i = 0; i < r->comp.n; i++) {
-        compile_ms += r->comp.jobs[i].cached ? 0 : r->comp.jobs[i].compile_ms;
-        nhit += r->comp.jobs[i].cached;
-    }
+    double wall = (r->prof.lap - r->prof.t0) / 1000;
+    const CompileTotals *ct = &r->ctot;
     StrBuf profj;
     sb_init(&profj);
-    run_profile_json(&r->prof, &r->tally, r->comp.n, r->comp.wall_ms, compile_ms, nhit, r->nworkers0, &profj);
+    run_profile_json(&r->prof, &r->tally, ct->n, ct->wall_ms, ct->ms, ct->hits, r->nworkers0, &profj);
     const Tally *t = &r->tally;
     int stored = close_row(r, wall, sb_str(&profj));
     printf("\n%d cases in %.1f s:", stored, wall);
@@ -535,15 +573,15 @@ static int session_finish(RunSession *r)
         printf("\nreference kernel: %d run%s for %d cases (once per reference key and worker)", t->refs_run,
                t->refs_run == 1 ? "" : "s", t->done);
     printf("\ntime    compile %.1f s wall (%d sources, %d from cache, %.1f s of NVRTC), inputs %.1f s, "
-           "verify %.1f s, measure %.1f s\n", r->comp.wall_ms / 1000, r->comp.n, nhit, compile_ms / 1000,
+           "verify %.1f s, measure %.1f s\n", ct->wall_ms / 1000, ct->n, ct->hits, ct->ms / 1000,
            t->t_input / 1000, t->t_verify / 1000, t->t_measure / 1000);
     if (r->o.profile) {
         run_profile_print(&r->prof, t, r->nworkers0);
         printf("profile_json %s\n", sb_str(&profj));
     }
     sb_free(&profj);
-    /* A search's batch: the search prints its own summary. */
-    if (stored && r->rc == 0 && !r->o.only) {
+    /* A search prints its own summary. */
+    if (stored && r->rc == 0 && !r->o.search) {
         run_print_best(&r->p, r->cases, r->medians, r->ncases, r->base_mask);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
                r->db_path, (long long)r->run_id, r->db_path, r->s->name);
@@ -556,20 +594,18 @@ static int session_finish(RunSession *r)
         return r->rc;
     if (run_stopping()) {
         fprintf(stderr, "kvx run: stopped by %s after %d of %d cases; the run is recorded, and a run again"
-                " measures the rest\n", run_stopping() == SIGINT ? "SIGINT" : "SIGTERM", t->done, r->ncases);
+                " measures the rest\n", run_stopping() == SIGINT ? "SIGINT" : "SIGTERM", t->done, t->total);
         return 128 + run_stopping();
     }
     return t->counts[CASE_ok] == stored ? 0 : 1;
 }
 
-/* Free whatever the stages made; a zeroed session is fine. */
-static void session_close(RunSession *r)
+/* Free what a round made (its compile thread joined first), ready for the
+ * next; a zeroed session is fine. */
+static void round_free(RunSession *r)
 {
-    for (int w = 0; w < r->ndev; w++)
-        run_worker_stop(&r->workers[w], 1);
     run_ahead_stop(r);
-    if (r->comp_started)
-        pthread_join(r->comp.thread, NULL);
+    compile_join(r);
     Compiler *comp = &r->comp;
     for (int i = 0; i < comp->n; i++)
         jit_job_release(&comp->jobs[i]);
@@ -581,12 +617,29 @@ static void session_close(RunSession *r)
         pthread_mutex_destroy(&comp->mu);
         pthread_cond_destroy(&comp->cv);
     }
+    memset(comp, 0, sizeof *comp);
     run_cases_free(r->cases, r->ncases);
-    free(r->variant_ids), free(r->live), free(r->mvals), free(r->geoms);
-    free(r->gstart), free(r->gbase), free(r->units), free(r->prof.handout), free(r->medians), free(r->desc);
+    free(r->live), free(r->mvals), free(r->geoms), free(r->gstart), free(r->gbase), free(r->units);
+    free(r->medians), free(r->desc), free(r->refkeys), free(r->kept), free(r->kept_keys);
+    r->cases = NULL, r->live = NULL, r->mvals = NULL, r->geoms = NULL, r->gstart = NULL, r->gbase = NULL;
+    r->units = NULL, r->medians = NULL, r->desc = NULL, r->refkeys = NULL, r->kept = NULL, r->kept_keys = NULL;
+    r->ncases = r->ngroups = r->nunits = r->next_unit = r->norphans = 0;
+    jit_scratch_free(r->scratch);
+    r->scratch = jit_scratch_new();
+}
+
+/* Free whatever the stages made; a zeroed session is fine. */
+void run_session_close(RunSession *r)
+{
+    if (r->caught)
+        stop_release(r->old_sig);
+    r->caught = 0;
+    for (int w = 0; w < r->ndev; w++)
+        run_worker_stop(&r->workers[w], 1);
+    round_free(r);
+    free(r->variant_ids), free(r->prof.handout), free(r->samples);
     run_history_free(&r->hist);
     run_ref_fails_free(&r->refs_failed);
-    free(r->refkeys), free(r->kept), free(r->kept_keys), free(r->samples);
     free(r->cache), free(r->mjson), free(r->sel);
     jit_scratch_free(r->scratch);
     store_close(r->st);
@@ -597,27 +650,52 @@ static void session_close(RunSession *r)
     kvx_error_clear(&r->err);
 }
 
-/* The stages in order; every failure ends in session_close. */
+int run_session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
+{
+    int rc = session_open(r, o, argc, argv);
+    if (rc != 0)
+        return rc;
+    stop_catch(r->old_sig);
+    r->caught = 1;
+    return session_plan(r);
+}
+
+int run_session_round(RunSession *r, const unsigned char *only)
+{
+    if (r->rounds)
+        round_free(r);
+    if (session_list(r, only) != 0)
+        return r->rc;
+    run_order(r);
+    session_compile(r);
+    run_ahead_start(r);
+    if (session_begin(r) == 0)
+        run_loop(r);
+    return r->rc;
+}
+
+int run_session_finish(RunSession *r)
+{
+    int rc = session_finish(r);
+    if (r->caught)
+        stop_release(r->old_sig);
+    r->caught = 0;
+    return rc;
+}
+
+/* The stages in order; every failure ends in run_session_close. */
 int run_main(const RunOpts *o, int argc, char **argv)
 {
     RunSession *r = mem_calloc(1, sizeof *r);
-    int rc = session_open(r, o, argc, argv);
-    if (rc == RUN_PER_ARCH)
+    int rc = run_session_open(r, o, argc, argv);
+    if (rc == RUN_PER_ARCH) {
         rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);
-    else if (rc == 0) {
-        struct sigaction old[2];
-        stop_catch(old);
-        if ((rc = session_plan(r)) == 0) {
-            run_order(r);
-            session_compile(r);
-            run_ahead_start(r);
-            if (session_begin(r) == 0)
-                run_loop(r);
-            rc = session_finish(r);
-        }
-        stop_release(old);
+    } else if (rc == 0) {
+        rc = run_session_round(r, NULL);
+        if (r->begun)
+            rc = run_session_finish(r);
     }
-    session_close(r);
+    run_session_close(r);
     free(r);
     return rc;
 }

@@ -272,8 +272,8 @@ void run_ahead_stop(RunSession *r)
     __atomic_store_n(&a->stop, 1, __ATOMIC_RELAXED);
     if (a->started)
         pthread_join(a->tid, NULL);
-    r->prof.ahead_refs = a->n;
-    r->prof.ahead_ms = a->busy_ms;
+    r->prof.ahead_refs += a->n;
+    r->prof.ahead_ms += a->busy_ms;
     ahead_free(a);
     r->ahead = NULL;
 }

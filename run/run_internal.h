@@ -19,6 +19,7 @@
 #include "gpu/worker.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #define RUN_MAX_DEVICES 16
@@ -45,7 +46,6 @@ typedef struct RunOpts {
     uint64_t search_seed;
     int batch;                  /* variants asked per batch */
     int search_given;           /* one of --budget, --objective, --search-seed, --batch was given */
-    const unsigned char *only;  /* a batch: its points (by plan index) within --where; NULL all */
     char search_seed_text[24];  /* the run row's search_seed */
 } RunOpts;
 
@@ -81,12 +81,12 @@ int cmd_run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
  * failure, RUN_EXIT_NO_GPU nothing measured (no GPU or no driver), 128 + the
  * signal when SIGINT or SIGTERM stopped it. */
 int run_main(const RunOpts *o, int argc, char **argv);
-enum { RUN_EXIT_NO_GPU = 4 };
+enum { RUN_EXIT_NO_GPU = 4, RUN_PER_ARCH = -1 };
 
 /* ---- run_search.c ---------------------------------------------------------------------- */
 
 /* `kvx run --search`: the strategy asks for variants in batches; each batch
- * is a run_main over its points' cases (o->only), stored as ordinary rows,
+ * is a round of one run session (run_session_round), stored as ordinary rows,
  * and their outcomes read back from the store are told to the strategy.  A
  * variant whose cases are stored already is told without running, so a
  * killed search resumes on the same path.  The exit status as run_main's. */
@@ -234,6 +234,7 @@ typedef struct Tally {
     X(store, "database open, case keys and lookups, the run row")                \
     X(workers, "compile thread and worker processes started (cuInit, context)")  \
     X(loop, "cases handed out, measured and stored")                             \
+    X(search, "a search between its rounds: asks, tells, compiles ahead started") \
     X(finish, "workers ended, compile thread joined")
 #define RUN_PARTS(X)                                                             \
     X(compile_wait, "waiting for NVRTC (or the compile cache)")                  \
@@ -372,6 +373,13 @@ typedef struct Compiler {
     double wall_ms;
 } Compiler;
 
+/* The compiles of a session's rounds: sources, cache hits, NVRTC time and
+ * the compile threads' wall, summed. */
+typedef struct CompileTotals {
+    int n, hits;
+    double ms, wall_ms;
+} CompileTotals;
+
 /* One `kvx run`: what its stages share.  (The parent's; a worker's own state
  * is worker_internal.h's.)  Everything starts zeroed and session_close frees
  * whatever exists, so a stage that fails just returns its exit status. */
@@ -398,8 +406,13 @@ typedef struct RunSession {
     char opts_text[1024];
     RunCase *cases;
     int ncases, nstored, nsel;
-    Compiler comp;
+    Compiler comp;              /* the round's */
     int comp_started;
+    CompileTotals ctot;         /* the rounds' whose compile thread is joined */
+    int rounds;                 /* rounds listed (run_session_round) */
+    int begun;                  /* the run row and the workers were made */
+    struct sigaction old_sig[2];    /* SIGINT, SIGTERM before the session caught them */
+    int caught;
     char *cache;
     JitScratch *scratch;        /* what the cache does not take */
     int64_t run_id;
@@ -446,6 +459,19 @@ int run_fail(RunSession *r, int rc);
 int run_worker_start(WorkerProc *w, int device, KvxError *err);
 /* End a worker: close its pipe and wait, or kill it first (kill_it). */
 void run_worker_stop(WorkerProc *w, int kill_it);
+
+/* A session of rounds (`kvx run --search`; run_main is one round): open
+ * (the spec, the GPUs, the plan, the store; SIGINT and SIGTERM caught) gives
+ * 0, the exit status to stop with, or RUN_PER_ARCH (the GPUs span several
+ * archs: run_main then runs a supervisor per arch); each round
+ * measures the selected points within only (NULL: all) not stored yet, the
+ * first making the run row and the workers; finish ends the workers and the
+ * run row and prints the summary (its exit status); close frees everything
+ * (also after a failure; the session's memory is the caller's). */
+int run_session_open(RunSession *r, const RunOpts *o, int argc, char **argv);
+int run_session_round(RunSession *r, const unsigned char *only);
+int run_session_finish(RunSession *r);
+void run_session_close(RunSession *r);
 
 /* ---- run_loop.c --------------------------------------------------------------------- */
 

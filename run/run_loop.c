@@ -540,8 +540,9 @@ static void collect(RunSession *r)
 
 void run_loop(RunSession *r)
 {
-    r->prof.loop_t0 = wall_now_ms();
-    while (r->rc == 0 && !run_stopping() && r->tally.done < r->ncases && r->nworkers > 0) {
+    if (!r->prof.loop_t0)       /* the first round's start */
+        r->prof.loop_t0 = wall_now_ms();
+    while (r->rc == 0 && !run_stopping() && r->tally.done < r->tally.total && r->nworkers > 0) {
         /* Cases to workers with room in their queue, in order, as their
          * sources become ready. */
         for (int w = 0; w < r->ndev && r->rc == 0; w++)

@@ -4,14 +4,16 @@
  * The space: the selected points (--where, and where: before it) that are
  * objective points (--objective VALUE,POINTS), grouped by their code axes'
  * values; a variant is measured at all of its objective points.  The search
- * goes in batches: the strategy asks for --batch variants, their cases not
- * yet stored run as one run_main (o->only: a run row of its own, recording
- * the search), and each variant's outcome is read back from the store and
- * told in ask order.  A variant whose cases are all stored is told without
+ * goes in batches over one run session (run.c: one spec load, GPU probe,
+ * run row and set of workers for the whole search): the strategy asks for
+ * --batch variants, their cases not yet stored run as one round of the
+ * session, and each variant's outcome is read back from the store and told
+ * in ask order.  A variant whose cases are all stored is told without
  * running: a killed search, run again, replays its path from the stored
  * rows and goes on where it stopped, and a search in a database that holds
- * an exhaustive run measures nothing.  Within a batch the sources compile
- * on the compile processes while the first cases run (run.c). */
+ * an exhaustive run measures nothing.  While a round runs, the sources of
+ * the variants the strategy would ask for next compile ahead on the compile
+ * processes the round leaves free. */
 #include "run_internal.h"
 #include "core/pool.h"
 #include "search.h"
@@ -28,11 +30,8 @@
 typedef struct SearchRun {
     const RunOpts *o;
     KvxError err;
-    Spec *s;
-    DeviceInfo infos[RUN_MAX_DEVICES];
-    int devs[RUN_MAX_DEVICES];
-    DeviceFacts facts;
-    Plan p;
+    RunSession *r;              /* the session: its spec, plan, store and workers */
+    const Plan *p;              /* &r->p */
     unsigned char *sel;         /* the objective points within --where */
     SearchObjective obj;
     SearchBudget budget;
@@ -42,35 +41,23 @@ typedef struct SearchRun {
     int *pstart, *pts;          /* candidate c's points: pts[pstart[c] .. pstart[c + 1]) */
     char (*keys)[65];           /* per point of the plan (objective points only) */
     SearchSpace sp;
-    const char *db;
 } SearchRun;
 
-/* The spec, the GPUs (one arch), the plan and the objective points. */
-static int search_open(SearchRun *sr)
+/* The session (one arch) and the objective points.  0 or the exit status. */
+static int search_open(SearchRun *sr, int argc, char **argv)
 {
-    const RunOpts *o = sr->o;
-    int ngpu = 0, ndev;
-    if (!(sr->s = spec_load(o->spec_path, &sr->err)))
+    RunSession *r = sr->r;
+    int rc = run_session_open(r, sr->o, argc, argv);
+    if (rc == RUN_PER_ARCH) {
+        kvx_error_set(&sr->err, KVX_EINPUT, NULL, "--search runs on GPUs of one arch (--devices)");
         return 2;
-    if (worker_probe(sr->infos, RUN_MAX_DEVICES, &ngpu, &sr->err) != 0 || ngpu == 0) {
-        fprintf(stderr, "kvx run: %s (plan, gen, compile and inspect work without one)\n",
-                sr->err.code ? sr->err.msg : "no GPU found: measuring needs a GPU");
-        kvx_error_clear(&sr->err);
-        return RUN_EXIT_NO_GPU;
     }
-    if ((ndev = cmd_run_parse_devices(o->devices, ngpu, sr->devs, &sr->err)) <= 0)
-        return 2;
-    for (int i = 1; i < ndev; i++)
-        if (sr->infos[sr->devs[i]].cc_major != sr->infos[sr->devs[0]].cc_major ||
-            sr->infos[sr->devs[i]].cc_minor != sr->infos[sr->devs[0]].cc_minor) {
-            kvx_error_set(&sr->err, KVX_EINPUT, NULL, "--search runs on GPUs of one arch (--devices)");
-            return 2;
-        }
-    worker_device_info_facts(&sr->infos[sr->devs[0]], &sr->facts);
-    if (plan_build(sr->s, &sr->facts, &sr->p, &sr->err) != 0 || !(sr->sel = plan_select(&sr->p, o->where, &sr->err)))
-        return 2;
-    for (int i = 0; i < sr->p.npoints; i++) {
-        int m = sr->sel[i] && sr->obj.where ? plan_point_matches(&sr->p, i, sr->obj.where, &sr->err) : sr->sel[i];
+    if (rc != 0)
+        return rc;
+    sr->p = &r->p;
+    sr->sel = mem_alloc((size_t)r->p.npoints + 1);
+    for (int i = 0; i < r->p.npoints; i++) {
+        int m = r->sel[i] && sr->obj.where ? plan_point_matches(&r->p, i, sr->obj.where, &sr->err) : r->sel[i];
         if (m < 0)
             return 2;
         sr->sel[i] = (unsigned char)m;
@@ -90,11 +77,12 @@ static int same_tuple(int stored, const void *vals)
  * 2 when no point is left. */
 static int search_space(SearchRun *sr, const RunKeyEnv *ke)
 {
-    const Plan *p = &sr->p;
+    const Plan *p = sr->p;
     int na = 0, n = 0, tuple[SEARCH_MAX_AXES];
-    for (int a = 0; a < sr->s->naxes; a++)
+    const Spec *s = sr->r->s;
+    for (int a = 0; a < s->naxes; a++)
         if (p->code_axes & (1ULL << a))
-            sr->nvals[na] = sr->s->axes[a].nvals, sr->code[na++] = a;
+            sr->nvals[na] = s->axes[a].nvals, sr->code[na++] = a;
     size_t np = (size_t)(p->npoints ? p->npoints : 1);
     int *cand_of = mem_alloc(sizeof(int) * np);
     sr->vals = mem_alloc(sizeof(int) * np * (size_t)(na ? na : 1));
@@ -162,14 +150,14 @@ static int outcome(SearchRun *sr, Store *st, int c, double *y, double *cost_ms)
 /* "tile=32 unroll=4": candidate c's code values; malloc'd. */
 static char *cand_label(const SearchRun *sr, int c)
 {
-    return plan_point_label(&sr->p, sr->pts[sr->pstart[c]], sr->p.code_axes);
+    return plan_point_label(sr->p, sr->pts[sr->pstart[c]], sr->p->code_axes);
 }
 
 /* The points of the asked candidates not yet stored into only; how many. */
 static int batch_points(SearchRun *sr, Store *st, const int *asked, int n, unsigned char *only)
 {
     int count = 0;
-    memset(only, 0, (size_t)sr->p.npoints + 1);
+    memset(only, 0, (size_t)sr->p->npoints + 1);
     for (int i = 0; i < n; i++)
         for (int k = sr->pstart[asked[i]]; k < sr->pstart[asked[i] + 1]; k++) {
             int stored = store_has_case(st, sr->keys[sr->pts[k]], &sr->err);
@@ -194,8 +182,8 @@ typedef struct SearchTally {
  * err. */
 static int tell_batch(SearchRun *sr, Search *se, const int *asked, int n, SearchTally *t)
 {
-    Store *st = store_open(sr->db, &sr->err);
-    int rc = st ? 0 : -1;
+    Store *st = sr->r->st;
+    int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
         double y, cost;
         int all = outcome(sr, st, asked[i], &y, &cost);
@@ -210,7 +198,6 @@ static int tell_batch(SearchRun *sr, Search *se, const int *asked, int n, Search
         if (!isnan(y) && (t->best < 0 || y < t->best_y))
             t->best = asked[i], t->best_y = y;
     }
-    store_close(st);
     return rc;
 }
 
@@ -238,100 +225,144 @@ static void print_best(const SearchRun *sr, const SearchTally *t, const char *wh
     fflush(stdout);
 }
 
-/* Compiles ahead: while a batch runs, the sources of the variants the
+/* Compiles ahead: while a round runs, the sources of the variants the
  * strategy would ask for next (search_peek: exact for random, a guess for
- * the others) compile into the cache on a thread of their own, so that the
- * next batch's run finds them there. */
+ * the others) compile into the cache on a thread of their own, on the
+ * compile processes the round's own sources leave free, so that the next
+ * round finds them there.  Nothing waits for them: the next round cancels
+ * what has not started (its guess may have changed), and the next Ahead's
+ * thread first joins this one, so that the processes in flight are never
+ * more than the cores. */
 typedef struct Ahead {
     pthread_t thread;
     int started;
+    int cancel;                 /* __atomic: JitOptions.cancel */
     JitJob *jobs;
     int n;
     JitOptions jo;
     KvxError err;
-    char *cache;
+    struct Ahead *prev;         /* joined and freed by this one's thread */
 } Ahead;
 
-static void *ahead_main(void *arg)
+static void ahead_free(Ahead *a)
 {
-    Ahead *a = arg;
-    jit_compile_all(a->jobs, a->n, &a->jo, NULL, NULL, &a->err);
-    return NULL;
-}
-
-/* Start compiling the sources of the next up to `left` variants, less those
- * of the asked ones (the batch's run compiles them).  Beyond the next batch
- * as far as two sources a compile process: a guess (local, model) misses
- * less with more of the strategy's likely next asks compiled, and the wider
- * peek costs no wall while it fits the processes once or twice. */
-static void ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked, int left, Ahead *a)
-{
-    int procs = sr->o->jobs > 0 ? sr->o->jobs : pool_cores();
-    int want = sr->o->batch > 2 * procs ? sr->o->batch : 2 * procs;
-    int peek[4096], n = search_peek(se, peek, left < want ? left : want < 4096 ? want : 4096);
-    unsigned char *seen = mem_calloc((size_t)sr->p.nsrcs + 1, 1);
-    for (int i = 0; i < nasked; i++)
-        for (int k = sr->pstart[asked[i]]; k < sr->pstart[asked[i] + 1]; k++)
-            seen[sr->p.point_src[sr->pts[k]]] = 1;
-    a->jobs = mem_calloc((size_t)sr->p.nsrcs + 1, sizeof(JitJob));
-    for (int i = 0; i < n; i++)
-        for (int k = sr->pstart[peek[i]]; k < sr->pstart[peek[i] + 1]; k++) {
-            int src = sr->p.point_src[sr->pts[k]];
-            if (seen[src]++)
-                continue;
-            const Source *so = &sr->p.srcs[src];
-            a->jobs[a->n++] = (JitJob){.name = so->file, .source = so->text, .arch = sr->facts.arch,
-                                       .options = sr->s->options, .noptions = sr->s->noptions,
-                                       .use_cccl = sr->s->use_cccl};
-        }
-    free(seen);
-    a->cache = sr->o->cache_dir ? mem_strdup(sr->o->cache_dir) : jit_default_cache_dir();
-    a->jo = (JitOptions){.cache_dir = a->cache, .threads = sr->o->jobs, .use_cache = 1};
-    a->started = a->n > 0 && pthread_create(&a->thread, NULL, ahead_main, a) == 0;
-}
-
-/* Wait for the compiles ahead; a failure is the next batch's to report. */
-static void ahead_join(Ahead *a)
-{
+    if (!a)
+        return;
     if (a->started)
         pthread_join(a->thread, NULL);
     for (int i = 0; i < a->n; i++)
         jit_job_release(&a->jobs[i]);
     free(a->jobs);
-    free(a->cache);
     kvx_error_clear(&a->err);
+    free(a);
 }
 
-/* One batch: asked, run, told.  0 to go on, -1 when the space is spent,
- * else the exit status to stop with. */
-static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, int *worst, int argc,
-                        char **argv)
+static void *ahead_main(void *arg)
+{
+    Ahead *a = arg;
+    ahead_free(a->prev);
+    a->prev = NULL;
+    jit_compile_all(a->jobs, a->n, &a->jo, NULL, NULL, &a->err);
+    return NULL;
+}
+
+/* Stop a's compiles that have not started; a's thread is joined later. */
+static void ahead_cancel(Ahead *a)
+{
+    if (a)
+        __atomic_store_n(&a->cancel, 1, __ATOMIC_RELAXED);
+}
+
+/* The sources of the next up to `left` variants, less those of the asked
+ * ones (the round compiles them), as jobs of a.  Beyond the next batch as
+ * far as two sources a compile process: a guess (local, model) misses less
+ * with more of the strategy's likely next asks compiled. */
+static void ahead_jobs(SearchRun *sr, Search *se, const int *asked, int nasked, int left, int procs, Ahead *a)
+{
+    int want = sr->o->batch > 2 * procs ? sr->o->batch : 2 * procs;
+    int peek[4096], n = search_peek(se, peek, left < want ? left : want < 4096 ? want : 4096);
+    const Plan *p = sr->p;
+    unsigned char *seen = mem_calloc((size_t)p->nsrcs + 1, 1);
+    for (int i = 0; i < nasked; i++)
+        for (int k = sr->pstart[asked[i]]; k < sr->pstart[asked[i] + 1]; k++)
+            seen[p->point_src[sr->pts[k]]] = 1;
+    a->jobs = mem_calloc((size_t)p->nsrcs + 1, sizeof(JitJob));
+    const Spec *s = sr->r->s;
+    for (int i = 0; i < n; i++)
+        for (int k = sr->pstart[peek[i]]; k < sr->pstart[peek[i] + 1]; k++) {
+            int src = p->point_src[sr->pts[k]];
+            if (seen[src]++)
+                continue;
+            const Source *so = &p->srcs[src];
+            a->jobs[a->n++] = (JitJob){.name = so->file, .source = so->text, .arch = sr->r->facts.arch,
+                                       .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl};
+        }
+    free(seen);
+}
+
+/* A new Ahead for the round of the asked candidates (todo of their cases to
+ * run), after prev (cancelled here, joined by the new one's thread); NULL
+ * when nothing is left to compile ahead (prev then joined here). */
+static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked, int left, Ahead *prev)
+{
+    ahead_cancel(prev);
+    int procs = sr->o->jobs > 0 ? sr->o->jobs : pool_cores();
+    Ahead *a = mem_calloc(1, sizeof *a);
+    if (!sr->o->no_cache && left > 0)
+        ahead_jobs(sr, se, asked, nasked, left, procs, a);
+    if (a->n == 0) {
+        ahead_free(prev);
+        ahead_free(a);
+        return NULL;
+    }
+    /* The round compiles up to one source an asked variant's point. */
+    int busy = 0;
+    for (int i = 0; i < nasked; i++)
+        busy += sr->pstart[asked[i] + 1] - sr->pstart[asked[i]];
+    a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs - busy > 1 ? procs - busy : 1,
+                         .use_cache = 1, .cancel = &a->cancel};
+    a->prev = prev;
+    a->started = pthread_create(&a->thread, NULL, ahead_main, a) == 0;
+    if (!a->started) {
+        ahead_free(prev);
+        a->prev = NULL;
+    }
+    return a;
+}
+
+/* The round's sources and those of them the cache held (compiled ahead, or
+ * earlier): every case of the round is done, so every source is too. */
+static void round_hits(RunSession *r, int *n, int *hits)
+{
+    pthread_mutex_lock(&r->comp.mu);
+    *n = r->comp.n;
+    for (int i = 0; i < r->comp.n; i++)
+        *hits += r->comp.ready[i] && r->comp.jobs[i].cached;
+    pthread_mutex_unlock(&r->comp.mu);
+}
+
+/* One batch: asked, run as a round, told.  0 to go on, -1 when the space
+ * is spent, else the exit status to stop with. */
+static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ahead **ahead)
 {
     const RunOpts *o = sr->o;
     int asked[4096], n = 0, rc = 0;
-    unsigned char *only = mem_alloc((size_t)sr->p.npoints + 1);
+    unsigned char *only = mem_alloc((size_t)sr->p->npoints + 1);
     while (n < o->batch && t->done + n < total && (asked[n] = search_ask(se)) >= 0)
         n++;
     /* todo: the batch's cases not stored yet; -1 when the store failed. */
-    int todo = -1;
-    Store *st = n ? store_open(sr->db, &sr->err) : NULL;
-    if (st)
-        todo = batch_points(sr, st, asked, n, only);
-    store_close(st);
+    int todo = n ? batch_points(sr, sr->r->st, asked, n, only) : 0;
     if (n == 0 || todo < 0) {
         free(only);
         return n == 0 ? -1 : 3;     /* the space is spent; the store failed */
     }
-    Ahead ahead = {0};
+    int nahead = 0, nsrc = 0, hits = 0;
     if (todo > 0) {
-        RunOpts bo = *o;
-        bo.only = only;
-        if (!o->no_cache && total - t->done - n > 0)
-            ahead_start(sr, se, asked, n, total - t->done - n, &ahead);
-        int brc = run_main(&bo, argc, argv);
-        ahead_join(&ahead);
-        *worst = brc > *worst ? brc : *worst;
-        rc = brc >= 2 ? brc : 0;    /* bad input, a store failure, no GPU, a signal */
+        *ahead = ahead_start(sr, se, asked, n, total - t->done - n, *ahead);
+        nahead = *ahead ? (*ahead)->n : 0;
+        run_stage_end(&sr->r->prof, RUN_STAGE_search);
+        rc = run_session_round(sr->r, only);
+        round_hits(sr->r, &nsrc, &hits);
     }
     int told = rc ? 0 : tell_batch(sr, se, asked, n, t);
     free(only);
@@ -341,20 +372,21 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, in
     if (told)
         return told < 0 ? 3 : 1;
     char what[256];
-    snprintf(what, sizeof what, "search  batch %d: %d variant%s (%d cases measured, %d sources compiled ahead); "
-             "%d of %d variants told, %d invalid;", ++t->batches, n, n == 1 ? "" : "s", todo, ahead.n, t->done,
-             sr->sp.n, t->invalid);
+    snprintf(what, sizeof what, "search  batch %d: %d variant%s (%d cases measured, %d of %d sources from the "
+             "cache, %d compiling ahead); %d of %d variants told, %d invalid;", ++t->batches, n, n == 1 ? "" : "s",
+             todo, hits, nsrc, nahead, t->done, sr->sp.n, t->invalid);
     if (rc == 0)
         print_best(sr, t, what);
     return rc;
 }
 
-/* The batches until the budget, the space or a failure ends the search. */
-static int search_loop(SearchRun *sr, int argc, char **argv)
+/* The batches until the budget, the space, a stop or a failure ends the
+ * search; then the session's summary and the search's.  The exit status. */
+static int search_loop(SearchRun *sr)
 {
     const RunOpts *o = sr->o;
     Search *se = search_new(&sr->sp, search_find(o->search), o->search_seed);
-    int total = search_budget_variants(&sr->budget, sr->sp.n), worst = 0, rc = 0;
+    int total = search_budget_variants(&sr->budget, sr->sp.n), rc = 0;
     SearchTally t = {.best = -1, .t0 = wall_now_ms()};
     int npts = 0;
     for (int c = 0; c < sr->sp.n; c++)
@@ -363,70 +395,55 @@ static int search_loop(SearchRun *sr, int argc, char **argv)
            o->search, o->search_seed_text, o->objective, sr->sp.n, npts, npts == 1 ? "" : "s", o->budget,
            total, total == 1 ? "" : "s", sr->budget.kind >= SEARCH_BUDGET_GPU_MIN ? " or the time" : "");
     fflush(stdout);
-    while (rc == 0 && t.done < total && !over_time(sr, &t))
-        rc = search_batch(sr, se, total, &t, &worst, argc, argv);
+    Ahead *ahead = NULL;
+    while (rc == 0 && t.done < total && !over_time(sr, &t) && !run_stopping())
+        rc = search_batch(sr, se, total, &t, &ahead);
+    ahead_cancel(ahead);
+    ahead_free(ahead);
     search_free(se);
-    if (rc > 0 && rc != 1)
+    run_stage_end(&sr->r->prof, RUN_STAGE_search);
+    int frc = sr->r->begun ? run_session_finish(sr->r) : sr->r->rc;
+    if (rc > 1)
         return rc;
     char what[256];
     snprintf(what, sizeof what, "\nsearch  %d of %d variants (%.1f%%), %d invalid, in %.1f s (%.1f s of cases);",
              t.done, sr->sp.n, 100.0 * t.done / (sr->sp.n ? sr->sp.n : 1), t.invalid, (wall_now_ms() - t.t0) / 1000,
              t.gpu_ms / 1000);
     print_best(sr, &t, what);
+    const RunSession *r = sr->r;
     printf("results %s; tabulate with: kvx table --db %s --spec %s --rows ... --cols ... (cells the search did"
-           " not measure read 'unmeasured')\n", sr->db, sr->db, sr->s->name);
-    return rc ? rc : worst;
-}
-
-/* The store keys' environment, as session_plan makes it, into ke. */
-static char *key_env(SearchRun *sr, RunKeyEnv *ke, char *opts, size_t nopts)
-{
-    MeasureSettings m = sr->s->measure;
-    cmd_run_apply_overrides(sr->o, &m);
-    opts[0] = 0;
-    for (int i = 0; i < sr->s->noptions; i++)
-        snprintf(opts + strlen(opts), nopts - strlen(opts), "%s%s", i ? " " : "", sr->s->options[i]);
-    char *mjson = measure_json(&m);
-    *ke = (RunKeyEnv){.options = opts, .arch = sr->facts.arch, .device_uuid = sr->infos[sr->devs[0]].uuid,
-                      .measure_json = mjson};
-    return mjson;
+           " not measure read 'unmeasured')\n", r->db_path, r->db_path, r->s->name);
+    return frc ? frc : rc;
 }
 
 int run_search(const RunOpts *o, int argc, char **argv)
 {
     SearchRun *sr = mem_calloc(1, sizeof *sr);
     sr->o = o;
-    sr->db = o->db ? o->db : RESULTS_DEFAULT_DB;
-    char why[160], opts[1024];
-    char *mjson = NULL;
-    RunKeyEnv ke;
+    sr->r = mem_calloc(1, sizeof *sr->r);
+    char why[160];
     int rc = 2;
     if (search_budget_parse(o->budget, 1, &sr->budget, why, sizeof why) != 0) {
         kvx_error_set(&sr->err, KVX_EINPUT, NULL, "--budget is %s", why);
         goto fail;
     }
     if (search_objective_parse(o->objective, "--objective", &sr->obj, &sr->err) != 0 ||
-        (rc = search_open(sr)) != 0)
+        (rc = search_open(sr, argc, argv)) != 0)
         goto fail;
-    mjson = key_env(sr, &ke, opts, sizeof opts);
+    RunSession *r = sr->r;
+    RunKeyEnv ke = {.options = r->opts_text, .arch = r->facts.arch, .device_uuid = r->infos[r->devs[0]].uuid,
+                    .measure_json = r->mjson};
     if ((rc = search_space(sr, &ke)) != 0)
         goto fail;
-    if (!o->db) {
-        char *dir = path_dir(sr->db);
-        file_mkdir_p(dir);
-        free(dir);
-    }
-    rc = search_loop(sr, argc, argv);
+    rc = search_loop(sr);
 fail:
     if (sr->err.code)
         kvx_error_print(&sr->err, stderr);
     kvx_error_clear(&sr->err);
-    free(mjson);
     free(sr->vals), free(sr->pstart), free(sr->pts), free(sr->keys), free(sr->sel);
     search_objective_free(&sr->obj);
-    if (sr->p.spec)
-        plan_free(&sr->p);
-    spec_free(sr->s);
+    run_session_close(sr->r);
+    free(sr->r);
     free(sr);
     return rc;
 }
