@@ -416,6 +416,7 @@ typedef struct RunSession {
     char *cache;
     JitScratch *scratch;        /* what the cache does not take */
     int64_t run_id;
+    WorkerProc early;           /* GPU 0's worker, started before the probe; pid 0 once taken */
     WorkerProc workers[RUN_MAX_DEVICES];
     int nworkers, nworkers0;
     int64_t *variant_ids;       /* per source, once its row is stored */

@@ -27,19 +27,80 @@ static void note_handout(RunSession *r, int w, const Range *u)
     pr->nhandout++;
 }
 
+/* Whether case i's sources (its variant's, its reference kernel's) are
+ * compiled; under r->comp.mu. */
+static int case_ready(const RunSession *r, int i)
+{
+    const RunCase *c = &r->cases[i];
+    const Compiler *comp = &r->comp;
+    int rsrc = plan_ref_src(&r->p, &r->pref, c->point);
+    return comp->ready[comp->job_of[c->src]] && (rsrc < 0 || comp->ready[comp->job_of[rsrc]]);
+}
+
+/* How far past the next unit the hand-out looks for one that can start. */
+#define READY_LOOKAHEAD 256
+
+/* While sources still compile (a cold cache, a search's round), the next
+ * unit whose first case can start now moves to the front, so that the GPU
+ * works instead of waiting for the longest unit's sources; when none can,
+ * the order stays longest first. */
+static void ready_first(RunSession *r)
+{
+    if (r->from_end)
+        return;
+    int end = r->nunits - r->next_unit > READY_LOOKAHEAD ? r->next_unit + READY_LOOKAHEAD : r->nunits;
+    pthread_mutex_lock(&r->comp.mu);
+    for (int k = r->next_unit; k < end && !r->comp.finished; k++)
+        if (case_ready(r, r->units[k].cur)) {
+            Range u = r->units[k];
+            memmove(&r->units[r->next_unit + 1], &r->units[r->next_unit],
+                    sizeof u * (size_t)(k - r->next_unit));
+            r->units[r->next_unit] = u;
+            break;
+        }
+    pthread_mutex_unlock(&r->comp.mu);
+}
+
+/* Within the worker's unit: when its next case's sources still compile, a
+ * later case of the unit that can start goes first; never past or before a
+ * baseline (the differential check's output comes first), and only among
+ * cases of the same reference (a worker keeps one at a time). */
+static void ready_case_first(RunSession *r, WorkerProc *wk)
+{
+    if (r->cases[wk->cur].is_baseline)
+        return;
+    pthread_mutex_lock(&r->comp.mu);
+    if (!r->comp.finished && !case_ready(r, wk->cur))
+        for (int k = wk->cur + 1; k < wk->end; k++) {
+            const RunCase *c = &r->cases[k];
+            if (c->is_baseline || strcmp(c->ref_key, r->cases[wk->cur].ref_key))
+                break;
+            if (case_ready(r, k)) {
+                RunCase x = r->cases[k];
+                r->cases[k] = r->cases[wk->cur];
+                r->cases[wk->cur] = x;
+                break;
+            }
+        }
+    pthread_mutex_unlock(&r->comp.mu);
+}
+
 /* Give an idle worker its next unit (an orphaned one first, then the units
- * longest first: run_order.c).  0 when none is left. */
+ * longest first: run_order.c, a unit that can start first while sources
+ * compile).  0 when none is left. */
 static int next_group(RunSession *r, WorkerProc *wk)
 {
     if (wk->cur < wk->end)
         return 1;
     const Range *u;
-    if (r->norphans > 0)
+    if (r->norphans > 0) {
         u = &r->orphan[--r->norphans];
-    else if (r->next_unit < r->nunits)
+    } else if (r->next_unit < r->nunits) {
+        ready_first(r);
         u = &r->units[r->from_end ? r->nunits - 1 - r->next_unit++ : r->next_unit++];
-    else
+    } else {
         return 0;
+    }
     wk->cur = u->cur, wk->end = u->end, wk->group = u->group;
     note_handout(r, (int)(wk - r->workers), u);
     return 1;
@@ -265,6 +326,7 @@ static int handout_one(RunSession *r, WorkerProc *wk)
     int left = skip_stored(r, wk);
     if (left <= 0)
         return left == 0;
+    ready_case_first(r, wk);
     JitJob *j, *rj;
     if (jobs_ready(r, wk, &j, &rj) <= 0)
         return 0;

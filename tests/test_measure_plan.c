@@ -25,7 +25,10 @@ static MeasureSettings defaults(void)
 static void test_warmups_count_or_time(void **state)
 {
     (void)state;
-    MeasureSettings m = defaults(); /* warmup 3, warmup_ms 10, budget 2000 */
+    MeasureSettings m = defaults(); /* warmup 1, warmup_ms 10, budget 2000 */
+    assert_int_equal(measure_warmups(&m, 0.01, 0.05), 1);
+    assert_int_equal(measure_warmups(&m, 50, 50), 1);
+    m.warmup = 3;
     /* A small kernel: the count comes first. */
     assert_int_equal(measure_warmups(&m, 0.01, 0.05), 3);
     /* 4 ms: three launches would be 12 ms; the 10 ms target stops it at three
@@ -48,6 +51,7 @@ static void test_warmups_budget(void **state)
 {
     (void)state;
     MeasureSettings m = defaults();
+    m.warmup = 3;
     /* A 2-second kernel under the 2-second budget: its verified launch and one
      * sample, no warm-up (3 launches at most in all). */
     assert_int_equal(measure_warmups(&m, 2000, 2001), 0);
