@@ -463,3 +463,70 @@ extern "C" __global__ void kvx_sort_scatter(const unsigned long long *src, unsig
         __syncwarp();
     }
 }
+
+/* The order-free check's fingerprint (gpu/worker_compare.c): whether the n
+ * integers at a and the n at b are the same multiset, decided without
+ * sorting.  Each element's bits, zero-extended to 64, go through two
+ * mixers, each a bijection of 64-bit words: splitmix64's finaliser (mix,
+ * above) of the bits xor DEVIO_MSET_SALT0, and murmur3's fmix64 of the bits
+ * xor DEVIO_MSET_SALT1.  Each side's images are summed mod 2^64; addition
+ * commutes, so a sum depends neither on the elements' order nor on which
+ * thread adds what (the same bits on every run and any grid), and equal
+ * multisets give equal sums.  One value written in place of another changes
+ * both sums (bijections); any other difference leaves a sum unchanged with
+ * odds of about 2^-64 (host/verify_device.c's verify_mset_host, the twin on
+ * the host, says when they are worse).
+ *
+ *   kvx_mset_hash(a, b, n, code, sums)  code & 0xff the type; sums[0..1] +=
+ *                                      a's, sums[2..3] += b's (the caller
+ *                                      zeroes them first): one atomicAdd a
+ *                                      block and sum.  Grid-stride; blockDim
+ *                                      a multiple of 32 (the shuffles take
+ *                                      whole warps), at most 1024. */
+
+#define DEVIO_MSET_SALT0 0x6b76782d6d736574ull   /* "kvx-mset" */
+#define DEVIO_MSET_SALT1 0x2d2d66696e676572ull   /* "--finger" */
+#define DEVIO_MSET_SUMS 4
+
+__device__ static unsigned long long fmix64(unsigned long long k)
+{
+    k = (k ^ (k >> 33)) * 0xff51afd7ed558ccdull;
+    k = (k ^ (k >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return k ^ (k >> 33);
+}
+
+__device__ static unsigned long long warp_sum(unsigned long long v)
+{
+    for (int off = 16; off > 0; off /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
+extern "C" __global__ void kvx_mset_hash(const void *a, const void *b, unsigned long long n, unsigned int code,
+                                         unsigned long long *sums)
+{
+    __shared__ unsigned long long part[DEVIO_MSET_SUMS][32];
+    int t = (int)(code & 0xff);
+    unsigned long long s[DEVIO_MSET_SUMS] = {0, 0, 0, 0};
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        unsigned long long x = load_bits(a, i, t), y = load_bits(b, i, t);
+        s[0] += mix(x ^ DEVIO_MSET_SALT0);
+        s[1] += fmix64(x ^ DEVIO_MSET_SALT1);
+        s[2] += mix(y ^ DEVIO_MSET_SALT0);
+        s[3] += fmix64(y ^ DEVIO_MSET_SALT1);
+    }
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
+    for (int k = 0; k < DEVIO_MSET_SUMS; k++) {
+        unsigned long long v = warp_sum(s[k]);
+        if (lane == 0)
+            part[k][warp] = v;
+    }
+    __syncthreads();
+    for (unsigned int k = threadIdx.x; k < DEVIO_MSET_SUMS; k += blockDim.x) {
+        unsigned long long v = 0;
+        for (unsigned int w = 0; w < warps; w++)
+            v += part[k][w];
+        atomicAdd(&sums[k], v);
+    }
+}

@@ -69,8 +69,10 @@
  *                           so a test can see which worker process, on which
  *                           device, got which workload group;
  *   KVX_FAKE_FILL_LOG=FILE  each kvx_fill launch (an input generated on the
- *                           device) appends "kvx_fill <type> <count>", and
- *                           each sort of an order-free check (kvx_sort_key,
+ *                           device) appends "kvx_fill <type> <count>",
+ *                           each fingerprint of an order-free check
+ *                           (kvx_mset_hash, both sides) "kvx_mset <type>
+ *                           <count>", and each sort of one (kvx_sort_key,
  *                           elements to keys) "kvx_sort <type> <count>", so a
  *                           test sees what took the device path. */
 #ifndef KVX_FAKE_H

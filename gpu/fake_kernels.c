@@ -459,6 +459,30 @@ static int sort_scatter(const FakeLaunch *l)
     return 0;
 }
 
+/* kvx_mset_hash(a, b, n, code, sums) (gpu/devio.cu): the order-free
+ * check's fingerprints, added to sums[0..1] (a's) and sums[2..3] (b's) as
+ * the kernel's atomics add them, by the host's twin (verify_mset_host, the
+ * same bits): the worker's hash-first path is exercised, and a difference
+ * found here sends it to the sort as on a GPU.  The GPU test
+ * (tests/test_gpu_devio.c) holds the kernel to the twin. */
+static int mset_hash(const FakeLaunch *l)
+{
+    uint64_t n = (uint64_t)arg_i64(l, 2);
+    uint32_t code = (uint32_t)arg_i32(l, 3);
+    if ((code & 0xff) >= ET_COUNT)
+        return -1;
+    const ElemType *t = &elem_types[code & 0xff];
+    const void *a = arg_mem(l, 0, n, t->size), *b = arg_mem(l, 1, n, t->size);
+    uint64_t *sums = arg_mem(l, 4, 4, 8), ha[2], hb[2];
+    if (!a || !b || !sums)
+        return -1;
+    verify_mset_host(t, a, n, ha);
+    verify_mset_host(t, b, n, hb);
+    sums[0] += ha[0], sums[1] += ha[1], sums[2] += hb[0], sums[3] += hb[1];
+    devio_log("kvx_mset", t->name, n);
+    return 0;
+}
+
 static int compact(const FakeLaunch *l)
 {
     int64_t n = arg_i64(l, 1);
@@ -481,6 +505,7 @@ static const FakeKernel kernels[] = {
     {"kvx_sort_count", "pqio", sort_count},
     {"kvx_sort_scan", "oq", sort_scan},
     {"kvx_sort_scatter", "poqip", sort_scatter},
+    {"kvx_mset_hash", "ppqio", mset_hash},
     {"fill", "pqo", fill},
     {"count", "pqio", count},
     {"tiny_count", "pqio", tiny_count},

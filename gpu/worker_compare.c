@@ -7,10 +7,14 @@
  * whose norm test fails is counted again with the element rule on (a second
  * launch), as verify_compare's second pass.
  *
- * An order-free check sorts the output and its reference on the device
- * (kvx_sort_*: a radix sort, one pass a byte) and compares the sorted copies
- * with kvx_compare; only a mismatch of integers downloads them, to list the
- * values written more or fewer times than expected.
+ * An order-free check of integers first compares the two sides'
+ * fingerprints (kvx_mset_hash: sums of mixed bits, which ignore order): four
+ * u64 cross to the host, and equal ones are the ok of the usual case.  Where
+ * they differ, and for floats (compared within a tolerance), the output and
+ * its reference are sorted on the device (kvx_sort_*: a radix sort, one pass
+ * a byte) and the sorted copies compared with kvx_compare; only a mismatch
+ * of integers downloads them, to list the values written more or fewer times
+ * than expected.
  *
  * The same module's kvx_fill generates inputs on the device (issue #24 item
  * 1, worker_fill_device): the plan, inputs_plan's, crosses to the device, and
@@ -23,6 +27,8 @@
 
 _Static_assert(DEVIO_CHUNK == VERIFY_CHUNK, "gpu/devio.cu and host/verify.h chunk alike");
 _Static_assert(sizeof(VerifyChunk) == 40, "gpu/devio.cu's Chunk is 40 bytes");
+_Static_assert(DEVIO_MSET_SALT0 == VERIFY_MSET_SALT0 && DEVIO_MSET_SALT1 == VERIFY_MSET_SALT1,
+               "gpu/devio.cu's kvx_mset_hash and host/verify_device.c's twin salt alike");
 
 /* The module, loaded once.  0, or -1 with res skipped (the driver refused
  * the PTX) or set by worker_step. */
@@ -39,7 +45,9 @@ static int devio_load(WorkerState *w, CaseResult *res)
     if (worker_step(w, res, cu.cuModuleGetFunction(&w->cmp_fn, w->devio_mod, DEVIO_COMPARE_KERNEL),
                     "cuModuleGetFunction (kvx_compare)", 0) < 0 ||
         worker_step(w, res, cu.cuModuleGetFunction(&w->fill_fn, w->devio_mod, DEVIO_FILL_KERNEL),
-                    "cuModuleGetFunction (kvx_fill)", 0) < 0)
+                    "cuModuleGetFunction (kvx_fill)", 0) < 0 ||
+        worker_step(w, res, cu.cuModuleGetFunction(&w->mset_fn, w->devio_mod, DEVIO_MSET_KERNEL),
+                    "cuModuleGetFunction (kvx_mset_hash)", 0) < 0)
         return -1;
     static const char *const sorts[4] = {DEVIO_SORT_KEY_KERNEL, DEVIO_SORT_COUNT_KERNEL, DEVIO_SORT_SCAN_KERNEL,
                                          DEVIO_SORT_SCATTER_KERNEL};
@@ -147,7 +155,7 @@ int worker_compare_device(WorkerState *w, const CaseDesc *c, const CaseCheck *k,
                                res);
 }
 
-/* ---- the order-free check: both sides sorted on the device ---------------------- */
+/* ---- the order-free check: fingerprints, else both sides sorted on the device --- */
 
 /* A sort's device scratch: two key arrays (8 bytes an element) and the
  * digit counts of its tiles. */
@@ -224,21 +232,18 @@ static int list_multiset(WorkerState *w, CUdeviceptr so, CUdeviceptr sr, const E
     return rc;
 }
 
-int worker_compare_multiset(WorkerState *w, CUdeviceptr out, const ElemType *t, uint64_t count,
-                            const RefSite *site, double rtol, const char *bufname, VerifyReport *rep,
-                            CaseResult *res)
+/* The order-free check through sorted copies: both sides sorted on the
+ * device and compared in order; a mismatch of integers listed from them.
+ * count > 0.  0, or -1 with res set. */
+static int compare_sorted(WorkerState *w, CUdeviceptr out, const ElemType *t, uint64_t count, const RefSite *site,
+                          double rtol, const char *bufname, VerifyReport *rep, CaseResult *res)
 {
-    memset(rep, 0, sizeof *rep);
-    rep->ok = 1;
-    if (count == 0)
-        return 0;
     const ElemType *rt = site->t;
-    KVX_ASSERT(site->stride == 1 && (t->is_float || rt == t));
     uint64_t tiles = (count + DEVIO_SORT_TILE - 1) / DEVIO_SORT_TILE;
     SortBufs s = {0};
     CUdeviceptr so = 0, sr = 0;
-    int rc = devio_load(w, res) < 0 || scratch_alloc(w, &s.a, 8 * count, res) < 0 ||
-             scratch_alloc(w, &s.b, 8 * count, res) < 0 || scratch_alloc(w, &s.counts, 8 * 256 * tiles, res) < 0 ||
+    int rc = scratch_alloc(w, &s.a, 8 * count, res) < 0 || scratch_alloc(w, &s.b, 8 * count, res) < 0 ||
+             scratch_alloc(w, &s.counts, 8 * 256 * tiles, res) < 0 ||
              scratch_alloc(w, &so, count * t->size, res) < 0 || scratch_alloc(w, &sr, count * rt->size, res) < 0 ||
              sort_device(w, &s, out, t, count, so, res) < 0 || sort_device(w, &s, site->ptr, rt, count, sr, res) < 0
                  ? -1 : 0;
@@ -251,6 +256,56 @@ int worker_compare_multiset(WorkerState *w, CUdeviceptr out, const ElemType *t, 
         rc = list_multiset(w, so, sr, t, count, bufname, rep, res);
     scratch_free(sr), scratch_free(so), scratch_free(s.counts), scratch_free(s.b), scratch_free(s.a);
     return rc;
+}
+
+/* Whether the n elements of type t at out and at ref have equal
+ * fingerprints (kvx_mset_hash, into the worker's kept sums): *same 1 when
+ * every sum agrees.  0, or -1 with res set. */
+static int mset_same(WorkerState *w, CUdeviceptr out, CUdeviceptr ref, const ElemType *t, uint64_t n, int *same,
+                     CaseResult *res)
+{
+    uint64_t sums[DEVIO_MSET_SUMS];
+    *same = 0;
+    if (!w->mset_sums &&
+        worker_step(w, res, cu.cuMemAlloc(&w->mset_sums, sizeof sums), "cuMemAlloc (fingerprint sums)", 0) < 0)
+        return -1;
+    /* Grid-stride: 4096 blocks at most, as the fill's; the sums do not depend on the grid. */
+    uint64_t blocks = (n + DEVIO_THREADS - 1) / DEVIO_THREADS;
+    const uint32_t grid[3] = {(uint32_t)(blocks < 4096 ? blocks : 4096), 1, 1}, block[3] = {DEVIO_THREADS, 1, 1},
+                   one[3] = {1, 1, 1};
+    uint32_t code = (uint32_t)t->id;
+    void *argv[] = {&out, &ref, &n, &code, &w->mset_sums};
+    if (worker_step(w, res, cu.cuMemsetD8Async(w->mset_sums, 0, sizeof sums, w->stream),
+                    "cuMemsetD8Async (fingerprint sums)", 0) < 0 ||
+        worker_step(w, res, worker_launch_raw(w, w->mset_fn, grid, block, one, 0, argv),
+                    "cuLaunchKernel (kvx_mset_hash)", 0) < 0 ||
+        worker_step(w, res, cu.cuStreamSynchronize(w->stream), "cuStreamSynchronize (kvx_mset_hash)", 1) < 0 ||
+        worker_step(w, res, cu.cuMemcpyDtoH(sums, w->mset_sums, sizeof sums), "cuMemcpyDtoH (fingerprint sums)",
+                    1) < 0)
+        return -1;
+    *same = sums[0] == sums[2] && sums[1] == sums[3];
+    return 0;
+}
+
+int worker_compare_multiset(WorkerState *w, CUdeviceptr out, const ElemType *t, uint64_t count,
+                            const RefSite *site, double rtol, const char *bufname, VerifyReport *rep,
+                            CaseResult *res)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->ok = 1;
+    if (count == 0)
+        return 0;
+    KVX_ASSERT(site->stride == 1 && (t->is_float || site->t == t));
+    if (devio_load(w, res) < 0)
+        return -1;
+    /* Equal fingerprints: rep stays what an exact integer match reports
+     * (ok, no mismatch, rel_err 0), as the sorted path would leave it. */
+    int same = 0;
+    if (!t->is_float && mset_same(w, out, site->ptr, t, count, &same, res) < 0)
+        return -1;
+    if (same)
+        return 0;
+    return compare_sorted(w, out, t, count, site, rtol, bufname, rep, res);
 }
 
 int worker_upload(WorkerState *w, CUdeviceptr *dev, const void *host, uint64_t n, CaseResult *res)
@@ -335,6 +390,8 @@ void worker_compare_close(WorkerState *w)
         cu.cuMemFree(w->cmp_const);
     if (w->fill_plan)
         cu.cuMemFree(w->fill_plan);
+    if (w->mset_sums)
+        cu.cuMemFree(w->mset_sums);
     if (w->devio_mod)
         cu.cuModuleUnload(w->devio_mod);
 }

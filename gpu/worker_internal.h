@@ -132,6 +132,8 @@ typedef struct WorkerState {
     CUfunction fill_fn;     /* devio's kvx_fill */
     CUfunction sort_fn[4];  /* devio's kvx_sort_key, _count, _scan, _scatter */
     CUdeviceptr fill_plan;  /* one InputsPlan, allocated on first use */
+    CUfunction mset_fn;     /* devio's kvx_mset_hash */
+    CUdeviceptr mset_sums;  /* its DEVIO_MSET_SUMS u64 fingerprint sums, allocated on first use */
     int threads;            /* for input generation */
     uint64_t clock;
     uint64_t case_clock;    /* the clock when the current case began: a cached
@@ -318,11 +320,14 @@ int worker_compare_span(WorkerState *w, CUdeviceptr out, const ElemType *t, uint
                         double rtol, const char *bufname, VerifyReport *rep, CaseResult *res);
 
 /* Compare count elements of type t at out with count at site (ptr set,
- * stride 1) as multisets, on the device: both sorted there (kvx_sort_*), then
- * compared in order: integers exactly, floats by the norm-wise tolerance.  A
- * mismatch of integers downloads the two sorted copies and lists the values
- * written more or fewer times than expected (verify_multiset_sorted); of
- * floats, the first differing sorted positions.  0, or -1 with res set. */
+ * stride 1) as multisets, on the device.  Integers: each side's fingerprint
+ * (kvx_mset_hash: order-free sums of mixed bits, host/verify.h's
+ * verify_mset_host) decides the common ok, with no sort; where they differ,
+ * or for floats, both sides are sorted there (kvx_sort_*), then compared in
+ * order: integers exactly, floats by the norm-wise tolerance.  A mismatch of
+ * integers downloads the two sorted copies and lists the values written more
+ * or fewer times than expected (verify_multiset_sorted); of floats, the
+ * first differing sorted positions.  0, or -1 with res set. */
 int worker_compare_multiset(WorkerState *w, CUdeviceptr out, const ElemType *t, uint64_t count,
                             const RefSite *site, double rtol, const char *bufname, VerifyReport *rep,
                             CaseResult *res);

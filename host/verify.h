@@ -117,6 +117,22 @@ void verify_chunk_host(const ElemType *t, const void *out, const ElemType *ref_t
                        uint64_t stride, uint64_t b, uint64_t e, double rtol, int norm_ok,
                        VerifyChunk *c);
 
+/* The order-free check's fingerprint of n integers of type t (gpu/devio.cu's
+ * kvx_mset_hash for one side, bit for bit): each element's bits, zero-
+ * extended to 64, through splitmix64's finaliser xor VERIFY_MSET_SALT0 and
+ * murmur3's fmix64 xor VERIFY_MSET_SALT1, summed mod 2^64 into sums[0] and
+ * sums[1]; the sums do not depend on the elements' order.  Two sides of n
+ * elements whose sums agree are called the same multiset.  One value written
+ * once in place of another changes both sums, always (the mixers are
+ * bijections).  Any other difference leaves a sum unchanged with odds of
+ * about 2^-64, both with about 2^-128 (strong mixers, taken as independent),
+ * except where every value's count differs by a multiple of 2^k (2^k <= n):
+ * then 2^(k-64) a sum, the sums' low k bits being blind to it.  The fake
+ * driver's stand-in for the kernel, and what the GPU test holds it to. */
+#define VERIFY_MSET_SALT0 0x6b76782d6d736574ull
+#define VERIFY_MSET_SALT1 0x2d2d66696e676572ull
+void verify_mset_host(const ElemType *t, const void *data, uint64_t n, uint64_t sums[2]);
+
 /* rep's verdict from n chunks of a count-element output: nmismatch, rel_err
  * (floats: the 2-norm relative error in double; integers 0 or 1), ok.  For
  * floats *norm_ok says whether the norm test passed: when it failed, chunks

@@ -2,8 +2,9 @@
  * (gpu/devio.cu's kvx_compare): the verdict from the per-chunk figures that
  * cross to the host, and the first differing elements named from the slices
  * of output and reference that hold them, in verify_compare's words.  Also
- * the device's rule on the host (verify_chunk_host), which the fake driver
- * runs in place of the kernel.
+ * the device's rules on the host (verify_chunk_host, and verify_mset_host
+ * for the order-free check's fingerprint), which the fake driver runs in
+ * place of the kernels.
  *
  * The rules are verify_compare's with one difference: the float sums are in
  * double (the device's), not long double, so squares past 1e154 overflow to
@@ -46,6 +47,32 @@ void verify_chunk_host(const ElemType *t, const void *out, const ElemType *ref_t
     memset(c, 0, sizeof *c);
     for (uint64_t j = b; j < e; j++)
         c->bad += (uint64_t)elem_bad(t, out, ref_t, ref, stride, j, rtol, norm_ok, c);
+}
+
+static uint64_t splitmix64_fin(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fmix64(uint64_t k)
+{
+    k = (k ^ (k >> 33)) * 0xff51afd7ed558ccdull;
+    k = (k ^ (k >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return k ^ (k >> 33);
+}
+
+void verify_mset_host(const ElemType *t, const void *data, uint64_t n, uint64_t sums[2])
+{
+    /* the device's load_bits: the element's bytes, not its sign-extended value */
+    uint64_t width = t->size == 8 ? ~0ull : (1ull << (8 * t->size)) - 1;
+    sums[0] = sums[1] = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t x = load_u(t, data, i) & width;
+        sums[0] += splitmix64_fin(x ^ VERIFY_MSET_SALT0);
+        sums[1] += fmix64(x ^ VERIFY_MSET_SALT1);
+    }
 }
 
 void verify_chunks_report(const VerifyChunk *ch, uint64_t n, const ElemType *t, uint64_t count,

@@ -30,6 +30,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo '#define DEVIO_SORT_COUNT_KERNEL "kvx_sort_count"'
     echo '#define DEVIO_SORT_SCAN_KERNEL "kvx_sort_scan"'
     echo '#define DEVIO_SORT_SCATTER_KERNEL "kvx_sort_scatter"'
+    echo '#define DEVIO_MSET_KERNEL "kvx_mset_hash"'
     grep '^#define DEVIO_' "$root/gpu/devio.cu"
     echo
     echo 'static const char devio_ptx[] ='

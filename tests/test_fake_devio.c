@@ -16,7 +16,10 @@
  * device for both variants of the point, also where a host reference reads
  * it (the parent computes that reference from a host copy of its own), with
  * the same verdicts; a zipf input too, from the table the worker copies to
- * the device. */
+ * the device.  An order-free check of integers (`{ref: in, order: any}`) is
+ * decided by the fingerprints alone where they agree (no kvx_sort in the
+ * log), and a value written in place of another is still a mismatch that
+ * lists the values written more or fewer times, from sorted copies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,8 +69,10 @@ static void expect_row(const char *db, const char *label, const char *want, cons
 }
 
 /* fake_devio.yaml with its check replaced by check (and extra lines before
- * it), its input of type intype, run as name: the base ok, the mismatch named. */
-static void run_check(const char *name, const char *extra, const char *check, const char *intype)
+ * it), its input of type intype, run as name: the base ok, the mismatch's
+ * status and detail want_wrong. */
+static void run_check_wrong(const char *name, const char *extra, const char *check, const char *intype,
+                            const char *want_wrong)
 {
     char *spec = file_read(SPECS "fake_devio.yaml", NULL), *cu = file_read(SPECS "fake.cu", NULL);
     assert_non_null(spec);
@@ -96,12 +101,18 @@ static void run_check(const char *name, const char *extra, const char *check, co
         fail_msg("kvx run %s exited %d (expected 1: one mismatch)", file, rc);
     }
     expect_row(tmp_path(db), "strategy=base size=307200", "ok: ", tmp_path(log));
-    expect_row(tmp_path(db), "strategy=mismatch size=307200", wrong, tmp_path(log));
+    expect_row(tmp_path(db), "strategy=mismatch size=307200", want_wrong, tmp_path(log));
     assert_int_equal(db_int(tmp_path(db), "SELECT count(*) FROM cases WHERE json_type(profile_json,"
                                           " '$.host_wait_ms') = 'real' AND samples >= 3"),
                      2);
     assert_int_equal(db_int(tmp_path(db), "SELECT json_type(profile_json, '$.host_wait_s') = 'real' FROM runs"),
                      1);
+}
+
+/* run_check_wrong, the mismatch the one wrong value named in order. */
+static void run_check(const char *name, const char *extra, const char *check, const char *intype)
+{
+    run_check_wrong(name, extra, check, intype, wrong);
 }
 
 /* The fake's kvx_fill launches in the last run_check were want. */
@@ -166,6 +177,22 @@ static void test_input(void **state)
     expect_fills("kvx_fill u32 307200\n");
 }
 
+/* `out: {ref: in, order: any}`: integers compared as multisets by their
+ * fingerprints alone (kvx_mset_hash), no sort, where they agree (base); the
+ * mismatch strategy writes one 8 in place of a 7, not a permutation, which
+ * the sums must tell apart, and only then are both sides sorted, for the
+ * listing of the values written more or fewer times. */
+static void test_order_free_hash(void **state)
+{
+    (void)state;
+    const char *wrong_set = "mismatch: out: 7 written 307199 times, expected 307200; out: 8 written 1 time,"
+                            " expected 0 (2 wrong); timed anyway";
+    run_check_wrong("orderfree", "", "{ref: in, order: any}", "u32", wrong_set);
+    expect_fills("kvx_fill u32 307200\n"
+                 "kvx_mset u32 307200\n"                           /* base: the sums agree */
+                 "kvx_mset u32 307200\nkvx_sort u32 307200\nkvx_sort u32 307200\n"); /* mismatch */
+}
+
 int main(void)
 {
     child_env_clean();
@@ -183,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_reference_point),
         cmocka_unit_test(test_input),
+        cmocka_unit_test(test_order_free_hash),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return child_dir_done(failed);

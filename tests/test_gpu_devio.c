@@ -12,6 +12,14 @@
  *   the host's order: integers by value, signed ones below zero first,
  *   floats by value with infinities at the ends and NaNs last, over several
  *   tiles with many duplicates; the sorted copy holds the same multiset;
+ * - the order-free check's fingerprint (kvx_mset_hash) adds the sums of its
+ *   host twin (verify_mset_host, the fake driver's stand-in), bit for bit,
+ *   for every integer type, on the worker's grid and on a small one (the
+ *   grid-stride loop, the shuffles and one atomic a block): a permutation
+ *   (the ok of a compaction, decided without a sort) has both sides' sums
+ *   equal; one value written twice and another dropped, and one value in
+ *   place of another (not a permutation), have them differ, both sums, so
+ *   the worker goes on to sort and list;
  * - end to end, `kvx run` of tests/data/specs/copy.yaml: the planted wrong
  *   variant (it skips the last element) is a mismatch whose detail names
  *   that element, compared on the device against `out: in`.
@@ -47,6 +55,7 @@ static CUcontext ctx;
 static CUstream stream;
 static CUfunction cmp_fn;
 static CUfunction sort_fn[4];   /* kvx_sort_key, _count, _scan, _scatter */
+static CUfunction mset_fn;      /* kvx_mset_hash */
 
 /* Element i of a random output of type t near v, written as t. */
 static void put(const ElemType *t, void *p, uint64_t i, double v)
@@ -242,6 +251,82 @@ static void test_sort_matches_host(void **state)
     }
 }
 
+/* ---- the fingerprint ------------------------------------------------------------------ */
+
+/* kvx_mset_hash of a against b (n elements of t, on the device) on grid
+ * blocks of block threads, into got; the twin's sums of each side must be
+ * there, bit for bit.  1 when both sides' sums agree, as the worker judges. */
+static int mset_on_device(const ElemType *t, const void *a, const void *b, uint64_t n, unsigned grid,
+                          unsigned block)
+{
+    CUdeviceptr da = upload(a, n * (uint64_t)t->size), db = upload(b, n * (uint64_t)t->size), dsums = 0;
+    unsigned long long got[DEVIO_MSET_SUMS];
+    uint64_t ha[2], hb[2];
+    assert_int_equal(cu.cuMemAlloc(&dsums, sizeof got), CUDA_SUCCESS);
+    assert_int_equal(cu.cuMemsetD8Async(dsums, 0, sizeof got, stream), CUDA_SUCCESS);
+    uint32_t code = (uint32_t)t->id;
+    void *argv[] = {&da, &db, &n, &code, &dsums};
+    launch(mset_fn, grid, block, argv);
+    assert_int_equal(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
+    assert_int_equal(cu.cuMemcpyDtoH(got, dsums, sizeof got), CUDA_SUCCESS);
+    verify_mset_host(t, a, n, ha);
+    verify_mset_host(t, b, n, hb);
+    if (got[0] != ha[0] || got[1] != ha[1] || got[2] != hb[0] || got[3] != hb[1])
+        fail_msg("%s, grid %u x %u: device sums %016llx %016llx | %016llx %016llx, host %016llx %016llx |"
+                 " %016llx %016llx", t->name, grid, block, got[0], got[1], got[2], got[3],
+                 (unsigned long long)ha[0], (unsigned long long)ha[1], (unsigned long long)hb[0],
+                 (unsigned long long)hb[1]);
+    cu.cuMemFree(da);
+    cu.cuMemFree(db);
+    cu.cuMemFree(dsums);
+    assert_true((got[0] == got[2]) == (got[1] == got[3])); /* both sums tell these differences */
+    return got[0] == got[2] && got[1] == got[3];
+}
+
+/* a and b on the worker's geometry (gpu/worker_compare.c's mset_same) and
+ * on 7 blocks of 128: the same verdict, want_same. */
+static void mset_verdict(const ElemType *t, const void *a, const void *b, uint64_t n, int want_same)
+{
+    uint64_t blocks = (n + DEVIO_THREADS - 1) / DEVIO_THREADS;
+    unsigned grid = (unsigned)(blocks < 4096 ? blocks : 4096);
+    if (mset_on_device(t, a, b, n, grid, DEVIO_THREADS) != want_same ||
+        mset_on_device(t, a, b, n, 7, 128) != want_same)
+        fail_msg("%s: the fingerprints say %s (expected %s)", t->name, want_same ? "differ" : "same",
+                 want_same ? "same" : "differ");
+}
+
+static void test_mset_matches_host(void **state)
+{
+    (void)state;
+    enum { MN = 5 * DEVIO_SORT_TILE + 1234 };
+    for (int id = 0; id < ET_COUNT; id++) {
+        const ElemType *t = &elem_types[id];
+        if (t->is_float)
+            continue;
+        size_t sz = (size_t)t->size;
+        char *a = mem_alloc(MN * sz), *b = mem_alloc(MN * sz);
+        uint64_t s = 24680;
+        for (uint64_t i = 0; i < MN; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t v = i % 3 ? s >> 11 : (s >> 56) % 50; /* full-width bits and duplicates */
+            memcpy(a + i * sz, &v, sz);
+        }
+        for (uint64_t i = 0; i < MN; i++) /* reversed: the same multiset */
+            memcpy(b + i * sz, a + (MN - 1 - i) * sz, sz);
+        mset_verdict(t, a, b, MN, 1);
+        uint64_t dup = 100, drop = 101;
+        while (!memcmp(b + dup * sz, b + drop * sz, sz))
+            drop++;
+        memcpy(b + drop * sz, b + dup * sz, sz); /* written twice, one dropped: a compaction's dupdrop */
+        mset_verdict(t, a, b, MN, 0);
+        memcpy(b, a, MN * sz);
+        b[(MN - 1) * sz] ^= 0x40; /* one value in place of another, the last */
+        mset_verdict(t, a, b, MN, 0);
+        free(a);
+        free(b);
+    }
+}
+
 static void test_planted_wrong_variant(void **state)
 {
     (void)state;
@@ -278,7 +363,8 @@ int main(void)
         cu.cuModuleGetFunction(&sort_fn[0], mod, DEVIO_SORT_KEY_KERNEL) ||
         cu.cuModuleGetFunction(&sort_fn[1], mod, DEVIO_SORT_COUNT_KERNEL) ||
         cu.cuModuleGetFunction(&sort_fn[2], mod, DEVIO_SORT_SCAN_KERNEL) ||
-        cu.cuModuleGetFunction(&sort_fn[3], mod, DEVIO_SORT_SCATTER_KERNEL)) {
+        cu.cuModuleGetFunction(&sort_fn[3], mod, DEVIO_SORT_SCATTER_KERNEL) ||
+        cu.cuModuleGetFunction(&mset_fn, mod, DEVIO_MSET_KERNEL)) {
         printf("cannot set up the device or load gpu/devio_ptx.h\n");
         return 1;
     }
@@ -288,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_matches_host),
         cmocka_unit_test(test_sort_matches_host),
+        cmocka_unit_test(test_mset_matches_host),
         cmocka_unit_test(test_planted_wrong_variant),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

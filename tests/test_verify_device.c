@@ -3,7 +3,11 @@
  * differing elements in the same words as verify_compare on the whole
  * output: integers with differences in chunks 1 and 3 of 5 (more than four:
  * "... N more"), a constant reference (stride 0), float outputs within the
- * tolerance, past it (the element rule's second pass), and with a NaN. */
+ * tolerance, past it (the element rule's second pass), and with a NaN.  And
+ * the order-free check's fingerprint (verify_mset_host, the twin of
+ * kvx_mset_hash): the same sums for every order of the same elements, other
+ * ones for one value in place of another or a count moved between values,
+ * for every integer type; a value's bits, not its sign-extended value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,11 +141,59 @@ static void test_floats(void **state)
     free(ref);
 }
 
+/* The two fingerprint sums of a and of b (n elements of t) agree: 1, 0. */
+static int mset_equal(const ElemType *t, const void *a, const void *b, uint64_t n)
+{
+    uint64_t ha[2], hb[2];
+    verify_mset_host(t, a, n, ha);
+    verify_mset_host(t, b, n, hb);
+    assert_true((ha[0] == hb[0]) == (ha[1] == hb[1])); /* both sums tell a difference here */
+    return ha[0] == hb[0] && ha[1] == hb[1];
+}
+
+static void test_mset_fingerprint(void **state)
+{
+    (void)state;
+    enum { M = 5000 };
+    for (int id = 0; id < ET_COUNT; id++) {
+        const ElemType *t = &elem_types[id];
+        if (t->is_float)
+            continue;
+        size_t sz = (size_t)t->size;
+        unsigned char *a = malloc(M * sz), *b = malloc(M * sz);
+        uint64_t s = 7;
+        for (uint64_t i = 0; i < M; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t v = (s >> 33) % 300; /* duplicates */
+            memcpy(a + i * sz, &v, sz);
+        }
+        for (uint64_t i = 0; i < M; i++) /* a stride coprime to M: a permutation */
+            memcpy(b + i * sz, a + (i * 2003 % M) * sz, sz);
+        assert_true(mset_equal(t, a, b, M));
+        memcpy(b + 10 * sz, b + 11 * sz, sz); /* one written twice, another dropped */
+        if (memcmp(b + 10 * sz, a + (10 * 2003 % M) * sz, sz) != 0)
+            assert_false(mset_equal(t, a, b, M));
+        memcpy(b, a, M * sz);
+        b[3 * sz] ^= 1; /* one value in place of another */
+        assert_false(mset_equal(t, a, b, M));
+        free(a);
+        free(b);
+    }
+    /* the bits: i8's -1 and u8's 255 are the same byte, the same sums */
+    int8_t m1 = -1;
+    uint8_t ff = 255;
+    uint64_t hi[2], hu[2];
+    verify_mset_host(&elem_types[ET_I8], &m1, 1, hi);
+    verify_mset_host(&elem_types[ET_U8], &ff, 1, hu);
+    assert_true(hi[0] == hu[0] && hi[1] == hu[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ints),
         cmocka_unit_test(test_floats),
+        cmocka_unit_test(test_mset_fingerprint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

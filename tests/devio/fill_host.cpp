@@ -1,5 +1,6 @@
 // fill_host: gpu/devio.cu compiled for the host, so that kvx_fill's source can
-// be held to inputs_fill without a GPU (tests/devio/test_devio_host.sh).  The
+// be held to inputs_fill, and kvx_mset_hash's to verify_mset_host, without a
+// GPU (tests/devio/test_devio_host.sh).  The
 // CUDA intrinsics it uses are defined here by their specification: the _rn
 // arithmetic is IEEE round-to-nearest, which x86-64 double arithmetic is
 // (built with -ffp-contract=off so that nothing fuses); one thread runs the
@@ -25,6 +26,16 @@ static int __popc(unsigned x) { return __builtin_popcount(x); }
 static unsigned atomicAdd(unsigned *p, unsigned v)
 {
     unsigned old = *p;
+    *p += v;
+    return old;
+}
+// kvx_mset_hash's block sum, for one thread: the lanes a shuffle would read
+// from hold nothing (its warp is that one thread), so they add 0; the
+// shuffles' tree on a full warp is test_gpu_devio's, on a GPU.
+static unsigned long long __shfl_down_sync(unsigned, unsigned long long, int) { return 0; }
+static unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    unsigned long long old = *p;
     *p += v;
     return old;
 }
@@ -69,3 +80,9 @@ extern "C" void fill_host(void *out, unsigned long long n, const void *plan)
     kvx_fill(out, n, (const FillPlan *)plan);
 }
 extern "C" unsigned long long fill_host_plan_size(void) { return sizeof(FillPlan); }
+
+extern "C" void mset_host(const void *a, const void *b, unsigned long long n, unsigned code,
+                          unsigned long long *sums)
+{
+    kvx_mset_hash(a, b, n, code, sums);
+}

@@ -2,7 +2,8 @@
 # test_devio_host.sh ROOT BUILD [LINKFLAGS]: kvx_fill's source (gpu/devio.cu), compiled for
 # the host by a C++ compiler with the CUDA intrinsics it uses defined by their
 # specification (fill_host.cpp), writes inputs_fill's bytes for every case of
-# tests/fill_cases.h as every element type.  Needs BUILD's libkvx_host,
+# tests/fill_cases.h as every element type, and kvx_mset_hash's adds the sums
+# of verify_mset_host, its twin, for every integer type.  Needs BUILD's libkvx_host,
 # libkvx_gen and libkvx_core (LINKFLAGS: the sanitizers they were built
 # with); skipped (77) without a C++ compiler.
 set -eu
