@@ -38,7 +38,8 @@ p = json.loads(sqlite3.connect(db).execute(
 print(f"{label:28s} {p['cases']:5d} cases {end - start:7.2f} s process, {p['wall_s']:7.2f} s run:"
       f" {p['cases_per_s']:7.1f} cases/s, GPU {100 * p['gpu_share']:5.1f}% of the wall"
       f" (busy {100 * p['gpu_busy_share']:5.1f}%), accounted {100 * p['accounted']:5.1f}%")
-print(f"{'':28s} compile {p['compile_wall_s']:6.2f} s wall ({p['cache_hits']}/{p['sources']} from cache),"
+print(f"{'':28s} compile {p['compile_wall_s']:6.2f} s wall ({p['cache_hits']}/{p['sources']} from cache;"
+      f" the GPU waited {p['loop_s']['compile_wait']:6.2f} s for it),"
       f" inputs {p['input_s']:6.2f} s, verify {p['verify_s']:6.2f} s, GPU waited for host work"
       f" {p.get('host_wait_s', 0):6.3f} s, host references ahead {p.get('ahead_refs', 0)}"
       f" in {p.get('ahead_s', 0):6.2f} s")

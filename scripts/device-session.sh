@@ -17,6 +17,8 @@
 #   compile-scaling  kvx compile of the histogram spec for sm_80,sm_90,sm_120 with no
 #             cache, -j 1 against the default (compile processes), each timed; then a
 #             cold and a warm run of the contention spec, their compile walls
+#   coldwarm  a cold and a warm run of the contention and histogram specs (an empty
+#             compile cache, then the same), their compile walls and compile waits
 #   user      each user-shaped spec of bench/specs/ compiled, then run warm with
 #             --profile (its time line and where the wall went)
 #   bench     bench/explorer.sh (cases/s, GPU share, accounted) into $OUT/bench
@@ -50,7 +52,8 @@
 #   search    kvx run --search model --budget 5% of specs/sgemm.yaml from an empty
 #             cache (batches of 8, then of 32), its wall and the best found
 #   oldnew    the whole contention spec by kvx at e9df4dc (built in a worktree) and by
-#             this tree in the same sitting, warm, then kvx compare of the two
+#             this tree in the same sitting, warm, then kvx compare of the two; and
+#             this tree with --warmup 3 (the default until 0.2.0) against its default
 #   nvtxrep   the NVTX ranges in results/h200/sitting-0805/bankconf-run1.ncu-rep
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
@@ -157,6 +160,17 @@ for step in "$@"; do
                     --rerun --profile >"$B/scaling-$spec-$pass.log" 2>&1
                 echo "$spec $pass: $(grep -E '^(time|profile) ' "$B/scaling-$spec-$pass.log" | tr -s ' ' | tr '\n' ';')" |
                     tee -a "$B/session.log"
+            done
+        done
+        ;;
+    coldwarm)
+        for spec in contention histogram; do
+            for pass in cold warm; do
+                [ $pass = cold ] && rm -rf "$root/.kvx-cache-coldwarm"
+                "$kvx" run "specs/$spec.yaml" --db "$B/coldwarm-$spec-$pass.db" --cache "$root/.kvx-cache-coldwarm" \
+                    --rerun --profile >"$B/coldwarm-$spec-$pass.log" 2>&1
+                echo "$spec $pass: $(grep -E '^(time|profile|  loop) ' "$B/coldwarm-$spec-$pass.log" | tr -s ' ' |
+                    tr '\n' ';')" | tee -a "$B/session.log"
             done
         done
         ;;
@@ -397,9 +411,15 @@ PY
                     KVX_COMMIT= "$k" run specs/contention.yaml --db "$B/oldnew-$side.db" --rerun >"$B/oldnew-$side.log" 2>&1)
                 echo "$side: $(grep -E '^[0-9]+ cases in' "$B/oldnew-$side.log")" | tee -a "$B/session.log"
             done
+            "$kvx" run specs/contention.yaml --db "$B/oldnew-w3.db" --rerun --warmup 3 >"$B/oldnew-w3.log" 2>&1
+            echo "new --warmup 3: $(grep -E '^[0-9]+ cases in' "$B/oldnew-w3.log")" | tee -a "$B/session.log"
             "$kvx" compare "$B/oldnew-new.db" "$B/oldnew-old.db" --rows strategy,counter,address,counters,n \
                 --cols hit_rate --format csv >"$B/oldnew-compare.csv" 2>&1
-            python3 - "$B/oldnew-compare.csv" <<'PY' | tee -a "$B/session.log"
+            "$kvx" compare "$B/oldnew-new.db" "$B/oldnew-w3.db" --rows strategy,counter,address,counters,n \
+                --cols hit_rate --format csv >"$B/oldnew-w3-compare.csv" 2>&1
+            for f in oldnew-compare oldnew-w3-compare; do
+            echo "$f (B/A: the second database over the first):" | tee -a "$B/session.log"
+            python3 - "$B/$f.csv" <<'PY' | tee -a "$B/session.log"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 def num(v):
@@ -410,9 +430,12 @@ def num(v):
 r = [x for x in rows if num(x.get("B_over_A")) is not None]
 out = [x for x in r if abs(num(x["B_over_A"]) - 1) > 0.02]
 print(f"cells compared {len(r)}; beyond 2%: {len(out)}; marked significant: {sum(1 for x in out if x.get('mark'))}")
+import statistics
+print(f"median ratio {statistics.median(num(x['B_over_A']) for x in r):.4f}")
 for x in out[:40]:
     print("  ", ",".join(f"{k}={v}" for k, v in x.items()))
 PY
+            done
         else
             echo "e9df4dc did not build" | tee -a "$B/session.log"
         fi
