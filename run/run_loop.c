@@ -40,6 +40,19 @@ static int case_ready(const RunSession *r, int i)
 /* How far past the next unit the hand-out looks for one that can start. */
 #define READY_LOOKAHEAD 256
 
+/* The first unit not handed out, within READY_LOOKAHEAD, whose first case
+ * can start now; -1 when none can (or every source is compiled). */
+static int ready_unit(RunSession *r)
+{
+    int end = r->nunits - r->next_unit > READY_LOOKAHEAD ? r->next_unit + READY_LOOKAHEAD : r->nunits, found = -1;
+    pthread_mutex_lock(&r->comp.mu);
+    for (int k = r->next_unit; k < end && found < 0 && !r->comp.finished; k++)
+        if (case_ready(r, r->units[k].cur))
+            found = k;
+    pthread_mutex_unlock(&r->comp.mu);
+    return found;
+}
+
 /* While sources still compile (a cold cache, a search's round), the next
  * unit whose first case can start now moves to the front, so that the GPU
  * works instead of waiting for the longest unit's sources; when none can,
@@ -48,17 +61,37 @@ static void ready_first(RunSession *r)
 {
     if (r->from_end)
         return;
-    int end = r->nunits - r->next_unit > READY_LOOKAHEAD ? r->next_unit + READY_LOOKAHEAD : r->nunits;
+    int k = ready_unit(r);
+    if (k > r->next_unit) {
+        Range u = r->units[k];
+        memmove(&r->units[r->next_unit + 1], &r->units[r->next_unit], sizeof u * (size_t)(k - r->next_unit));
+        r->units[r->next_unit] = u;
+    }
+}
+
+/* The rest of the worker's unit goes to the end of the hand-out when its
+ * next case's sources still compile, the GPU would wait for them (nothing
+ * queued) and another unit can start now: in a cold run a unit would
+ * otherwise hold the GPU until its slowest source compiled (contention's
+ * cooperative-groups sources: 2 s against 0.2 s).  Not for a differential
+ * spec or one with a reference kernel, whose groups keep state in the
+ * worker (the baseline's output, the reference's); and only with one
+ * worker, whose groups then still go whole to one process (with several,
+ * another could take the rest and make the group's input again).  1 when
+ * deferred. */
+static int defer_unready(RunSession *r, WorkerProc *wk)
+{
+    if (r->ndev > 1 || wk->nq || r->s->differential || r->pref.kind != PLAN_REF_NONE || r->from_end)
+        return 0;
     pthread_mutex_lock(&r->comp.mu);
-    for (int k = r->next_unit; k < end && !r->comp.finished; k++)
-        if (case_ready(r, r->units[k].cur)) {
-            Range u = r->units[k];
-            memmove(&r->units[r->next_unit + 1], &r->units[r->next_unit],
-                    sizeof u * (size_t)(k - r->next_unit));
-            r->units[r->next_unit] = u;
-            break;
-        }
+    int waits = !r->comp.finished && !case_ready(r, wk->cur);
     pthread_mutex_unlock(&r->comp.mu);
+    if (!waits || ready_unit(r) < 0)
+        return 0;
+    r->units = mem_realloc(r->units, sizeof *r->units * (size_t)(r->nunits + 1));
+    r->units[r->nunits++] = (Range){.cur = wk->cur, .end = wk->end, .group = wk->group, .nparts = 1};
+    wk->cur = wk->end;
+    return 1;
 }
 
 /* Within the worker's unit: when its next case's sources still compile, a
@@ -327,6 +360,8 @@ static int handout_one(RunSession *r, WorkerProc *wk)
     if (left <= 0)
         return left == 0;
     ready_case_first(r, wk);
+    if (defer_unready(r, wk))
+        return 1;   /* the worker takes another unit */
     JitJob *j, *rj;
     if (jobs_ready(r, wk, &j, &rj) <= 0)
         return 0;
