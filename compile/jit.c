@@ -613,6 +613,47 @@ static int keep_fresh(JitJob *job, const JitOptions *opt, const char *const *opt
     return 0;
 }
 
+/* Cache keys being compiled in this process: a second compile of a key (a
+ * search compiles ahead on one thread while a round compiles on another)
+ * waits for the first and then takes its cache entry, instead of running
+ * NVRTC twice. */
+static pthread_mutex_t flight_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flight_cv = PTHREAD_COND_INITIALIZER;
+static char (*flight)[65];
+static int nflight, flight_cap;
+
+static int flight_find(const char *key)
+{
+    for (int i = 0; i < nflight; i++)
+        if (!strcmp(flight[i], key))
+            return i;
+    return -1;
+}
+
+/* Wait while key is in flight, then claim it. */
+static void flight_claim(const char *key)
+{
+    pthread_mutex_lock(&flight_mu);
+    while (flight_find(key) >= 0)
+        pthread_cond_wait(&flight_cv, &flight_mu);
+    if (nflight == flight_cap) {
+        flight_cap = flight_cap ? 2 * flight_cap : 16;
+        flight = mem_realloc(flight, sizeof *flight * (size_t)flight_cap);
+    }
+    memcpy(flight[nflight++], key, 65);
+    pthread_mutex_unlock(&flight_mu);
+}
+
+static void flight_release(const char *key)
+{
+    pthread_mutex_lock(&flight_mu);
+    int i = flight_find(key);
+    if (i >= 0)
+        memcpy(flight[i], flight[--nflight], 65);
+    pthread_cond_broadcast(&flight_cv);
+    pthread_mutex_unlock(&flight_mu);
+}
+
 /* jit_compile; store 0: the cache is read but not written (it could not be,
  * for an earlier job of jit_compile_all); procs: the compile processes, or
  * NULL to compile on this thread. */
@@ -633,8 +674,11 @@ static int compile_job(JitJob *job, const JitOptions *opt, int store, JitProcs *
     const char **opts = nvrtc_options(job, opt, opt->cuda_include ? opt->cuda_include : found,
                                       a, &nopts);
     jit_cache_key(job, opts, nopts, job->key);
-    char *dir;
-    int overwrite, rc = 0;
+    char *dir, key[65];
+    int overwrite, rc = 0, cached = opt->cache_dir && opt->use_cache;
+    memcpy(key, job->key, sizeof key);
+    if (cached)
+        flight_claim(key);
     if (!cache_lookup(job, opt, &dir, &overwrite)) {
         rc = compile_fresh(job, procs, opts, nopts, err);
         if (rc == 0)
@@ -642,6 +686,8 @@ static int compile_job(JitJob *job, const JitOptions *opt, int store, JitProcs *
         else if (rc == 1)
             rc = 0;         /* a dead child: reported, not kept */
     }
+    if (cached)
+        flight_release(key);
     free(dir);
     arena_free(a);
     free(found);

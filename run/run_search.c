@@ -14,6 +14,7 @@
  * an exhaustive run measures nothing.  While a round runs, the sources of
  * the variants the strategy would ask for next compile ahead on the compile
  * processes the round leaves free. */
+#define _GNU_SOURCE     /* pthread_tryjoin_np */
 #include "run_internal.h"
 #include "core/pool.h"
 #include "search.h"
@@ -230,9 +231,11 @@ static void print_best(const SearchRun *sr, const SearchTally *t, const char *wh
  * the others) compile into the cache on a thread of their own, on the
  * compile processes the round's own sources leave free, so that the next
  * round finds them there.  Nothing waits for them: the next round cancels
- * what has not started (its guess may have changed), and the next Ahead's
- * thread first joins this one, so that the processes in flight are never
- * more than the cores. */
+ * what has not started (its guess may have changed) and starts its own at
+ * once, beside the compiles still in flight (for a moment more processes
+ * than cores); a cancelled Ahead is freed once its thread has ended.  A
+ * source the round needs that an Ahead is compiling is waited for, not
+ * compiled twice (jit.c's compiles in flight). */
 typedef struct Ahead {
     pthread_t thread;
     int started;
@@ -241,7 +244,7 @@ typedef struct Ahead {
     int n;
     JitOptions jo;
     KvxError err;
-    struct Ahead *prev;         /* joined and freed by this one's thread */
+    struct Ahead *prev;         /* cancelled; joined and freed with this one */
 } Ahead;
 
 static void ahead_free(Ahead *a)
@@ -250,6 +253,7 @@ static void ahead_free(Ahead *a)
         return;
     if (a->started)
         pthread_join(a->thread, NULL);
+    ahead_free(a->prev);
     for (int i = 0; i < a->n; i++)
         jit_job_release(&a->jobs[i]);
     free(a->jobs);
@@ -260,10 +264,26 @@ static void ahead_free(Ahead *a)
 static void *ahead_main(void *arg)
 {
     Ahead *a = arg;
-    ahead_free(a->prev);
-    a->prev = NULL;
     jit_compile_all(a->jobs, a->n, &a->jo, NULL, NULL, &a->err);
     return NULL;
+}
+
+/* Free the cancelled Aheads behind a whose threads have ended (their
+ * compiles in flight done); the others stay linked for a later call or
+ * ahead_free. */
+static void ahead_reap(Ahead *a)
+{
+    while (a && a->prev) {
+        Ahead *p = a->prev;
+        if (p->started && pthread_tryjoin_np(p->thread, NULL) != 0) {
+            a = p;
+            continue;
+        }
+        p->started = 0;
+        a->prev = p->prev;
+        p->prev = NULL;
+        ahead_free(p);
+    }
 }
 
 /* Stop a's compiles that have not started; a's thread is joined later. */
@@ -300,12 +320,13 @@ static void ahead_jobs(SearchRun *sr, Search *se, const int *asked, int nasked, 
     free(seen);
 }
 
-/* A new Ahead for the round of the asked candidates (todo of their cases to
- * run), after prev (cancelled here, joined by the new one's thread); NULL
- * when nothing is left to compile ahead (prev then joined here). */
+/* A new Ahead for the round of the asked candidates, after prev (cancelled
+ * here; the one before it, cancelled a round ago, joined); NULL when nothing
+ * is left to compile ahead (prev then joined here). */
 static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked, int left, Ahead *prev)
 {
     ahead_cancel(prev);
+    ahead_reap(prev);
     int procs = sr->o->jobs > 0 ? sr->o->jobs : pool_cores();
     Ahead *a = mem_calloc(1, sizeof *a);
     if (!sr->o->no_cache && left > 0)
@@ -323,10 +344,6 @@ static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int naske
                          .use_cache = 1, .cancel = &a->cancel};
     a->prev = prev;
     a->started = pthread_create(&a->thread, NULL, ahead_main, a) == 0;
-    if (!a->started) {
-        ahead_free(prev);
-        a->prev = NULL;
-    }
     return a;
 }
 

@@ -510,8 +510,10 @@ static int count_entries(const char *root, int *tmp_left)
     return n;
 }
 
-/* 8 jobs on 2 threads, pairs of identical sources: two threads may compile the
- * same key at once; both must end ok, sharing one entry, with no leftovers. */
+/* 8 jobs on 2 threads, pairs of identical sources: the two threads take a
+ * pair's jobs at once; the second waits for the first's compile (jit.c's
+ * compiles in flight) and takes its entry from the cache: NVRTC runs once a
+ * key.  Both end ok, sharing one entry, with no leftovers. */
 static void test_compile_all(void **state)
 {
     (void)state;
@@ -539,6 +541,7 @@ static void test_compile_all(void **state)
         /* The loser of the publish holds the winner's checksum, so that what
          * it adds (jit_cache_put) matches the entry on disk. */
         assert_string_equal(jobs[i].sum, jobs[i + 1].sum);
+        assert_int_equal(jobs[i].cached + jobs[i + 1].cached, 1);
     }
     int tmp_left = 0;
     assert_int_equal(count_entries(root, &tmp_left), 4);
