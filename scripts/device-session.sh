@@ -19,6 +19,9 @@
 #             cold and a warm run of the contention spec, their compile walls
 #   coldwarm  a cold and a warm run of the contention and histogram specs (an empty
 #             compile cache, then the same), their compile walls and compile waits
+#   specs     each spec of specs/ but sgemm (3,708 variants: see search) compiled,
+#             then run warm with --profile: its time line and the share of the wall
+#             its inputs and verification took
 #   user      each user-shaped spec of bench/specs/ compiled, then run warm with
 #             --profile (its time line and where the wall went)
 #   bench     bench/explorer.sh (cases/s, GPU share, accounted) into $OUT/bench
@@ -161,6 +164,21 @@ for step in "$@"; do
                 echo "$spec $pass: $(grep -E '^(time|profile) ' "$B/scaling-$spec-$pass.log" | tr -s ' ' | tr '\n' ';')" |
                     tee -a "$B/session.log"
             done
+        done
+        ;;
+    specs)
+        for f in specs/*.yaml; do
+            spec=$(basename "$f" .yaml)
+            [ "$spec" = sgemm ] && continue
+            "$kvx" compile "$f" >/dev/null 2>&1
+            "$kvx" run "$f" --db "$B/specs-$spec.db" --rerun --profile >"$B/specs-$spec.log" 2>&1
+            python3 - "$B/specs-$spec.db" "$spec" <<'PY' | tee -a "$B/session.log"
+import json, sqlite3, sys
+p = json.loads(sqlite3.connect(sys.argv[1]).execute("SELECT profile_json FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0])
+share = (p["input_s"] + p["verify_s"]) / p["wall_s"]
+print(f"{sys.argv[2]:14s} {p['cases']:4d} cases {p['wall_s']:7.2f} s: inputs {p['input_s']:.2f} s + verify"
+      f" {p['verify_s']:.2f} s = {100 * share:.1f}% of the wall; GPU busy {100 * p['gpu_busy_share']:.1f}%")
+PY
         done
         ;;
     coldwarm)

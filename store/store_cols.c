@@ -65,7 +65,7 @@ static const StoreCol runs_cols[] = {
      "wall time of the run, s (NULL while running or killed)", NULL},
     {"profile_json", "TEXT", "", 1, SCOL_NONE, 0, 1,
      "where the time went, JSON: `wall_s`; `stages_s` (load, probe, store, workers, loop, "
-     "finish: they add up to `wall_s`); `loop_s` (the parent's side: compile_wait, variants, "
+     "search (a search's time between its rounds), finish: they add up to `wall_s`); `loop_s` (the parent's side: compile_wait, variants, "
      "handout, commit, poll); `worker_s` (the workers' steps, as `cases.profile_json`, "
      "summed); `lost_s` (cases that timed out or whose worker died, until then); `host_wait_s` (the "
      "cases' `host_wait_ms`, summed); `ahead_refs`, `ahead_s` (host references the parent "

@@ -60,6 +60,10 @@ static void test_slow_reference(void **state)
 {
     (void)state;
     const char *db = tmp_path("ahead.db"), *log = tmp_path("ahead.log");
+    /* From a warm cache: while sources compile, the hand-out starts a unit
+     * that can start before the one the references were listed for
+     * (run_loop.c's ready_first), which is not what this checks. */
+    assert_int_equal(kvx(tmp_path("compile.log"), "compile", SPEC, "--arch", "sm_90", NULL), 0);
     setenv("KVX_TEST_HOSTREF_DELAY", "12:4000", 1);
     int rc = kvx(log, "run", SPEC, "--db", db, "--profile", NULL);
     unsetenv("KVX_TEST_HOSTREF_DELAY");
