@@ -77,11 +77,14 @@ static void job_add(RunAhead *a, const CaseDesc *d, const CaseCheck *k, const ch
     memset(j, 0, sizeof *j);
     memcpy(j->key, key, 65);
     j->k = *k;
+    /* A string argument is copied into the job; job_compute points at the
+     * copy (the list grows by realloc, so a pointer kept here would not
+     * follow the job). */
     for (int q = 0; q < k->nargs; q++) {
         RefArg *arg = &j->k.args[q];
         if (arg->v.kind == VAL_STR) {
             snprintf(j->k.strs[q], sizeof j->k.strs[q], "%s", k->args[q].v.s);
-            arg->v.s = j->k.strs[q];
+            arg->v.s = NULL;
         }
         if (arg->is_buf)
             j->bufs[q] = d->bufs[k->argbuf[q]];
@@ -182,6 +185,8 @@ static void job_compute(RunAhead *a, int idx)
     KvxError err = {0};
     int rc = 0;
     for (int q = 0; q < j->k.nargs && rc == 0; q++) {
+        if (args[q].v.kind == VAL_STR)
+            args[q].v.s = j->k.strs[q];
         if (!args[q].is_buf)
             continue;
         args[q].t = &elem_types[j->bufs[q].type];

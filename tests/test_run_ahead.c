@@ -91,6 +91,25 @@ static void test_slow_reference(void **state)
     assert_int_equal(folders_left(tmp, "kvx-hostrefs-"), 0);
 }
 
+/* More references than the list's first allocation (64), with string
+ * arguments (atomic_ops' reduce("add", ...)): the list grows by realloc, and
+ * a job's strings must move with it (they were left pointing into the old
+ * list: a crash on an H200, 2026-12-02).  The fake has no stand-in for these
+ * kernels, so every case is a launch_error (exit 1); the references are
+ * computed all the same. */
+static void test_many_references(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("many.db"), *log = tmp_path("many.log");
+    int rc = kvx(log, "run", KVX_SOURCE_DIR "/specs/atomic_ops.yaml", "--db", db, "--profile", "--where",
+                 "space == \"global\" && (type == \"u32\" || type == \"i32\" || type == \"u64\")", NULL);
+    if (rc != 1) {
+        dump(log);
+        fail_msg("kvx run exited %d (expected 1: launch errors on the fake, no crash)", rc);
+    }
+    assert_true(db_int(db, "SELECT json_extract(profile_json, '$.ahead_refs') FROM runs") > 64);
+}
+
 int main(void)
 {
     unsetenv("KVX_FAKE_LOG");
@@ -103,6 +122,7 @@ int main(void)
     printf("  working in %s\n", tmp);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_reference),
+        cmocka_unit_test(test_many_references),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return child_dir_done(failed);
