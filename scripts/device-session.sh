@@ -17,6 +17,8 @@
 #   compile-scaling  kvx compile of the histogram spec for sm_80,sm_90,sm_120 with no
 #             cache, -j 1 against the default (compile processes), each timed; then a
 #             cold and a warm run of the contention spec, their compile walls
+#   warmup    the whole contention spec, warm, with the default warm-up and with
+#             --warmup 1 and 3, in one sitting; kvx compare of each against the default
 #   coldwarm  a cold and a warm run of the contention and histogram specs (an empty
 #             compile cache, then the same), their compile walls and compile waits
 #   specs     each spec of specs/ but sgemm (3,708 variants: see search) compiled,
@@ -178,6 +180,33 @@ p = json.loads(sqlite3.connect(sys.argv[1]).execute("SELECT profile_json FROM ru
 share = (p["input_s"] + p["verify_s"]) / p["wall_s"]
 print(f"{sys.argv[2]:14s} {p['cases']:4d} cases {p['wall_s']:7.2f} s: inputs {p['input_s']:.2f} s + verify"
       f" {p['verify_s']:.2f} s = {100 * share:.1f}% of the wall; GPU busy {100 * p['gpu_busy_share']:.1f}%")
+PY
+        done
+        ;;
+    warmup)
+        say "warm-up A/B"
+        "$kvx" compile specs/contention.yaml >/dev/null 2>&1
+        for w in default 1 3; do
+            flag=; [ $w = default ] || flag="--warmup $w"
+            "$kvx" run specs/contention.yaml --db "$B/warmup-$w.db" --rerun --profile $flag >"$B/warmup-$w.log" 2>&1
+            echo "warm-up $w: $(grep -E '^[0-9]+ cases in|^profile ' "$B/warmup-$w.log" | tr '\n' ';')" | tee -a "$B/session.log"
+        done
+        for w in 1 3; do
+            "$kvx" compare "$B/warmup-default.db" "$B/warmup-$w.db" --rows strategy,counter,address,counters,n \
+                --cols hit_rate --format csv >"$B/warmup-$w-compare.csv" 2>&1
+            python3 - "$B/warmup-$w-compare.csv" "$w" <<'PY' | tee -a "$B/session.log"
+import csv, statistics, sys
+r = []
+for x in csv.DictReader(open(sys.argv[1])):
+    try:
+        r.append((float(x["B_over_A"]), x))
+    except (KeyError, TypeError, ValueError):
+        pass
+out = [(v, x) for v, x in r if abs(v - 1) > 0.02]
+print(f"--warmup {sys.argv[2]} over the default: {len(r)} cells, {len(out)} beyond 2%, median ratio"
+      f" {statistics.median(v for v, _ in r):.4f}, range {min(v for v, _ in r):.3f} to {max(v for v, _ in r):.3f}")
+for v, x in out:
+    print("  ", x["strategy"], x["counter"], x["address"], x["counters"], x["n"], x["hit_rate"], f"{v:.3f}")
 PY
         done
         ;;
