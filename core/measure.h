@@ -29,7 +29,7 @@ typedef enum {
 
 /* X(field, spec key, flag, kind, lo, hi, default, ARG, help) */
 #define MEASURE_SETTINGS(X)                                                                                 \
-    X(warmup, "warmup", "warmup", MEASURE_INT, 0, 1e9, 0, "N",                                             \
+    X(warmup, "warmup", "warmup", MEASURE_INT, 0, 1e9, 1, "N",                                             \
       "at most N untimed launches after the verified one")                                                 \
     X(min_samples, "min_samples", "min-samples", MEASURE_INT, 1, 1e9, 10, "N", "at least N timed samples") \
     X(max_samples, "max_samples", "max-samples", MEASURE_INT, 1, 1e9, 200, "N",                            \

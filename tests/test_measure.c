@@ -146,7 +146,7 @@ static void test_docs_table(void **state)
     free(doc);
 }
 
-/* The JSON of the 0.1 defaults (warmup 3; 0 since 0.2.0), byte for byte as
+/* The JSON of the 0.1 defaults (warmup 3; 1 since 0.2.0), byte for byte as
  * kvx stored it before the table: runs stored with those settings keep
  * resuming (with --warmup 3 now). */
 static void test_json_unchanged(void **state)
@@ -154,7 +154,7 @@ static void test_json_unchanged(void **state)
     (void)state;
     MeasureSettings m;
     measure_defaults(&m);
-    assert_int_equal(m.warmup, 0);
+    assert_int_equal(m.warmup, 1);
     m.warmup = 3;
     char *j = measure_json(&m);
     assert_string_equal(j, "{\"warmup\":3,\"min_samples\":10,\"max_samples\":200,\"noise\":0.02,\"budget_ms\":2000,"

@@ -25,9 +25,9 @@ static MeasureSettings defaults(void)
 static void test_warmups_count_or_time(void **state)
 {
     (void)state;
-    MeasureSettings m = defaults(); /* warmup 0, warmup_ms 10, budget 2000 */
-    assert_int_equal(measure_warmups(&m, 0.01, 0.05), 0);
-    assert_int_equal(measure_warmups(&m, 50, 50), 0);
+    MeasureSettings m = defaults(); /* warmup 1, warmup_ms 10, budget 2000 */
+    assert_int_equal(measure_warmups(&m, 0.01, 0.05), 1);
+    assert_int_equal(measure_warmups(&m, 50, 50), 1);
     m.warmup = 3;
     /* A small kernel: the count comes first. */
     assert_int_equal(measure_warmups(&m, 0.01, 0.05), 3);
