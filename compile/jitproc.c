@@ -223,6 +223,18 @@ static void pch_dir_remove(pid_t pid)
     file_remove_dir(dir);
 }
 
+/* $KVX_TEST_COMPILE_DELAY=TEXT:MS (tests only): a job whose name contains
+ * TEXT takes MS longer, as a slow source would. */
+static void test_delay(const char *name)
+{
+    const char *d = getenv("KVX_TEST_COMPILE_DELAY"), *colon = d ? strrchr(d, ':') : NULL;
+    if (!colon || colon == d || !name || !memmem(name, strlen(name), d, (size_t)(colon - d)))
+        return;
+    long ms = strtol(colon + 1, NULL, 10);
+    if (ms > 0)
+        usleep((useconds_t)(ms * 1000));
+}
+
 /* One job's frame compiled into the answer b.  -1 on a malformed frame. */
 static int child_job(const char *body, size_t len, StrBuf *b)
 {
@@ -240,6 +252,7 @@ static int child_job(const char *body, size_t len, StrBuf *b)
         signal(SIGSEGV, SIG_DFL);       /* die of it, also under ASan's handler */
         raise(SIGSEGV);
     }
+    test_delay(name);
     JitJob j = {.name = name, .source = source, .arch = arch};
     jit_job_release(&j);
     KvxError e = {0};

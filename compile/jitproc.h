@@ -18,7 +18,9 @@
  * A child that dies (a crash inside NVRTC) makes that job a failed compile
  * whose log says so, not cached; the next job starts a new child.
  * $KVX_TEST_COMPILE_CRASH (tests only): a child given a job whose name
- * contains that text kills itself with SIGSEGV before compiling it. */
+ * contains that text kills itself with SIGSEGV before compiling it.
+ * $KVX_TEST_COMPILE_DELAY=TEXT:MS (tests only): a child given a job whose
+ * name contains TEXT sleeps MS before compiling it. */
 #ifndef KVX_JITPROC_H
 #define KVX_JITPROC_H
 

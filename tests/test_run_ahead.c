@@ -110,6 +110,31 @@ static void test_many_references(void **state)
     assert_true(db_int(db, "SELECT json_extract(profile_json, '$.ahead_refs') FROM runs") > 64);
 }
 
+/* A cold run on one GPU: while one source still compiles (held back 3 s by
+ * $KVX_TEST_COMPILE_DELAY, as a slow header would), the worker runs what has
+ * compiled; the rest of a unit whose next case waits goes to the end of the
+ * hand-out (run_loop.c), so every other case is stored before the slow
+ * source's first, and those units are handed out twice. */
+static void test_ready_first(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("ready.db"), *log = tmp_path("ready.log");
+    setenv("KVX_TEST_COMPILE_DELAY", "strategy-warp__counter-u32:3000", 1);
+    int rc = kvx(log, "run", SPEC, "--db", db, "--cache", tmp_path("cold-ready"), "-j", "2", "--profile", NULL);
+    unsetenv("KVX_TEST_COMPILE_DELAY");
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx run exited %d (expected 0: all ok)", rc);
+    }
+    assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'"), NCASES);
+    if (db_int(db, "SELECT (SELECT max(id) FROM cases WHERE label NOT LIKE 'strategy=warp counter=u32 %') <"
+                   " (SELECT min(id) FROM cases WHERE label LIKE 'strategy=warp counter=u32 %')") != 1) {
+        dump(log);
+        fail_msg("the worker waited for the slow source instead of running the cases that had compiled");
+    }
+    assert_true(db_int(db, "SELECT json_array_length(profile_json, '$.handout') FROM runs") > NREFS);
+}
+
 int main(void)
 {
     unsetenv("KVX_FAKE_LOG");
@@ -123,6 +148,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_reference),
         cmocka_unit_test(test_many_references),
+        cmocka_unit_test(test_ready_first),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return child_dir_done(failed);
