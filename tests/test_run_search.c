@@ -179,7 +179,7 @@ static void test_search_rows(void **state)
     assert_true(log_has(elog, "--budget is '5x' (expected N variants or P%, Mgpu-min or Mwall-min)"));
     must(kvx(elog, "run", SPEC, "--db", c, "--search", "model", "--objective", "gbs,size == 3", NULL), 2, elog);
     assert_true(log_has(elog, "no selected point is an objective point of size == 3"));
-    must(kvx(elog, "run", SPEC, "--db", c, "--search", "model", "--counters", "default", NULL), 2, elog);
+    must(kvx(elog, "run", SPEC, "--db", c, "--search", "model", "--counters=default", NULL), 2, elog);
     assert_true(log_has(elog, "--search takes no --counters"));
 }
 
