@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -142,6 +143,35 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     for (size_t i = 0; i < n; i++)
         h = (h ^ p[i]) * 1099511628211ULL;
     return h;
+}
+
+/* ---- the logs (test hooks: KVX_FAKE_LOG, KVX_FAKE_CALL_LOG) ------------------------ */
+
+/* Append one line of n bytes to path: one write, O_APPEND, so that the lines
+ * of several processes do not interleave. */
+static void log_append(const char *path, const char *line, int n)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    if (write(fd, line, (size_t)n) != n)
+        fprintf(stderr, "kvx fake driver: cannot append to %s\n", path);
+    close(fd);
+}
+
+/* "<pid> " and the formatted call, a line of $KVX_FAKE_CALL_LOG when set. */
+static void call_log(const char *fmt, ...) KVX_PRINTF(1, 2);
+static void call_log(const char *fmt, ...)
+{
+    const char *path = getenv("KVX_FAKE_CALL_LOG");
+    if (!path || !*path)
+        return;
+    char what[200], line[256];  /* line: room for any pid and what, so never cut */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    log_append(path, line, snprintf(line, sizeof line, "%ld %s\n", (long)getpid(), what));
 }
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -421,6 +451,7 @@ static CUresult memset_async(CUdeviceptr dst, uint32_t v, int size, size_t n)
         memset(d, (int)v, n);
     for (size_t i = 0; size > 1 && i < n; i++)
         memcpy(d + i * (size_t)size, &v, (size_t)size);   /* little-endian: the low bytes */
+    call_log("memset%d %x %zu", 8 * size, v, n);
     if (n)
         block_of(dst)->version = ++fk.versions;
     clock_bytes((uint64_t)n * (uint64_t)size);
@@ -620,6 +651,7 @@ static CUresult module_load_data(CUmodule *m, const void *image)
     mod->counter_bytes = bytes_find(mod->image, len, "global.add.u64", 14) ||
                          bytes_find(mod->image, len, "st.global.u64", 13) ? 8 : 4;
     *m = mod;
+    call_log("load %016llx", (unsigned long long)mod->hash);
     return CUDA_SUCCESS;
 }
 
@@ -636,6 +668,7 @@ static CUresult module_unload(CUmodule m)
 {
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
+    call_log("unload %016llx", (unsigned long long)m->hash);
     while (m->funcs) {
         CUfunction f = m->funcs;
         m->funcs = f->next;
@@ -805,6 +838,7 @@ static CUresult launch(CUfunction f, const uint32_t grid[3], const uint32_t bloc
         return fk.sticky;
     if (!f || !params)
         return CUDA_ERROR_INVALID_VALUE;
+    call_log("launch %016llx %s", (unsigned long long)f->mod->hash, f->name);
     Behaviour what = ++fk.launches == fk.fault_at ? DO_FAULT : f->mod->what;
     if (!f->k)
         return CUDA_ERROR_NOT_SUPPORTED;
@@ -880,7 +914,7 @@ void fake_cuda_api(CudaApi *api)
     };
 }
 
-/* ---- the log ---------------------------------------------------------------------- */
+/* ---- the case log ----------------------------------------------------------------- */
 
 void fake_log_case(int device, const CaseDesc *c)
 {
@@ -895,10 +929,5 @@ void fake_log_case(int device, const CaseDesc *c)
     char line[256];
     int n = snprintf(line, sizeof line, "%ld %s %d %s\n", (long)getpid(), c->workload_key, device,
                      behaviour_names[b]);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return;
-    if (write(fd, line, (size_t)n) != n)
-        fprintf(stderr, "kvx fake driver: cannot append to %s\n", path);
-    close(fd);
+    log_append(path, line, n);
 }

@@ -74,7 +74,18 @@
  *                           (kvx_mset_hash, both sides) "kvx_mset <type>
  *                           <count>", and each sort of one (kvx_sort_key,
  *                           elements to keys) "kvx_sort <type> <count>", so a
- *                           test sees what took the device path. */
+ *                           test sees what took the device path;
+ *   KVX_FAKE_CALL_LOG=FILE  the driver appends one line per module load and
+ *                           unload, kernel launch (replays too) and memset,
+ *                           in the order the worker made them:
+ *                               <pid> load <module>
+ *                               <pid> unload <module>
+ *                               <pid> launch <module> <entry point>
+ *                               <pid> memset<8|16|32> <value, hex> <elements>
+ *                           <module> being the hash of the image (16 hex
+ *                           digits: every load of one cubin gives the same),
+ *                           so a test sees the worker's module cache evict
+ *                           and the width of each output reset. */
 #ifndef KVX_FAKE_H
 #define KVX_FAKE_H
 

@@ -7,11 +7,11 @@
  * through fake_mem(), so a buffer too small for the launch is the illegal
  * address it would be on a GPU.
  *
- * Limits: count's counter is 32-bit (a u64 one reads the same while it is
- * below 2^32: the bytes above are its init, 0); filter_count's counters are as
- * wide as the module's PTX adds (FakeLaunch.counter_bytes); a 64-bit scalar
- * read of a 32-bit argument relies on the worker's zeroed argument slots
- * (CaseLaunch.scalars). */
+ * Limits: count's counter is 32-bit (a u64 one reads as its init plus the
+ * count while the low word does not carry: the bytes above keep their init);
+ * filter_count's counters are as wide as the module's PTX adds
+ * (FakeLaunch.counter_bytes); a 64-bit scalar read of a 32-bit argument
+ * relies on the worker's zeroed argument slots (CaseLaunch.scalars). */
 #include "fake.h"
 
 #include <fcntl.h>
@@ -101,6 +101,26 @@ static int count_serial(const FakeLaunch *l)
 {
     int32_t n = arg_i32(l, 1);
     return count_into(l, 0, n > 0 ? (uint64_t)n : 0, arg_i32(l, 2), 3);
+}
+
+/* count_u16(const int *in, long long n, int thresh, unsigned short *out):
+ * one thread counts all n into a 16-bit counter, which wraps
+ * (tests/data/specs/fake_resets.cu: an output reset by a 16-bit memset).
+ * The counter is read before the add, so a reset that did not happen shows. */
+static int count_u16(const FakeLaunch *l)
+{
+    int64_t n = arg_i64(l, 1);
+    uint64_t m = n > 0 ? (uint64_t)n : 0;
+    int32_t thresh = arg_i32(l, 2);
+    const int32_t *in = arg_mem(l, 0, m, 4);
+    uint16_t *out = arg_mem(l, 3, 1, 2);
+    if (!in || !out)
+        return -1;
+    uint16_t hits = 0;
+    for (uint64_t i = 0; i < m; i++)
+        hits = (uint16_t)(hits + (in[i] < thresh));
+    *out = (uint16_t)(*out + hits + (l->mismatch ? 1 : 0));
+    return 0;
 }
 
 /* filter_count(in, const unsigned short *addr, int n, int thresh, out):
@@ -510,6 +530,7 @@ static const FakeKernel kernels[] = {
     {"count", "pqio", count},
     {"tiny_count", "pqio", tiny_count},
     {"count_serial", "piio", count_serial},
+    {"count_u16", "pqio", count_u16},
     {"filter_count", "ppiio", filter_count},
     {"filter_count_blocks", "ppiio", filter_count_blocks},
     {"filter_count_sum", "pio", filter_count_sum},
