@@ -13,7 +13,15 @@
  * - the worker's paths: a host reference and a differential check, both L2
  *   flushes, warm-ups, an input at an offset, a cluster launch, dynamic shared
  *   memory past 48 KiB, a reference kernel: every case ok, verified by the
- *   worker itself; a kernel with no host stand-in is a launch_error. */
+ *   worker itself; a kernel with no host stand-in is a launch_error;
+ * - the worker's module cache (KVX_FAKE_CALL_LOG's loads, unloads and
+ *   launches): past WORKER_MAX_MODULES cubins each load unloads the least
+ *   recently used module first, a module evicted is loaded again when a case
+ *   comes back to it, and every case is ok;
+ * - output resets (KVX_FAKE_CALL_LOG's memsets): each launch of a case is
+ *   preceded by the memset of the width its init's byte pattern asks for (8,
+ *   16 or 32 bits), and each counter ends at its init plus its count, so no
+ *   launch started from anything but the init. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +34,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "gpu/worker.h"     /* WORKER_MAX_MODULES */
 
 #define KVX_DEADLINE_S 60
 #pragma GCC diagnostic push
@@ -198,6 +207,293 @@ static void test_no_standin(void **state)
                      8);
 }
 
+/* ---- KVX_FAKE_CALL_LOG ------------------------------------------------------------- */
+
+/* One line of the fake driver's call log (gpu/fake.h). */
+typedef struct Call {
+    long pid;
+    char what[16];          /* load, unload, launch, memset8, memset16, memset32 */
+    char arg[64];           /* the module (load, unload, launch), or the memset's value */
+    char rest[160];         /* the entry point (launch), or the memset's elements */
+} Call;
+
+/* The calls of the log at path, in the order they were appended. */
+static Call *calls_read(const char *path, int *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("no KVX_FAKE_CALL_LOG at %s", path);
+    int cap = 1024;
+    Call *v = mem_alloc(sizeof *v * (size_t)cap);
+    char line[320];
+    *n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (*n == cap)
+            v = mem_realloc(v, sizeof *v * (size_t)(cap *= 2));
+        Call *c = &v[*n];
+        c->rest[0] = 0;
+        if (sscanf(line, "%ld %15s %63s %159[^\n]", &c->pid, c->what, c->arg, c->rest) < 3)
+            fail_msg("%s: unreadable line '%s'", path, line);
+        (*n)++;
+    }
+    fclose(f);
+    return v;
+}
+
+/* ---- the module cache ---------------------------------------------------------------- */
+
+#define EXTRA_MODULES 8     /* cubins past WORKER_MAX_MODULES */
+
+/* The module cache test's spec, at path (next to a copy of fake_modules.cu):
+ * a cubin per mod, 0 .. C + 7 (C = WORKER_MAX_MODULES), in three workload
+ * groups, each in mod order, handed out longest first (the cache warm, so
+ * that no compile reorders them):
+ *   4K  every mod: C + 8 cubins in a cache of C (loads evict, whatever came
+ *       before, and it comes back to evicted ones);
+ *   1K  mod 0 .. C-1: the cache holds them, mod 0 the least recently used;
+ *   2K  mod 0 (held: now the most recently used), then C .. C+7: each load
+ *       evicts the least recently used, 1 .. 8, not 0, which a cache that
+ *       forgot a hit (first in, first out) would take.
+ * mod 0 is the baseline, first in each group. */
+static void modules_spec(const char *path)
+{
+    StrBuf axis, b;
+    sb_init(&axis);
+    for (int i = 0; i < WORKER_MAX_MODULES + EXTRA_MODULES; i++)
+        sb_printf(&axis, "%s%d", i ? ", " : "", i);
+    sb_init(&b);
+    sb_printf(&b,
+              "kvx: 1\nname: fake_modules\ndoc: the module cache test's (tests/test_fake_driver.c)\n"
+              "template: fake_modules.cu\nkernel: count\n"
+              "axes:\n  mod: [%s]\n  n: [1K, 2K, 4K]\n"
+              "where:\n  - 'n != 1K || mod < %d'\n  - 'n != 2K || mod == 0 || mod >= %d'\n"
+              "buffers:\n  in:  { type: i32, count: n, init: { uniform: [0, 999] } }\n"
+              "  out: { type: u32, count: 1, init: 0 }\n"
+              "launch: { grid: 'ceil_div(n, 256)', block: 256, args: [in, n, 300, out] }\n"
+              "check:\n  out: count_below(in, 300)\n"
+              "baseline: { mod: 0 }\n"
+              "measure: { warmup: 0, min_samples: 1, max_samples: 1, noise: 0.05, budget_ms: 100,\n"
+              "           flush_l2: false, timeout_s: 30 }\n",
+              axis.p, WORKER_MAX_MODULES, WORKER_MAX_MODULES);
+    assert_int_equal(file_write_atomic(path, b.p, b.len), 0);
+    sb_free(&b);
+    sb_free(&axis);
+}
+
+/* A module as the worker's calls show it, replayed against its cache's rule. */
+typedef struct SimMod {
+    char mod[17];
+    int held;               /* loaded now */
+    long used;              /* the replay's clock at its last load or launch */
+    int own;                /* launched a kvx_* entry point: devio's or the flush's
+                             * module, held apart from the cache */
+    int evicted;            /* unloaded once for another's load */
+} SimMod;
+
+typedef struct Sim {
+    SimMod *m;
+    int n, cap;
+    long clock, pid;
+    int evictions, reloads;
+} Sim;
+
+static SimMod *sim_mod(Sim *s, const char *mod)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->m[i].mod, mod))
+            return &s->m[i];
+    if (s->n == s->cap)
+        s->m = mem_realloc(s->m, sizeof *s->m * (size_t)(s->cap = s->cap ? 2 * s->cap : 512));
+    SimMod *m = &s->m[s->n++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->mod, sizeof m->mod, "%s", mod);
+    return m;
+}
+
+/* The cached modules held now (own ones apart); *lru the least recently used. */
+static int sim_cached(const Sim *s, const SimMod **lru)
+{
+    int n = 0;
+    *lru = NULL;
+    for (int i = 0; i < s->n; i++)
+        if (s->m[i].held && !s->m[i].own) {
+            n++;
+            if (!*lru || s->m[i].used < (*lru)->used)
+                *lru = &s->m[i];
+        }
+    return n;
+}
+
+/* The unload of call i, followed by a load of the same process: an
+ * eviction, which must take the least recently used module of a full cache. */
+static void sim_evict(Sim *s, const Call *c, SimMod *m)
+{
+    const SimMod *lru;
+    int held = sim_cached(s, &lru);
+    if (held != WORKER_MAX_MODULES)
+        fail_msg("pid %ld evicted %s with %d modules held (expected only when full, %d)", c->pid, c->arg, held,
+                 WORKER_MAX_MODULES);
+    if (lru != m)
+        fail_msg("pid %ld evicted %s, last used at %ld, before %s, last used at %ld (not the least recently "
+                 "used)", c->pid, m->mod, m->used, lru->mod, lru->used);
+    m->evicted = 1;
+    s->evictions++;
+}
+
+/* Replay call i of v[0..n) on s. */
+static void sim_call(Sim *s, const Call *v, int n, int i)
+{
+    const Call *c = &v[i];
+    if (c->pid != s->pid)
+        for (int k = 0; k < s->n; k++)
+            s->m[k].held = 0;   /* a new worker process holds nothing */
+    s->pid = c->pid;
+    if (strcmp(c->what, "load") && strcmp(c->what, "unload") && strcmp(c->what, "launch"))
+        return;
+    SimMod *m = sim_mod(s, c->arg);
+    if (!strcmp(c->what, "load")) {
+        if (m->held)
+            fail_msg("pid %ld loaded %s while it held it (call %d)", c->pid, c->arg, i + 1);
+        s->reloads += m->evicted;
+        m->held = 1;
+        m->used = ++s->clock;
+    } else if (!strcmp(c->what, "launch")) {
+        /* A module is launched right after its load: whether it is kvx's
+         * own is known then, and the cache bounded. */
+        const SimMod *lru;
+        if (!m->held)
+            fail_msg("pid %ld launched %s of module %s, not loaded (call %d)", c->pid, c->rest, c->arg, i + 1);
+        m->used = ++s->clock;
+        m->own |= !strncmp(c->rest, "kvx_", 4);
+        if (sim_cached(s, &lru) > WORKER_MAX_MODULES)
+            fail_msg("pid %ld holds %d modules at call %d (expected at most %d)", c->pid, sim_cached(s, &lru),
+                     i + 1, WORKER_MAX_MODULES);
+    } else {
+        if (!m->held)
+            fail_msg("pid %ld unloaded %s, not loaded (call %d)", c->pid, c->arg, i + 1);
+        if (i + 1 < n && v[i + 1].pid == c->pid && !strcmp(v[i + 1].what, "load"))
+            sim_evict(s, c, m);
+        m->held = 0;
+    }
+}
+
+/* One worker loads more cubins than it keeps, and comes back to evicted
+ * ones (modules_spec): each load past WORKER_MAX_MODULES evicts the least
+ * recently used module, and every case is ok. */
+static void test_module_eviction(void **state)
+{
+    (void)state;
+    const char *spec = tmp_path("modules.yaml"), *db = tmp_path("modules.db"), *log = tmp_path("modules.log");
+    const char *clog = tmp_path("modules-calls.log");
+    char *cu = file_read(SPECS "fake_modules.cu", NULL);
+    assert_non_null(cu);
+    assert_int_equal(file_write_atomic(tmp_path("fake_modules.cu"), cu, strlen(cu)), 0);
+    free(cu);
+    modules_spec(spec);
+    if (kvx(log, "compile", spec, "--arch", "sm_90", "--out", tmp_path("modules-out"), NULL) != 0) {
+        dump(log);
+        fail_msg("kvx compile of the module cache test's spec failed");
+    }
+    setenv("KVX_FAKE_CALL_LOG", clog, 1);
+    int rc = kvx(log, "run", spec, "--db", db, NULL);
+    unsetenv("KVX_FAKE_CALL_LOG");
+    const int cases = 2 * WORKER_MAX_MODULES + 2 * EXTRA_MODULES + 1;
+    if (rc != 0 || db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'") != cases) {
+        dump(log);
+        fail_msg("kvx run of %d cubins exited %d (expected 0 and %d cases ok)",
+                 WORKER_MAX_MODULES + EXTRA_MODULES, rc, cases);
+    }
+    /* The order modules_spec plans (the results are stored as they come):
+     * else the hit that tells the least recently used from the first loaded
+     * would not come where it should. */
+    if (db_int(db, "SELECT max(id) FROM cases WHERE json_extract(axes, '$.n') = 1024") >
+        db_int(db, "SELECT min(id) FROM cases WHERE json_extract(axes, '$.n') = 2048"))
+        fail_msg("the 2K group ran before the 1K group ended (expected longest first, one after the other)");
+    int n = 0, kernels = 0;
+    Call *v = calls_read(clog, &n);
+    Sim s = {0};
+    for (int i = 0; i < n; i++)
+        sim_call(&s, v, n, i);
+    for (int i = 0; i < s.n; i++)
+        kernels += !s.m[i].own;
+    if (kernels != WORKER_MAX_MODULES + EXTRA_MODULES || s.evictions < EXTRA_MODULES || s.reloads < 1)
+        fail_msg("%d kernel modules, %d evictions, %d loaded again (expected %d, at least %d, at least 1)",
+                 kernels, s.evictions, s.reloads, WORKER_MAX_MODULES + EXTRA_MODULES, EXTRA_MODULES);
+    free(s.m);
+    free(v);
+}
+
+/* ---- output resets ------------------------------------------------------------------ */
+
+/* fake_resets.yaml's inits and the memset each asks for, by its byte pattern. */
+static const struct {
+    const char *init;       /* the axis value */
+    const char *call, *value, *elements;
+} resets[] = {
+    {"u32_d8", "memset8", "5a", "4"},
+    {"u16_d16", "memset16", "1234", "1"},
+    {"u32_d16", "memset16", "beef", "2"},
+    {"u64_d16", "memset16", "4321", "4"},
+    {"u32_d32", "memset32", "12345678", "1"},
+    {"u64_d32", "memset32", "a0b0c0d", "2"},
+};
+
+/* The launches of a spec's own kernels (not kvx_*) with no memset since the
+ * one before: started from what the last one left, or reset by something
+ * else (a copy, where every init of fake_resets.yaml takes a memset). */
+static int launches_unreset(const Call *v, int n)
+{
+    int reset = 0, bad = 0;
+    for (int i = 0; i < n; i++)
+        if (!strncmp(v[i].what, "memset", 6)) {
+            reset = 1;
+        } else if (!strcmp(v[i].what, "launch") && strncmp(v[i].rest, "kvx_", 4)) {
+            bad += !reset;
+            reset = 0;
+        }
+    return bad;
+}
+
+/* Outputs reset before every launch by the narrowest memset that writes
+ * their init: every case ok (each counter ended at its init plus its count:
+ * the samples' resets), a memset before each launch of the kernel, and as
+ * many memsets of each init's width and pattern as its cases launched. */
+static void test_reset_widths(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("resets.db"), *log = tmp_path("resets.log");
+    const char *clog = tmp_path("resets-calls.log");
+    setenv("KVX_FAKE_CALL_LOG", clog, 1);
+    int rc = kvx(log, "run", SPECS "fake_resets.yaml", "--db", db, NULL);
+    unsetenv("KVX_FAKE_CALL_LOG");
+    if (rc != 0 || db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'") != 12) {
+        dump(log);
+        fail_msg("kvx run fake_resets.yaml exited %d (expected 0 and 12 cases ok: a counter that did not "
+                 "start from its init ends elsewhere)", rc);
+    }
+    int n = 0;
+    Call *v = calls_read(clog, &n);
+    int unreset = launches_unreset(v, n);
+    if (unreset)
+        fail_msg("%d launches of the counting kernels with no memset since the one before (expected a reset "
+                 "by memset before each)", unreset);
+    for (size_t r = 0; r < sizeof resets / sizeof resets[0]; r++) {
+        int memsets = 0;
+        for (int i = 0; i < n; i++)
+            memsets += !strcmp(v[i].what, resets[r].call) && !strcmp(v[i].arg, resets[r].value) &&
+                       !strcmp(v[i].rest, resets[r].elements);
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT sum(json_extract(profile_json, '$.launches')) FROM cases "
+                                  "WHERE json_extract(axes, '$.init') = '%s'", resets[r].init);
+        int launches = db_int(db, sql);
+        /* two sizes, each 1 verified launch + 2 warm-ups + 3 samples */
+        if (launches != 12 || memsets != launches)
+            fail_msg("init %s: %d calls '%s %s %s' for %d launches (expected one a launch, 12)", resets[r].init,
+                     memsets, resets[r].call, resets[r].value, resets[r].elements, launches);
+    }
+    free(v);
+}
+
 int main(void)
 {
     child_env_clean();
@@ -211,6 +507,8 @@ int main(void)
         cmocka_unit_test(test_alloc_fails),
         cmocka_unit_test(test_worker_paths),
         cmocka_unit_test(test_no_standin),
+        cmocka_unit_test(test_module_eviction),
+        cmocka_unit_test(test_reset_widths),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return child_dir_done(failed);
