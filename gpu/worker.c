@@ -116,7 +116,7 @@ int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, 
         if (!image)
             return worker_fail(res, CASE_load_error, "cannot read %s: %s", cubin_path,
                                strerror(errno));
-        if (w->nmods == WORKER_MAX_MODULES) {
+        if (w->nmods == w->max_mods) {
             int lru = 0;
             for (int i = 1; i < w->nmods; i++)
                 if (w->mods[i].used < w->mods[lru].used)
@@ -849,6 +849,10 @@ static int worker_open(WorkerState *w, int device, KvxError *err)
         return -1;
     }
     w->threads = pool_cores();
+    /* $KVX_TEST_WORKER_MODULES=N (tests only): a module cache of N < the
+     * limit, so that a test evicts without compiling hundreds of cubins. */
+    const char *cap = getenv("KVX_TEST_WORKER_MODULES");
+    w->max_mods = cap && atoi(cap) > 0 && atoi(cap) < WORKER_MAX_MODULES ? atoi(cap) : WORKER_MAX_MODULES;
     if (worker_device_info_query(device, &w->dev, err) < 0 ||
         CU_CHECK(err, cu.cuDeviceGet(&w->cudev, device)) < 0 ||
         CU_CHECK(err, cu.cuDevicePrimaryCtxRetain(&w->ctx, w->cudev)) < 0)

@@ -140,6 +140,7 @@ typedef struct WorkerState {
                              * input used since is the case's own */
     Module mods[WORKER_MAX_MODULES];
     int nmods;
+    int max_mods;           /* WORKER_MAX_MODULES, or fewer for a test (worker_open) */
     /* Inputs of the current workload point: at most one entry per buffer of a
      * case, since entries a case does not use are evicted when it starts. */
     HostCopy hosts[WORKER_MAX_INPUTS];

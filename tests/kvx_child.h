@@ -34,7 +34,7 @@ static inline void child_env_clean(void)
 {
     static const char *const names[] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
                                         "KVX_FAKE_LOG", "KVX_FAKE_NS_PER_BYTE", "KVX_FAKE_FAULT_LAUNCH",
-                                        "KVX_FAKE_MEM_FREE", "KVX_FAKE_CALL_LOG"};
+                                        "KVX_FAKE_MEM_FREE", "KVX_FAKE_CALL_LOG", "KVX_TEST_WORKER_MODULES"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unsetenv(names[i]);
 }

@@ -15,9 +15,10 @@
  *   memory past 48 KiB, a reference kernel: every case ok, verified by the
  *   worker itself; a kernel with no host stand-in is a launch_error;
  * - the worker's module cache (KVX_FAKE_CALL_LOG's loads, unloads and
- *   launches): past WORKER_MAX_MODULES cubins each load unloads the least
- *   recently used module first, a module evicted is loaded again when a case
- *   comes back to it, and every case is ok;
+ *   launches; the cache cut to CACHE_MODULES by $KVX_TEST_WORKER_MODULES):
+ *   past it each load unloads the least recently used module first, a
+ *   module evicted is loaded again when a case comes back to it, and every
+ *   case is ok;
  * - output resets (KVX_FAKE_CALL_LOG's memsets): each launch of a case is
  *   preceded by the memset of the width its init's byte pattern asks for (8,
  *   16 or 32 bits), and each counter ends at its init plus its count, so no
@@ -34,7 +35,6 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "gpu/worker.h"     /* WORKER_MAX_MODULES */
 
 #define KVX_DEADLINE_S 60
 #pragma GCC diagnostic push
@@ -242,24 +242,29 @@ static Call *calls_read(const char *path, int *n)
 
 /* ---- the module cache ---------------------------------------------------------------- */
 
-#define EXTRA_MODULES 8     /* cubins past WORKER_MAX_MODULES */
+/* The worker's module cache, cut from WORKER_MAX_MODULES (256) by
+ * $KVX_TEST_WORKER_MODULES, so that the test compiles 16 cubins, not 264;
+ * fewer extra than cached, so that the 1K group (C cases) goes out before
+ * the 2K group (E + 1). */
+#define CACHE_MODULES 12
+#define EXTRA_MODULES 4     /* cubins past CACHE_MODULES */
 
 /* The module cache test's spec, at path (next to a copy of fake_modules.cu):
- * a cubin per mod, 0 .. C + 7 (C = WORKER_MAX_MODULES), in three workload
- * groups, each in mod order, handed out longest first (the cache warm, so
- * that no compile reorders them):
- *   4K  every mod: C + 8 cubins in a cache of C (loads evict, whatever came
+ * a cubin per mod, 0 .. C + E - 1 (C = CACHE_MODULES, E = EXTRA_MODULES),
+ * in three workload groups, each in mod order, handed out longest first
+ * (the cache warm, so that no compile reorders them):
+ *   4K  every mod: C + E cubins in a cache of C (loads evict, whatever came
  *       before, and it comes back to evicted ones);
  *   1K  mod 0 .. C-1: the cache holds them, mod 0 the least recently used;
- *   2K  mod 0 (held: now the most recently used), then C .. C+7: each load
- *       evicts the least recently used, 1 .. 8, not 0, which a cache that
- *       forgot a hit (first in, first out) would take.
+ *   2K  mod 0 (held: now the most recently used), then C .. C+E-1: each
+ *       load evicts the least recently used, 1 .. E, not 0, which a cache
+ *       that forgot a hit (first in, first out) would take.
  * mod 0 is the baseline, first in each group. */
 static void modules_spec(const char *path)
 {
     StrBuf axis, b;
     sb_init(&axis);
-    for (int i = 0; i < WORKER_MAX_MODULES + EXTRA_MODULES; i++)
+    for (int i = 0; i < CACHE_MODULES + EXTRA_MODULES; i++)
         sb_printf(&axis, "%s%d", i ? ", " : "", i);
     sb_init(&b);
     sb_printf(&b,
@@ -274,7 +279,7 @@ static void modules_spec(const char *path)
               "baseline: { mod: 0 }\n"
               "measure: { warmup: 0, min_samples: 1, max_samples: 1, noise: 0.05, budget_ms: 100,\n"
               "           flush_l2: false, timeout_s: 30 }\n",
-              axis.p, WORKER_MAX_MODULES, WORKER_MAX_MODULES);
+              axis.p, CACHE_MODULES, CACHE_MODULES);
     assert_int_equal(file_write_atomic(path, b.p, b.len), 0);
     sb_free(&b);
     sb_free(&axis);
@@ -330,9 +335,9 @@ static void sim_evict(Sim *s, const Call *c, SimMod *m)
 {
     const SimMod *lru;
     int held = sim_cached(s, &lru);
-    if (held != WORKER_MAX_MODULES)
+    if (held != CACHE_MODULES)
         fail_msg("pid %ld evicted %s with %d modules held (expected only when full, %d)", c->pid, c->arg, held,
-                 WORKER_MAX_MODULES);
+                 CACHE_MODULES);
     if (lru != m)
         fail_msg("pid %ld evicted %s, last used at %ld, before %s, last used at %ld (not the least recently "
                  "used)", c->pid, m->mod, m->used, lru->mod, lru->used);
@@ -365,9 +370,9 @@ static void sim_call(Sim *s, const Call *v, int n, int i)
             fail_msg("pid %ld launched %s of module %s, not loaded (call %d)", c->pid, c->rest, c->arg, i + 1);
         m->used = ++s->clock;
         m->own |= !strncmp(c->rest, "kvx_", 4);
-        if (sim_cached(s, &lru) > WORKER_MAX_MODULES)
+        if (sim_cached(s, &lru) > CACHE_MODULES)
             fail_msg("pid %ld holds %d modules at call %d (expected at most %d)", c->pid, sim_cached(s, &lru),
-                     i + 1, WORKER_MAX_MODULES);
+                     i + 1, CACHE_MODULES);
     } else {
         if (!m->held)
             fail_msg("pid %ld unloaded %s, not loaded (call %d)", c->pid, c->arg, i + 1);
@@ -378,7 +383,7 @@ static void sim_call(Sim *s, const Call *v, int n, int i)
 }
 
 /* One worker loads more cubins than it keeps, and comes back to evicted
- * ones (modules_spec): each load past WORKER_MAX_MODULES evicts the least
+ * ones (modules_spec): each load past CACHE_MODULES evicts the least
  * recently used module, and every case is ok. */
 static void test_module_eviction(void **state)
 {
@@ -394,14 +399,18 @@ static void test_module_eviction(void **state)
         dump(log);
         fail_msg("kvx compile of the module cache test's spec failed");
     }
+    char cap[16];
+    snprintf(cap, sizeof cap, "%d", CACHE_MODULES);
+    setenv("KVX_TEST_WORKER_MODULES", cap, 1);
     setenv("KVX_FAKE_CALL_LOG", clog, 1);
     int rc = kvx(log, "run", spec, "--db", db, NULL);
     unsetenv("KVX_FAKE_CALL_LOG");
-    const int cases = 2 * WORKER_MAX_MODULES + 2 * EXTRA_MODULES + 1;
+    unsetenv("KVX_TEST_WORKER_MODULES");
+    const int cases = 2 * CACHE_MODULES + 2 * EXTRA_MODULES + 1;
     if (rc != 0 || db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'") != cases) {
         dump(log);
         fail_msg("kvx run of %d cubins exited %d (expected 0 and %d cases ok)",
-                 WORKER_MAX_MODULES + EXTRA_MODULES, rc, cases);
+                 CACHE_MODULES + EXTRA_MODULES, rc, cases);
     }
     /* The order modules_spec plans (the results are stored as they come):
      * else the hit that tells the least recently used from the first loaded
@@ -416,9 +425,9 @@ static void test_module_eviction(void **state)
         sim_call(&s, v, n, i);
     for (int i = 0; i < s.n; i++)
         kernels += !s.m[i].own;
-    if (kernels != WORKER_MAX_MODULES + EXTRA_MODULES || s.evictions < EXTRA_MODULES || s.reloads < 1)
+    if (kernels != CACHE_MODULES + EXTRA_MODULES || s.evictions < EXTRA_MODULES || s.reloads < 1)
         fail_msg("%d kernel modules, %d evictions, %d loaded again (expected %d, at least %d, at least 1)",
-                 kernels, s.evictions, s.reloads, WORKER_MAX_MODULES + EXTRA_MODULES, EXTRA_MODULES);
+                 kernels, s.evictions, s.reloads, CACHE_MODULES + EXTRA_MODULES, EXTRA_MODULES);
     free(s.m);
     free(v);
 }
