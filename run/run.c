@@ -654,7 +654,7 @@ static void round_free(RunSession *r)
     r->units = NULL, r->medians = NULL, r->desc = NULL, r->refkeys = NULL, r->kept = NULL, r->kept_keys = NULL;
     r->ncases = r->ngroups = r->nunits = r->next_unit = r->norphans = 0;
     jit_scratch_free(r->scratch);
-    r->scratch = jit_scratch_new();
+    r->scratch = NULL;          /* the next round makes its own */
 }
 
 /* Free whatever the stages made; a zeroed session is fine. */
@@ -694,6 +694,8 @@ int run_session_round(RunSession *r, const unsigned char *only)
 {
     if (r->rounds)
         round_free(r);
+    if (!r->scratch)
+        r->scratch = jit_scratch_new();
     if (session_list(r, only) != 0)
         return r->rc;
     run_order(r);

@@ -321,8 +321,8 @@ static void ahead_jobs(SearchRun *sr, Search *se, const int *asked, int nasked, 
 }
 
 /* A new Ahead for the round of the asked candidates, after prev (cancelled
- * here; the one before it, cancelled a round ago, joined); NULL when nothing
- * is left to compile ahead (prev then joined here). */
+ * here; the cancelled ones behind it freed where their threads have ended);
+ * NULL when nothing is left to compile ahead (prev then joined here). */
 static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int nasked, int left, Ahead *prev)
 {
     ahead_cancel(prev);
@@ -367,14 +367,14 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ah
     unsigned char *only = mem_alloc((size_t)sr->p->npoints + 1);
     while (n < o->batch && t->done + n < total && (asked[n] = search_ask(se)) >= 0)
         n++;
-    /* todo: the batch's cases not stored yet; -1 when the store failed. */
-    int todo = n ? batch_points(sr, sr->r->st, asked, n, only) : 0;
-    if (n == 0 || todo < 0) {
+    /* The batch's cases not stored yet; -1 when the store failed. */
+    int unstored = n ? batch_points(sr, sr->r->st, asked, n, only) : 0;
+    if (n == 0 || unstored < 0) {
         free(only);
         return n == 0 ? -1 : 3;     /* the space is spent; the store failed */
     }
     int nahead = 0, nsrc = 0, hits = 0;
-    if (todo > 0) {
+    if (unstored > 0) {
         *ahead = ahead_start(sr, se, asked, n, total - t->done - n, *ahead);
         nahead = *ahead ? (*ahead)->n : 0;
         run_stage_end(&sr->r->prof, RUN_STAGE_search);
@@ -391,7 +391,7 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ah
     char what[256];
     snprintf(what, sizeof what, "search  batch %d: %d variant%s (%d cases measured, %d of %d sources from the "
              "cache, %d compiling ahead); %d of %d variants told, %d invalid;", ++t->batches, n, n == 1 ? "" : "s",
-             todo, hits, nsrc, nahead, t->done, sr->sp.n, t->invalid);
+             unstored, hits, nsrc, nahead, t->done, sr->sp.n, t->invalid);
     if (rc == 0)
         print_best(sr, t, what);
     return rc;
