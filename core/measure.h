@@ -37,8 +37,8 @@ typedef enum {
     X(noise, "noise", "noise", MEASURE_DOUBLE, 0, INFINITY, 0.02, "X",                                     \
       "stop when (p75-p25)/median <= X")                    \
     X(budget_ms, "budget_ms", "budget-ms", MEASURE_DOUBLE, 0, INFINITY, 2000, "X",                         \
-      "per case: verified launch, warm-up and samples; a kernel slower than it gets its verified "         \
-      "launch and 1 sample; 0: no budget")                                                                 \
+      "per case: verified launch, warm-up and samples; a kernel slower than it is timed by its "         \
+      "verified launch alone; 0: no budget")                                                                 \
     X(flush_l2, "flush_l2", "flush-l2", MEASURE_FLUSH, 0, 0, MEASURE_FLUSH_READ, NULL,                     \
       "before each sample, read (clean L2) or overwrite (dirty L2) a buffer of twice the L2 size")         \
     X(timeout_s, "timeout_s", "timeout", MEASURE_DOUBLE, 0.001, 1e6, 30, "S",                              \

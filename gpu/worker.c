@@ -905,6 +905,13 @@ int worker_main(int device, int in_fd, int out_fd)
         w->lap = now;
     }
     free(c);
+    /* The parent's read ends here (the pipe's end, /dev/null in its place):
+     * the context's release below is not its wait. */
+    int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd < 0 || dup2(null_fd, out_fd) < 0)
+        close(out_fd);
+    if (null_fd >= 0)
+        close(null_fd);
     worker_close(w);
     free(w);
     return status;

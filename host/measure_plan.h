@@ -18,8 +18,9 @@ void measure_bounds(const MeasureSettings *m, int *mins, int *maxs);
 /* Warm-up launches after a verified launch of launch_ms (its GPU time; NaN or
  * <= 0 when unknown) and spent ms of the budget: at most m->warmup, fewer when
  * m->warmup_ms of launches is reached first (ceil(warmup_ms / launch_ms)), and
- * none when the budget leaves room for no more than the one timed sample: a
- * kernel slower than the budget gets its verified launch and one sample. */
+ * none when the budget leaves room for no more than the one timed sample (a
+ * verified launch that spent the whole budget is itself the one sample:
+ * worker_sample.c). */
 int measure_warmups(const MeasureSettings *m, double launch_ms, double spent);
 
 /* How many samples to enqueue before the next wait, n being taken already and

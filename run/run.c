@@ -154,6 +154,22 @@ int run_worker_start(WorkerProc *w, int device, KvxError *err)
     return worker_spawn(w, device, err) != 0 || worker_started(w, err) != 0 ? -1 : 0;
 }
 
+/* A worker whose results are all in: its pipes closed, and reaped only if it
+ * has already exited.  It ends by itself on the pipe's end (the context
+ * release and the process exit take 0.1 s on an H200), so the run's finish
+ * does not wait for it; the system reaps it once kvx has exited. */
+static void worker_release(WorkerProc *w)
+{
+    if (!w->pid)
+        return;
+    close(w->to);
+    close(w->from);
+    int status;
+    while (waitpid(w->pid, &status, WNOHANG) < 0 && errno == EINTR)
+        ;
+    w->pid = 0;
+}
+
 void run_worker_stop(WorkerProc *w, int kill_it)
 {
     if (!w->pid)
@@ -577,9 +593,15 @@ static int close_row(RunSession *r, double wall, const char *profile_json)
  * printed, then --counters' pass.  The exit status. */
 static int session_finish(RunSession *r)
 {
-    /* Stopped: a worker's case in flight is not waited for. */
-    for (int w = 0; w < r->ndev; w++)
-        run_worker_stop(&r->workers[w], run_stopping() != 0);
+    /* Stopped: a worker's case in flight is not waited for.  A --counters
+     * pass waits for the GPU to be free; otherwise the workers release
+     * their contexts while kvx closes the run (worker_release). */
+    for (int w = 0; w < r->ndev; w++) {
+        if (run_stopping() || r->kept)
+            run_worker_stop(&r->workers[w], run_stopping() != 0);
+        else
+            worker_release(&r->workers[w]);
+    }
     run_ahead_stop(r);
     compile_join(r);
     run_stage_end(&r->prof, RUN_STAGE_finish);

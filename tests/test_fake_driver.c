@@ -132,6 +132,34 @@ static void test_alloc_fails(void **state)
     }
 }
 
+/* A kernel whose verified launch spends the whole budget is launched once:
+ * that launch is its one sample (samples 1, launches 1, no warm-up, its
+ * median the verified launch's time), and the worker's verify step no longer
+ * holds its time (cases under the budget: test_fault_mid_group's 3 samples). */
+static void test_over_budget(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("budget.db"), *log = tmp_path("budget.log");
+    setenv("KVX_FAKE_NS_PER_BYTE", "10", 1);     /* the 1M cases: tens of ms of wall a launch */
+    int rc = kvx(log, "run", SPECS "fake_driver.yaml", "--db", db, "--budget-ms", "20", "--warmup", "2",
+                 "--where", "size == 1M", NULL);
+    unsetenv("KVX_FAKE_NS_PER_BYTE");
+    if (rc != 0) {
+        dump(log);
+        fail_msg("kvx run --budget-ms 20 exited %d", rc);
+    }
+    const char *once = "SELECT count(*) FROM cases WHERE status = 'ok' AND samples = 1 AND noise IS NULL"
+                       " AND json_extract(profile_json, '$.launches') = 1"
+                       " AND json_extract(profile_json, '$.warmups') = 0"
+                       " AND abs(median_ms - json_extract(profile_json, '$.launch_ms')) < 1e-4"
+                       " AND json_extract(profile_json, '$.verify') < json_extract(profile_json, '$.samples')"
+                       " AND t_measure_ms >= 20";
+    if (db_int(db, once) != 3) {
+        dump(log);
+        fail_msg("%d of the 3 over-budget cases launched once, their verified launch the sample", db_int(db, once));
+    }
+}
+
 /* fake_paths.yaml as written (read flush), and as a copy with flush_l2 set
  * to write: every case ok, warmed up, sampled and checked by the worker. */
 static void run_paths(const char *name, const char *from, const char *to)
@@ -514,6 +542,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault_mid_group),
         cmocka_unit_test(test_alloc_fails),
+        cmocka_unit_test(test_over_budget),
         cmocka_unit_test(test_worker_paths),
         cmocka_unit_test(test_no_standin),
         cmocka_unit_test(test_module_eviction),
