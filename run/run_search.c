@@ -228,9 +228,9 @@ static void print_best(const SearchRun *sr, const SearchTally *t, const char *wh
 
 /* Compiles ahead: while a round runs, the sources of the variants the
  * strategy would ask for next (search_peek: exact for random, a guess for
- * the others) compile into the cache on a thread of their own, on the
- * compile processes the round's own sources leave free, so that the next
- * round finds them there.  Nothing waits for them: the next round cancels
+ * the others) compile into the cache on a thread of their own, on as many
+ * compile processes as there are cores, so that the next round finds them
+ * there.  Nothing waits for them: the next round cancels
  * what has not started (its guess may have changed) and starts its own at
  * once, beside the compiles still in flight (for a moment more processes
  * than cores); a cancelled Ahead is freed once its thread has ended.  A
@@ -336,12 +336,10 @@ static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int naske
         ahead_free(a);
         return NULL;
     }
-    /* The round compiles up to one source an asked variant's point. */
-    int busy = 0;
-    for (int i = 0; i < nasked; i++)
-        busy += sr->pstart[asked[i] + 1] - sr->pstart[asked[i]];
-    a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs - busy > 1 ? procs - busy : 1,
-                         .use_cache = 1, .cancel = &a->cancel};
+    /* Every process: the round's own sources were mostly compiled ahead
+     * (or are in flight, and waited for), so its compile processes mostly
+     * wait; its true misses share the cores with these for a moment. */
+    a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs, .use_cache = 1, .cancel = &a->cancel};
     a->prev = prev;
     a->started = pthread_create(&a->thread, NULL, ahead_main, a) == 0;
     return a;
