@@ -296,6 +296,21 @@ static void test_reduce_exch(void **state)
     assert_string_equal(r.first, "out[0]: got 20, not one of the values written there or init");
     verify_expected_free(&e);
 
+    /* One type in and out (typed rows), a short last row: j = 0 takes 1, -0
+     * and 7, j = 1 takes NaN and 5; a NaN matches a NaN, 0 matches -0. */
+    float fv[] = {1, NAN, -0.0f, 5, 7};
+    RefArg c[4] = {S("exch"), B("f32", fv, 5), I(2), F(9)};
+    ref(&e, "reduce", c, 4, "f32", 2);
+    float f_ok[][2] = {{0.0f, NAN}, {7, 5}, {9, 9}, {1, 9}}, f_bad[] = {5, 7};
+    for (int i = 0; i < 4; i++) {
+        verify_compare(&e, T("f32"), f_ok[i], "out", 0, &r);
+        assert_true(r.ok);
+    }
+    verify_compare(&e, T("f32"), f_bad, "out", 0, &r);
+    assert_false(r.ok);
+    assert_int_equal(r.nmismatch, 2);
+    verify_expected_free(&e);
+
     /* float values land rounded to the output type */
     double d[] = {0.1, 0.2};
     RefArg b[4] = {S("exch"), B("f64", d, 2), I(1), F(0.3)};
