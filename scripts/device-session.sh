@@ -59,6 +59,9 @@
 #   oldnew    the whole contention spec by kvx at e9df4dc (built in a worktree) and by
 #             this tree in the same sitting, warm, then kvx compare of the two; and
 #             this tree with --warmup 3 (the default until 0.2.0) against its default
+#   layout    block_smem at one constant counter, 2^26, by this kvx with e9df4dc's
+#             contention spec and with this tree's (twice each): is the difference
+#             oldnew finds there the spec's buffer layout or kvx?
 #   nvtxrep   the NVTX ranges in results/h200/sitting-0805/bankconf-run1.ncu-rep
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
@@ -444,6 +447,35 @@ print(f"cases {n} ok {ok} best {best:.4f} ms (exhaustive optimum 0.4972 ms: {0.4
 PY
             grep -E "^time |^profile " "$B/search-$batch.log" | tail -n 4 | tee -a "$B/session.log"
         done
+        ;;
+    layout)
+        # block_smem at one constant counter, 2^26: e9df4dc's spec (no `partial`
+        # buffer, so its counter lies elsewhere) and this tree's, both by this kvx.
+        say "e9df4dc's contention spec against this tree's, by this kvx"
+        old=/tmp/kvx-old
+        [ -d "$old" ] || git worktree add -f "$old" e9df4dc >/dev/null 2>&1 || git -c advice.detachedHead=false clone -q . "$old"
+        (cd "$old" && git checkout -q e9df4dc)
+        sel='(strategy == "block_smem" || strategy == "block_smem_warp") && counters == 1 && address == "const"'
+        for side in old new; do
+            for rep in 1 2; do
+                (cd "$([ $side = old ] && echo "$old" || echo "$root")" &&
+                    "$kvx" run specs/contention.yaml --where "$sel" --db "$B/layout-$side.db" --rerun \
+                        >"$B/layout-$side-$rep.log" 2>&1)
+                echo "$side spec, run $rep: $(grep -E '^[0-9]+ cases in' "$B/layout-$side-$rep.log")" | tee -a "$B/session.log"
+            done
+        done
+        python3 - "$B/layout-old.db" "$B/layout-new.db" <<'PY' | tee -a "$B/session.log"
+import sqlite3, sys
+def med(db):
+    c = sqlite3.connect(db)
+    return {r[0]: r[1] for r in c.execute(
+        "SELECT label, median_ms FROM cases WHERE run_id = (SELECT max(id) FROM runs) AND status = 'ok'")}
+a, b = med(sys.argv[1]), med(sys.argv[2])
+print("label  e9df4dc-spec_us  this-spec_us  ratio")
+for k in sorted(a):
+    if k in b:
+        print(f"{k}  {a[k]*1000:.1f}  {b[k]*1000:.1f}  {a[k]/b[k]:.3f}")
+PY
         ;;
     oldnew)
         say "e9df4dc against this tree"
