@@ -173,6 +173,9 @@ static const CliOpt run_opts[] = {
             "inputs')", AT(search_seed), .given = CLI_GIVEN(RunOpts, search_given)),
     CLI_OPT("batch", 0, CLI_INT, "N", "8", "with --search: variants asked and measured together", AT(batch),
             .lo = 1, .hi = 4096, .given = CLI_GIVEN(RunOpts, search_given)),
+    CLI_OPT("ahead", 0, CLI_INT, "N", "2 per core",
+            "with --search: the next N variants the strategy would ask for compile while a batch runs "
+            "(0: none)", AT(ahead), .lo = 0, .hi = 4096, .given = CLI_GIVEN(RunOpts, search_given)),
     CLI_OPT("no-flush-l2", 0, CLI_FLAG, NULL, NULL, "no L2 flush before the samples (--flush-l2 off)",
             AT(m.flush_l2), .set = set_no_flush,
             .heading = "measurement (docs/measurement.md): these flags override a spec's measure:, which "
@@ -198,14 +201,14 @@ int cmd_run(int argc, char **argv)
     RunOpts o = {0};
     CliArgs a;
     measure_defaults(&o.m);
-    o.budget = "5%", o.objective = "median_ms", o.batch = SEARCH_BATCH;
+    o.budget = "5%", o.objective = "median_ms", o.batch = SEARCH_BATCH, o.ahead = -1;
     if (cli_parse(&cmd_run_verb, argc, argv, &o, &a))
         return a.status;
     if (o.keep_ncu_rep && !o.counters)
         return cli_fail(&cmd_run_verb, "--keep-ncu-rep keeps the report of --counters' pass: give --counters too");
     o.spec_path = a.operand[0];
     if (!o.search && o.search_given)
-        return cli_fail(&cmd_run_verb, "--budget, --objective, --search-seed and --batch go with --search");
+        return cli_fail(&cmd_run_verb, "--budget, --objective, --search-seed, --batch and --ahead go with --search");
     if (!o.search)
         return run_main(&o, argc, argv);
     if (o.shard || o.rerun)

@@ -45,7 +45,8 @@ typedef struct RunOpts {
     const char *search, *budget, *objective;
     uint64_t search_seed;
     int batch;                  /* variants asked per batch */
-    int search_given;           /* one of --budget, --objective, --search-seed, --batch was given */
+    int ahead;                  /* variants compiled ahead of the asks; -1: SEARCH_AHEAD_PER_PROC a process */
+    int search_given;           /* one of --budget, --objective, --search-seed, --batch, --ahead was given */
     char search_seed_text[24];  /* the run row's search_seed */
 } RunOpts;
 

@@ -295,11 +295,13 @@ static void ahead_cancel(Ahead *a)
 
 /* The sources of the next up to `left` variants, less those of the asked
  * ones (the round compiles them), as jobs of a.  Beyond the next batch as
- * far as two sources a compile process: a guess (local, model) misses less
- * with more of the strategy's likely next asks compiled. */
+ * far as --ahead, by default SEARCH_AHEAD_PER_PROC a compile process: a
+ * guess (local, model) misses less with more of the strategy's likely next
+ * asks compiled. */
 static void ahead_jobs(SearchRun *sr, Search *se, const int *asked, int nasked, int left, int procs, Ahead *a)
 {
-    int want = sr->o->batch > 2 * procs ? sr->o->batch : 2 * procs;
+    int want = sr->o->ahead >= 0 ? sr->o->ahead
+             : sr->o->batch > SEARCH_AHEAD_PER_PROC * procs ? sr->o->batch : SEARCH_AHEAD_PER_PROC * procs;
     int peek[4096], n = search_peek(se, peek, left < want ? left : want < 4096 ? want : 4096);
     const Plan *p = sr->p;
     unsigned char *seen = mem_calloc((size_t)p->nsrcs + 1, 1);

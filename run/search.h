@@ -50,6 +50,9 @@ const char *search_list(void);
 /* Candidates proposed before any is told, measured together: the GPU works
  * through a batch while the next compiles are started.  --batch's default. */
 #define SEARCH_BATCH 8
+/* Variants whose sources a search compiles ahead of its asks, per compile
+ * process, unless --ahead says (run_search.c's Ahead). */
+#define SEARCH_AHEAD_PER_PROC 2
 
 typedef struct SearchSpace {
     int n;                      /* candidates */
