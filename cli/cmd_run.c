@@ -173,7 +173,7 @@ static const CliOpt run_opts[] = {
             "inputs')", AT(search_seed), .given = CLI_GIVEN(RunOpts, search_given)),
     CLI_OPT("batch", 0, CLI_INT, "N", "8", "with --search: variants asked and measured together", AT(batch),
             .lo = 1, .hi = 4096, .given = CLI_GIVEN(RunOpts, search_given)),
-    CLI_OPT("ahead", 0, CLI_INT, "N", "2 per core",
+    CLI_OPT("ahead", 0, CLI_INT, "N", "48 per core",
             "with --search: the next N variants the strategy would ask for compile while a batch runs "
             "(0: none)", AT(ahead), .lo = 0, .hi = 4096, .given = CLI_GIVEN(RunOpts, search_given)),
     CLI_OPT("no-flush-l2", 0, CLI_FLAG, NULL, NULL, "no L2 flush before the samples (--flush-l2 off)",

@@ -52,7 +52,7 @@ const char *search_list(void);
 #define SEARCH_BATCH 8
 /* Variants whose sources a search compiles ahead of its asks, per compile
  * process, unless --ahead says (run_search.c's Ahead). */
-#define SEARCH_AHEAD_PER_PROC 2
+#define SEARCH_AHEAD_PER_PROC 48
 
 typedef struct SearchSpace {
     int n;                      /* candidates */

@@ -174,7 +174,7 @@ static void test_search_rows(void **state)
         fail_msg("kvx compare of the search with the exhaustive run does not mark the search's side unmeasured");
     const char *elog = tmp_path("usage.log");
     must(kvx(elog, "run", SPEC, "--db", c, "--budget", "5", NULL), 2, elog);
-    assert_true(log_has(elog, "--budget, --objective, --search-seed and --batch go with --search"));
+    assert_true(log_has(elog, "--budget, --objective, --search-seed, --batch and --ahead go with --search"));
     must(kvx(elog, "run", SPEC, "--db", c, "--search", "model", "--budget", "5x", NULL), 2, elog);
     assert_true(log_has(elog, "--budget is '5x' (expected N variants or P%, Mgpu-min or Mwall-min)"));
     must(kvx(elog, "run", SPEC, "--db", c, "--search", "model", "--objective", "gbs,size == 3", NULL), 2, elog);
@@ -186,18 +186,29 @@ static void test_search_rows(void **state)
 /* While a batch runs, the next batch's sources compile: a random search
  * (whose next asks a peek knows exactly) from a cold cache finds sources of
  * its second batch in the cache (all of them unless the second round
- * cancelled the compiles ahead not started yet: a busy machine). */
+ * cancelled the compiles ahead not started yet: a busy machine).  With
+ * --ahead 0 nothing compiles ahead, and the second batch finds none. */
 static void test_compiles_ahead(void **state)
 {
     (void)state;
     const char *db = tmp_path("ahead.db"), *log = tmp_path("ahead.log");
     must(kvx(log, "run", SPEC, "--db", db, "--cache", tmp_path("cold-cache"), "--search", "random", "--budget",
-             "50%", NULL), 1, log);
+             "50%", "--ahead", "8", NULL), 1, log);
     if (!log_has(log, "search  batch 1: 8 variants (16 cases measured, 0 of 8 sources from the cache, 8 compiling "
                       "ahead)") ||
         log_has(log, "search  batch 2: 8 variants (16 cases measured, 0 of 8 sources from the cache")) {
         dump(log);
         fail_msg("the later batches' sources were not compiled ahead");
+    }
+    const char *db0 = tmp_path("ahead0.db"), *log0 = tmp_path("ahead0.log");
+    must(kvx(log0, "run", SPEC, "--db", db0, "--cache", tmp_path("cold-cache-0"), "--search", "random", "--budget",
+             "50%", "--ahead", "0", NULL), 1, log0);
+    if (!log_has(log0, "search  batch 1: 8 variants (16 cases measured, 0 of 8 sources from the cache, 0 compiling "
+                       "ahead)") ||
+        !log_has(log0, "search  batch 2: 8 variants (16 cases measured, 0 of 8 sources from the cache, 0 compiling "
+                       "ahead)")) {
+        dump(log0);
+        fail_msg("--ahead 0 compiled ahead");
     }
 }
 
