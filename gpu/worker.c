@@ -537,7 +537,7 @@ static void reset_plan(Reset *r, CUdeviceptr ptr, HostCopy *h, const unsigned ch
     KVX_ASSERT(r->kind != RESET_COPY || h);
 }
 
-static CUresult reset_enqueue(WorkerState *w, const Reset *r)
+CUresult worker_reset_enqueue(WorkerState *w, const Reset *r)
 {
     if (r->bytes == 0)
         return CUDA_SUCCESS;
@@ -622,15 +622,16 @@ static void args_bind(const CaseDesc *c, CaseLaunch *run)
 }
 
 /* Whether output i's init is a constant that one element, written to elem,
- * stands for: no reference kernel copies the init from the host, no host
- * reference reads it, and its element is a memset's (not 8 bytes of two
- * halves, say).  A full host copy of a 256 MB output cost 15 ms. */
+ * stands for: no host reference reads it, and its element is a memset's
+ * (not 8 bytes of two halves, say).  A full host copy of a 256 MB output
+ * cost 15 ms.  A reference kernel's outputs then start from the same memset
+ * (worker_ref.c). */
 static int const_init(const CaseDesc *c, int i, unsigned char elem[16])
 {
     const CaseBuf *b = &c->bufs[i];
     const ElemType *t = &elem_types[b->type];
     KvxError err = {0};
-    if (b->init.kind != INIT_CONST || c->ref.present || worker_host_reads(c, i) || t->size > 16 ||
+    if (b->init.kind != INIT_CONST || worker_host_reads(c, i) || t->size > 16 ||
         inputs_fill(t, elem, 1, &b->init, 1, &err) < 0) {
         kvx_error_clear(&err);
         return 0;
@@ -732,7 +733,7 @@ int worker_prepare_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, in
 {
     for (int i = 0; i < c->nbufs; i++)
         if ((c->bufs[i].checked || c->bufs[i].scratch == CASE_SCRATCH_RESET) &&
-            worker_step(w, res, reset_enqueue(w, &run->reset[i]), "output reset", 0) < 0)
+            worker_step(w, res, worker_reset_enqueue(w, &run->reset[i]), "output reset", 0) < 0)
             return -1;
     /* A different byte each time, so that no write can be elided. */
     if (flush == MEASURE_FLUSH_WRITE &&

@@ -224,6 +224,10 @@ int worker_is_sticky(CUresult r);
 int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, Module **out,
                     CaseResult *res);
 
+/* Enqueue r (an output's reset: a memset or a copy from its host init) on
+ * the worker's stream. */
+CUresult worker_reset_enqueue(WorkerState *w, const Reset *r);
+
 /* Enqueue one launch of f on the worker's stream (cuLaunchKernelEx for a
  * cluster of more than one block). */
 CUresult worker_launch_raw(WorkerState *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],

@@ -101,10 +101,15 @@ static int ref_launch(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, 
             goto done;
         ptr[i] = base[i] + r->offset[i] * size;
         /* Inputs from the case's device copies: no host-to-device copy per reference run. */
-        /* Outputs and zeroed scratch start from their init, as for the variant. */
+        /* Outputs and zeroed scratch start from their init, as for the
+         * variant: its memset where the init is a constant without a host
+         * copy, else that copy. */
         int init = b->checked || b->scratch == CASE_SCRATCH_RESET;
-        CUresult cr = init ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
-                           : cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream);
+        Reset set = run->reset[i];
+        set.ptr = ptr[i];
+        CUresult cr = !init ? cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream)
+                    : run->host[i] ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
+                                   : worker_reset_enqueue(w, &set);
         if (bytes && ref_step(w, res, cr, init ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoDAsync") < 0)
             goto done;
     }
