@@ -110,7 +110,8 @@ static int ref_launch(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, 
         CUresult cr = !init ? cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream)
                     : run->host[i] ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
                                    : worker_reset_enqueue(w, &set);
-        if (bytes && ref_step(w, res, cr, init ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoDAsync") < 0)
+        const char *what = !init ? "cuMemcpyDtoDAsync" : run->host[i] ? "cuMemcpyHtoDAsync" : "cuMemsetAsync (init)";
+        if (bytes && ref_step(w, res, cr, what) < 0)
             goto done;
     }
     for (int i = 0; i < r->nargs; i++) {
