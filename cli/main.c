@@ -33,12 +33,11 @@ typedef struct Internal {
 
 static int cmd_worker(int argc, char **argv)
 {
-    int probe = argc == 3 && !strcmp(argv[2], "--probe");
-    if (argc != 2 && !probe) {
-        fprintf(stderr, "kvx __worker: internal verb (expected a GPU ordinal, then --probe or nothing)\n");
+    if (argc != 2) {
+        fprintf(stderr, "kvx __worker: internal verb (expected a GPU ordinal)\n");
         return 2;
     }
-    return worker_main(atoi(argv[1]), probe, STDIN_FILENO, STDOUT_FILENO);
+    return worker_main(atoi(argv[1]), STDIN_FILENO, STDOUT_FILENO);
 }
 
 static int cmd_counters(int argc, char **argv)

@@ -904,11 +904,9 @@ static int worker_open(WorkerState *w, int device, KvxError *err)
     return 0;
 }
 
-int worker_main(int device, int probe, int in_fd, int out_fd)
+int worker_main(int device, int in_fd, int out_fd)
 {
     KvxError err = {0};
-    if (probe && worker_probe_main(out_fd) != 0)
-        return 1;
     WorkerState *w = mem_calloc(1, sizeof *w);
     w->out_fd = out_fd;
     if (worker_open(w, device, &err) < 0) {

@@ -94,12 +94,10 @@ double worker_device_peak_gbs(int mem_clock_khz, int bus_width_bits);
 
 /* The worker process's body: load the driver, cuInit, retain the primary
  * context of `device`, send the start frame, then run cases until in_fd ends.
- * With probe (`__worker DEVICE --probe`), first the probe's answer
- * (worker_probe_main's, read by worker_probe_read), as soon as cuInit is
- * done: the run's GPU 0 worker is its probe too.  Returns the process exit
- * status: 0 after EOF, 1 when it could not start (the reason was sent).
- * Exits by itself with WORKER_EXIT_FAULT after a sticky fault. */
-int worker_main(int device, int probe, int in_fd, int out_fd);
+ * Returns the process exit status: 0 after EOF, 1 when it could not start (the
+ * reason was sent).  Exits by itself with WORKER_EXIT_FAULT after a sticky
+ * fault. */
+int worker_main(int device, int in_fd, int out_fd);
 
 /* `kvx __counters DEVICE FILE`: run each CaseDesc of cases_fd (case_write
  * frames) once, untimed and unchecked, for a profiler that wraps the
@@ -120,11 +118,7 @@ int worker_start_read(int fd, DeviceInfo *d, KvxError *err);
  * at most max entries and *n with the number of GPUs.  0, or -1 with err (no
  * driver, no GPU, the probe died). */
 int worker_probe(DeviceInfo *out, int max, int *n, KvxError *err);
-/* The body of `__probe FD`: writes the answer to out_fd; 0, or 1 when it
- * is a failure (no driver, no GPU) or could not be written. */
+/* The body of `__probe FD`: writes the answer to out_fd; the exit status. */
 int worker_probe_main(int out_fd);
-/* Read a probe's answer from fd: 0 with out and *n filled, 1 the prober's
- * failure (err set), -1 the pipe ended first (err untouched). */
-int worker_probe_read(int fd, DeviceInfo *out, int max, int *n, KvxError *err);
 
 #endif

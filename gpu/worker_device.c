@@ -189,29 +189,7 @@ int worker_probe_main(int out_fd)
             rc = worker_device_info_write(out_fd, &all[i]);
     }
     free(all);
-    rc = rc == 0 && !err.code ? 0 : 1;
-    kvx_error_clear(&err);
-    return rc;
-}
-
-int worker_probe_read(int fd, DeviceInfo *out, int max, int *n, KvxError *err)
-{
-    int rc = start_read(fd, err);
-    int32_t count = 0;
-    *n = 0;
-    if (rc != 0)
-        return rc;
-    if (case_wire_recv(fd, TAG_COUNT, &count, sizeof count) < 0)
-        return -1;
-    DeviceInfo d;
-    for (int i = 0; i < count; i++) {
-        if (worker_device_info_read(fd, &d) < 0)
-            return -1;
-        if (i < max)
-            out[i] = d;
-    }
-    *n = count;
-    return 0;
+    return rc == 0 ? 0 : 1;
 }
 
 int worker_probe(DeviceInfo *out, int max, int *n, KvxError *err)
@@ -240,14 +218,24 @@ int worker_probe(DeviceInfo *out, int max, int *n, KvxError *err)
     }
     close(p[1]);
 
-    int rc = worker_probe_read(p[0], out, max, n, err);
+    int rc = start_read(p[0], err), ok = 0;
+    int32_t count = 0;
+    if (rc == 0 && case_wire_recv(p[0], TAG_COUNT, &count, sizeof count) == 0) {
+        DeviceInfo d;
+        ok = 1;
+        for (int i = 0; i < count && ok; i++) {
+            ok = worker_device_info_read(p[0], &d) == 0;
+            if (ok && i < max)
+                out[i] = d;
+        }
+    }
     close(p[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (rc == 1)
         return -1;
-    if (rc != 0) {
+    if (!ok) {
         if (WIFSIGNALED(status))
             kvx_error_set(err, KVX_EIO, NULL, "the GPU probe process died (signal %d)",
                           WTERMSIG(status));
@@ -257,5 +245,6 @@ int worker_probe(DeviceInfo *out, int max, int *n, KvxError *err)
             kvx_error_set(err, KVX_EIO, NULL, "the GPU probe process ended without an answer");
         return -1;
     }
+    *n = count;
     return 0;
 }

@@ -112,16 +112,15 @@ static void compile_join(RunSession *r)
 /* ---- workers ---------------------------------------------------------------------- */
 
 /* Start the worker process for GPU device; its start frame is read later
- * (worker_started), so that its cuInit overlaps the parent's work; with
- * probe, the probe's answer comes first (worker_probe_read).  0, or -1 with
- * err. */
-static int worker_spawn(WorkerProc *w, int device, int probe, KvxError *err)
+ * (worker_started), so that its cuInit overlaps the parent's work.  0, or
+ * -1 with err. */
+static int worker_spawn(WorkerProc *w, int device, KvxError *err)
 {
     char dev[16];
     snprintf(dev, sizeof dev, "%d", device);
     /* Exec a fresh image: the parent has threads (NVRTC), and a CUDA context
      * must not be created in a forked copy of a threaded process. */
-    char *argv[] = {"kvx", "__worker", dev, probe ? "--probe" : NULL, NULL};
+    char *argv[] = {"kvx", "__worker", dev, NULL};
     ProcPipes pp;
     if (proc_start(&pp, "/proc/self/exe", argv, NULL, err) != 0)
         return -1;
@@ -152,7 +151,7 @@ static int worker_started(WorkerProc *w, KvxError *err)
 
 int run_worker_start(WorkerProc *w, int device, KvxError *err)
 {
-    return worker_spawn(w, device, 0, err) != 0 || worker_started(w, err) != 0 ? -1 : 0;
+    return worker_spawn(w, device, err) != 0 || worker_started(w, err) != 0 ? -1 : 0;
 }
 
 /* A worker whose results are all in: its pipes closed, and reaped only if it
@@ -283,22 +282,6 @@ int run_fail(RunSession *r, int rc)
     return r->rc = rc;
 }
 
-/* Every GPU's DeviceInfo into r->infos: from GPU 0's early worker, or from
- * a probe process (none early, or it died before answering).  0, or -1 with
- * r->err. */
-static int session_probe(RunSession *r, int *ngpu)
-{
-    if (r->early.pid) {
-        int rc = worker_probe_read(r->early.from, r->infos, RUN_MAX_DEVICES, ngpu, &r->err);
-        if (rc == 0)
-            return 0;
-        run_worker_stop(&r->early, 1);
-        if (rc == 1)
-            return -1;
-    }
-    return worker_probe(r->infos, RUN_MAX_DEVICES, ngpu, &r->err);
-}
-
 /* The spec and the GPUs.  0; RUN_PER_ARCH when the selected GPUs span
  * several archs; or the exit status. */
 
@@ -307,19 +290,19 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
     r->argc = argc, r->argv = argv;
     r->o = *o;
     r->prof.t0 = r->prof.lap = wall_now_ms();
-    /* GPU 0's worker, started now, is the probe too: its cuInit and context
-     * overlap the loading and planning (0.1 to 0.2 s of a run's start on an
-     * H200).  Not when GPU 0 may be left out; the probe may yet find no GPU,
-     * or several archs: then it is stopped unused. */
+    /* GPU 0's worker, started now: its cuInit and context overlap the probe's
+     * and the planning (about 0.15 s of a run's start on an H200).  Not when
+     * GPU 0 may be left out; the probe may yet find no GPU, or several
+     * archs: then it is stopped unused. */
     if (!o->devices || !strcmp(o->devices, "all") || !strcmp(o->devices, "0") || !strncmp(o->devices, "0,", 2))
-        if (worker_spawn(&r->early, 0, 1, &r->err) != 0)
+        if (worker_spawn(&r->early, 0, &r->err) != 0)
             kvx_error_clear(&r->err);   /* the workers' start says why, if it fails again */
     if (!(r->s = spec_load(r->o.spec_path, &r->err)))
         return run_fail(r, 2);
     run_stage_end(&r->prof, RUN_STAGE_load);
-    /* The GPUs, probed in a child: the parent stays free of CUDA. */
+    /* The GPU, probed in a child: the parent stays free of CUDA. */
     int ngpu = 0;
-    if (session_probe(r, &ngpu) != 0 || ngpu == 0) {
+    if (worker_probe(r->infos, RUN_MAX_DEVICES, &ngpu, &r->err) != 0 || ngpu == 0) {
         fprintf(stderr, "kvx run: %s (plan, gen, compile and inspect work without one)\n",
                 r->err.code ? r->err.msg : "no GPU found: measuring needs a GPU");
         kvx_error_clear(&r->err);

@@ -641,7 +641,7 @@ int main(int argc, char **argv)
 {
     /* this binary is also its own worker and probe, like kvx */
     if (argc == 3 && strcmp(argv[1], "__worker") == 0)
-        return worker_main(atoi(argv[2]), 0, 0, 1);
+        return worker_main(atoi(argv[2]), 0, 1);
     if (argc == 3 && strcmp(argv[1], "__probe") == 0)
         return worker_probe_main(atoi(argv[2]));
     KvxError err = {0};
