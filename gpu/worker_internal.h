@@ -1,9 +1,9 @@
 /* worker_internal: what the files of the worker process share: its state (the
  * caches of worker.h, the case being run) and the helpers that report a case's
- * failure.  worker.c runs cases (modules, limits, buffers, launches, the case
- * loop); worker_measure.c verifies and times one; worker_device.c describes
- * devices and answers the probe.  Internal to the worker; worker.h is the
- * public face. */
+ * failure.  worker.c runs cases (modules, limits, launches, the case loop);
+ * worker_buffers.c lays out their buffers; worker_measure.c verifies and
+ * times one; worker_device.c describes devices and answers the probe.
+ * Internal to the worker; worker.h is the public face. */
 #ifndef KVX_WORKER_INTERNAL_H
 #define KVX_WORKER_INTERNAL_H
 
@@ -224,10 +224,6 @@ int worker_is_sticky(CUresult r);
 int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, Module **out,
                     CaseResult *res);
 
-/* Enqueue r (an output's reset: a memset or a copy from its host init) on
- * the worker's stream. */
-CUresult worker_reset_enqueue(WorkerState *w, const Reset *r);
-
 /* Enqueue one launch of f on the worker's stream (cuLaunchKernelEx for a
  * cluster of more than one block). */
 CUresult worker_launch_raw(WorkerState *w, CUfunction f, const uint32_t grid[3], const uint32_t block[3],
@@ -256,6 +252,19 @@ int worker_flush_read(WorkerState *w, CaseResult *res);
  * the step verify closed.  0, or -1 with res set; faults do not return. */
 int worker_launch_once(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int flush, float *ms,
                        CaseResult *res);
+
+/* ---- worker_buffers.c ---------------------------------------------------------- */
+
+/* Lay out every buffer of c into run (inputs from the cache, outputs in kept
+ * allocations with their resets planned, the launch arguments bound); 0, or
+ * -1 with res set. */
+int worker_buffers_prepare(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
+/* The case's output allocations back to the kept ones. */
+void worker_buffers_release(WorkerState *w, const CaseDesc *c, CaseLaunch *run);
+
+/* Enqueue r (an output's reset: a memset or a copy from its host init) on
+ * the worker's stream. */
+CUresult worker_reset_enqueue(WorkerState *w, const Reset *r);
 
 /* The host copy of input b (generated once per key, the time to
  * res->host_wait_ms); NULL with res skipped when it cannot be made. */
