@@ -154,31 +154,15 @@ int run_worker_start(WorkerProc *w, int device, KvxError *err)
     return worker_spawn(w, device, err) != 0 || worker_started(w, err) != 0 ? -1 : 0;
 }
 
-/* A worker whose results are all in: its pipes closed, and reaped only if it
- * has already exited.  It ends by itself on the pipe's end (the context
- * release and the process exit take 0.1 s on an H200), so the run's finish
- * does not wait for it; the system reaps it once kvx has exited. */
-static void worker_release(WorkerProc *w)
+void run_worker_stop(WorkerProc *w, int how)
 {
     if (!w->pid)
         return;
     close(w->to);
-    close(w->from);
-    int status;
-    while (waitpid(w->pid, &status, WNOHANG) < 0 && errno == EINTR)
-        ;
-    w->pid = 0;
-}
-
-void run_worker_stop(WorkerProc *w, int kill_it)
-{
-    if (!w->pid)
-        return;
-    close(w->to);
-    if (kill_it)
+    if (how == RUN_WORKER_KILL)
         kill(w->pid, SIGKILL);
     int status;
-    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+    while (waitpid(w->pid, &status, how == RUN_WORKER_LEAVE ? WNOHANG : 0) < 0 && errno == EINTR)
         ;
     close(w->from);
     w->pid = 0;
@@ -595,13 +579,10 @@ static int session_finish(RunSession *r)
 {
     /* Stopped: a worker's case in flight is not waited for.  A --counters
      * pass waits for the GPU to be free; otherwise the workers release
-     * their contexts while kvx closes the run (worker_release). */
-    for (int w = 0; w < r->ndev; w++) {
-        if (run_stopping() || r->kept)
-            run_worker_stop(&r->workers[w], run_stopping() != 0);
-        else
-            worker_release(&r->workers[w]);
-    }
+     * their contexts while kvx closes the run (RUN_WORKER_LEAVE). */
+    for (int w = 0; w < r->ndev; w++)
+        run_worker_stop(&r->workers[w], run_stopping() ? RUN_WORKER_KILL : r->kept ? RUN_WORKER_WAIT
+                                                                                  : RUN_WORKER_LEAVE);
     run_ahead_stop(r);
     compile_join(r);
     run_stage_end(&r->prof, RUN_STAGE_finish);
@@ -686,8 +667,8 @@ void run_session_close(RunSession *r)
         stop_release(r->old_sig);
     r->caught = 0;
     for (int w = 0; w < r->ndev; w++)
-        run_worker_stop(&r->workers[w], 1);
-    run_worker_stop(&r->early, 1);
+        run_worker_stop(&r->workers[w], RUN_WORKER_KILL);
+    run_worker_stop(&r->early, RUN_WORKER_KILL);
     round_free(r);
     free(r->variant_ids), free(r->prof.handout), free(r->samples);
     run_history_free(&r->hist);
@@ -743,7 +724,7 @@ int run_main(const RunOpts *o, int argc, char **argv)
     RunSession *r = mem_calloc(1, sizeof *r);
     int rc = run_session_open(r, o, argc, argv);
     if (rc == RUN_PER_ARCH) {
-        run_worker_stop(&r->early, 1);
+        run_worker_stop(&r->early, RUN_WORKER_KILL);
         rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);
     } else if (rc == 0) {
         rc = run_session_round(r, NULL);

@@ -459,8 +459,13 @@ int run_fail(RunSession *r, int rc);
 /* Start a worker process for GPU device (fork + exec of `kvx __worker`) and
  * read its start frame.  0, or -1 with err. */
 int run_worker_start(WorkerProc *w, int device, KvxError *err);
-/* End a worker: close its pipe and wait, or kill it first (kill_it). */
-void run_worker_stop(WorkerProc *w, int kill_it);
+/* End a worker: close its pipe, then RUN_WORKER_WAIT for it to exit,
+ * RUN_WORKER_KILL it first, or RUN_WORKER_LEAVE it (its results all in) to
+ * end by itself: reaped here only if it already has, else by the system once
+ * kvx has exited, so that its context's release (0.1 s on an H200) is not
+ * the run's wait. */
+enum { RUN_WORKER_WAIT, RUN_WORKER_KILL, RUN_WORKER_LEAVE };
+void run_worker_stop(WorkerProc *w, int how);
 
 /* A session of rounds (`kvx run --search`; run_main is one round): open
  * (the spec, the GPUs, the plan, the store; SIGINT and SIGTERM caught) gives

@@ -390,7 +390,7 @@ static int handout_one(RunSession *r, WorkerProc *wk)
         return sent;
     store_local(r, wk, idx, &res);
     if (res.status == CASE_fault) {
-        run_worker_stop(wk, 1);
+        run_worker_stop(wk, RUN_WORKER_KILL);
         worker_replace(r, wk);
     }
     run_part_add(&r->prof, RUN_PART_commit, &tp);
@@ -547,7 +547,7 @@ static int read_result(RunSession *r, WorkerProc *wk, short revents, CaseResult 
         memset(res, 0, sizeof *res);
         res->status = CASE_fault;
         res->rel_err = NAN;
-        run_worker_stop(wk, 1);
+        run_worker_stop(wk, RUN_WORKER_KILL);
         snprintf(res->detail, sizeof res->detail, "the worker for GPU %d died during the case", wk->device);
         *restart = 1;
         return 1;
@@ -580,7 +580,7 @@ static void collect_one(RunSession *r, WorkerProc *wk, short revents, double *tp
     wk->nq--;
     wk->started = wall_now_ms();
     if (restart) {
-        run_worker_stop(wk, 1);
+        run_worker_stop(wk, RUN_WORKER_KILL);
         /* What was queued behind it went with the process: hand it again (the
          * queue holds the last case handed out, cases[cur - 1]). */
         if (wk->nq > 0) {
