@@ -172,8 +172,7 @@ static void keep_samples(WorkerState *w, const CaseDesc *c, const double *t, int
  * the budget).  Its wall time moves from the verify step to the samples. */
 static int verified_as_sample(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
-    const MeasureSettings *m = &c->measure;
-    if (!(m->budget_ms > 0 && run->spent_ms >= m->budget_ms && res->launch_ms > 0))
+    if (!measure_verified_is_sample(&c->measure, res->launch_ms, run->spent_ms))
         return 0;
     double t = res->launch_ms;
     clocks_read(w, res);        /* the GPU has just run over the budget */

@@ -34,6 +34,11 @@ int measure_warmups(const MeasureSettings *m, double launch_ms, double spent)
     return n;
 }
 
+int measure_verified_is_sample(const MeasureSettings *m, double launch_ms, double spent)
+{
+    return m->budget_ms > 0 && spent >= m->budget_ms && launch_ms > 0;
+}
+
 int measure_batch(const MeasureSettings *m, int n, double per, double spent, int cap)
 {
     int mins, maxs;

@@ -23,6 +23,11 @@ void measure_bounds(const MeasureSettings *m, int *mins, int *maxs);
  * worker_sample.c). */
 int measure_warmups(const MeasureSettings *m, double launch_ms, double spent);
 
+/* Whether a verified launch of launch_ms GPU time (NaN or <= 0: unknown)
+ * that spent `spent` ms of the budget is itself the case's one sample: the
+ * budget is spent, so no other launch follows it. */
+int measure_verified_is_sample(const MeasureSettings *m, double launch_ms, double spent);
+
 /* How many samples to enqueue before the next wait, n being taken already and
  * per the wall time one sample costs (<= 0 when unknown): 0 to stop (max_samples
  * reached, or the budget spent after at least one sample); else the rest of

@@ -47,6 +47,20 @@ static void test_warmups_count_or_time(void **state)
     assert_int_equal(measure_warmups(&m, 0.01, 0.01), 0);
 }
 
+/* A verified launch that spent the budget is the case's one sample; not
+ * one under it, nor without a budget, nor one whose time is unknown. */
+static void test_verified_is_sample(void **state)
+{
+    (void)state;
+    MeasureSettings m = defaults();     /* budget 2000 */
+    assert_true(measure_verified_is_sample(&m, 2000, 2001));
+    assert_true(measure_verified_is_sample(&m, 1990, 2000));
+    assert_false(measure_verified_is_sample(&m, 1500, 1600));
+    assert_false(measure_verified_is_sample(&m, NAN, 2500));
+    m.budget_ms = 0;
+    assert_false(measure_verified_is_sample(&m, 2000, 2001));
+}
+
 static void test_warmups_budget(void **state)
 {
     (void)state;
@@ -163,6 +177,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_warmups_count_or_time),
         cmocka_unit_test(test_warmups_budget),
+        cmocka_unit_test(test_verified_is_sample),
         cmocka_unit_test(test_batches),
         cmocka_unit_test(test_stop_at),
         cmocka_unit_test(test_single_sample_stats),
