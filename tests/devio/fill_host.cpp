@@ -12,6 +12,7 @@
 #define __device__
 #define __global__
 #define __shared__ static
+#define __launch_bounds__(...)
 struct Dim3 {
     unsigned x, y, z;
 };
