@@ -17,6 +17,9 @@
 #   compile-scaling  kvx compile of the histogram spec for sm_80,sm_90,sm_120 with no
 #             cache, -j 1 against the default (compile processes), each timed; then a
 #             cold and a warm run of the contention spec, their compile walls
+#   reps      the contention spec warm, three times whole and three times without
+#             two_pass (the 612 cases it had before two_pass joined), each timed
+#             whole, every case's status counted
 #   warmup    the whole contention spec, warm, with the default warm-up and with
 #             --warmup 1 and 3, in one sitting; kvx compare of each against the default
 #   coldwarm  a cold and a warm run of the contention and histogram specs (an empty
@@ -186,6 +189,30 @@ print(f"{sys.argv[2]:14s} {p['cases']:4d} cases {p['wall_s']:7.2f} s: inputs {p[
 PY
         done
         ;;
+    reps)
+        say "contention warm, repeated"
+        "$kvx" compile specs/contention.yaml >/dev/null 2>&1
+        for r in 1 2 3; do
+            for part in whole 612; do
+                where=; [ $part = 612 ] && where='strategy != "two_pass"'
+                db=$B/reps-$part-$r.db
+                t0=$(date +%s.%N)
+                "$kvx" run specs/contention.yaml ${where:+--where "$where"} --db "$db" --rerun --profile \
+                    >"$B/reps-$part-$r.log" 2>&1
+                t1=$(date +%s.%N)
+                python3 - "$db" "$part" "$t0" "$t1" <<'PY' | tee -a "$B/session.log"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+p = json.loads(db.execute("SELECT profile_json FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0])
+st = dict(db.execute("SELECT status, count(*) FROM cases GROUP BY status").fetchall())
+print(f"contention {sys.argv[2]:5s} {p['cases']:4d} cases {float(sys.argv[4]) - float(sys.argv[3]):6.2f} s process,"
+      f" {p['wall_s']:6.2f} s run; stages before the loop"
+      f" {sum(v for k, v in p['stages_s'].items() if k in ('load', 'probe', 'store', 'workers')):.2f} s,"
+      f" loop {p['stages_s']['loop']:.2f} s; {st}")
+PY
+            done
+        done
+        ;;
     warmup)
         say "warm-up A/B"
         "$kvx" compile specs/contention.yaml >/dev/null 2>&1
@@ -236,6 +263,13 @@ PY
                 tee -a "$B/session.log"
             grep -E "^[0-9]+ cases in|^(time|profile) |^  worker|^    (buffers|verify|reference|compare|samples|ref_kernel) |GPU waited" \
                 "$B/user-$name.log" | tee -a "$B/session.log"
+            python3 - "$B/user-$name.db" "$name" <<'PY' | tee -a "$B/session.log"
+import json, sqlite3, sys
+p = json.loads(sqlite3.connect(sys.argv[1]).execute("SELECT profile_json FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0])
+share = (p["input_s"] + p["verify_s"]) / p["wall_s"]
+print(f"{sys.argv[2]:14s} {p['cases']:4d} cases {p['wall_s']:7.2f} s: inputs {p['input_s']:.3f} s + verify"
+      f" {p['verify_s']:.3f} s = {100 * share:.1f}% of the wall; GPU busy {100 * p['gpu_busy_share']:.1f}%")
+PY
         done
         ;;
     bench)
