@@ -65,6 +65,13 @@
 #   layout    block_smem at one constant counter, 2^26, by this kvx with e9df4dc's
 #             contention spec and with this tree's (twice each): is the difference
 #             oldnew finds there the spec's buffer layout or kvx?
+#   nvrtccold kvx compile of the contention spec with no cache, twice, first thing on
+#             the machine: whether NVRTC's first use there is slow (the files' first
+#             read), with how long reading libnvrtc's files took before the second
+#   alignab   the block_smem cells at one constant counter, 2^26, that read 1.6 to 2.6%
+#             slower under e9df4dc than under this tree: each kvx and its own spec at
+#             b43eb14~1 (the driver's placement) and b43eb14 (2 MiB boundaries), and
+#             this tree, alternately, twice; kvx compare of each against b43eb14~1
 #   nvtxrep   the NVTX ranges in results/h200/sitting-0805/bankconf-run1.ncu-rep
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
@@ -560,6 +567,53 @@ PY
         cut -c1-300 "$B/nvtxrep.csv" | head -n 8 | tee -a "$B/session.log"
         ncu -i results/h200/sitting-0805/bankconf-run1.ncu-rep --print-nvtx-rename kernel --print-summary per-kernel 2>&1 |
             grep -iE "strategy=|transpose" | head -n 12 | tee -a "$B/session.log"
+        ;;
+    nvrtccold)
+        say "NVRTC's first use on this machine"
+        for r in 1 2; do
+            [ $r = 2 ] && { t0=$(date +%s.%N); cat "$(dirname "$(readlink -f "$(command -v nvcc)")")"/../lib64/libnvrtc* \
+                >/dev/null 2>&1; echo "reading libnvrtc*: $(awk -v a="$t0" -v b="$(date +%s.%N)" \
+                'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"; }
+            "$kvx" compile specs/contention.yaml --no-cache >"$B/nvrtccold-$r.log" 2>&1
+            echo "compile $r: $(grep -E 'compiles' "$B/nvrtccold-$r.log")" | tee -a "$B/session.log"
+        done
+        ;;
+    alignab)
+        say "placement A/B: b43eb14~1 against b43eb14 and this tree"
+        where='(strategy == "block_smem" || strategy == "block_smem_warp") && address == "const" && counters == 1 && n == 2^26'
+        for c in b43eb14~1 b43eb14; do
+            d=/tmp/kvx-ab-${c/\~/-}
+            git worktree add -f "$d" "$c" >/dev/null 2>&1 || git -c advice.detachedHead=false clone -q . "$d"
+            (cd "$d" && git checkout -q "$c" && cmake -S . -B b -DCMAKE_PREFIX_PATH="$root/.devdeps" \
+                -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build b -j "$(nproc)" >/dev/null 2>&1) &
+        done
+        wait
+        for r in 1 2; do
+            for c in b43eb14~1 b43eb14 new; do
+                d=/tmp/kvx-ab-${c/\~/-}; k=$d/b/kvx
+                [ $c = new ] && { d=$root; k=$kvx; }
+                name=alignab-${c/\~/-}-$r
+                (cd "$d" && "$k" compile specs/contention.yaml --where "$where" >/dev/null 2>&1 &&
+                    KVX_COMMIT= "$k" run specs/contention.yaml --where "$where" --db "$B/$name.db" --rerun \
+                    >"$B/$name.log" 2>&1)
+                echo "$name: $(grep -E '^[0-9]+ cases in' "$B/$name.log")" | tee -a "$B/session.log"
+            done
+        done
+        for c in b43eb14-1-2 b43eb14-1 b43eb14-2 new-1 new-2; do
+            "$kvx" compare "$B/alignab-b43eb14-1-1.db" "$B/alignab-$c.db" --rows strategy,hit_rate \
+                --cols counter --format csv >"$B/alignab-$c-compare.csv" 2>&1
+            python3 - "$B/alignab-$c-compare.csv" "$c" <<'PY' | tee -a "$B/session.log"
+import csv, statistics, sys
+r = []
+for x in csv.DictReader(open(sys.argv[1])):
+    try:
+        r.append(float(x["B_over_A"]))
+    except (KeyError, TypeError, ValueError):
+        pass
+print(f"{sys.argv[2]:12s} over b43eb14~1 (run 1): {len(r)} cells, median ratio {statistics.median(r):.4f},"
+      f" range {min(r):.4f} to {max(r):.4f}" if r else f"{sys.argv[2]}: no cells")
+PY
+        done
         ;;
     *) echo "unknown step $step" ;;
     esac
