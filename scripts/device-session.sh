@@ -65,9 +65,9 @@
 #   layout    block_smem at one constant counter, 2^26, by this kvx with e9df4dc's
 #             contention spec and with this tree's (twice each): is the difference
 #             oldnew finds there the spec's buffer layout or kvx?
-#   nvrtccold kvx compile of the contention spec with no cache, twice, first thing on
-#             the machine: whether NVRTC's first use there is slow (the files' first
-#             read), with how long reading libnvrtc's files took before the second
+#   nvrtccold libnvrtc's files read once (timed), then kvx compile of the contention spec
+#             with no cache, twice: first thing on a fresh machine, whether NVRTC's first
+#             use there is slow for another reason than the files' first read
 #   alignab   the block_smem cells at one constant counter, 2^26, that read 1.6 to 2.6%
 #             slower under e9df4dc than under this tree: each kvx and its own spec at
 #             b43eb14~1 (the driver's placement) and b43eb14 (2 MiB boundaries), and
@@ -570,10 +570,12 @@ PY
         ;;
     nvrtccold)
         say "NVRTC's first use on this machine"
+        lib=$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")/../lib64
+        t0=$(date +%s.%N)
+        cat "$lib"/libnvrtc* >/dev/null 2>&1
+        echo "reading $(du -chL "$lib"/libnvrtc* | tail -n 1 | cut -f1) of libnvrtc* first:" \
+            "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"
         for r in 1 2; do
-            [ $r = 2 ] && { t0=$(date +%s.%N); cat "$(dirname "$(readlink -f "$(command -v nvcc)")")"/../lib64/libnvrtc* \
-                >/dev/null 2>&1; echo "reading libnvrtc*: $(awk -v a="$t0" -v b="$(date +%s.%N)" \
-                'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"; }
             "$kvx" compile specs/contention.yaml --no-cache >"$B/nvrtccold-$r.log" 2>&1
             echo "compile $r: $(grep -E 'compiles' "$B/nvrtccold-$r.log")" | tee -a "$B/session.log"
         done
