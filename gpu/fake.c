@@ -437,6 +437,7 @@ static CUresult memcpy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CU
     if (fk.sticky || !d || !from)
         return fk.sticky ? fk.sticky : CUDA_ERROR_INVALID_VALUE;
     memmove(d, from, n);
+    call_log("dtod %zu", n);
     block_of(dst)->version = ++fk.versions;
     clock_bytes(2 * (uint64_t)n);
     return CUDA_SUCCESS;

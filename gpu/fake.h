@@ -76,16 +76,19 @@
  *                           elements to keys) "kvx_sort <type> <count>", so a
  *                           test sees what took the device path;
  *   KVX_FAKE_CALL_LOG=FILE  the driver appends one line per module load and
- *                           unload, kernel launch (replays too) and memset,
- *                           in the order the worker made them:
+ *                           unload, kernel launch (replays too), memset and
+ *                           device-to-device copy, in the order the worker
+ *                           made them:
  *                               <pid> load <module>
  *                               <pid> unload <module>
  *                               <pid> launch <module> <entry point>
  *                               <pid> memset<8|16|32> <value, hex> <elements>
+ *                               <pid> dtod <bytes>
  *                           <module> being the hash of the image (16 hex
  *                           digits: every load of one cubin gives the same),
- *                           so a test sees the worker's module cache evict
- *                           and the width of each output reset. */
+ *                           so a test sees the worker's module cache evict,
+ *                           the width of each output reset and the copies
+ *                           a baseline's outputs take. */
 #ifndef KVX_FAKE_H
 #define KVX_FAKE_H
 

@@ -788,7 +788,7 @@ int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double 
     snprintf(c->cubin_path, sizeof c->cubin_path, "%s", rc->cubin_path ? rc->cubin_path : "");
     c->measure = *rv->m;
     snprintf(c->workload_key, sizeof c->workload_key, "%s", rc->workload_key ? rc->workload_key : "");
-    c->is_baseline = rc->is_baseline;
+    c->is_baseline = rc->is_baseline && s->differential;
     const char *source = rv->p->srcs[rv->p->point_src[rc->point]].text;
     int rcode = -1;
     int keys = !rv->checks_only || rv->ref->kind != PLAN_REF_NONE;

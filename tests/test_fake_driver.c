@@ -240,8 +240,9 @@ static void test_no_standin(void **state)
 /* One line of the fake driver's call log (gpu/fake.h). */
 typedef struct Call {
     long pid;
-    char what[16];          /* load, unload, launch, memset8, memset16, memset32 */
-    char arg[64];           /* the module (load, unload, launch), or the memset's value */
+    char what[16];          /* load, unload, launch, memset8, memset16, memset32, dtod */
+    char arg[64];           /* the module (load, unload, launch), the memset's value, or
+                             * the bytes a device-to-device copy moved */
     char rest[160];         /* the entry point (launch), or the memset's elements */
 } Call;
 
@@ -531,6 +532,74 @@ static void test_reset_widths(void **state)
     free(v);
 }
 
+/* ---- the baseline's outputs --------------------------------------------------------- */
+
+/* Two variants of fake_modules.cu at two sizes, mod 0 the baseline, out
+ * checked against count_below, and against the baseline's output too where
+ * differential. */
+static void baseline_spec(const char *path, int differential)
+{
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b,
+              "kvx: 1\nname: fake_baseline\ndoc: the baseline test's (tests/test_fake_driver.c)\n"
+              "template: fake_modules.cu\nkernel: count\n"
+              "axes:\n  mod: [0, 1]\n  n: [1K, 2K]\n"
+              "buffers:\n  in:  { type: i32, count: n, init: { uniform: [0, 999] } }\n"
+              "  out: { type: u32, count: 1, init: 0 }\n"
+              "launch: { grid: 'ceil_div(n, 256)', block: 256, args: [in, n, 300, out] }\n"
+              "check:\n  out: count_below(in, 300)\ndifferential: %s\n"
+              "baseline: { mod: 0 }\n"
+              "measure: { warmup: 0, min_samples: 1, max_samples: 1, noise: 0.05, budget_ms: 100,\n"
+              "           flush_l2: false, timeout_s: 30 }\n",
+              differential ? "true" : "false");
+    assert_int_equal(file_write_atomic(path, b.p, b.len), 0);
+    sb_free(&b);
+}
+
+/* The device-to-device copies of a run of baseline_spec. */
+static int baseline_copies(int differential, const char *name)
+{
+    char spec[64], db[64], log[64], clog[64];
+    snprintf(spec, sizeof spec, "%s.yaml", name);
+    snprintf(db, sizeof db, "%s.db", name);
+    snprintf(log, sizeof log, "%s.log", name);
+    snprintf(clog, sizeof clog, "%s-calls.log", name);
+    baseline_spec(tmp_path(spec), differential);
+    setenv("KVX_FAKE_CALL_LOG", tmp_path(clog), 1);
+    int rc = kvx(tmp_path(log), "run", tmp_path(spec), "--db", tmp_path(db), NULL);
+    unsetenv("KVX_FAKE_CALL_LOG");
+    if (rc != 0 || db_int(tmp_path(db), "SELECT count(*) FROM cases WHERE status = 'ok'") != 4) {
+        dump(tmp_path(log));
+        fail_msg("kvx run of the baseline test's spec (differential: %d) exited %d (expected 0 and 4 cases ok)",
+                 differential, rc);
+    }
+    int n = 0, copies = 0;
+    Call *v = calls_read(tmp_path(clog), &n);
+    for (int i = 0; i < n; i++)
+        copies += !strcmp(v[i].what, "dtod");
+    free(v);
+    return copies;
+}
+
+/* The baseline's outputs are copied aside at each of the two workload points
+ * in differential mode, where the other variant compares with them, and
+ * never outside it (a copy and an allocation of a 256 MB output cost 0.4 ms
+ * a case on an H200). */
+static void test_baseline_kept_when_used(void **state)
+{
+    (void)state;
+    char *cu = file_read(SPECS "fake_modules.cu", NULL);
+    assert_non_null(cu);
+    assert_int_equal(file_write_atomic(tmp_path("fake_modules.cu"), cu, strlen(cu)), 0);
+    free(cu);
+    int used = baseline_copies(1, "baseline-used");
+    int unused = baseline_copies(0, "baseline-unused");
+    if (used != 2 || unused != 0)
+        fail_msg("%d device-to-device copies in differential mode, %d outside it (expected 2 and 0)", used,
+                 unused);
+}
+
 int main(void)
 {
     child_env_clean();
@@ -547,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_no_standin),
         cmocka_unit_test(test_module_eviction),
         cmocka_unit_test(test_reset_widths),
+        cmocka_unit_test(test_baseline_kept_when_used),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return child_dir_done(failed);
