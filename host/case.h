@@ -145,9 +145,8 @@ typedef struct CaseDesc {
     MeasureSettings measure;
     /* Differential mode: the baseline variant's output at this workload point is
      * kept by the worker under workload_key; a baseline case stores it, others
-     * compare with it (ref "baseline").  is_baseline is set only in that mode:
-     * outside it nothing compares with the copy (a 256 MB output's copy and
-     * allocation cost 0.4 ms a case on an H200). */
+     * compare with it (ref "baseline"; a check against baseline() too).
+     * is_baseline is set only where some variant compares with the copy. */
     char workload_key[65];
     int is_baseline;
     /* Checks with ref "reference" compare with ref's outputs. */
