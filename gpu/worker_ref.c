@@ -101,17 +101,15 @@ static int ref_launch(WorkerState *w, const CaseDesc *c, const CaseLaunch *run, 
             goto done;
         ptr[i] = base[i] + r->offset[i] * size;
         /* Inputs from the case's device copies: no host-to-device copy per reference run. */
-        /* Outputs and zeroed scratch start from their init, as for the
-         * variant: its memset where the init is a constant without a host
-         * copy, else that copy. */
+        /* Outputs and zeroed scratch start from their init by the variant's
+         * own reset (a memset, or the copy of the init's host copy), moved
+         * to this allocation. */
         int init = b->checked || b->scratch == CASE_SCRATCH_RESET;
         Reset set = run->reset[i];
         set.ptr = ptr[i];
-        CUresult cr = !init ? cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream)
-                    : run->host[i] ? cu.cuMemcpyHtoDAsync(ptr[i], run->host[i], bytes, w->stream)
-                                   : worker_reset_enqueue(w, &set);
-        const char *what = !init ? "cuMemcpyDtoDAsync" : run->host[i] ? "cuMemcpyHtoDAsync" : "cuMemsetAsync (init)";
-        if (bytes && ref_step(w, res, cr, what) < 0)
+        CUresult cr = init ? worker_reset_enqueue(w, &set)
+                           : cu.cuMemcpyDtoDAsync(ptr[i], run->ptr[i], bytes, w->stream);
+        if (bytes && ref_step(w, res, cr, init ? "output reset (init)" : "cuMemcpyDtoDAsync") < 0)
             goto done;
     }
     for (int i = 0; i < r->nargs; i++) {

@@ -92,7 +92,7 @@ static inline int cmp_at(const CmpPlan *p, uint64_t i)
  * The generic loops load each element through its type and compare in
  * 128 bits (2 to 6 ns an element); an element of up to 32 bits compared
  * with an integer threshold holds exactly when it lies in [lo, hi] (or, for
- * !=, outside [thr, thr]), which one typed loop counts. */
+ * !=, outside [thr, thr]), which one typed loop marks a block at a time. */
 
 typedef struct IntRange {
     int64_t lo;
@@ -126,31 +126,6 @@ static int int_range(const CmpPlan *p, IntRange *r)
     return 1;
 }
 
-#define RANGE_LOOP(T)                                                   \
-    do {                                                                \
-        const T *v = (const T *)data;                                   \
-        for (uint64_t i = b; i < e; i++)                                \
-            n += (uint64_t)((int64_t)v[i] - r->lo) <= r->span;          \
-    } while (0)
-
-/* Elements of [b, e) of data (type t) in r's range, or outside it when
- * negated. */
-static uint64_t range_count(const ElemType *t, const void *data, const IntRange *r, uint64_t b, uint64_t e)
-{
-    uint64_t n = 0;
-    if (!r->empty) {
-        switch (t->id) {
-        case ET_I8: RANGE_LOOP(int8_t); break;
-        case ET_U8: RANGE_LOOP(uint8_t); break;
-        case ET_I16: RANGE_LOOP(int16_t); break;
-        case ET_U16: RANGE_LOOP(uint16_t); break;
-        case ET_I32: RANGE_LOOP(int32_t); break;
-        default: RANGE_LOOP(uint32_t); break;
-        }
-    }
-    return r->negate ? (e - b) - n : n;
-}
-
 #define RANGE_HITS(T)                                                   \
     do {                                                                \
         const T *v = (const T *)data + b;                               \
@@ -176,6 +151,22 @@ static void range_hits(const ElemType *t, const void *data, const IntRange *r, u
     }
     for (uint64_t j = 0; r->negate && j < m; j++)
         hit[j] ^= 1;
+}
+
+enum { RANGE_BLOCK = 4096 };
+
+/* Elements of [b, e) of data (type t) that hold, a block of hits at a time. */
+static uint64_t range_count(const ElemType *t, const void *data, const IntRange *r, uint64_t b, uint64_t e)
+{
+    uint8_t hit[RANGE_BLOCK];
+    uint64_t n = 0;
+    for (uint64_t i = b; i < e; i += RANGE_BLOCK) {
+        uint64_t m = e - i < RANGE_BLOCK ? e - i : RANGE_BLOCK;
+        range_hits(t, data, r, i, m, hit);
+        for (uint64_t j = 0; j < m; j++)
+            n += hit[j];
+    }
+    return n;
 }
 
 #define KEYS_LOAD(T)                                                    \
@@ -314,8 +305,6 @@ static int below_by_each(TallyCtx *x, const CmpPlan *plan, const RefArg *keys, i
     return 0;
 }
 
-enum { BELOW_BY_BLOCK = 4096 };
-
 /* The tally of one block: keys and hits by typed loops. */
 static void below_by_block(uint64_t *cnt, uint64_t k, const uint32_t *key, const uint8_t *hit, uint64_t m)
 {
@@ -346,10 +335,10 @@ static void below_by_chunk(void *ctx, int w, uint64_t ch)
         below_by_each(x, &plan, &keys, w, b, e);
         return;
     }
-    uint32_t key[BELOW_BY_BLOCK];
-    uint8_t hit[BELOW_BY_BLOCK];
-    for (uint64_t i = b; i < e; i += BELOW_BY_BLOCK) {
-        uint64_t m = e - i < BELOW_BY_BLOCK ? e - i : BELOW_BY_BLOCK;
+    uint32_t key[RANGE_BLOCK];
+    uint8_t hit[RANGE_BLOCK];
+    for (uint64_t i = b; i < e; i += RANGE_BLOCK) {
+        uint64_t m = e - i < RANGE_BLOCK ? e - i : RANGE_BLOCK;
         if (!keys_load(&keys, i, m, x->k, key)) {
             if (below_by_each(x, &plan, &keys, w, i, i + m) < 0)
                 return;
