@@ -419,6 +419,25 @@ static int session_list(RunSession *r, const unsigned char *only)
     return r->rc;
 }
 
+/* $KVX_TEST_COMPILE_HOLD=TEXT (a test hook): the job whose name contains
+ * TEXT counts as compiling (run_loop.c) until every case that does not need
+ * it is done, as a source slower than all the others would, whatever the
+ * machine's load. */
+static void hold_read(RunSession *r)
+{
+    Compiler *comp = &r->comp;
+    const char *v = getenv("KVX_TEST_COMPILE_HOLD");
+    comp->hold = -1;
+    for (int k = 0; v && *v && k < comp->n && comp->hold < 0; k++)
+        if (strstr(comp->jobs[k].name, v))
+            comp->hold = k;
+    for (int i = 0; i < r->ncases && comp->hold >= 0; i++) {
+        int rsrc = plan_ref_src(&r->p, &r->pref, r->cases[i].point);
+        comp->hold_cases += comp->job_of[r->cases[i].src] == comp->hold ||
+                            (rsrc >= 0 && comp->job_of[rsrc] == comp->hold);
+    }
+}
+
 /* Compile the sources the cases need, variants' and references', in
  * first-use order (the hand-out's: the longest group's sources first), on a
  * thread of its own while the cases run. */
@@ -452,6 +471,7 @@ static void session_compile(RunSession *r)
                       .noptions = r->s->noptions, .use_cccl = r->s->use_cccl, .origins = so->origins};
     }
     free(order);
+    hold_read(r);
     run_stage_end(&r->prof, RUN_STAGE_store);
     r->t0 = wall_now_ms();
     pthread_create(&comp->thread, NULL, compile_main, comp);

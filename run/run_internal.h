@@ -288,6 +288,10 @@ typedef struct RunSession RunSession;
 void run_ahead_start(RunSession *r);
 /* The folder a case names for its worker (CaseDesc.hostref_dir); "" without. */
 const char *run_ahead_dir(const RunAhead *a);
+/* The loop's count of cases done (stored): releases a reference that
+ * $KVX_TEST_HOSTREF_HOLD holds (run_ahead.c) once it passes the cases listed
+ * before that reference's first.  Accepts NULL. */
+void run_ahead_release(RunAhead *a, int stored);
 /* Stop computing (the cases are done), join the thread, keep its figures in
  * r->prof, free r->ahead.  Accepts a NULL r->ahead. */
 void run_ahead_stop(RunSession *r);
@@ -331,6 +335,9 @@ typedef struct Compiler {
     int failed;
     int finished;
     double wall_ms;
+    int hold;                   /* test hook ($KVX_TEST_COMPILE_HOLD): the job that counts as compiling
+                                   until every case that does not need it is done; -1: none */
+    int hold_cases;             /* the cases that need it */
 } Compiler;
 
 /* The compiles of a session's rounds: sources, cache hits, NVRTC time and
