@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "resolve/resolve.h"
-#include "run/shard.h"
+#include "run/run.h"
 
 /* ---- the option tables ------------------------------------------------------------------ */
 

@@ -409,8 +409,8 @@ static int search_loop(SearchRun *sr)
     int npts = 0;
     for (int c = 0; c < sr->sp.n; c++)
         npts = sr->pstart[c + 1] - sr->pstart[c] > npts ? sr->pstart[c + 1] - sr->pstart[c] : npts;
-    printf("search  %s, seed %s, objective %s: %d variants of up to %d point%s, budget %s = %d variant%s%s\n",
-           o->search, o->search_seed_text, o->objective, sr->sp.n, npts, npts == 1 ? "" : "s", o->budget,
+    printf("search  %s, seed %llu, objective %s: %d variants of up to %d point%s, budget %s = %d variant%s%s\n",
+           o->search, (unsigned long long)o->search_seed, o->objective, sr->sp.n, npts, npts == 1 ? "" : "s", o->budget,
            total, total == 1 ? "" : "s", sr->budget.kind >= SEARCH_BUDGET_GPU_MIN ? " or the time" : "");
     fflush(stdout);
     Ahead *ahead = NULL;

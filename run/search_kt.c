@@ -1,10 +1,14 @@
-/* search_kt: Kernel Tuner's cache file (search_kt.h).  Numbers go out as
- * the store's text of them, strings as JSON strings; an entry's key joins the
- * same texts, which is what Python's str gives for the values json.load
- * reads back (ints, and floats of a short decimal such as 0.05). */
-#include "search_kt.h"
+/* search_kt: a recorded space (search_db.h) in Kernel Tuner's cache-file
+ * format, so that Kernel Tuner's strategies replay the same space in its
+ * simulation mode (bench/kernel_tuner_replay.py) as `kvx replay` does:
+ * search_kt_export (run.h), `kvx export --format kerneltuner`.  Numbers go
+ * out as the store's text of them, strings as JSON strings; an entry's key
+ * joins the same texts, which is what Python's str gives for the values
+ * json.load reads back (ints, and floats of a short decimal such as 0.05). */
+#include "search_db.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "store/store_search.h"
 
 #include <math.h>
 #include <string.h>
@@ -74,7 +78,16 @@ static void entry(const SearchRecord *r, int c, StrBuf *b, StrBuf *key)
                " \"framework_time\": 0}");
 }
 
-int search_kt_write(const SearchRecord *r, const char *device, FILE *f)
+/* Write r (loaded under its objective) to f as Kernel Tuner 1.5 reads a cache file
+ * (kernel_tuner/util.py, process_cache and read_cache): device_name
+ * (device), kernel_name (the spec's name), problem_size ([the objective
+ * points per variant]), tune_params_keys (the code axes), tune_params (their
+ * declared values), objective "time", and one entry per variant keyed
+ * "v1,v2,..." (Python's str of each value, joined by commas) whose "time" is
+ * the objective as a geometric mean over the points (ms for a time; for a
+ * rate, its reciprocal, so that lower is better as Kernel Tuner minimises),
+ * or "RuntimeFailedConfig" for an invalid variant.  0, or -1 when f fails. */
+static int kt_write(const SearchRecord *r, const char *device, FILE *f)
 {
     StrBuf b, key;
     sb_init(&b), sb_init(&key);
@@ -85,4 +98,22 @@ int search_kt_write(const SearchRecord *r, const char *device, FILE *f)
     int ok = fwrite(sb_str(&b), 1, b.len, f) == b.len;
     sb_free(&b), sb_free(&key);
     return ok ? 0 : -1;
+}
+
+int search_kt_export(struct sqlite3 *db, const char *spec, const char *objective, FILE *f, KvxError *err)
+{
+    SearchObjective o;
+    SearchRecord r;
+    if (search_objective_parse(objective, "--objective", &o, err) != 0)
+        return -1;
+    int rc = search_record_load(db, spec, &o, &r, err);
+    if (rc == 0) {
+        char gpu[256];
+        store_search_gpu(db, spec, gpu, sizeof gpu);
+        if ((rc = kt_write(&r, gpu[0] ? gpu : "unknown", f)) != 0)
+            kvx_error_set(err, KVX_EIO, NULL, "export: the cache file could not be written");
+        search_record_free(&r);
+    }
+    search_objective_free(&o);
+    return rc;
 }

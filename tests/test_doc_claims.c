@@ -31,7 +31,6 @@
 #include "core/values.h"
 #include "host/inputs.h"
 
-#define KVX_DEADLINE_S 120
 /* kvx_child.h's shard and merge helpers are test_run_fake's. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "tests/kvx_child.h"
