@@ -139,7 +139,7 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
     inspect_ptx(j->ptx, f);
     if (in->dis) {
         KvxError err = {0};
-        if ((sass = inspect_disassemble(j->cubin, j->cubin_len, &err)))
+        if ((sass = inspect_job_sass(j, &err)))     /* the entry's, else disassembled and kept */
             inspect_sass(sass, f);
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
@@ -179,9 +179,15 @@ static int inspect_arch(Inspection *in, int ai)
                            .origins = p.srcs[k].origins};
         row[n++] = variant_row(in, name);
     }
-    JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache};
+    JitProfile prof = {.trace = 1};
+    JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache,
+                     .group = in->o.group, .profile = in->o.profile ? &prof : NULL};
     KvxError err = {0};
-    if (jit_compile_all(jobs, n, &jo, NULL, NULL, &err) != 0) {
+    int failed = jit_compile_all(jobs, n, &jo, NULL, NULL, &err) != 0;
+    if (in->o.profile)
+        jit_profile_print(&prof, stdout);
+    jit_profile_free(&prof);
+    if (failed) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
         rc = 3;

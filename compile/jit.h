@@ -114,6 +114,8 @@ struct JitJob {
     int stack;                  /* stack frame, bytes */
     int cmem;                   /* constant bank 0, bytes */
     char *inspect_json;         /* set by an `after` hook (run: inspect_job_json), malloc'd */
+    char *sass;                 /* a fresh compile's SASS listing (its own functions), malloc'd,
+                                 * kept in its entry for inspect; NULL: none made */
     char *cache_warning;        /* why the cache could not take this compile, malloc'd, or
                                  * NULL; the job is fine (jit_compile_all says it once) */
     char sum[65];               /* the checksum of the entry at dir ("" without one) */
