@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compile/inspect.h"
+#include "core/progress.h"
 
 /* What the archs' passes share.  Variants are keyed by their code-axis label:
  * an arch whose where: prunes some (a cc-dependent constraint) leaves those
@@ -153,6 +154,13 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
     free(sass);
 }
 
+/* A variant compiled or found in the cache: one more for the progress line. */
+static void inspected(void *ctx, JitJob *j)
+{
+    (void)j;
+    progress_step(ctx, 1);
+}
+
 /* The selected variants of arch ai: compiled, inspected, printed.  0 or the
  * exit status. */
 static int inspect_arch(Inspection *in, int ai)
@@ -183,7 +191,12 @@ static int inspect_arch(Inspection *in, int ai)
     JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache,
                      .group = in->o.group, .profile = in->o.profile ? &prof : NULL};
     KvxError err = {0};
-    int failed = jit_compile_all(jobs, n, &jo, NULL, NULL, &err) != 0;
+    char what[64];
+    snprintf(what, sizeof what, "kvx inspect: %s", in->archs[ai]);
+    Progress pr;
+    progress_start(&pr, what, n);
+    int failed = jit_compile_all(jobs, n, &jo, inspected, &pr, &err) != 0;
+    progress_end(&pr);
     if (in->o.profile)
         jit_profile_print(&prof, stdout);
     jit_profile_free(&prof);

@@ -355,6 +355,7 @@ typedef struct RunSession {
     char **argv;
     RunOpts o;
     RunProfile prof;
+    JitProfile jprof;           /* --profile: the compile stage's (every batch of the run's) */
     KvxError err;
     int rc;                     /* 0, or the exit status of the first failure */
     Spec *s;
