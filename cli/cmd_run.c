@@ -147,6 +147,8 @@ static const CliOpt run_opts[] = {
             AT(cache_dir)),
     CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache)),
     CLI_OPT("jobs", 'j', CLI_INT, "N", "the CPUs kvx may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096),
+    CLI_OPT("group", 0, CLI_INT, "N", "set by the sources and processes, at most 8",
+            "sources compiled as one NVRTC program (1: each alone)", AT(group), .lo = 1, .hi = 256),
     CLI_OPT("profile", 0, CLI_FLAG, NULL, NULL, "print where the time went", AT(profile)),
     CLI_OPT("counters", 0, CLI_STRING, "LIST", NULL,
             "after the timed samples, a pass under Nsight Compute (ncu) collecting ncu metrics per case: "

@@ -453,7 +453,8 @@ static void session_compile(RunSession *r)
     for (int k = 0; k < nall; k++)
         comp->job_of[k] = -1;
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
-                            .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after};
+                            .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after,
+                            .group = r->o.group};
     int *order = mem_alloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
     for (int u = 0; u < r->nunits; u++)
         for (int i = r->units[u].cur; i < r->units[u].end; i++)

@@ -32,6 +32,7 @@ typedef struct RunOpts {
     const char *cache_dir;      /* NULL: jit_default_cache_dir() */
     int no_cache;
     int jobs;                   /* -j: compile threads; 0 = cores */
+    int group;                  /* --group: sources per NVRTC program; 0: chosen per batch */
     const char *db;             /* NULL: RESULTS_DEFAULT_DB, its folder made */
     const char *devices;        /* "all" or "0,2" */
     MeasureSettings m;          /* the defaults, then the flags' values: given[] says which were given */

@@ -224,6 +224,7 @@ static int resolve_one(RunSession *r, const WorkerProc *wk, int idx, const JitJo
         snprintf(ref_cubin, sizeof ref_cubin, "%s/kernel.cubin", rj->dir);
     ResolveCase rcs = {.point = c->point, .ptx = j->ptx, .cubin_path = cubin,
                        .ref_ptx = rj ? rj->ptx : NULL, .ref_cubin_path = rj ? ref_cubin : NULL,
+                       .symbol = j->symbol, .ref_symbol = rj ? rj->symbol : NULL,
                        .workload_key = c->workload_key, .is_baseline = c->is_baseline,
                        .have_baseline = r->gbase[wk->group]};
     Resolver rv = {&r->p, &r->pref, &r->m, 0};

@@ -341,7 +341,8 @@ static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int naske
     /* Every process: the round's own sources were mostly compiled ahead
      * (or are in flight, and waited for), so its compile processes mostly
      * wait; its true misses share the cores with these for a moment. */
-    a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs, .use_cache = 1, .cancel = &a->cancel};
+    a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs, .use_cache = 1, .cancel = &a->cancel,
+                         .group = sr->r->o.group};
     a->prev = prev;
     a->started = pthread_create(&a->thread, NULL, ahead_main, a) == 0;
     return a;
