@@ -6,7 +6,11 @@ The trace read is the one that holds run_loop.c's handout_one (the parent's;
 the workers' hold none).  The walk: from the entry of the last handout_one
 call within which case_write is entered, to the last exit of store_put_case.
 Every distinct function entered in between is a stay; each is named by
-addr2line with its file, and the stays are listed by file and folder."""
+addr2line with its file, and the stays are listed by file and folder.  Over
+the whole trace it also counts the entries of resolve_case (a point
+resolved) and resolve_bind (a resolved case bound to its compiled kernel).
+
+bench/walk.py --count KVX SRC TRACE...: only those counts."""
 import collections
 import os
 import struct
@@ -35,7 +39,22 @@ def names(kvx, src, addrs):
     return out
 
 
+def count_only(kvx, src, traces):
+    for t in traces:
+        rec = records(t)
+        sym = names(kvx, src, set(rec[0::2]))
+        byname = {v[0]: a for a, v in sym.items()}
+        if "handout_one" not in byname:
+            continue
+        counts = collections.Counter(rec[i] for i in range(0, len(rec), 2) if rec[i + 1] > 0)
+        for fn in ("resolve_case", "resolve_bind"):
+            if fn in byname:
+                print("run: %s entered %d times" % (fn, counts[byname[fn]]))
+
+
 def main():
+    if sys.argv[1] == "--count":
+        return count_only(sys.argv[2], os.path.realpath(sys.argv[3]), sys.argv[4:])
     kvx, src, traces = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3:]
     for t in traces:
         rec = records(t)
@@ -75,6 +94,11 @@ def main():
     for a in stays:
         fn, path = sym[a]
         files.setdefault(path, []).append(fn)
+    # Over the whole run (the main thread): how often each point was resolved.
+    counts = collections.Counter(rec[i] for i in range(0, len(rec), 2) if rec[i + 1] > 0)
+    for fn in ("resolve_case", "resolve_bind"):
+        if fn in byname:
+            print("run: %s entered %d times" % (fn, counts[byname[fn]]))
     folders = sorted({p.split("/")[0] for p in files})
     print("walk: %d function stays in %d files of %d folders (%s); %d calls" %
           (len(stays), len(files), len(folders), " ".join(folders), calls))

@@ -13,7 +13,9 @@
 # store_put_case (that case's row), every distinct function entered is a
 # stay, listed by file.  The pipeline (RUN_PIPELINE) collects and stores the
 # case before it within that span: the same functions as the walked case's.
-# Only kvx's own code is instrumented (libc, SQLite, libyaml and NVRTC are
+# The same counts, over a whole run, of resolve_case (a point resolved) and
+# resolve_bind, for that run and a first run of compact.yaml (a reference
+# kernel).  Only kvx's own code is instrumented (libc, SQLite, libyaml and NVRTC are
 # not), and only the main thread (the compile thread and the host references
 # ahead are not the case's walk).
 set -eu
@@ -30,5 +32,14 @@ export KVX_FAKE_GPUS=1
 mkdir "$T/walk"
 KVX_WALK_DIR=$T/walk "$BUILD/kvx" run "$SPEC" --where "$WHERE" --db "$T/walk.db" --cache "$T/cache" \
     --profile >"$T/run.log" 2>&1 || { cat "$T/run.log"; exit 1; }
-grep -E '^(  )?(resolutions|cases) ' "$T/run.log" || true
+echo "count.yaml, $WHERE: $(grep -c '^ok ' "$T/run.log") cases"
+grep -E '^  resolutions ' "$T/run.log" || true
 python3 "$src/bench/walk.py" "$BUILD/kvx" "$src" "$T"/walk/walk-*.bin
+# How often a point is resolved with a reference kernel and an order-free
+# check (tests/data/specs/compact.yaml, the 16 cases; a first run, cold).
+rm -rf "$T/walk"; mkdir "$T/walk"
+KVX_WALK_DIR=$T/walk "$BUILD/kvx" run "$src/tests/data/specs/compact.yaml" --db "$T/compact.db" \
+    --cache "$T/cache" --profile >"$T/compact.log" 2>&1 || true
+echo "compact.yaml: $(grep -cE '^(ok|mismatch) ' "$T/compact.log") cases"
+grep -E '^  resolutions ' "$T/compact.log" || true
+python3 "$src/bench/walk.py" --count "$BUILD/kvx" "$src" "$T"/walk/walk-*.bin
