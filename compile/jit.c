@@ -21,7 +21,7 @@
  *
  * NVRTC is thread-safe for distinct programs, so jit_compile runs on the pool
  * with no lock of its own; but it runs about one compile at a time per
- * process, so jit_compile_all sends each miss to a compile process
+ * process, so jit_batch.c's jit_compile_all sends each miss to a compile process
  * (jitproc.c) when the binary enabled them. */
 #include "jit.h"
 #include "core/json.h"

@@ -18,7 +18,7 @@
  * (checked on sgemm variants: only the branch labels' numbers differ).
  *
  * What each member gets back is what a compile of its own gives, taken from
- * the program's (jit_group_split): its log (its messages, the ptxas lines of
+ * the program's (jit_group_compile): its log (its messages, the ptxas lines of
  * its functions, the common ones), its PTX (the header and the items its
  * entry points reach, jit_group_ptx), its ptxas figures (from that log), its
  * SASS facts (the parts of one disassembly its PTX names, jit_group_sass),

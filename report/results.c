@@ -1,16 +1,16 @@
-/* results: cross-tabulation of stored cases (`kvx table`, and the core that
- * `kvx compare` and `kvx report` reuse).
- *
- * A table is built in three steps: load the selected cases (their axis values
- * through json_each, their value through one SELECT whose only variable parts
- * are bound parameters), attach a ratio to the baseline when asked, and pivot
- * the cases that match --where into cells.  --where is parsed with kvx's own
- * expression parser and translated node by node into SQL; names become
- * json_extract(c.axes, ?) with the path bound, literals become bound values,
- * and every other construct is refused.  No user text is ever pasted into SQL.
- *
- * A cell that holds several cases shows their median and how many there were;
- * a case that failed shows its status instead of a number. */
+/* results: the case set that `kvx table`, `compare`, `report` and `export`
+ * read: the selected cases loaded with their axis values and one value each
+ * (results_caseset_load: their value through one SELECT whose only variable
+ * parts are bound parameters; the baseline resolved from the one given,
+ * stored or borrowed), their axes (results_caseset_axis,
+ * results_caseset_axis_list), freed by results_caseset_free; and what the
+ * read verbs share: the values a table may show (results_value_col,
+ * results_value_doc), the statuses' order (results_status_rank), the output
+ * formats (results_format_parse), a comma list (results_split), the spec a
+ * database holds (results_resolve_spec), a CSV field (results_csv_field), a
+ * median (results_median) and a bound parameter (results_sql_param).  The
+ * pivot is results_table.c's, --where's SQL results_where.c's (no user text
+ * is ever pasted into SQL); results_core.h is what they share. */
 #include "results_core.h"
 #include "host/case.h"
 #include "gen/spec.h"
@@ -614,7 +614,7 @@ static int baseline_stored(struct sqlite3 *db, CaseSet *cs, KvxError *err)
 
 /* The baseline: given ("axis=value,..."), else the first selected run's stored
  * one, else the borrowed fb[0..nfb). */
-static int baseline_resolve(struct sqlite3 *db, CaseSet *cs, const char *given, const BaseRef *fb,
+static int baseline_resolve(struct sqlite3 *db, CaseSet *cs, const char *given, const BaseValue *fb,
                             int nfb, KvxError *err)
 {
     if (given)
@@ -777,7 +777,7 @@ static void compute_values(CaseSet *cs, int ratio)
     ratios_free(&R);
 }
 
-int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseRef *fb,
+int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseValue *fb,
                  int nfb, CaseSet *cs, KvxError *err)
 {
     memset(cs, 0, sizeof *cs);
