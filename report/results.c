@@ -23,57 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- value columns: what --value may name -------------------------------- */
-
-/* Each name of core/values.h with its SQL and unit.  Rows are placed by
- * SpecValue, so a name spelt differently from the list does not compile; a
- * name of the list without a row is caught by value_col's assertion (and
- * test_results tabulates every name). */
-#define COL(n, sql, unit, measured) [SPEC_VALUE_##n] = {#n, sql, unit, measured}
-static const ValueCol value_cols[SPEC_VALUE_COUNT] = {
-    COL(median_ms, "c.median_ms", U_TIME, 1),
-    COL(min_ms, "c.min_ms", U_TIME, 1),
-    COL(mean_ms, "c.mean_ms", U_TIME, 1),
-    COL(max_ms, "c.max_ms", U_TIME, 1),
-    COL(stdev_ms, "c.stdev_ms", U_TIME, 1),
-    COL(gbs, "c.gbs", U_GBS, 1),
-    COL(pct_peak, "c.pct_peak", U_PCT, 1),
-    COL(elems_per_s, "c.elems_per_s", U_RATE, 1),
-    COL(atomics_per_s, "c.atomics_per_s", U_RATE, 1),
-    COL(rel_err, "c.rel_err", U_SCI, 0),
-    COL(noise, "c.noise", U_FRAC, 1),
-    COL(samples, "c.samples", U_COUNT, 1),
-    COL(sm_mhz, "c.sm_mhz", U_COUNT, 1),
-    COL(throttled, "c.throttled", U_COUNT, 1),
-    COL(l2_atomics, "(c.l2_atom_requests + c.l2_red_requests)", U_COUNT, 1),
-    COL(l2_atomics_per_1k, "((c.l2_atom_requests + c.l2_red_requests) * 1000.0 / nullif(c.atomics, 0))",
-        U_COUNT, 1),
-    COL(dram_read_bytes, "c.dram_read_bytes", U_COUNT, 1),
-    COL(dram_write_bytes, "c.dram_write_bytes", U_COUNT, 1),
-    COL(regs, "v.regs", U_COUNT, 0),
-    COL(spill_stores, "v.spill_stores", U_COUNT, 0),
-    COL(spill_loads, "v.spill_loads", U_COUNT, 0),
-    COL(stack, "v.stack", U_COUNT, 0),
-    COL(smem_static, "v.smem_static", U_COUNT, 0),
-    COL(compile_ms, "v.compile_ms", U_TIME, 0),
-};
-#undef COL
-
-/* The column of a value name, or NULL when name is not one. */
-const ValueCol *results_value_col(const char *name)
-{
-    int i = values_find(name);
-    if (i < 0)
-        return NULL;
-    KVX_ASSERT(value_cols[i].sql);    /* every name of core/values.h has a row */
-    return &value_cols[i];
-}
-
-const char *results_value_doc(const ValueCol *c)
-{
-    return spec_value_docs[c - value_cols];
-}
-
 const char *const results_status_names[] = {
 #define X(n, d) #n,
     CASE_STATUSES(X)
@@ -408,7 +357,7 @@ static int counter_value(CaseSet *cs, const char *name, Sql *q, KvxError *err)
     sb_puts(&q->text, "json_extract(c.counters_json, ");
     results_sql_param(q, val_str(arena_printf(cs->arena, "$.\"%s\"", metric)));
     sb_puts(&q->text, ")");
-    cs->unit = U_COUNT;
+    cs->unit = VALUE_COUNT;
     cs->measured = 1;
     return 0;
 }
@@ -417,7 +366,7 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
 {
     if (name == results_detail_value) {
         sb_puts(&q->text, "c.detail");
-        cs->unit = U_RAW;
+        cs->unit = VALUE_RAW;
         cs->measured = 0;
         return 0;
     }
@@ -434,16 +383,16 @@ static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
         sb_puts(&q->text, "json_extract(v.inspect_json, ");
         results_sql_param(q, val_str(arena_printf(cs->arena, "$.%s", key)));
         sb_puts(&q->text, ")");
-        cs->unit = U_RAW;
+        cs->unit = VALUE_RAW;
         cs->measured = 0;
         return 0;
     }
-    const ValueCol *vc = results_value_col(name);
-    if (vc) {
-        cs->vcol = vc;
-        cs->unit = vc->unit;
-        cs->measured = vc->measured;
-        sb_puts(&q->text, vc->sql);
+    int vi = values_find(name);
+    if (vi >= 0) {
+        cs->vidx = vi;
+        cs->unit = values_info[vi].unit;
+        cs->measured = values_info[vi].measured;
+        sb_puts(&q->text, store_value_sql(vi));
         return 0;
     }
     kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY,"
@@ -781,6 +730,7 @@ int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableO
                  int nfb, CaseSet *cs, KvxError *err)
 {
     memset(cs, 0, sizeof *cs);
+    cs->vidx = -1;
     cs->arena = arena_new();
     cs->sel = *sel;
     cs->failed_values = o->failed_values;

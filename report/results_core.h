@@ -10,18 +10,6 @@
 
 #define RESULTS_MAX_AXES 64
 
-/* How a value is shown: its unit and scaling. */
-typedef enum {
-    U_TIME, U_GBS, U_PCT, U_FRAC, U_RATE, U_COUNT, U_SCI, U_RAW
-} Unit;
-
-typedef struct ValueCol {
-    const char *name;
-    const char *sql;     /* an expression over c (cases) and v (variants) */
-    Unit unit;
-    int measured;        /* 1: a failed case has no meaningful value */
-} ValueCol;
-
 /* ---- results_nvbench.c ---------------------------------------------------- */
 
 /* `kvx export --format nvbench`: the newest measured case of each label of
@@ -35,12 +23,6 @@ int results_nvbench_is(const char *text);
  * (malloc'd), or NULL with err. */
 char *results_nvbench_csv(struct sqlite3 *db, const char *json, const char *path, Arena *a, const char **gpu,
                           KvxError *err);
-
-/* The column of a value name, or NULL when name is not one. */
-const ValueCol *results_value_col(const char *name);
-
-/* What a value column means (core/values.h). */
-const char *results_value_doc(const ValueCol *c);
 
 typedef struct RVal {
     int is_num;
@@ -77,9 +59,9 @@ typedef struct CaseSet {
     int naxes;
     Rec *recs;
     int nrecs;
-    const ValueCol *vcol;       /* NULL for inspect.KEY */
+    int vidx;                   /* the SpecValue shown; -1 for inspect.KEY, counter.NAME */
     const char *value_name;
-    Unit unit;
+    ValueUnit unit;
     int measured;
     int failed_values;
     int base_axis[RESULTS_MAX_AXES], base_val[RESULTS_MAX_AXES], nbase;

@@ -42,7 +42,7 @@ void results_table_pivot_free(Pivot *p);
 const char *results_table_key_text(const CaseSet *cs, const int *axes, int n, const int *key,
                                    const char *sep, StrBuf *b);
 /* A value with its unit, scaled for reading ("3.41 ms"; with ratio "1.2x"). */
-void results_table_fmt_value(char *buf, size_t n, double v, Unit u, int ratio);
+void results_table_fmt_value(char *buf, size_t n, double v, ValueUnit u, int ratio);
 /* A cell as Markdown shows it: "-", its value (with (n), (status) or !), or
  * its text. */
 void results_table_md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b);

@@ -46,9 +46,9 @@ static int where_ident(WhereCtx *w, const Expr *e, int *kind)
         *kind = 'S';
         return 0;
     }
-    const ValueCol *vc = results_value_col(e->name);
-    if (vc) {
-        sb_puts(&w->q->text, vc->sql);
+    int vi = values_find(e->name);
+    if (vi >= 0) {
+        sb_puts(&w->q->text, store_value_sql(vi));
         *kind = 'n';
         return 0;
     }

@@ -410,14 +410,23 @@ int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *va
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* CaseRow's value fields (core/values.h) unknown: NaN, 0 (MHZ, INT), -1 (TRI). */
+#define INIT_REAL(n) c->n = NAN;
+#define INIT_INT(n)
+#define INIT_MHZ(n)
+#define INIT_TRI(n) c->n = -1;
+#define INIT_TIMED(n, type) INIT_##type(n)
+#define INIT_RES INIT_TIMED
+#define INIT_ROW INIT_TIMED
+#define INIT_LATER(n, type)
+#define INIT_VAR(n, type)
+#define INIT_SQL(n, type)
 void store_case_init(CaseRow *c)
 {
     memset(c, 0, sizeof *c);
-    c->median_ms = c->min_ms = c->max_ms = c->mean_ms = c->stdev_ms = c->noise = NAN;
-    c->rel_err = c->bytes = c->atomics = c->elements = NAN;
-    c->gbs = c->pct_peak = c->elems_per_s = c->atomics_per_s = NAN;
-    c->t_input_ms = c->t_verify_ms = c->t_measure_ms = NAN;
-    c->throttled = -1;
+#define X(n, from, type, since, tab, unit, imp, doc, meaning) INIT_##from(n, type)
+    KVX_VALUES(X)
+#undef X
 }
 
 /* Insert one case inside the caller's transaction.  0 or -1. */

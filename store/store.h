@@ -18,8 +18,43 @@
 
 #include "core/expr.h"
 #include "core/util.h"
+#include "core/values.h"
 
 typedef struct Store Store;
+
+/* The fields of the row structs from core/values.h's table: a cases column
+ * the run fills (TIMED, RES, ROW) is a field of CaseRow, a variants column
+ * (VAR) one of VariantRow, each of its type. */
+#define STORE_CTYPE_REAL double
+#define STORE_CTYPE_INT int
+#define STORE_CTYPE_MHZ int
+#define STORE_CTYPE_TRI int
+#define STORE_CASE_TIMED(n, type) STORE_CTYPE_##type n;
+#define STORE_CASE_RES(n, type) STORE_CTYPE_##type n;
+#define STORE_CASE_ROW(n, type) STORE_CTYPE_##type n;
+#define STORE_CASE_LATER(n, type)
+#define STORE_CASE_VAR(n, type)
+#define STORE_CASE_SQL(n, type)
+#define STORE_FIELD_CASE(n, from, type, since, tab, unit, imp, doc, meaning) STORE_CASE_##from(n, type)
+#define STORE_VAR_TIMED(n, type)
+#define STORE_VAR_RES(n, type)
+#define STORE_VAR_ROW(n, type)
+#define STORE_VAR_LATER(n, type)
+#define STORE_VAR_VAR(n, type) STORE_CTYPE_##type n;
+#define STORE_VAR_SQL(n, type)
+#define STORE_FIELD_VAR(n, from, type, since, tab, unit, imp, doc, meaning) STORE_VAR_##from(n, type)
+
+/* KVX_VALUES(STORE_FROM_RESULT), in a function with `CaseRow *row`, a
+ * worker's `const CaseResult *res` and `int timed` (the case has samples),
+ * copies the values the result carries (TIMED and RES lines) by name: a
+ * TIMED one is NaN unless timed.  The rest (ROW) are the caller's. */
+#define STORE_FROM_TIMED(n) row->n = timed ? res->n : NAN;
+#define STORE_FROM_RES(n) row->n = res->n;
+#define STORE_FROM_ROW(n)
+#define STORE_FROM_LATER(n)
+#define STORE_FROM_VAR(n)
+#define STORE_FROM_SQL(n)
+#define STORE_FROM_RESULT(n, from, type, since, tab, unit, imp, doc, meaning) STORE_FROM_##from(n)
 
 /* Open (creating the schema when new).  NULL with err. */
 Store *store_open(const char *path, KvxError *err);
@@ -67,8 +102,7 @@ typedef struct VariantRow {
     const char *options;              /* NVRTC options, space-separated */
     int compile_ok;
     const char *compile_log;          /* may be NULL */
-    double compile_ms;
-    int regs, spill_stores, spill_loads, smem_static, stack;
+    KVX_VALUES(STORE_FIELD_VAR)       /* compile_ms, regs, spill_stores, ...: core/values.h */
     const char *inspect_json;         /* inspect facts, NULL when not inspected */
     const char *kernels_json;         /* each kernel's ptxas figures (jit_kernels_json); NULL */
 } VariantRow;
@@ -87,15 +121,11 @@ typedef struct CaseRow {
     const char *status;               /* ok mismatch compile_error ... */
     const char *detail;               /* error name/message, mismatch elements */
     int64_t grid[3], block[3], smem, cluster[3];
-    double median_ms, min_ms, max_ms, mean_ms, stdev_ms, noise;
-    int samples;
-    double rel_err;                   /* verification, floats; NaN when n/a */
-    double bytes, atomics, elements;  /* declared metrics; NaN when undeclared */
-    double gbs, pct_peak, elems_per_s, atomics_per_s;   /* derived; NaN n/a */
-    double t_input_ms, t_verify_ms, t_measure_ms;       /* where the time went */
+    /* The measured values, core/values.h's cases columns by name (median_ms,
+     * ..., rel_err, the declared metrics, the rates, the host times, the
+     * clocks, throttled): a REAL is NaN for NULL, an MHZ 0, a TRI -1. */
+    KVX_VALUES(STORE_FIELD_CASE)
     const char *profile_json;         /* the worker's steps, ms (CASE_STEPS); NULL n/a */
-    int sm_mhz, mem_mhz, sm_max_mhz;  /* clocks during the samples; 0 = unknown (NULL) */
-    int throttled;                    /* 1, 0, or -1 = unknown (NULL) */
     const char *samples_json;         /* --keep-samples: [ms, ...]; NULL: not kept */
 } CaseRow;
 
@@ -267,7 +297,11 @@ const char *store_export_name(const StoreExport *x, int i);
 int store_export_next(StoreExport *x, StoreCell *cells, KvxError *err);
 void store_export_close(StoreExport *x);     /* accepts NULL */
 
-/* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
+/* The SQL of value name v (a SpecValue) over cases c and variants v: a
+ * column, or an expression over them (l2_atomics). */
+const char *store_value_sql(int v);
+
+/* A CaseRow with every measurement NaN, counts 0, throttled -1 (unknown) and strings NULL. */
 void store_case_init(CaseRow *c);
 
 #endif

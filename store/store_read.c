@@ -263,7 +263,10 @@ void store_rows_close(StoreRows *r)
 
 /* ---- export ---------------------------------------------------------------------- */
 
-/* Fixed columns of an exported row, in order.  Axes follow `spec_name`. */
+/* Fixed columns of an exported row, in order: kvx 0.2.0's export, kept as
+ * it was for the scripts that read it by position.  Axes follow `spec_name`.
+ * Every other stored column follows them in store_cols.c's order (a value
+ * added to core/values.h's table comes out there by itself). */
 static const char *const export_head[] = {
     "c.id AS case_id", "c.run_id", "r.kind AS run_kind", "r.name AS run_name", "c.spec_name",
 };

@@ -2,36 +2,26 @@
  * name and keys are bound parameters, and a column name is spliced into SQL
  * only after store_objective_dir accepted it. */
 #include "store_search.h"
+#include "core/values.h"
 
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    int lower;
-} objectives[] = {
-#define X(c, lower) {#c, lower},
-    STORE_OBJECTIVES(X)
-#undef X
-};
-enum { NOBJ = sizeof objectives / sizeof objectives[0] };
-
 int store_objective_dir(const char *column)
 {
-    for (int i = 0; i < NOBJ; i++)
-        if (column && !strcmp(column, objectives[i].name))
-            return objectives[i].lower;
-    return -1;
+    int v = column ? values_find(column) : -1;
+    return v >= 0 && values_info[v].objective ? values_lower_better(values_info[v].unit) : -1;
 }
 
 const char *store_objective_list(void)
 {
-    static char buf[256];
-    if (!buf[0])
-        for (int i = 0; i < NOBJ; i++)
-            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ", " : "", objectives[i].name);
+    static _Thread_local char buf[256];
+    size_t at = 0;
+    for (int i = 0; i < SPEC_VALUE_COUNT; i++)
+        if (values_info[i].objective && at < sizeof buf)
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", values_info[i].name);
     return buf;
 }
 

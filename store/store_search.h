@@ -10,13 +10,8 @@
 
 struct sqlite3;
 
-/* The cases columns an objective may name, lower is better first:
- * X(column, lower_is_better). */
-#define STORE_OBJECTIVES(X)                                                                        \
-    X(median_ms, 1) X(min_ms, 1) X(mean_ms, 1) X(max_ms, 1)                                        \
-    X(gbs, 0) X(pct_peak, 0) X(elems_per_s, 0) X(atomics_per_s, 0)
-
-/* 1 when lower values of column are better, 0 when higher are, -1 when the
+/* The cases columns an objective may name are core/values.h's OBJ lines.
+ * 1 when lower values of column are better, 0 when higher are, -1 when the
  * column is no objective. */
 int store_objective_dir(const char *column);
 /* "median_ms, min_ms, ...": for messages. */
