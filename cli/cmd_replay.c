@@ -160,7 +160,7 @@ int cmd_replay(int argc, char **argv)
     ResultsSel sel = {.spec = ra.spec};
     int rc = 0, ns = 0, nb = 0, budgets[REPLAY_MAX];
     double t0 = wall_now_ms();
-    struct sqlite3 *db = store_read_open(a.operand[0], &err);
+    Store *db = store_read_open(a.operand[0], &err);
     if (!db || results_resolve_spec(db, &sel, ar, &err) || search_objective_parse(ra.objective, "--objective", &o, &err) ||
         search_record_load(db, sel.spec, &o, &r, &err)) {
         kvx_error_print(&err, stderr);
@@ -187,7 +187,7 @@ int cmd_replay(int argc, char **argv)
 fail:
     search_record_free(&r);
     search_objective_free(&o);
-    store_read_close(db);
+    store_close(db);
     arena_free(ar);
     kvx_error_clear(&err);
     return rc;

@@ -88,7 +88,7 @@ static void write_csv(const CaseSet *cs, const int *axes, int n, FILE *out)
     }
 }
 
-int results_failures(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
+int results_failures(Store *db, const TableOpts *o, FILE *out, KvxError *err)
 {
     if (o->format == RESULTS_JSON || o->nrows || o->ncols || o->ratio || o->best || o->value) {
         kvx_error_set(err, KVX_EINPUT, NULL, "--failures takes no --rows, --cols, --value, --ratio,"

@@ -91,7 +91,7 @@ static void export_row(const StoreExport *x, const StoreCell *cells, ResultsForm
     fputs(json ? "}" : "\n", out);
 }
 
-int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+int results_export(Store *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
 {
     if (f == RESULTS_NVBENCH)
         return results_export_nvbench(db, spec, out, err);
@@ -578,7 +578,7 @@ static int import_nvbench(Store *st, Import *im, char **text, size_t *len, Impor
     if (!results_nvbench_is(*text))
         return 0;
     const char *gpu = NULL;
-    char *csv = results_nvbench_csv(store_db(st), *text, im->csv_path, im->a, &gpu, err);
+    char *csv = results_nvbench_csv(st, *text, im->csv_path, im->a, &gpu, err);
     if (!csv)
         return -1;
     free(*text);

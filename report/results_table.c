@@ -570,7 +570,7 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
  * stored axis goes across and the second down.  fb: a baseline to borrow
  * when none is given or stored (results_caseset_load). */
-int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+int results_table_build(Store *db, const ResultsSel *sel, const TableOpts *o,
                         const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
@@ -841,7 +841,7 @@ static int write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
     return rc;
 }
 
-int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
+int results_table(Store *db, const TableOpts *o, FILE *out, KvxError *err)
 {
     if (o->failures)
         return results_failures(db, o, out, err);

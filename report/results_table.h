@@ -34,7 +34,7 @@ typedef struct Pivot {
  * baseline to borrow when none is given or stored (results_caseset_load).  0, 1
  * when no case matches (err says so), or -1 with err; cs and p are the
  * caller's to free either way. */
-int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+int results_table_build(Store *db, const ResultsSel *sel, const TableOpts *o,
                         const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err);
 void results_table_pivot_free(Pivot *p);
 

@@ -304,7 +304,7 @@ fail:
     return rc;
 }
 
-int search_record_load(struct sqlite3 *db, const char *spec, const SearchObjective *o, SearchRecord *r,
+int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err)
 {
     memset(r, 0, sizeof *r);

@@ -15,9 +15,9 @@
 #define KVX_SEARCH_DB_H
 
 #include "core/expr.h"
+#include "store/store.h"
 #include "search.h"
 
-struct sqlite3;
 
 typedef struct SearchObjective {
     char column[32];            /* the stored value */
@@ -69,7 +69,7 @@ typedef struct SearchRecord {
 
 /* The recorded space of spec in db under objective o.  0, or -1 with err
  * (KVX_EINPUT: no such cases, no objective point). */
-int search_record_load(struct sqlite3 *db, const char *spec, const SearchObjective *o, SearchRecord *r,
+int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err);
 void search_record_free(SearchRecord *r);       /* accepts a zeroed one */
 

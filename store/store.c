@@ -288,6 +288,14 @@ void store_close(Store *s)
 
 struct sqlite3 *store_db(Store *s) { return s->db; }
 
+Store *store_wrap(sqlite3 *db, const char *path)
+{
+    Store *s = mem_calloc(1, sizeof *s);
+    s->db = db;
+    s->path = mem_strdup(path);
+    return s;
+}
+
 /* ---- binding helpers: NULL strings and NaN numbers become SQL NULL ------- */
 
 static void bind_text(sqlite3_stmt *q, int i, const char *v)

@@ -163,9 +163,6 @@ int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ct
 /* The key: sha256 over the NUL-separated parts given.  hex[65]. */
 void store_case_key(const char *const *parts, char hex[65]);
 
-/* The underlying handle, for table.c / report.c / merge. */
-struct sqlite3 *store_db(Store *s);
-
 /* Schema version written to schema_version; a newer database is refused. */
 #define STORE_SCHEMA_VERSION 7     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
                                       4: cases' hardware counters; 5: variants.kernels_json;
@@ -204,26 +201,25 @@ int store_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
 
 /* ---- store_read.c: the read verbs' side ------------------------------------ */
 
-struct sqlite3;
 
 /* Open a database that must exist, read-only, creating nothing beside it
  * (immutable unless a -wal shows a writer at work); one that fails SQLite's
  * quick check is corrupt (KVX_EIO), one of another layout or a newer kvx's is
- * refused (KVX_EINPUT).  NULL with err.  Close with store_read_close. */
-struct sqlite3 *store_read_open(const char *path, KvxError *err);
-void store_read_close(struct sqlite3 *db);
+ * refused (KVX_EINPUT).  NULL with err.  Close with store_close.  The read
+ * verbs (report/, cli/, run/'s replay) read through it. */
+Store *store_read_open(const char *path, KvxError *err);
 /* The distinct spec names of the stored cases (of run run_id when not 0, of
  * the reference ref_name when not NULL), sorted, into an array in a. */
-int store_spec_names(struct sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a,
+int store_spec_names(Store *db, int64_t run_id, const char *ref_name, Arena *a,
                      const char ***names, int *n, KvxError *err);
 
 /* The spec_path of each run (kind 'run') that stored cases of spec_name,
  * newest first, into an array in a.  0, or -1 when it cannot be read. */
-int store_spec_paths(struct sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n);
+int store_spec_paths(Store *db, const char *spec_name, Arena *a, const char ***paths, int *n);
 /* The boundary a measured run placed its case buffers at (runs.devices_json's
  * buf_align): 0 for a run before it was recorded (the driver's placement), -1
  * for a reference or an unknown run. */
-int64_t store_run_buf_align(struct sqlite3 *db, int64_t run_id);
+int64_t store_run_buf_align(Store *db, int64_t run_id);
 
 /* ---- store_report.c: `kvx report`'s reads beside its tables ----------------
  * Over the cases of spec in the measured runs (run only_run alone when not
@@ -242,35 +238,36 @@ typedef struct StoreRunInfo {
 } StoreRunInfo;
 /* The measured runs (or run only_run) and every imported reference, measured
  * first, by id, into an array in a.  0 or -1 with err. */
-int store_report_runs(struct sqlite3 *db, const char *spec, int64_t only_run, Arena *a,
+int store_report_runs(Store *db, const char *spec, int64_t only_run, Arena *a,
                       StoreRunInfo **runs, int *n, KvxError *err);
 /* Each run whose cases name several GPUs: its id, how many, their UUIDs. */
 typedef void (*StoreMultiGpuFn)(void *ctx, int64_t run_id, int ngpus, const char *uuids);
-void store_report_multi_gpu(struct sqlite3 *db, const char *spec, int64_t only_run,
+void store_report_multi_gpu(Store *db, const char *spec, int64_t only_run,
                             StoreMultiGpuFn each, void *ctx);
 /* Each status with its count. */
 typedef void (*StoreStatusFn)(void *ctx, const char *status, int count);
-void store_report_statuses(struct sqlite3 *db, const char *spec, int64_t only_run,
+void store_report_statuses(Store *db, const char *spec, int64_t only_run,
                            StoreStatusFn each, void *ctx);
 /* Cases stored throttled: how many, the lowest SM clock, the highest maximum. */
-void store_report_throttled(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+void store_report_throttled(Store *db, const char *spec, int64_t only_run, int *n,
                             int *min_mhz, int *max_mhz);
 /* Timed cases whose spread stayed above their run's noise target: how many,
  * and the largest spread. */
-void store_report_noisy(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+void store_report_noisy(Store *db, const char *spec, int64_t only_run, int *n,
                         double *max_noise);
 /* Each axis name a measured case of spec stored as a workload axis; 1 when
  * some case stored its workload at all, 0 when none did (older files). */
 typedef void (*StoreNameFn)(void *ctx, const char *name);
-int store_report_workload_axes(struct sqlite3 *db, const char *spec, StoreNameFn each, void *ctx);
+int store_report_workload_axes(Store *db, const char *spec, StoreNameFn each, void *ctx);
 
-/* The rows of a query whose text and bound parameters a reader built (the
- * case set of `kvx table`; report/results.c).  NULL with err when it does
- * not prepare.  next: 1 at a row, 0 at the end, -1 with err "WHAT: ...";
+/* The rows of a query: the cursor store_cases.h's queries return.  store_rows
+ * itself, a query's text and bound parameters, is store_cases.c's and, until
+ * issue 39 moves its queries here, report/results_nvbench.c's (nvbench JSON
+ * read with SQLite's JSON functions).  NULL with err when it does not prepare.  next: 1 at a row, 0 at the end, -1 with err "WHAT: ...";
  * text is valid until the next row. */
 typedef enum { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT } StoreType;
 typedef struct StoreRows StoreRows;
-StoreRows *store_rows(struct sqlite3 *db, const char *sql, const Value *params, int nparams,
+StoreRows *store_rows(Store *db, const char *sql, const Value *params, int nparams,
                       KvxError *err);
 int store_rows_next(StoreRows *r, const char *what, KvxError *err);
 StoreType store_rows_type(const StoreRows *r, int i);
@@ -290,7 +287,7 @@ typedef struct StoreCell {
     int json;                 /* text is valid JSON of a JSON-valued column */
 } StoreCell;
 typedef struct StoreExport StoreExport;
-StoreExport *store_export_open(struct sqlite3 *db, const char *spec, KvxError *err);
+StoreExport *store_export_open(Store *db, const char *spec, KvxError *err);
 int store_export_ncols(const StoreExport *x);
 const char *store_export_name(const StoreExport *x, int i);
 /* The next row into cells[0..ncols).  1, 0 at the end, -1 with err. */

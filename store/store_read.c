@@ -7,6 +7,7 @@
  * Invariants: a read opens nothing for writing and creates no file beside
  * the database; every value comes in through a bound parameter. */
 #include "store.h"
+#include "store_internal.h"
 #include "store_cols.h"
 
 #include <sqlite3.h>
@@ -78,7 +79,7 @@ static int check_schema(sqlite3 *db, const char *path, KvxError *err)
     return 0;
 }
 
-sqlite3 *store_read_open(const char *path, KvxError *err)
+Store *store_read_open(const char *path, KvxError *err)
 {
     if (access(path, F_OK) != 0) {
         kvx_error_set(err, KVX_EINPUT, NULL,
@@ -110,14 +111,14 @@ sqlite3 *store_read_open(const char *path, KvxError *err)
         sqlite3_close(db);
         return NULL;
     }
-    return db;
+    return store_wrap(db, path);
 }
 
-void store_read_close(sqlite3 *db) { sqlite3_close(db); }
 
-int store_spec_names(sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a,
+int store_spec_names(Store *st, int64_t run_id, const char *ref_name, Arena *a,
                      const char ***names, int *n, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     const char *sql = "SELECT DISTINCT c.spec_name FROM cases c JOIN runs r ON r.id = c.run_id"
                       " WHERE (?1 = 0 OR c.run_id = ?1) AND (?2 IS NULL OR (r.kind ="
@@ -147,8 +148,9 @@ int store_spec_names(sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a
     return 0;
 }
 
-int store_spec_paths(sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n)
+int store_spec_paths(Store *st, const char *spec_name, Arena *a, const char ***paths, int *n)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     *paths = NULL, *n = 0;
     if (sqlite3_prepare_v2(db, "SELECT r.spec_path FROM runs r WHERE r.kind = 'run' AND"
@@ -171,8 +173,9 @@ int store_spec_paths(sqlite3 *db, const char *spec_name, Arena *a, const char **
     return 0;
 }
 
-int64_t store_run_buf_align(sqlite3 *db, int64_t run_id)
+int64_t store_run_buf_align(Store *st, int64_t run_id)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     int64_t align = 0;
     /* A database before schema 2, read as it is, has no devices_json. */
@@ -198,8 +201,9 @@ struct StoreRows {
     sqlite3_stmt *st;
 };
 
-StoreRows *store_rows(sqlite3 *db, const char *sql, const Value *params, int nparams, KvxError *err)
+StoreRows *store_rows(Store *s, const char *sql, const Value *params, int nparams, KvxError *err)
 {
+    sqlite3 *db = store_db(s);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         kvx_error_set(err, KVX_EIO, NULL, "results query: %s", sqlite3_errmsg(db));
@@ -446,8 +450,9 @@ static int export_query(StoreExport *x)
     return 0;
 }
 
-StoreExport *store_export_open(sqlite3 *db, const char *spec, KvxError *err)
+StoreExport *store_export_open(Store *st, const char *spec, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     StoreExport *x = mem_calloc(1, sizeof *x);
     *x = (StoreExport){.db = db, .spec = spec, .a = arena_new(), .cap = 16};
     x->axes = mem_alloc(sizeof *x->axes * (size_t)x->cap);

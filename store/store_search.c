@@ -2,6 +2,7 @@
  * name and keys are bound parameters, and a column name is spliced into SQL
  * only after store_objective_dir accepted it. */
 #include "store_search.h"
+#include "store_internal.h"
 #include "core/values.h"
 
 #include <math.h>
@@ -50,8 +51,9 @@ static double real_or_nan(sqlite3_stmt *q, int i)
     return sqlite3_column_type(q, i) == SQLITE_NULL ? NAN : sqlite3_column_double(q, i);
 }
 
-int store_search_axes(sqlite3 *db, const char *spec, StoreDeclFn each, void *ctx, KvxError *err)
+int store_search_axes(Store *st, const char *spec, StoreDeclFn each, void *ctx, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     static const char *const sql =
         "SELECT a.key, v.value FROM (SELECT r.axes_json FROM runs r WHERE r.kind = 'run' AND"
         " r.axes_json IS NOT NULL AND EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND"
@@ -66,9 +68,10 @@ int store_search_axes(sqlite3 *db, const char *spec, StoreDeclFn each, void *ctx
     return finish(db, q, step, err);
 }
 
-int store_search_cases(sqlite3 *db, const char *spec, const char *column, StoreCaseAxisFn each, void *ctx,
+int store_search_cases(Store *st, const char *spec, const char *column, StoreCaseAxisFn each, void *ctx,
                        KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     if (store_objective_dir(column) < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "'%s' is no objective (expected one of: %s)", column,
                       store_objective_list());
@@ -91,9 +94,10 @@ int store_search_cases(sqlite3 *db, const char *spec, const char *column, StoreC
     return finish(db, q, step, err);
 }
 
-int store_search_case(sqlite3 *db, const char *key, const char *column, char status[32], double *value,
+int store_search_case(Store *st, const char *key, const char *column, char status[32], double *value,
                       double *cost_ms, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     status[0] = 0;
     *value = *cost_ms = NAN;
     if (store_objective_dir(column) < 0) {
@@ -115,8 +119,9 @@ int store_search_case(sqlite3 *db, const char *key, const char *column, char sta
     return finish(db, q, step, err);
 }
 
-int store_search_runs(sqlite3 *db, const char *spec)
+int store_search_runs(Store *st, const char *spec)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM runs WHERE spec_name = ?1 AND"
                            " search_strategy IS NOT NULL)", -1, &q, NULL) != SQLITE_OK)
@@ -127,8 +132,9 @@ int store_search_runs(sqlite3 *db, const char *spec)
     return found;
 }
 
-void store_search_gpu(sqlite3 *db, const char *spec, char *out, size_t n)
+void store_search_gpu(Store *st, const char *spec, char *out, size_t n)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     out[0] = 0;
     if (sqlite3_prepare_v2(db, "SELECT coalesce(gpu_name, '') FROM runs r WHERE kind = 'run' AND EXISTS"

@@ -4,11 +4,10 @@
 #ifndef KVX_STORE_SEARCH_H
 #define KVX_STORE_SEARCH_H
 
-#include "core/util.h"
+#include "store.h"
 
 #include <stdint.h>
 
-struct sqlite3;
 
 /* The cases columns an objective may name are core/values.h's OBJ lines.
  * 1 when lower values of column are better, 0 when higher are, -1 when the
@@ -20,28 +19,28 @@ const char *store_objective_list(void);
 /* Each declared axis value of the newest measured run of spec, in declared
  * order: each(ctx, axis, value's text). */
 typedef void (*StoreDeclFn)(void *ctx, const char *axis, const char *value);
-int store_search_axes(struct sqlite3 *db, const char *spec, StoreDeclFn each, void *ctx, KvxError *err);
+int store_search_axes(Store *db, const char *spec, StoreDeclFn each, void *ctx, KvxError *err);
 
 /* Each axis of each measured case of spec, oldest case first, the axes in
  * stored order: each(ctx, case id, its status, its column's value (NaN when
  * NULL), the axis, the value's text, 1 when a workload axis). */
 typedef void (*StoreCaseAxisFn)(void *ctx, int64_t id, const char *status, double value, const char *axis,
                                 const char *text, int workload);
-int store_search_cases(struct sqlite3 *db, const char *spec, const char *column, StoreCaseAxisFn each,
+int store_search_cases(Store *db, const char *spec, const char *column, StoreCaseAxisFn each,
                        void *ctx, KvxError *err);
 
 /* The stored case of key: *status (into status[32]; "" when none is stored),
  * *value its column's value (NaN when NULL) and *cost_ms its time in the
  * run (t_input_ms + t_verify_ms + t_measure_ms, NaN unknown).  0, or -1 with
  * err. */
-int store_search_case(struct sqlite3 *db, const char *key, const char *column, char status[32],
+int store_search_case(Store *db, const char *key, const char *column, char status[32],
                       double *value, double *cost_ms, KvxError *err);
 
 /* The GPU name of the newest measured run of spec into out[n] ("" none). */
-void store_search_gpu(struct sqlite3 *db, const char *spec, char *out, size_t n);
+void store_search_gpu(Store *db, const char *spec, char *out, size_t n);
 
 /* 1 when a run of spec in db was a search (kvx run --search), 0 when none
  * was (or the file predates searches). */
-int store_search_runs(struct sqlite3 *db, const char *spec);
+int store_search_runs(Store *db, const char *spec);
 
 #endif

@@ -233,6 +233,25 @@ static void test_every_value_tabulates(void **state)
     }
 }
 
+/* A --where of more literals than a fixed array held (64, an assertion
+ * then) is one condition for the store like any other. */
+static void test_where_many_literals(void **state)
+{
+    StrBuf w;
+    sb_init(&w);
+    for (int i = 0; i < 100; i++)
+        sb_printf(&w, "%shit_rate == %d", i ? " || " : "", i);
+    const char *rows[] = {"strategy"}, *cols[] = {"counter"};
+    TableOpts o = {.rows = rows, .nrows = 1, .cols = cols, .ncols = 1, .where = sb_str(&w)};
+    KvxError err = {0};
+    char *text;
+    if (table_text("a.db", &o, &text, &err))
+        fail_msg("%s", err.msg);
+    assert_non_null(strstr(text, "| naive |"));
+    free(text);
+    sb_free(&w);
+}
+
 /* docs/spec.md's table of report values has a row "| `NAME` | ..." for every
  * value name: a value added to core/values.h is documented with it.  ctest runs
  * in the source directory. */
@@ -685,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_other_values),
         cmocka_unit_test(test_every_value_tabulates),
+        cmocka_unit_test(test_where_many_literals),
         cmocka_unit_test(test_every_value_documented),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_injection),
