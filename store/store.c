@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The tables from store_cols.c, and the indexes. */
 static char *schema_sql(void)
@@ -243,7 +244,12 @@ Store *store_open(const char *path, KvxError *err)
 {
     Store *s = mem_calloc(1, sizeof *s);
     s->path = mem_strdup(path);
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
+    /* As a URI, so that `kvx merge` can attach its inputs read-only (a URI
+     * of theirs); the path itself is read as a path. */
+    char *uri = store_uri(path, "");
+    int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    if (rc) {
         kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open results database: %s", path,
                       s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto fail;
@@ -287,6 +293,32 @@ void store_close(Store *s)
 }
 
 struct sqlite3 *store_db(Store *s) { return s->db; }
+
+char *store_uri(const char *path, const char *query)
+{
+    if (!strcmp(path, ":memory:"))
+        return mem_strdup(path);
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, path[0] == '/' ? "file://" : "file:");
+    for (const char *p = path; *p; p++)
+        if (*p == '?' || *p == '#' || *p == '%' || (unsigned char)*p < 0x21)
+            sb_printf(&b, "%%%02X", (unsigned char)*p);
+        else
+            sb_putc(&b, *p);
+    sb_puts(&b, query);
+    return sb_take(&b);
+}
+
+char *store_read_uri(const char *path)
+{
+    StrBuf wal;
+    sb_init(&wal);
+    sb_printf(&wal, "%s-wal", path);
+    int writer = access(sb_str(&wal), F_OK) == 0;
+    sb_free(&wal);
+    return store_uri(path, writer ? "?mode=ro" : "?mode=ro&immutable=1");
+}
 
 Store *store_wrap(sqlite3 *db, const char *path)
 {

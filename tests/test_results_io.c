@@ -12,6 +12,7 @@
 
 #include "tests/results_fixture.h"
 #include "store/store_cols.h"
+#include "tests/python_tools.h"
 
 /* ---- import, export, merge --------------------------------------------------- */
 
@@ -363,10 +364,8 @@ static void check_matplotlib(const char *dir, const char *stem, int logx)
     assert_non_null(py);
     assert_int_equal(strstr(py, "logx, logy = True") != NULL, logx);
     free(py);
-    if (system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
-        printf("python3 with matplotlib not installed: %s not run\n", p);
+    if (!python_has("matplotlib", p))
         return;
-    }
     for (int i = 0; i < 2; i++) {
         snprintf(cmd, sizeof cmd, "%s/contention/%s.%s", dir, stem, i ? "png" : "svg");
         unlink(cmd);
