@@ -615,8 +615,7 @@ static int export_kerneltuner(ExportWrite *x, FILE *f, KvxError *err)
     if (rc == 0) {
         char gpu[256];
         store_search_gpu(x->db, x->ea->spec, gpu, sizeof gpu);
-        if ((rc = search_kt_write(&r, gpu[0] ? gpu : "unknown", f)) != 0)
-            kvx_error_set(err, KVX_EIO, NULL, "export: the cache file could not be written");
+        rc = search_kt_write(x->db, &r, &o, gpu[0] ? gpu : "unknown", f, err);
         search_record_free(&r);
     }
     search_objective_free(&o);

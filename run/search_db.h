@@ -65,6 +65,11 @@ typedef struct SearchRecord {
     int npoints;                /* objective points per candidate */
     int nincomplete;            /* variants without every objective point measured: left out */
     int ninvalid;
+    /* Each objective point read: its case id and its candidate (-1: one left
+     * out), npcase of them in case order. */
+    int64_t *pcase;
+    int *pcand;
+    int npcase;
 } SearchRecord;
 
 /* The recorded space of spec in db under objective o.  0, or -1 with err

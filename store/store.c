@@ -75,8 +75,7 @@ int store_exec(Store *s, const char *sql, KvxError *err)
     return 0;
 }
 
-/* 1 when table has the column, 0 when not, -1 on error. */
-static int column_exists(Store *s, const char *table, const char *column)
+int store_column_exists(Store *s, const char *table, const char *column)
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
@@ -99,7 +98,7 @@ static int migrate(Store *s, int version, KvxError *err)
             const StoreCol *c = &store_tables[t].cols[i];
             if (c->since <= version)
                 continue;
-            int exists = column_exists(s, store_tables[t].name, c->name);
+            int exists = store_column_exists(s, store_tables[t].name, c->name);
             if (exists < 0)
                 return store_fail(s, err, "reading a table's columns");
             char sql[160];

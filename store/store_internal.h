@@ -19,6 +19,9 @@ char *store_uri(const char *path, const char *query);
  * shows a writer at work, whose log only a locking reader may read. */
 char *store_read_uri(const char *path);
 
+/* 1 when the file's table has the column, 0 when not, -1 on error. */
+int store_column_exists(Store *s, const char *table, const char *column);
+
 /* err = "PATH: what: SQLite's message" (KVX_EIO); returns -1. */
 int store_fail(Store *s, KvxError *err, const char *what);
 /* Run sql (several statements may follow one another).  0 or -1 with err. */

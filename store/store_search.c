@@ -146,3 +146,57 @@ void store_search_gpu(Store *st, const char *spec, char *out, size_t n)
         snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 0));
     sqlite3_finalize(q);
 }
+
+/* col of table t as the query reads it: NULL where the file's layout lacks it. */
+static const char *col_or_null(Store *st, const char *t, const char *col, const char *expr)
+{
+    return store_column_exists(st, t, col) == 1 ? expr : "NULL";
+}
+
+int store_search_facts(Store *st, const char *spec, StoreFactsFn each, void *ctx, KvxError *err)
+{
+    sqlite3 *db = store_db(st);
+    char sql[1024];
+    int kern = store_column_exists(st, "variants", "kernels_json") == 1;
+    snprintf(sql, sizeof sql,
+             "SELECT c.id, coalesce(c.variant_id, 0), c.status, v.compile_ms, c.t_verify_ms,"
+             " c.t_input_ms + c.t_measure_ms, c.gbs, %s, %s"
+             " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON v.id = c.variant_id"
+             " WHERE c.spec_name = ?1 AND r.kind = 'run' ORDER BY c.id",
+             col_or_null(st, "cases", "samples_json",
+                         "CASE WHEN json_valid(c.samples_json) AND json_type(c.samples_json) = 'array'"
+                         " THEN c.samples_json END"),
+             kern ? "(SELECT group_concat(json_extract(k.value, '$.kernel'), '+') FROM json_each("
+                    "CASE WHEN json_valid(v.kernels_json) THEN v.kernels_json ELSE '[]' END) k)"
+                  : "NULL");
+    sqlite3_stmt *q = prepare(db, sql, spec, err);
+    if (!q)
+        return -1;
+    int step;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+        StoreSearchFacts f = {
+            sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), (const char *)sqlite3_column_text(q, 2),
+            real_or_nan(q, 3), real_or_nan(q, 4), real_or_nan(q, 5), real_or_nan(q, 6),
+            (const char *)sqlite3_column_text(q, 7), (const char *)sqlite3_column_text(q, 8)};
+        each(ctx, &f);
+    }
+    return finish(db, q, step, err);
+}
+
+int store_search_counters(Store *st, const char *spec, StoreMetricFn each, void *ctx, KvxError *err)
+{
+    if (store_column_exists(st, "cases", "counters_json") != 1)
+        return 0;       /* a file before schema 6 */
+    sqlite3 *db = store_db(st);
+    sqlite3_stmt *q = prepare(db, "SELECT c.id, j.key, j.value FROM cases c JOIN runs r ON r.id = c.run_id,"
+                                  " json_each(CASE WHEN json_valid(c.counters_json) THEN c.counters_json"
+                                  " ELSE '{}' END) j WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
+                                  " j.type IN ('integer', 'real') ORDER BY c.id, j.id", spec, err);
+    if (!q)
+        return -1;
+    int step;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW)
+        each(ctx, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+             sqlite3_column_double(q, 2));
+    return finish(db, q, step, err);
+}

@@ -36,6 +36,27 @@ int store_search_cases(Store *db, const char *spec, const char *column, StoreCas
 int store_search_case(Store *db, const char *key, const char *column, char status[32],
                       double *value, double *cost_ms, KvxError *err);
 
+/* What Kernel Tuner's cache file gives of a stored case (run/search_kt.c). */
+typedef struct StoreSearchFacts {
+    int64_t id, variant_id;
+    const char *status;
+    double compile_ms;            /* its variant's NVRTC time; NaN unknown */
+    double verify_ms;             /* t_verify_ms; NaN unknown */
+    double measure_ms;            /* t_input_ms + t_measure_ms (inputs and samples); NaN unknown */
+    double gbs;                   /* NaN: none */
+    /* NULL when none (or the file's layout predates it): the kept samples
+     * (valid JSON: an array of ms), the variant's entry points joined by
+     * '+' (kernels_json's, in their order). */
+    const char *samples_json, *kernels;
+} StoreSearchFacts;
+typedef void (*StoreFactsFn)(void *ctx, const StoreSearchFacts *f);
+/* Each measured case of spec, by id.  0, or -1 with err. */
+int store_search_facts(Store *db, const char *spec, StoreFactsFn each, void *ctx, KvxError *err);
+/* Each numeric `--counters` metric of each measured case of spec:
+ * each(ctx, case id, metric, value).  0, or -1 with err. */
+typedef void (*StoreMetricFn)(void *ctx, int64_t id, const char *metric, double value);
+int store_search_counters(Store *db, const char *spec, StoreMetricFn each, void *ctx, KvxError *err);
+
 /* The GPU name of the newest measured run of spec into out[n] ("" none). */
 void store_search_gpu(Store *db, const char *spec, char *out, size_t n);
 
