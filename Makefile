@@ -3,11 +3,13 @@
 #   make run    set up, build, and run the main job: plan, compile and inspect the
 #               contention spec, then measure it on the GPU (results/kvx.db) and
 #               tabulate; without a GPU, everything but measuring, said plainly
-#   make test   set up, build, and run the test suite (ctest; gpu tests skip
-#               with a reason where no GPU is present)
+#   make test   set up, build, and run the test suite (ctest: the labels unit,
+#               e2e, gpu and slurm; gpu and slurm tests skip with a reason
+#               where no GPU or no Slurm is present)
 #
-# Also: make build, make test-asan (ASan+UBSan), make fuzz (libFuzzer, 60 s per
-# target), make gpu-test (only the gpu label), make clean.
+# Also: make build, make test-unit (only the unit label: in process, seconds),
+# make test-asan (ASan+UBSan, labels unit and e2e), make fuzz (libFuzzer, 60 s
+# per target), make gpu-test (only the gpu label), make clean.
 
 BUILD ?= build
 SPEC ?= specs/contention.yaml
@@ -17,7 +19,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DKVX_WERROR=ON
 endif
 
-.PHONY: all deps build run test test-asan gpu-test fuzz clean
+.PHONY: all deps build run test test-unit test-asan gpu-test fuzz clean
 
 all: build
 
@@ -33,6 +35,9 @@ run: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-unit: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
 gpu-test: build
 	@cd $(BUILD) && ctest --output-on-failure -L gpu

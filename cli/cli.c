@@ -19,7 +19,7 @@
 
 #include "core/num.h"
 #include "resolve/resolve.h"
-#include "run/shard.h"
+#include "run/run.h"
 #include "gpu/worker.h"
 
 const CliVerb *const CLI_VERBS[] = {

@@ -144,6 +144,8 @@ typedef struct CliSpecOpts {
     const char *cache_dir;      /* NULL: jit_default_cache_dir() */
     int no_cache;
     int jobs;                   /* -j: compile processes; 0 = the cores it may use */
+    int group;                  /* --group: sources per NVRTC program; 0 = chosen per batch */
+    int profile;                /* --profile: where the compile's time went */
     int points;                 /* plan --points: list every point */
     int resolve;                /* plan --resolve: every selected point's resolved case */
     int show;                   /* inspect --show: CLI_SHOW_* */

@@ -9,8 +9,7 @@
  * --spec-file PATH (table, compare). */
 #include "cli.h"
 #include "report/results.h"
-#include "run/search_kt.h"
-#include "store/store_search.h"
+#include "run/run.h"
 #include "gen/spec.h"
 
 #include <errno.h>
@@ -40,7 +39,7 @@ static const CliChoice formats[] = {
     {"md", RESULTS_MD}, {"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {NULL, 0},
 };
 /* export's: the table formats, nvbench's JSON and Kernel Tuner's cache file
- * (run/search_kt.h). */
+ * (run/search_kt.c, search_kt_export). */
 enum { EXPORT_KERNELTUNER = RESULTS_NVBENCH + 1 };
 static const CliChoice export_formats[] = {
     {"csv", RESULTS_CSV}, {"json", RESULTS_JSON}, {"nvbench", RESULTS_NVBENCH},
@@ -604,29 +603,11 @@ typedef struct ExportWrite {
     const ExportArgs *ea;
 } ExportWrite;
 
-/* Kernel Tuner's cache file of the spec's variants (run/search_kt.h). */
-static int export_kerneltuner(ExportWrite *x, FILE *f, KvxError *err)
-{
-    SearchObjective o;
-    SearchRecord r;
-    if (search_objective_parse(x->ea->objective, "--objective", &o, err) != 0)
-        return -1;
-    int rc = search_record_load(x->db, x->ea->spec, &o, &r, err);
-    if (rc == 0) {
-        char gpu[256];
-        store_search_gpu(x->db, x->ea->spec, gpu, sizeof gpu);
-        rc = search_kt_write(x->db, &r, &o, gpu[0] ? gpu : "unknown", f, err);
-        search_record_free(&r);
-    }
-    search_objective_free(&o);
-    return rc;
-}
-
 static int export_write(void *ctx, FILE *f, KvxError *err)
 {
     ExportWrite *x = ctx;
     if (x->ea->format == EXPORT_KERNELTUNER)
-        return export_kerneltuner(x, f, err);
+        return search_kt_export(x->db, x->ea->spec, x->ea->objective, f, err);
     return results_export(x->db, x->ea->spec, (ResultsFormat)x->ea->format, f, err);
 }
 

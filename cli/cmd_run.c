@@ -1,21 +1,19 @@
-/* cmd_run: the `kvx run` verb: its option table, the measurement settings
- * its flags give (flags override the spec's measure:, which overrides the
- * defaults of core/measure.h), --devices, and the entry, which hands the
- * options to the run's stages (run.c, run_main). */
+/* cmd_run: the `kvx run` verb: its option table, whose values go to a
+ * plain RunOpts (the measurement flags into RunOpts.m, marked in given[]:
+ * run/ lays them over the spec's measure:, which overrides the defaults of
+ * core/measure.h), the checks of the options that go together, and the
+ * entry, which hands them to run_main (run/run.h). */
 #include "cli/cli.h"
-#include "run/run_internal.h"
+#include "run/run.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/results.h"
-#include "run/counters.h"
-#include "run/search.h"
-#include "run/search_db.h"
 
 /* --devices: all, or GPU ordinals; whether each exists is known only once
- * the GPUs are probed (cmd_run_parse_devices). */
+ * the GPUs are probed (run/run.c). */
 static int set_devices(CliSet *s)
 {
     const char *v = s->value;
@@ -149,6 +147,8 @@ static const CliOpt run_opts[] = {
             AT(cache_dir)),
     CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache)),
     CLI_OPT("jobs", 'j', CLI_INT, "N", "the CPUs kvx may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096),
+    CLI_OPT("group", 0, CLI_INT, "N", "set by the sources and processes, at most 8",
+            "sources compiled as one NVRTC program (1: each alone)", AT(group), .lo = 1, .hi = 256),
     CLI_OPT("profile", 0, CLI_FLAG, NULL, NULL, "print where the time went", AT(profile)),
     CLI_OPT("counters", 0, CLI_STRING, "LIST", NULL,
             "after the timed samples, a pass under Nsight Compute (ncu) collecting ncu metrics per case: "
@@ -209,55 +209,11 @@ int cmd_run(int argc, char **argv)
     o.spec_path = a.operand[0];
     if (!o.search && o.search_given)
         return cli_fail(&cmd_run_verb, "--budget, --objective, --search-seed, --batch and --ahead go with --search");
-    if (!o.search)
-        return run_main(&o, argc, argv);
-    if (o.shard || o.rerun)
+    if (o.search && (o.shard || o.rerun))
         return cli_fail(&cmd_run_verb, "--search takes neither --shard nor --rerun (a search resumes from "
                         "what is stored)");
-    if (o.counters)
+    if (o.search && o.counters)
         return cli_fail(&cmd_run_verb, "--search takes no --counters (the counter pass profiles a run's cases: "
                         "run it on the variants the search found, with --where)");
-    snprintf(o.search_seed_text, sizeof o.search_seed_text, "%llu", (unsigned long long)o.search_seed);
-    return run_search(&o, argc, argv);
-}
-
-void cmd_run_apply_overrides(const RunOpts *o, MeasureSettings *m)
-{
-    for (int i = 0; i < MEASURE_COUNT; i++)
-        if (o->given[i]) {
-            const MeasureField *f = &measure_fields[i];
-            size_t size = f->kind == MEASURE_DOUBLE ? sizeof(double) : f->kind == MEASURE_U64 ? sizeof(uint64_t) : sizeof(int);
-            memcpy((char *)m + f->at, (const char *)&o->m + f->at, size);
-        }
-    measure_finish(m);
-}
-
-int cmd_run_parse_devices(const char *list, int ngpu, int *out, KvxError *err)
-{
-    int n = 0;
-    if (!list || !strcmp(list, "all")) {
-        for (int i = 0; i < ngpu && i < RUN_MAX_DEVICES; i++)
-            out[n++] = i;
-        return n;
-    }
-    char *copy = mem_strdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long d = strtol(t, &end, 10);
-        if (*end || d < 0 || d >= ngpu || n == RUN_MAX_DEVICES) {
-            kvx_error_set(err, KVX_EINPUT, NULL, "--devices has '%s' (expected all or ordinals below %d)",
-                          t, ngpu);
-            free(copy);
-            return -1;
-        }
-        for (int k = 0; k < n; k++)
-            if (out[k] == d) {
-                kvx_error_set(err, KVX_EINPUT, NULL, "--devices names GPU %ld twice", d);
-                free(copy);
-                return -1;
-            }
-        out[n++] = (int)d;
-    }
-    free(copy);
-    return n;
+    return run_main(&o, argc, argv);
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "resolve/resolve.h"
-#include "run/shard.h"
+#include "run/run.h"
 
 /* ---- the option tables ------------------------------------------------------------------ */
 
@@ -36,6 +36,13 @@
 #define OPT_NO_CACHE CLI_OPT("no-cache", 0, CLI_FLAG, NULL, NULL, "compile everything; neither read nor write the cache", AT(no_cache))
 #define OPT_JOBS                                                                                            \
     CLI_OPT("jobs", 'j', CLI_INT, "N", "the CPUs kvx may use", "compile processes", AT(jobs), .lo = 1, .hi = 4096)
+#define OPT_GROUP                                                                                           \
+    CLI_OPT("group", 0, CLI_INT, "N", "set by the sources and processes, at most 8",           \
+            "sources compiled as one NVRTC program (1: each alone)", AT(group), .lo = 1, .hi = 256)
+#define OPT_PROFILE                                                                                         \
+    CLI_OPT("profile", 0, CLI_FLAG, NULL, NULL,                                                             \
+            "where the compile's time went: busy processes over time, NVRTC's parts, facts, pipes, cache",  \
+            AT(profile))
 
 static const CliOpt plan_opts[] = {
     OPT_ARCH,
@@ -67,6 +74,8 @@ static const CliOpt compile_opts[] = {
     OPT_CACHE,
     OPT_NO_CACHE,
     OPT_JOBS,
+    OPT_GROUP,
+    OPT_PROFILE,
     {0},
 };
 
@@ -83,6 +92,8 @@ static const CliOpt inspect_opts[] = {
     OPT_CACHE,
     OPT_NO_CACHE,
     OPT_JOBS,
+    OPT_GROUP,
+    OPT_PROFILE,
     {0},
 };
 
@@ -561,10 +572,13 @@ static int compile_arch(Compilation *c, int ai)
         return rc;
     JitJob *jobs;
     int *src_of, n = compile_jobs(s, &p, &ref, sel, c->archs[ai], &jobs, &src_of);
-    JitOptions jo = {.cache_dir = c->cache, .threads = c->o.jobs, .use_cache = !c->o.no_cache};
+    JitProfile prof = {.trace = 1};
+    JitOptions jo = {.cache_dir = c->cache, .threads = c->o.jobs, .use_cache = !c->o.no_cache,
+                     .group = c->o.group, .profile = c->o.profile ? &prof : NULL};
     KvxError err = {0};
     c->done = 0, c->total = n;
-    if (jit_compile_all(jobs, n, &jo, on_compiled, c, &err) != 0) {
+    rc = jit_compile_all(jobs, n, &jo, on_compiled, c, &err) != 0 ? 3 : 0;
+    if (rc) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
         rc = 3;
@@ -579,6 +593,9 @@ static int compile_arch(Compilation *c, int ai)
         rc |= compile_report(c, &jobs[i], plan_ref_source_at(&p, &ref, src_of[i])->file, outdir, rc == 0);
         jit_job_release(&jobs[i]);
     }
+    if (c->o.profile)
+        jit_profile_print(&prof, stdout);
+    jit_profile_free(&prof);
     c->njobs += n;
     free(outdir);
     free(jobs);

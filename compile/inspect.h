@@ -188,6 +188,15 @@ char *inspect_disassemble(const void *cubin, size_t len, KvxError *err);
 char *inspect_disassemble_with(const char *tool, const void *cubin, size_t len,
                                KvxError *err);
 
+/* The job's SASS listing, malloc'd: its CUBIN disassembled, cut to its own
+ * functions where it is a grouped program's member.  NULL with err set when
+ * the tool fails, NULL with err untouched without a disassembler or CUBIN. */
+char *inspect_job_sass(const JitJob *job, KvxError *err);
+
+/* inspect_job's JSON from a listing already made (NULL: none), not
+ * disassembling: the members of a grouped program share one disassembly. */
+void inspect_job_facts_from(const JitJob *job, const char *listing, StrBuf *out);
+
 /* Inspect a compiled job: PTX, then SASS when a disassembler exists, then the
  * compile figures.  0, or -1 with err when the disassembler failed (the PTX
  * facts are still filled). */
@@ -200,7 +209,7 @@ int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err);
 /* inspect_job as the JSON of inspect_to_json, into out (appended), kept in
  * the job's cache entry (job->dir, when it has one) as
  * inspect-KEY.json (jit_cache_put: checksummed with the entry), KEY naming
- * the disassembler (path, size, mtime), the kvx version and INSPECT_SCHEMA: a
+ * the disassembler (path, size, mtime), the extractor's sources (not the commit) and INSPECT_SCHEMA: a
  * second run disassembles nothing.  Safe to call on several threads.  0, or
  * -1 with err as inspect_job (nothing cached then). */
 int inspect_job_json(const JitJob *job, StrBuf *out, KvxError *err);
@@ -226,6 +235,13 @@ int inspect_entries(const char *ptx, char names[][INSPECT_NAME_MAX], int max);
  * -sass) that is kernel's, after the lines before the first function,
  * appended to out.  0, or -1 when the listing has no such function. */
 int inspect_kernel_part(const char *listing, int is_sass, const char *kernel, StrBuf *out);
+
+/* The lines before a SASS listing's first function, then each function part
+ * whose name keep(name, ctx) accepts, in order, appended to out (a listing
+ * of no function whole).  The number of parts kept.  A grouped program's
+ * listing cut to one member's functions (compile/jit_group.c). */
+int inspect_listing_keep(const char *listing, int (*keep)(const char *name, void *ctx), void *ctx,
+                         StrBuf *out);
 
 /* The facts of one kernel of job into f: its PTX and SASS parts (sass NULL:
  * none) and its own ptxas figures. */

@@ -4,7 +4,8 @@
  * compiled variant.  Without a disassembler the PTX facts stand alone. */
 #define _GNU_SOURCE     /* pipe2 */
 #include "inspect_internal.h"
-#include "core/version.h"
+#include "jit_internal.h"
+#include "kvx_product.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -325,35 +326,62 @@ fail:
     return out;
 }
 
-int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err)
+/* The PTX facts and compile figures of job, then the SASS of listing (NULL:
+ * none) with the disassembler's name. */
+static void job_facts(const JitJob *job, const char *listing, InspectFacts *f)
 {
     inspect_facts_init(f);
     if (job->ptx)
         inspect_ptx(job->ptx, f);
     inspect_set_compile(f, job);
+    if (!listing)
+        return;
+    inspect_sass(listing, f);
+    const char *tool = inspect_find_disassembler(), *base = tool ? strrchr(tool, '/') : NULL;
+    snprintf(f->tool, sizeof f->tool, "%.20s %.40s", base ? base + 1 : tool ? tool : "",
+             inspect_disassembler_version());
+}
+
+char *inspect_job_sass(const JitJob *job, KvxError *err)
+{
     if (!job->cubin || !job->cubin_len)
-        return 0;
-    KvxError e = {0};
-    char *sass = inspect_disassemble(job->cubin, job->cubin_len, &e);
-    if (!sass) {
-        if (!e.code)
-            return 0;           /* no disassembler: PTX facts only */
-        if (err && !err->code)
-            *err = e;           /* hands the log over */
-        else
-            kvx_error_clear(&e);
-        return -1;
-    }
-    inspect_sass(sass, f);
+        return NULL;
+    char *sass = inspect_disassemble(job->cubin, job->cubin_len, err);
+    if (!sass || !job->symbol[0])
+        return sass;
+    char *own = jit_group_sass(sass, job);     /* the program's listing cut to this member */
     free(sass);
-    const char *tool = inspect_find_disassembler(), *base = strrchr(tool, '/');
-    snprintf(f->tool, sizeof f->tool, "%.20s %.40s", base ? base + 1 : tool, inspect_disassembler_version());
-    return 0;
+    return own;
+}
+
+int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err)
+{
+    KvxError e = {0};
+    char *sass = inspect_job_sass(job, &e);
+    job_facts(job, sass, f);
+    free(sass);
+    if (!e.code)
+        return 0;               /* SASS read, or no disassembler: PTX facts only */
+    if (err && !err->code)
+        *err = e;               /* hands the log over */
+    else
+        kvx_error_clear(&e);
+    return -1;
+}
+
+void inspect_job_facts_from(const JitJob *job, const char *listing, StrBuf *out)
+{
+    InspectFacts f;
+    job_facts(job, listing, &f);
+    inspect_to_json(&f, out);
 }
 
 /* ---- inspection results kept in the compile cache ------------------------------- */
 
-/* The cache file's name: what the facts depend on besides the cubin. */
+/* The cache file's name: what the facts depend on besides the cubin: the
+ * disassembler (path, size, mtime), the extractor's files
+ * (KVX_FACTS_PRODUCT, cmake/product.cmake) and INSPECT_SCHEMA; never the
+ * commit, so that a kvx built elsewhere with the same extractor reads them. */
 static void cache_name(char *name, size_t n)
 {
     const char *tool = inspect_find_disassembler();
@@ -361,7 +389,7 @@ static void cache_name(char *name, size_t n)
     char id[4400];
     snprintf(id, sizeof id, "%s|%lld|%lld|%s|%d", tool ? tool : "-",
              tool && stat(tool, &st) == 0 ? (long long)st.st_size : 0LL,
-             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, version_text(), INSPECT_SCHEMA);
+             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, KVX_FACTS_PRODUCT, INSPECT_SCHEMA);
     char hex[65];
     sha256_hex(id, strlen(id), hex);
     snprintf(name, n, "inspect-%.16s.json", hex);

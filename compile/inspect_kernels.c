@@ -102,3 +102,31 @@ void inspect_kernel_facts(const JitJob *job, const char *sass, const char *kerne
             f->smem_static = k[i].smem_static;
         }
 }
+
+int inspect_listing_keep(const char *listing, int (*keep)(const char *name, void *ctx), void *ctx,
+                         StrBuf *out)
+{
+    const char *first = NULL, *from = NULL;
+    int kept = 0, on = 0;
+    for (const char *p = listing ? listing : ""; *p;) {
+        size_t len = line_len(p);
+        char name[INSPECT_NAME_MAX];
+        if (part_start(p, len, 1, name, sizeof name)) {
+            if (!first) {
+                first = p;
+                sb_put(out, listing, (size_t)(first - listing));
+            }
+            if (on)
+                sb_put(out, from, (size_t)(p - from));
+            on = keep(name, ctx);
+            kept += on;
+            from = p;
+        }
+        p += len + (p[len] == '\n');
+    }
+    if (on)
+        sb_puts(out, from);
+    if (!first)
+        sb_puts(out, listing ? listing : "");
+    return kept;
+}

@@ -389,7 +389,14 @@ void jit_job_release(JitJob *job)
     if (!job)
         return;
     free(job->ptx);
-    free(job->cubin);
+    if (job->cubin_blob)
+        jit_blob_unref(job->cubin_blob);
+    else
+        free(job->cubin);
+    job->cubin_blob = NULL;
+    job->symbol[0] = 0;
+    job->group = 1;
+    job->facts_ms = job->fe_ms = job->nvvm_ms = job->ptxas_ms = 0;
     free(job->log);
     free(job->dir);
     free(job->inspect_json);
@@ -437,13 +444,63 @@ static void note_silent_failure(JitJob *job)
     memcpy(job->log + n, note, strlen(note) + 1);
 }
 
+/* The sum of the durations (µs) of the trace's events named name, in ms. */
+static double trace_ms(const char *trace, const char *name)
+{
+    char key[96];
+    snprintf(key, sizeof key, "\"name\":\"%s\"", name);
+    double us = 0;
+    for (const char *p = trace; (p = strstr(p, key)); p += strlen(key)) {
+        const char *open = p;
+        while (open > trace && *open != '{')
+            open--;
+        const char *dur = strstr(open, "\"dur\":");
+        if (dur && dur < strchr(p, '}'))
+            us += strtod(dur + 6, NULL);
+    }
+    return us / 1000;
+}
+
+/* NVRTC's own parts from its time trace (--fdevice-time-trace=PATH among
+ * opts, written to PATH.json; read and removed): the front end, NVVM (its
+ * optimizer and code generator) and ptxas, into job.  A run with --profile
+ * asks for it; nothing without the option. */
+static void trace_parts(JitJob *job, const char *const *opts, int nopts)
+{
+    static const char opt[] = "--fdevice-time-trace=";
+    for (int i = 0; i < nopts; i++) {
+        if (strncmp(opts[i], opt, sizeof opt - 1))
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s.json", opts[i] + sizeof opt - 1);
+        size_t len = 0;
+        char *trace = file_read(path, &len);
+        unlink(path);
+        if (!trace)
+            return;
+        job->fe_ms = trace_ms(trace, "CUDA C++ Front-End");
+        job->nvvm_ms = trace_ms(trace, "LibNVVM");
+        job->ptxas_ms = trace_ms(trace, "Total PTXAS Time");
+        free(trace);
+    }
+}
+
 int jit_nvrtc_compile(JitJob *job, const char *const *opts, int nopts, KvxError *err)
 {
+    return jit_nvrtc_compile_with(job, 0, NULL, NULL, opts, nopts, err);
+}
+
+int jit_nvrtc_compile_with(JitJob *job, int nheaders, const char *const *headers,
+                           const char *const *header_names, const char *const *opts, int nopts,
+                           KvxError *err)
+{
     nvrtcProgram prog = NULL;
-    NVRTC_CHECK(nvrtcCreateProgram(&prog, job->source, jit_job_name(job), 0, NULL, NULL));
+    NVRTC_CHECK(nvrtcCreateProgram(&prog, job->source, jit_job_name(job), nheaders, headers,
+                                   header_names));
     double t0 = wall_now_ms();
     nvrtcResult rc = nvrtcCompileProgram(prog, nopts, (const char **)opts);
     job->compile_ms = wall_now_ms() - t0;
+    trace_parts(job, opts, nopts);
     size_t len = 0;
     NVRTC_CHECK(nvrtcGetProgramLogSize(prog, &len));
     job->log = mem_calloc(len + 1, 1);
@@ -517,11 +574,7 @@ static const char **nvrtc_options(const JitJob *job, const JitOptions *opt, cons
 
 /* ---- compile: the cache or the scratch ------------------------------------------- */
 
-/* The job's cache entry, CACHE/KE/KEY, into *dir (malloc'd; NULL without a
- * cache or with --no-cache, which never touches it).  1 when the entry was
- * loaded into job; else 0, with *overwrite saying whether a compile must
- * replace what is there (an entry that does not match its checksum). */
-static int cache_lookup(JitJob *job, const JitOptions *opt, char **dir, int *overwrite)
+int jit_cache_lookup(JitJob *job, const JitOptions *opt, char **dir, int *overwrite)
 {
     *dir = NULL;
     *overwrite = 0;
@@ -578,33 +631,8 @@ void jit_fresh_facts(JitJob *job)
     sb_free(&b);
 }
 
-/* A compile the cache did not serve: NVRTC and the SASS facts, in a compile
- * process when procs is set.  0, 1 for a job whose child died (a failed
- * compile, not to be kept), or -1 with err. */
-static int compile_fresh(JitJob *job, JitProcs *procs, const char *const *opts, int nopts,
-                         KvxError *err)
-{
-    if (procs && job->pch) {
-        /* first, as NVRTC requires; not in the key: the same bytes come out */
-        const char **with = mem_calloc((size_t)nopts + 1, sizeof *with);
-        with[0] = "-pch";
-        memcpy(with + 1, opts, sizeof *opts * (size_t)nopts);
-        int rc = jitproc_compile(procs, job, with, nopts + 1, err);
-        free(with);
-        return rc;
-    }
-    if (procs)
-        return jitproc_compile(procs, job, opts, nopts, err);
-    if (jit_nvrtc_compile(job, opts, nopts, err) != 0)
-        return -1;
-    jit_fresh_facts(job);
-    return 0;
-}
-
-/* The fresh compile's files kept (entry_keep), then its facts beside them,
- * so that a run the cache serves disassembles nothing.  0 or -1 with err. */
-static int keep_fresh(JitJob *job, const JitOptions *opt, const char *const *opts, int nopts,
-                      const char *dir, int overwrite, int store, KvxError *err)
+int jit_keep_fresh(JitJob *job, const JitOptions *opt, const char *const *opts, int nopts,
+                   const char *dir, int overwrite, int store, KvxError *err)
 {
     if (entry_keep(job, opt, opts, nopts, dir, overwrite, store, err) != 0)
         return -1;
@@ -613,283 +641,41 @@ static int keep_fresh(JitJob *job, const JitOptions *opt, const char *const *opt
     return 0;
 }
 
-/* Cache keys being compiled in this process: a second compile of a key (a
- * search compiles ahead on one thread while a round compiles on another)
- * waits for the first and then takes its cache entry, instead of running
- * NVRTC twice. */
-static pthread_mutex_t flight_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t flight_cv = PTHREAD_COND_INITIALIZER;
-static char (*flight)[65];
-static int nflight, flight_cap;
-
-static int flight_find(const char *key)
+const char **jit_prepare(JitJob *job, const JitOptions *opt, Arena *a, int *nopts)
 {
-    for (int i = 0; i < nflight; i++)
-        if (!strcmp(flight[i], key))
-            return i;
-    return -1;
+    const char **opts = nvrtc_options(job, opt, opt->cuda_include, a, nopts);
+    jit_cache_key(job, opts, *nopts, job->key);
+    return opts;
 }
 
-/* Wait while key is in flight, then claim it. */
-static void flight_claim(const char *key)
+int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
 {
-    pthread_mutex_lock(&flight_mu);
-    while (flight_find(key) >= 0)
-        pthread_cond_wait(&flight_cv, &flight_mu);
-    if (nflight == flight_cap) {
-        flight_cap = flight_cap ? 2 * flight_cap : 16;
-        flight = mem_realloc(flight, sizeof *flight * (size_t)flight_cap);
-    }
-    memcpy(flight[nflight++], key, 65);
-    pthread_mutex_unlock(&flight_mu);
-}
-
-static void flight_release(const char *key)
-{
-    pthread_mutex_lock(&flight_mu);
-    int i = flight_find(key);
-    if (i >= 0)
-        memcpy(flight[i], flight[--nflight], 65);
-    pthread_cond_broadcast(&flight_cv);
-    pthread_mutex_unlock(&flight_mu);
-}
-
-/* jit_compile; store 0: the cache is read but not written (it could not be,
- * for an earlier job of jit_compile_all); procs: the compile processes, or
- * NULL to compile on this thread. */
-static int compile_job(JitJob *job, const JitOptions *opt, int store, JitProcs *procs, KvxError *err)
-{
+    static const JitOptions defaults = { 0 };
     jit_job_release(job);
     if (!job->source || !job->arch || !job->arch[0] || job->noptions < 0) {
         kvx_error_set(err, KVX_EINTERNAL, &(SrcPos){ jit_job_name(job), 0, 0 },
                       "jit_compile: job without source or arch");
         return -1;
     }
-    static const JitOptions defaults = { 0 };
-    if (!opt)
-        opt = &defaults;
-    char *found = opt->cuda_include ? NULL : jit_find_cuda_include();
+    JitOptions o = opt ? *opt : defaults;
+    char *found = o.cuda_include ? NULL : jit_find_cuda_include();
+    if (!o.cuda_include)
+        o.cuda_include = found;
     Arena *a = arena_new();
-    int nopts;
-    const char **opts = nvrtc_options(job, opt, opt->cuda_include ? opt->cuda_include : found,
-                                      a, &nopts);
-    jit_cache_key(job, opts, nopts, job->key);
-    char *dir, key[65];
-    int overwrite, rc = 0, cached = opt->cache_dir && opt->use_cache;
-    memcpy(key, job->key, sizeof key);
-    if (cached)
-        flight_claim(key);
-    if (!cache_lookup(job, opt, &dir, &overwrite)) {
-        rc = compile_fresh(job, procs, opts, nopts, err);
+    int nopts, overwrite;
+    const char **opts = jit_prepare(job, &o, a, &nopts);
+    char *dir;
+    int rc = 0;
+    if (!jit_cache_lookup(job, &o, &dir, &overwrite)) {
+        GroupMember m = {.job = job};
+        rc = jit_group_compile(&m, 1, opts, nopts, err);
         if (rc == 0)
-            rc = keep_fresh(job, opt, opts, nopts, dir, overwrite, store, err);
-        else if (rc == 1)
-            rc = 0;         /* a dead child: reported, not kept */
+            rc = jit_keep_fresh(job, &o, opts, nopts, dir, overwrite, 1, err);
     }
-    if (cached)
-        flight_release(key);
     free(dir);
     arena_free(a);
     free(found);
     return rc;
-}
-
-int jit_compile(JitJob *job, const JitOptions *opt, KvxError *err)
-{
-    return compile_job(job, opt, 1, NULL, err);
-}
-
-/* ---- many jobs ----------------------------------------------------------------- */
-
-typedef struct CompileAll {
-    JitJob *jobs;
-    const JitOptions *opt;
-    void (*on_done)(void *ctx, JitJob *job);
-    void *ctx;
-    JitProcs *procs;            /* NULL: NVRTC on the pool's threads */
-    pthread_mutex_t mu;         /* serialises on_done, the first error and cache_off */
-    KvxError first;
-    int failed;
-    int cache_off;              /* the cache could not be written: read it, write no more */
-} CompileAll;
-
-/* Jobs order[0..n) of one thread, compiled in turn: one job, or a chain of
- * sources sharing headers (pch_mark), which one compile process takes. */
-typedef struct CompileTask {
-    CompileAll *all;
-    const int *order;
-    int n;
-} CompileTask;
-
-/* A fresh compile's warnings on stderr, mapped to the template: once, when
- * it compiles; a cache hit keeps them in its log.txt but says nothing. */
-static void print_warnings(const JitJob *job)
-{
-    char *w = jit_log_warnings(job->log);
-    if (!w)
-        return;
-    char *mapped = jit_log_map(job, w);
-    fprintf(stderr, "kvx: %s [%s] compiled with warnings:\n%s", jit_job_name(job), job->arch, mapped);
-    free(mapped);
-    free(w);
-}
-
-static void compile_job_in(CompileAll *c, int i);
-
-static void compile_chain(void *arg)
-{
-    CompileTask *t = arg;
-    for (int k = 0; k < t->n; k++)
-        compile_job_in(t->all, t->order[k]);
-}
-
-static void compile_job_in(CompileAll *c, int i)
-{
-    JitJob *job = &c->jobs[i];
-    KvxError e = { 0 };
-    if (c->opt->cancel && __atomic_load_n(c->opt->cancel, __ATOMIC_RELAXED))
-        return;
-    pthread_mutex_lock(&c->mu);
-    int store = !c->cache_off;
-    pthread_mutex_unlock(&c->mu);
-    int rc = compile_job(job, c->opt, store, c->procs, &e);
-    if (rc == 0 && c->opt->after)
-        c->opt->after(c->opt->after_ctx, job);
-    pthread_mutex_lock(&c->mu);
-    /* Once a process (kvx compile calls this once per arch), for the first
-     * job the cache refused; jobs already compiling may refuse it too. */
-    static atomic_int warned;
-    if (job->cache_warning && !c->cache_off) {
-        c->cache_off = 1;
-        if (!atomic_exchange(&warned, 1))
-            fprintf(stderr, "kvx: warning: the compile cache cannot be written (%s): compiling without it\n",
-                    job->cache_warning);
-    }
-    if (rc == 0 && job->ok && !job->cached)
-        print_warnings(job);
-    if (rc != 0) {
-        if (!c->failed) {
-            c->first = e;           /* takes the log along */
-            e.log = NULL;
-        }
-        c->failed = 1;
-    } else if (c->on_done) {
-        c->on_done(c->ctx, job);
-    }
-    pthread_mutex_unlock(&c->mu);
-    kvx_error_clear(&e);
-}
-
-/* FNV-1a of source's #include lines, its arch and CCCL: jobs with equal
- * values precompile the same headers; 0 for a source without one. */
-static uint64_t include_sig(const JitJob *j)
-{
-    if (!jit_source_includes(j->source))
-        return 0;
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = strstr(j->source, "#include"); p; p = strstr(p + 1, "#include"))
-        for (const char *q = p; *q && *q != '\n'; q++)
-            h = (h ^ (unsigned char)*q) * 1099511628211ull;
-    for (const char *q = j->arch; q && *q; q++)
-        h = (h ^ (unsigned char)*q) * 1099511628211ull;
-    return (h ^ (uint64_t)j->use_cccl) | 1;
-}
-
-/* job->pch where more jobs share its headers than there are processes: one
- * of them then compiles two or more and reuses the first's PCH; a process
- * that gets only one would pay for making it (0.4 s) and gain nothing. */
-static uint64_t *pch_mark(JitJob *jobs, int n, int threads)
-{
-    uint64_t *sig = mem_alloc(sizeof *sig * (size_t)(n > 0 ? n : 1));
-    for (int i = 0; i < n; i++)
-        sig[i] = include_sig(&jobs[i]);
-    for (int i = 0; i < n; i++) {
-        int same = 0;
-        for (int k = 0; k < n && sig[i]; k++)
-            same += sig[k] == sig[i];
-        jobs[i].pch = same > threads;
-    }
-    return sig;
-}
-
-/* The tasks, in order[]: first the jobs with headers, those of a pch group
- * (k jobs) in chains, its share of the threads of them (k * threads / n,
- * at least 1), each one process's; then the rest, one job a task; each kind
- * in the given order.  The number of tasks. */
-static int tasks_make(const JitJob *jobs, int n, int threads, const uint64_t *sig, int *order, CompileTask *tasks,
-                      CompileAll *c)
-{
-    int no = 0, nt = 0;
-    unsigned char *done = mem_calloc((size_t)(n > 0 ? n : 1), 1);
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < n; i++) {
-            if (done[i] || jit_source_includes(jobs[i].source) != !pass)
-                continue;
-            int k = 0;
-            for (int q = i; q < n && jobs[i].pch; q++)
-                k += sig[q] == sig[i] && !done[q];
-            int chains = (int)((long)k * threads / n), len = 1;
-            if (jobs[i].pch)
-                len = (k + (chains > 1 ? chains : 1) - 1) / (chains > 1 ? chains : 1);
-            tasks[nt] = (CompileTask){c, order + no, 0};
-            for (int q = i; q < n && tasks[nt].n < len; q++)
-                if (!done[q] && (q == i || (jobs[i].pch && sig[q] == sig[i]))) {
-                    done[q] = 1;
-                    order[no++] = q;
-                    tasks[nt].n++;
-                }
-            nt++;
-        }
-    free(done);
-    return nt;
-}
-
-int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
-                    void (*on_done)(void *ctx, JitJob *job), void *ctx, KvxError *err)
-{
-    static const JitOptions defaults = { 0 };
-    JitOptions o = opt ? *opt : defaults;
-    char *found = NULL;
-    if (!o.cuda_include)    /* look once, not once per job */
-        o.cuda_include = found = jit_find_cuda_include();
-    CompileAll c = { .jobs = jobs, .opt = &o, .on_done = on_done, .ctx = ctx };
-    pthread_mutex_init(&c.mu, NULL);
-    int threads = o.threads > 0 ? o.threads : pool_cores();
-    if (threads > n)
-        threads = n > 0 ? n : 1;
-    /* One compile process per thread, started on a thread's first miss. */
-    c.procs = jitproc_enabled() ? jitproc_new(threads) : NULL;
-    CompileTask *tasks = mem_calloc(n > 0 ? (size_t)n : 1, sizeof *tasks);
-    Pool *p = pool_new(threads);
-    /* Sources that include headers first, each kind in the given order: one
-     * takes 20 to 30 times a plain one's NVRTC time (cooperative_groups.h,
-     * CUB: 2.3 to 3.6 s here against 0.1 s, nearly all of it NVRTC's
-     * front-end), so started first they end beside the plain ones, not after
-     * them; and a compile process then reuses the precompiled headers it made
-     * for the first (jitproc.c) on the next ones, where pch_mark says it gets
-     * more than one. */
-    int *order = mem_alloc(sizeof *order * (size_t)(n > 0 ? n : 1));
-    uint64_t *sig = pch_mark(jobs, n, threads);
-    int nt = tasks_make(jobs, n, threads, sig, order, tasks, &c);
-    for (int k = 0; k < nt; k++)
-        pool_submit(p, compile_chain, &tasks[k]);
-    pool_free(p);
-    jitproc_free(c.procs);
-    free(tasks);
-    free(order);
-    free(sig);
-    pthread_mutex_destroy(&c.mu);
-    free(found);
-    if (c.failed) {
-        if (err && !err->code) {
-            kvx_error_clear(err);
-            *err = c.first;
-        } else {
-            kvx_error_clear(&c.first);
-        }
-        return -1;
-    }
-    return 0;
 }
 
 char *jit_default_cache_dir(void)

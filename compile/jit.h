@@ -2,7 +2,8 @@
  * report parsed, a thread pool (each thread with a compile process of its own
  * once jitproc_enable was called: compile/jitproc.h), and a disk cache.
  *
- * The cache key is sha256(source, arch, options, NVRTC version, kvx version);
+ * The cache key is sha256(source, arch, options, NVRTC version, and a hash of
+ * the compile stage's own files: never the commit; jit_cache.c);
  * an entry is a directory <cache>/<key[0:2]>/<key>/ holding source.cu, kernel.ptx,
  * kernel.cubin, log.txt and meta.txt (the parsed report and the compile time),
  * written to a temporary directory and renamed, so a killed compile never leaves
@@ -22,6 +23,7 @@
 
 typedef struct JitJob JitJob;
 typedef struct JitScratch JitScratch;
+typedef struct JitBlob JitBlob;         /* a CUBIN the members of a grouped program share */
 
 typedef struct JitOptions {
     const char *cache_dir;      /* NULL: no cache */
@@ -43,7 +45,43 @@ typedef struct JitOptions {
      * started are skipped (left not ok, no error): compiles ahead that a
      * search no longer wants.  NULL: none. */
     const int *cancel;
+    /* Sources a grouped program may hold (compile/jit_group.c): 0, as many as
+     * the batch's size and the threads make worth it (jit_batch.c); 1, every
+     * source alone; N, at most N. */
+    int group;
+    /* Where the batch's time goes (--profile), filled by jit_compile_all;
+     * NULL: not kept.  With trace, NVRTC also times its own parts. */
+    struct JitProfile *profile;
 } JitOptions;
+
+/* One compile process's work on a program or a lone source: wall ms since
+ * the batch began, and how many sources. */
+typedef struct JitSpan {
+    double t0, t1;
+    int sources;
+} JitSpan;
+
+/* A batch's time (jit_compile_all with JitOptions.profile), ms of wall
+ * summed over the compile threads unless named so.  The parts tile each
+ * fresh compile's thread time: process start, NVRTC (with trace: its front
+ * end, optimizer and ptxas), the SASS facts, the pipes and framing (a trip
+ * less the child's work), the cache (look-ups and entries written). */
+typedef struct JitProfile {
+    int trace;                  /* in: NVRTC's parts (--fdevice-time-trace) */
+    double wall_ms;             /* the batch, start to end */
+    int threads, sources, hits, programs;   /* programs: units compiled fresh */
+    double start_ms, nvrtc_ms, fe_ms, nvvm_ms, ptxas_ms, facts_ms, ipc_ms, cache_ms;
+    JitSpan *spans;             /* one per unit compiled fresh, malloc'd */
+    int nspans, cap;
+} JitProfile;
+
+/* Free a profile's spans (the struct is the caller's); accepts NULL. */
+void jit_profile_free(JitProfile *p);
+
+/* The profile as three lines: the counts and wall; the busy compile
+ * processes in each tenth of the compiles' wall and their mean; the
+ * seconds of each part. */
+void jit_profile_print(const JitProfile *p, FILE *f);
 
 struct JitJob {
     /* in */
@@ -79,6 +117,16 @@ struct JitJob {
     char *cache_warning;        /* why the cache could not take this compile, malloc'd, or
                                  * NULL; the job is fine (jit_compile_all says it once) */
     char sum[65];               /* the checksum of the entry at dir ("" without one) */
+    /* A grouped program's member (compile/jit_group.c): its entry point K is
+     * K<symbol> in the CUBIN, which the program's other members share
+     * (cubin_blob); "" and 1 for a source compiled alone.  PTX, log, figures
+     * and facts are the member's own, with its names as in its source. */
+    char symbol[16];
+    int group;                  /* sources in the program that made it */
+    JitBlob *cubin_blob;        /* non-NULL: cubin points into it (a shared reference) */
+    /* where the time went (--profile), ms, a member's share of its program's */
+    double facts_ms;            /* the SASS facts: disassembly and reading */
+    double fe_ms, nvvm_ms, ptxas_ms;    /* NVRTC's parts, with JitOptions.trace; else 0 */
 };
 
 /* NVRTC's version as "13.0", and its supported archs as "sm_75,sm_80,...". */

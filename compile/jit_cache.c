@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/version.h"
+#include "kvx_product.h"
 
 /* ---- cache ------------------------------------------------------------------ */
 
@@ -40,9 +41,13 @@ static void hash_hex(Sha256 *h, char hex[65])
         snprintf(hex + 2 * i, 3, "%02x", d[i]);
 }
 
-/* The cache key; the options are the full list passed to NVRTC.  "kvx-jit-2":
- * entries whose checksum covers meta.txt, source.cu and the extra files; the
- * entries of "kvx-jit-1" are never looked up. */
+/* The cache key: what changes a compile's product, never kvx's commit.  The
+ * options are the full list passed to NVRTC (kvx's own among them), and
+ * KVX_JIT_PRODUCT hashes the files of compile/ that make an entry
+ * (cmake/product.cmake), so a kvx built at another commit with the same
+ * compile stage finds every entry.  "kvx-jit-3": entries that may be a
+ * member of a grouped program (meta.txt's symbol); those of "kvx-jit-1" and
+ * "kvx-jit-2" (keyed by the commit) are never looked up. */
 void jit_cache_key(const JitJob *job, const char *const *opts, int nopts, char key[65])
 {
     int ma = 0, mi = 0;
@@ -50,8 +55,8 @@ void jit_cache_key(const JitJob *job, const char *const *opts, int nopts, char k
     char buf[64];
     Sha256 h;
     sha256_init(&h);
-    hash_str(&h, "kvx-jit-2");
-    hash_str(&h, version_text());
+    hash_str(&h, "kvx-jit-3");
+    hash_str(&h, KVX_JIT_PRODUCT);
     snprintf(buf, sizeof buf, "nvrtc %d.%d", ma, mi);
     hash_str(&h, buf);
     hash_str(&h, job->arch);
@@ -166,6 +171,9 @@ static int meta_figures(JitJob *job, const char *meta, int *ok, int *has_cubin)
     int bad = 0;
     for (size_t i = 0; i < sizeof FIGURES / sizeof *FIGURES; i++)
         bad |= meta_int(meta, FIGURES[i].key, (int *)((char *)job + FIGURES[i].off));
+    /* a grouped program's member: what its entry points are called in the CUBIN */
+    if (!meta_get(meta, "symbol", job->symbol, sizeof job->symbol) || meta_int(meta, "group", &job->group))
+        return -1;
     return bad ? -1 : 0;
 }
 
@@ -354,6 +362,7 @@ static void entry_meta(const JitJob *job, const char *const *opts, int nopts, St
     }
     if (nopts == 0)
         sb_putc(meta, '\n');
+    sb_printf(meta, "symbol=%s\ngroup=%d\n", job->symbol, job->group > 1 ? job->group : 1);
     sb_puts(meta, "name=");
     for (const char *c = jit_job_name(job); *c; c++)
         sb_putc(meta, *c == '\n' ? ' ' : *c);
@@ -366,14 +375,43 @@ static void entry_meta(const JitJob *job, const char *const *opts, int nopts, St
     sb_printf(meta, "sum=%s\n", sum);
 }
 
+/* A grouped program's CUBIN, which its members' entries share: linked to
+ * the copy an entry already holds (one file on disk for the program), else
+ * written.  0 or -1. */
+static int shared_cubin(const JitJob *job, const char *tmp)
+{
+    JitBlob *b = job->cubin_blob;
+    char *path = path_join(tmp, ENTRY_FILES[ENTRY_CUBIN]);
+    pthread_mutex_lock(&b->mu);
+    int rc = b->path && link(b->path, path) == 0 ? 0 : write_file(tmp, ENTRY_FILES[ENTRY_CUBIN], b->data, b->len);
+    pthread_mutex_unlock(&b->mu);
+    free(path);
+    return rc;
+}
+
+/* Once the entry dir is published: the file its members link to. */
+static void shared_cubin_kept(const JitJob *job, const char *dir)
+{
+    JitBlob *b = job->cubin_blob;
+    if (!b || !job->cubin_len)
+        return;
+    pthread_mutex_lock(&b->mu);
+    if (!b->path)
+        b->path = path_join(dir, ENTRY_FILES[ENTRY_CUBIN]);
+    pthread_mutex_unlock(&b->mu);
+}
+
 static int entry_write(const JitJob *job, const char *tmp, const StrBuf *meta)
 {
     const void *data[NENTRY];
     size_t len[NENTRY];
     job_files(job, data, len);
-    for (int i = 0; i < NENTRY; i++)
-        if (data[i] && write_file(tmp, ENTRY_FILES[i], data[i], len[i]))
+    for (int i = 0; i < NENTRY; i++) {
+        if (!data[i])
+            continue;
+        if (i == ENTRY_CUBIN && job->cubin_blob ? shared_cubin(job, tmp) : write_file(tmp, ENTRY_FILES[i], data[i], len[i]))
             return -1;
+    }
     return write_file(tmp, "meta.txt", meta->p, meta->len);
 }
 
@@ -453,6 +491,10 @@ int jit_cache_store(JitJob *job, const char *const *opts, int nopts, const char 
         goto fail;
     job->dir = mem_strdup(dir);
     published_sum(dir, job->sum);
+    /* only a CUBIN of ours: another process may have published this key first,
+     * from another program */
+    if (!strncmp(meta.p + meta.len - SUM_LINE + 4, job->sum, 64))
+        shared_cubin_kept(job, dir);
     rc = 0;
 fail:
     if (rc) {

@@ -37,6 +37,7 @@ typedef struct JitProc {
     pid_t pid;                  /* 0: not started */
     int to, from;               /* its stdin, its stdout */
     int busy;
+    double start_ms;            /* its start's wall time, not yet counted by a trip */
 } JitProc;
 
 struct JitProcs {
@@ -189,23 +190,54 @@ static char *get_blob(Cursor *c, size_t *len)
 
 /* ---- the child --------------------------------------------------------------------- */
 
-/* The answer to one job: the status of the compile, the error outside the
- * source, then what NVRTC made and the facts. */
-static void answer(StrBuf *b, int rc, const KvxError *e, const JitJob *j)
+/* The answer to one member: what NVRTC made for it and its facts; its CUBIN
+ * as an index into the answer's shared CUBINs (blob >= 0) or its own. */
+static void answer_member(StrBuf *b, const JitJob *j, int blob)
+{
+    put_i32(b, j->ok);
+    put_f64(b, j->compile_ms);
+    const int figures[] = {j->regs, j->spill_stores, j->spill_loads, j->smem_static, j->stack, j->cmem,
+                           j->group};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        put_i32(b, figures[i]);
+    const double parts[] = {j->facts_ms, j->fe_ms, j->nvvm_ms, j->ptxas_ms};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        put_f64(b, parts[i]);
+    put_str(b, j->symbol);
+    put_str(b, j->log);
+    put_blob(b, j->ptx, j->ptx_len);
+    put_i32(b, blob);
+    put_blob(b, blob < 0 ? j->cubin : NULL, blob < 0 ? j->cubin_len : 0);
+    put_str(b, j->inspect_json);
+}
+
+/* The answer to a frame of n members: the status and the error outside the
+ * sources, the time worked, the programs' CUBINs the members share, then
+ * each member. */
+static void answer(StrBuf *b, int rc, const KvxError *e, const JitJob *j, int n, double work_ms)
 {
     put_i32(b, rc);
     put_i32(b, e->code);
     put_str(b, e->msg);
     put_str(b, e->log);
-    put_i32(b, j->ok);
-    put_f64(b, j->compile_ms);
-    const int figures[] = {j->regs, j->spill_stores, j->spill_loads, j->smem_static, j->stack, j->cmem};
-    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
-        put_i32(b, figures[i]);
-    put_str(b, j->log);
-    put_blob(b, j->ptx, j->ptx_len);
-    put_blob(b, j->cubin, j->cubin_len);
-    put_str(b, j->inspect_json);
+    put_f64(b, work_ms);
+    const JitBlob **blobs = mem_calloc((size_t)n, sizeof *blobs);
+    int *of = mem_alloc(sizeof *of * (size_t)n), nb = 0;
+    for (int i = 0; i < n; i++) {
+        of[i] = -1;
+        for (int k = 0; k < nb && j[i].cubin_blob; k++)
+            if (blobs[k] == j[i].cubin_blob)
+                of[i] = k;
+        if (of[i] < 0 && j[i].cubin_blob)
+            blobs[of[i] = nb++] = j[i].cubin_blob;
+    }
+    put_i32(b, nb);
+    for (int k = 0; k < nb; k++)
+        put_blob(b, blobs[k]->data, blobs[k]->len);
+    for (int i = 0; i < n; i++)
+        answer_member(b, &j[i], of[i]);
+    free(of);
+    free(blobs);
 }
 
 /* The precompiled headers' folder of compile process pid. */
@@ -223,10 +255,16 @@ static void pch_dir_remove(pid_t pid)
     file_remove_dir(dir);
 }
 
-/* $KVX_TEST_COMPILE_DELAY=TEXT:MS (tests only): a job whose name contains
- * TEXT takes MS longer, as a slow source would. */
-static void test_delay(const char *name)
+/* The test hooks (tests only): $KVX_TEST_COMPILE_CRASH=TEXT, a child given a
+ * source whose name contains TEXT dies of SIGSEGV; $KVX_TEST_COMPILE_DELAY=
+ * TEXT:MS, such a source takes MS longer, as a slow one would. */
+static void test_hooks(const char *name)
 {
+    const char *crash = getenv("KVX_TEST_COMPILE_CRASH");
+    if (crash && *crash && name && strstr(name, crash)) {
+        signal(SIGSEGV, SIG_DFL);       /* die of it, also under ASan's handler */
+        raise(SIGSEGV);
+    }
     const char *d = getenv("KVX_TEST_COMPILE_DELAY"), *colon = d ? strrchr(d, ':') : NULL;
     if (!colon || colon == d || !name || !memmem(name, strlen(name), d, (size_t)(colon - d)))
         return;
@@ -235,65 +273,100 @@ static void test_delay(const char *name)
         usleep((useconds_t)(ms * 1000));
 }
 
-/* One job's frame compiled into the answer b.  -1 on a malformed frame. */
-static int child_job(const char *body, size_t len, StrBuf *b)
+/* NVRTC's automatic precompiled headers, where the parent puts -pch first on
+ * the line (jit.c's pch_mark): the first source of a process that includes
+ * a header set pays about 0.4 s more, the next ones with the same headers
+ * and arch skip most of the front-end (CUB's block histogram: 3.0 s, then
+ * 0.5 s, here).  The PCH lives in this process only (NVRTC ties it to its
+ * heap), and the PTX and CUBIN are the same bytes with or without it
+ * (checked on every source of specs/contention.yaml and specs/histogram.yaml
+ * for sm_80, sm_90 and sm_120), so the cache key does not carry it.  The
+ * options to compile with, malloc'd (the strings are opts' or dir_opt), their
+ * count in *n. */
+static const char **pch_options(char **opts, int nopts, char *dir_opt, size_t cap, int *n)
 {
-    Cursor c = {body, body + len, 0};
-    char *name = get_blob(&c, NULL), *source = get_blob(&c, NULL), *arch = get_blob(&c, NULL);
-    int nopts = get_i32(&c);
-    char **opts = mem_calloc(nopts > 0 ? (size_t)nopts : 1, sizeof *opts);
-    for (int i = 0; i < nopts && !c.bad; i++)
-        opts[i] = get_blob(&c, NULL);
-    int rc = -1;
-    if (c.bad || !source || !arch || nopts < 0)
-        goto fail;
-    const char *crash = getenv("KVX_TEST_COMPILE_CRASH");
-    if (crash && *crash && name && strstr(name, crash)) {
-        signal(SIGSEGV, SIG_DFL);       /* die of it, also under ASan's handler */
-        raise(SIGSEGV);
-    }
-    test_delay(name);
-    JitJob j = {.name = name, .source = source, .arch = arch};
-    jit_job_release(&j);
-    KvxError e = {0};
-    /* NVRTC's automatic precompiled headers, where the parent puts -pch first
-     * on the line (jit.c's pch_mark): the first source of a process that
-     * includes a header set pays about 0.4 s more, the next ones with the same headers and arch
-     * skip most of the front-end (CUB's block histogram: 3.0 s, then 0.5 s,
-     * here).  The PCH lives in this process only (NVRTC ties it to its heap),
-     * and the PTX and CUBIN are the same bytes with or without it (checked
-     * on every source of specs/contention.yaml and specs/histogram.yaml for
-     * sm_80, sm_90 and sm_120), so the cache key does not carry it. */
-    char dir[PATH_MAX + 32], dir_opt[PATH_MAX + 48];
+    char dir[PATH_MAX + 32];
     pch_dir(getpid(), dir, sizeof dir);
-    snprintf(dir_opt, sizeof dir_opt, "-pch-dir=%s", dir);
+    snprintf(dir_opt, cap, "-pch-dir=%s", dir);
     int asked = nopts > 0 && strcmp(opts[0], "-pch") == 0;
     int pch = asked && (mkdir(dir, 0700) == 0 || errno == EEXIST) ? 2 : 0;
     const char **all = mem_calloc((size_t)nopts + 2, sizeof *all);
-    all[0] = opts[0];
+    int k = 0;
     if (pch) {
-        all[1] = "-pch-messages=false"; /* else "creating precompiled header" reaches the stored log */
-        all[2] = dir_opt;
+        all[k++] = opts[0];
+        all[k++] = "-pch-messages=false"; /* else "creating precompiled header" reaches the stored log */
+        all[k++] = dir_opt;
     }
-    for (int i = asked; i < nopts; i++)
-        all[pch + i] = opts[i];
     /* without its folder, no PCH: the same bytes, only slower */
-    int r = jit_nvrtc_compile(&j, asked && !pch ? all + 1 : all, nopts + pch - (asked && !pch), &e);
-    free(all);
-    if (r == 0)
-        jit_fresh_facts(&j);
-    answer(b, r, &e, &j);
+    for (int i = asked; i < nopts; i++)
+        all[k++] = opts[i];
+    *n = k;
+    return all;
+}
+
+/* The members of a frame compiled (one program, or one source alone) and
+ * answered into b. */
+static void child_compile(JitJob *jobs, int n, char **opts, int nopts, StrBuf *b)
+{
+    GroupMember *m = mem_calloc((size_t)n, sizeof *m);
+    StrBuf *macros = mem_calloc((size_t)n, sizeof *macros);
+    for (int i = 0; i < n; i++) {
+        test_hooks(jobs[i].name);
+        jit_job_release(&jobs[i]);
+        const char *why;
+        m[i].job = &jobs[i];
+        m[i].nentries = n > 1 ? jit_group_entries(jobs[i].source, m[i].entries, JIT_MAX_KERNELS, &macros[i], &why)
+                              : 0;
+        m[i].macros = sb_str(&macros[i]);
+    }
+    char dir_opt[PATH_MAX + 48];
+    int nall;
+    const char **all = pch_options(opts, nopts, dir_opt, sizeof dir_opt, &nall);
+    KvxError e = {0};
+    double t0 = wall_now_ms();
+    int r = jit_group_compile(m, n, all, nall, &e);
+    answer(b, r, &e, jobs, n, wall_now_ms() - t0);
     kvx_error_clear(&e);
-    jit_job_release(&j);
-    rc = 0;
-fail:
-    for (int i = 0; i < nopts; i++)
+    free(all);
+    for (int i = 0; i < n; i++)
+        sb_free(&macros[i]);
+    free(macros);
+    free(m);
+}
+
+/* One frame (arch, options, then each member's name and source) compiled
+ * into the answer b.  -1 on a malformed frame. */
+static int child_job(const char *body, size_t len, StrBuf *b)
+{
+    Cursor c = {body, body + len, 0};
+    char *arch = get_blob(&c, NULL);
+    int nopts = get_i32(&c), n = get_i32(&c);
+    int nj = !c.bad && arch && nopts >= 0 && nopts < 4096 && n > 0 && n <= JITPROC_MAX_GROUP ? n : 0;
+    char **opts = mem_calloc(nj ? (size_t)nopts + 1 : 1, sizeof *opts);
+    JitJob *jobs = mem_calloc(nj ? (size_t)nj : 1, sizeof *jobs);
+    for (int i = 0; nj && i < nopts; i++)
+        opts[i] = get_blob(&c, NULL);
+    int ok = nj > 0;
+    for (int i = 0; i < nj; i++) {
+        jobs[i].name = get_blob(&c, NULL);
+        jobs[i].source = get_blob(&c, NULL);
+        jobs[i].arch = arch;
+        ok = ok && jobs[i].source != NULL;
+    }
+    ok = ok && !c.bad;
+    if (ok)
+        child_compile(jobs, nj, opts, nopts, b);
+    for (int i = 0; i < nj; i++) {
+        jit_job_release(&jobs[i]);
+        free((char *)jobs[i].name);
+        free((char *)jobs[i].source);
+    }
+    for (int i = 0; nj && i < nopts; i++)
         free(opts[i]);
     free(opts);
+    free(jobs);
     free(arch);
-    free(source);
-    free(name);
-    return rc;
+    return ok ? 0 : -1;
 }
 
 int jitproc_main(int in, int out)
@@ -356,9 +429,10 @@ static int start(JitProc *c, KvxError *err)
 {
     char *argv[] = {"kvx", "__compile", NULL};
     ProcPipes pp;
+    double t0 = wall_now_ms();
     if (proc_start(&pp, g_exe, argv, "cannot start a compile process", err) != 0)
         return -1;
-    *c = (JitProc){.pid = pp.pid, .to = pp.to, .from = pp.from, .busy = 1};
+    *c = (JitProc){.pid = pp.pid, .to = pp.to, .from = pp.from, .busy = 1, .start_ms = wall_now_ms() - t0};
     return 0;
 }
 
@@ -403,28 +477,65 @@ static void give(JitProcs *ps, JitProc *c)
     pthread_mutex_unlock(&ps->mu);
 }
 
-/* The answer read into job (NVRTC's outputs and the facts).  The rc of the
- * child's compile, or -2 on a malformed answer. */
-static int read_answer(const char *body, size_t len, JitJob *job, KvxError *err)
+/* One member's answer read into job; blobs: the answer's shared CUBINs. */
+static void read_member(Cursor *c, JitJob *job, JitBlob **blobs, int nb)
+{
+    job->ok = get_i32(c);
+    job->compile_ms = get_f64(c);
+    int *figures[] = {&job->regs, &job->spill_stores, &job->spill_loads, &job->smem_static, &job->stack,
+                      &job->cmem, &job->group};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        *figures[i] = get_i32(c);
+    double *parts[] = {&job->facts_ms, &job->fe_ms, &job->nvvm_ms, &job->ptxas_ms};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        *parts[i] = get_f64(c);
+    char *symbol = get_blob(c, NULL);
+    snprintf(job->symbol, sizeof job->symbol, "%s", symbol ? symbol : "");
+    free(symbol);
+    job->log = get_blob(c, NULL);
+    job->ptx = get_blob(c, &job->ptx_len);
+    int blob = get_i32(c);
+    job->cubin = get_blob(c, &job->cubin_len);
+    if (blob >= 0 && blob < nb && !job->cubin) {
+        jit_blob_ref(blobs[blob]);
+        job->cubin_blob = blobs[blob];
+        job->cubin = blobs[blob]->data;
+        job->cubin_len = blobs[blob]->len;
+    } else if (blob >= 0) {
+        c->bad = 1;
+    }
+    job->inspect_json = get_blob(c, NULL);
+}
+
+/* The answer read into jobs[0..n) (NVRTC's outputs and the facts), the
+ * child's working time into *work_ms.  The rc of the child's compile, or -2
+ * on a malformed answer. */
+static int read_answer(const char *body, size_t len, JitJob **jobs, int n, double *work_ms, KvxError *err)
 {
     Cursor c = {body, body + len, 0};
     int rc = get_i32(&c);
     KvxError e = {.code = get_i32(&c)};
     char *msg = get_blob(&c, NULL), *log = get_blob(&c, NULL);
-    job->ok = get_i32(&c);
-    job->compile_ms = get_f64(&c);
-    int *figures[] = {&job->regs, &job->spill_stores, &job->spill_loads, &job->smem_static, &job->stack,
-                      &job->cmem};
-    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
-        *figures[i] = get_i32(&c);
-    job->log = get_blob(&c, NULL);
-    job->ptx = get_blob(&c, &job->ptx_len);
-    job->cubin = get_blob(&c, &job->cubin_len);
-    job->inspect_json = get_blob(&c, NULL);
+    *work_ms = get_f64(&c);
+    int nb = get_i32(&c);
+    if (nb < 0 || nb > n)
+        nb = 0, c.bad = 1;
+    JitBlob **blobs = mem_calloc((size_t)nb + 1, sizeof *blobs);
+    for (int k = 0; k < nb && !c.bad; k++) {
+        size_t blen = 0;
+        char *data = get_blob(&c, &blen);
+        blobs[k] = jit_blob_new(data, data ? blen : 0);
+        free(data);
+    }
+    for (int i = 0; i < n && !c.bad; i++)
+        read_member(&c, jobs[i], blobs, nb);
+    for (int k = 0; k < nb; k++)
+        jit_blob_unref(blobs[k]);
+    free(blobs);
     if (c.bad)
         rc = -2;
     else if (rc != 0) {
-        kvx_error_set(err, e.code ? e.code : KVX_ECOMPILE, &(SrcPos){job->name, 0, 0}, "%s",
+        kvx_error_set(err, e.code ? e.code : KVX_ECOMPILE, &(SrcPos){jobs[0]->name, 0, 0}, "%s",
                       msg ? msg : "NVRTC failed");
         if (log)
             kvx_error_attach_log(err, log, strlen(log));
@@ -456,30 +567,70 @@ static void died(JitJob *job, pid_t pid, int status)
     job->crashed = 1;
 }
 
-int jitproc_compile(JitProcs *ps, JitJob *job, const char *const *opts, int nopts, KvxError *err)
+/* The frame of jobs[0..n) into b: arch, options, each name and source. */
+static void frame_jobs(StrBuf *b, JitJob **jobs, int n, const char *const *opts, int nopts)
+{
+    put_str(b, jobs[0]->arch);
+    put_i32(b, nopts);
+    put_i32(b, n);
+    for (int i = 0; i < nopts; i++)
+        put_str(b, opts[i]);
+    for (int i = 0; i < n; i++) {
+        put_str(b, jobs[i]->name);
+        put_str(b, jobs[i]->source);
+    }
+}
+
+/* One frame's round trip on child c: 0, rc of the compile (-1), or -2 when
+ * the child died or broke the protocol (then reaped: *pid, *status). */
+static int round_trip(JitProc *c, JitJob **jobs, int n, const char *const *opts, int nopts,
+                      JitTrip *trip, pid_t *pid, int *status, KvxError *err)
+{
+    StrBuf b;
+    sb_init(&b);
+    frame_jobs(&b, jobs, n, opts, nopts);
+    size_t len = 0;
+    double t0 = wall_now_ms();
+    char *body = frame_send(c->to, TAG_JOB, &b) == 0 ? frame_recv(c->from, TAG_DONE, &len) : NULL;
+    int rc = body ? read_answer(body, len, jobs, n, &trip->work_ms, err) : -2;
+    trip->wall_ms = wall_now_ms() - t0;
+    if (rc == -2) {
+        *pid = c->pid;
+        kill(c->pid, SIGKILL);  /* a malformed answer: a child not to be trusted further */
+        *status = stop(c);
+    }
+    free(body);
+    sb_free(&b);
+    return rc;
+}
+
+int jitproc_compile(JitProcs *ps, JitJob **jobs, int n, const char *const *opts, int nopts, JitTrip *trip,
+                    KvxError *err)
 {
     JitProc *c = take(ps, err);
     if (!c)
         return -1;
-    StrBuf b;
-    sb_init(&b);
-    put_str(&b, job->name);
-    put_str(&b, job->source);
-    put_str(&b, job->arch);
-    put_i32(&b, nopts);
-    for (int i = 0; i < nopts; i++)
-        put_str(&b, opts[i]);
-    size_t len = 0;
-    char *body = frame_send(c->to, TAG_JOB, &b) == 0 ? frame_recv(c->from, TAG_DONE, &len) : NULL;
-    int rc = body ? read_answer(body, len, job, err) : -2;
-    if (rc == -2) {
-        pid_t pid = c->pid;
-        kill(pid, SIGKILL);     /* a malformed answer: a child not to be trusted further */
-        died(job, pid, stop(c));
-        rc = 1;
-    }
-    free(body);
-    sb_free(&b);
+    *trip = (JitTrip){.start_ms = c->start_ms};
+    c->start_ms = 0;
+    pid_t pid = 0;
+    int status = -1;
+    int rc = round_trip(c, jobs, n, opts, nopts, trip, &pid, &status, err);
     give(ps, c);
-    return rc;
+    if (rc != -2)
+        return rc;
+    if (n == 1) {
+        died(jobs[0], pid, status);
+        return 1;
+    }
+    /* A program's process died: each member alone, so that only the source
+     * that kills it is a failed compile. */
+    for (int i = 0; i < n; i++) {
+        JitTrip one;
+        jit_job_release(jobs[i]);
+        int r = jitproc_compile(ps, &jobs[i], 1, opts, nopts, &one, err);
+        trip->start_ms += one.start_ms, trip->wall_ms += one.wall_ms, trip->work_ms += one.work_ms;
+        if (r < 0)
+            return -1;
+    }
+    return 1;
 }

@@ -6,10 +6,12 @@
  * none), stopped when jit_compile_all returns.
  *
  * The parent keeps the key, the cache, the scratch, the order and the error
- * reports (compile/jit.c); a child gets a job's name, source, arch and full
- * NVRTC option list, and answers with what NVRTC made (log, PTX, CUBIN, the
- * ptxas report, the compile time) and the SASS facts of a CUBIN
- * (inspect_job_facts), which the parent keeps in the entry.
+ * reports (compile/jit.c); a child gets an arch, the full NVRTC option list
+ * and one or more sources (name and text: a grouped program's members,
+ * compile/jit_group.c), and answers with what NVRTC made of each (log, PTX,
+ * the ptxas report, the compile time, its symbol), the CUBINs once each
+ * (the members of a program share one), and the SASS facts, which the
+ * parent keeps in the entries.
  *
  * Wire: each message is a frame: a tag (u32), a byte count (u64), the bytes;
  * the fields inside are u32/i32/f64 in host order and blobs (u64 length + 1,
@@ -38,13 +40,26 @@ int jitproc_enabled(void);
 JitProcs *jitproc_new(int n);
 void jitproc_free(JitProcs *ps);
 
-/* Compile job with the NVRTC options opts on an idle child (started when
- * none is), filling what jit_nvrtc_compile fills and job->inspect_json.
- * Safe on as many threads as the pool has children.  0 as jit_nvrtc_compile;
- * 1 when the child died on it (job->ok 0, the log says how: not to be
- * cached); -1 with err when NVRTC failed outside the source or no child
- * could be started. */
-int jitproc_compile(JitProcs *ps, JitJob *job, const char *const *opts, int nopts, KvxError *err);
+/* The most sources one frame carries (a grouped program's members). */
+#define JITPROC_MAX_GROUP 256
+
+/* Where one frame's time went, ms of wall: the child's start (when this
+ * frame started it), the round trip, and the child's work inside it (the
+ * rest of the trip is the pipes and the framing). */
+typedef struct JitTrip {
+    double start_ms, wall_ms, work_ms;
+} JitTrip;
+
+/* Compile jobs[0..n) with the NVRTC options opts on an idle child (started
+ * when none is): one source alone (n 1), or n as one program
+ * (jit_group_compile), filling what jit_nvrtc_compile fills and each job's
+ * inspect_json.  Safe on as many threads as the pool has children.  0 as
+ * jit_nvrtc_compile; 1 when a child died on them (a program's members are
+ * then compiled again one by one: only the one it dies on is a failed
+ * compile, ok 0, crashed, its log saying how: not to be cached); -1 with
+ * err when NVRTC failed outside the sources or no child could be started. */
+int jitproc_compile(JitProcs *ps, JitJob **jobs, int n, const char *const *opts, int nopts, JitTrip *trip,
+                    KvxError *err);
 
 /* The child: compile the jobs read from in, answer each on out, until in
  * ends.  The exit status. */

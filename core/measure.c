@@ -1,5 +1,7 @@
-/* measure: the measurement settings' table and what is made of it
- * (measure.h). */
+/* measure: the measurement settings' table (measure_fields) and what is
+ * made of it: defaults, lookup by name, values checked and set from text,
+ * the flags given laid over a spec's settings (measure_override), the JSON
+ * stored and hashed (measure.h). */
 #include "measure.h"
 
 #include <limits.h>
@@ -110,6 +112,18 @@ void measure_finish(MeasureSettings *m)
         m->max_samples = m->min_samples;
     if (m->sample_batch < 1)
         m->sample_batch = 1;
+}
+
+void measure_override(MeasureSettings *m, const MeasureSettings *over, const int given[MEASURE_COUNT])
+{
+    for (int i = 0; i < MEASURE_COUNT; i++)
+        if (given[i]) {
+            const MeasureField *f = &measure_fields[i];
+            size_t size = f->kind == MEASURE_DOUBLE ? sizeof(double) : f->kind == MEASURE_U64 ? sizeof(uint64_t)
+                                                                                               : sizeof(int);
+            memcpy(slot(m, f), cslot(over, f), size);
+        }
+    measure_finish(m);
 }
 
 const char *measure_flush_name(int flush)

@@ -102,6 +102,10 @@ void measure_expect(const MeasureField *f, char *buf, size_t n);
  * raised to min_samples, a sample_batch of 0 made 1. */
 void measure_finish(MeasureSettings *m);
 
+/* The fields of over that given[] marks (by MeasureId: the flags a user
+ * gave) copied over m (a spec's settings), then measure_finish(m). */
+void measure_override(MeasureSettings *m, const MeasureSettings *over, const int given[MEASURE_COUNT]);
+
 /* "read", "write" or "off". */
 const char *measure_flush_name(int flush);
 

@@ -69,6 +69,7 @@ struct CUfunc_st {
     struct CUmod_st *mod;
     char name[128];
     const FakeKernel *k;        /* NULL: no stand-in, the launch fails */
+    int counter_bytes;          /* FakeLaunch's: its own PTX's, else its module's */
     Memo memo;
     struct CUfunc_st *next;
 };
@@ -681,6 +682,27 @@ static CUresult module_unload(CUmodule m)
     return fk.sticky;
 }
 
+/* The counter width of function name from its own part of the PTX the
+ * image carries (NVRTC's CUBIN holds the program's PTX: a grouped program
+ * holds its members', 32- and 64-bit ones side by side); the module's where
+ * the image holds no such part. */
+static int function_counter_bytes(const CUmodule m, const char *name)
+{
+    char want[160];
+    int n = snprintf(want, sizeof want, ".entry %s(", name);
+    const unsigned char *end = m->image + m->len, *at = NULL;
+    for (const unsigned char *p = m->image; n > 0 && (size_t)n < sizeof want && p + n <= end && !at; p++)
+        if (*p == '.' && !memcmp(p, want, (size_t)n))
+            at = p;
+    if (!at)
+        return m->counter_bytes;
+    const unsigned char *stop = at + n;
+    while (stop + 7 <= end && memcmp(stop, ".entry ", 7))
+        stop++;
+    size_t len = (size_t)(stop - at);
+    return bytes_find(at, len, "global.add.u64", 14) || bytes_find(at, len, "st.global.u64", 13) ? 8 : 4;
+}
+
 static CUresult module_get_function(CUfunction *out, CUmodule m, const char *name)
 {
     if (fk.sticky)
@@ -695,7 +717,14 @@ static CUresult module_get_function(CUfunction *out, CUmodule m, const char *nam
     CUfunction f = mem_calloc(1, sizeof *f);
     f->mod = m;
     snprintf(f->name, sizeof f->name, "%s", name);
-    f->k = fake_kernel_find(name);
+    /* a grouped program's member: its stand-in is its kernel's, K of K__kvxI */
+    char plain[sizeof f->name];
+    snprintf(plain, sizeof plain, "%s", name);
+    char *suffix = strstr(plain, "__kvx");
+    if (suffix && suffix[5] && strspn(suffix + 5, "0123456789") == strlen(suffix + 5))
+        *suffix = 0;
+    f->k = fake_kernel_find(plain);
+    f->counter_bytes = function_counter_bytes(m, name);
     f->next = m->funcs;
     m->funcs = f;
     *out = f;
@@ -856,7 +885,7 @@ static CUresult launch(CUfunction f, const uint32_t grid[3], const uint32_t bloc
     memcpy(l.block, block, sizeof l.block);
     l.params = params;
     l.mismatch = what == DO_MISMATCH;
-    l.counter_bytes = f->mod->counter_bytes;
+    l.counter_bytes = f->counter_bytes;
     uint64_t bytes = 0;
     double ms = kernel_ms(f, &l, &bytes);
     if (!memo_replay(f, &l) && run_standin(f, &l) < 0) {

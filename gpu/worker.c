@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/pool.h"
@@ -108,8 +109,15 @@ int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, 
                     CaseResult *res)
 {
     Module *m = NULL;
+    struct stat st;
+    int known = stat(cubin_path, &st) == 0;
+    Module id = {.dev = known ? (unsigned long long)st.st_dev : 0, .ino = known ? (unsigned long long)st.st_ino : 0,
+                 .size = known ? (unsigned long long)st.st_size : 0,
+                 .mtime_ns = known ? (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec : 0};
     for (int i = 0; i < w->nmods && !m; i++)
-        if (strcmp(w->mods[i].path, cubin_path) == 0)
+        if (strcmp(w->mods[i].path, cubin_path) == 0 ||
+            (known && w->mods[i].ino == id.ino && w->mods[i].dev == id.dev && w->mods[i].size == id.size &&
+             w->mods[i].mtime_ns == id.mtime_ns))
             m = &w->mods[i];
     if (!m) {
         size_t len = 0;
@@ -135,7 +143,7 @@ int worker_function(WorkerState *w, const char *cubin_path, const char *kernel, 
                                cubin_path, cudadl_error_name(r), cudadl_error_string(r));
         }
         m = &w->mods[w->nmods++];
-        memset(m, 0, sizeof *m);
+        *m = id;
         snprintf(m->path, sizeof m->path, "%s", cubin_path);
         m->mod = mod;
     }

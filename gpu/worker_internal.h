@@ -22,6 +22,10 @@
  * over thousands of cases. */
 typedef struct Module {
     char path[1024];
+    /* the file's identity: the members of a grouped program have one CUBIN,
+     * linked into each entry (compile/jit_group.c), loaded once */
+    unsigned long long dev, ino, size;
+    long long mtime_ns;
     CUmodule mod;
     uint64_t used;          /* clock of the last use, for LRU eviction */
     char kernel[128];       /* "" until looked up */

@@ -789,6 +789,36 @@ static int baseline_compared(const Spec *s, const CaseDesc *c)
     return any;
 }
 
+/* name with the suffix a grouped program's CUBIN gives it (compile/jit.h
+ * JitJob.symbol), in place; kept whole or -1 when it does not fit. */
+static int add_symbol(char *name, size_t cap, const char *symbol)
+{
+    size_t n = strlen(name), k = symbol ? strlen(symbol) : 0;
+    if (n + k >= cap)
+        return -1;
+    memcpy(name + n, symbol, k + 1);
+    return 0;
+}
+
+/* The entry points' names as the CUBINs call them: where a variant (or the
+ * reference) was a member of a grouped program, K is K__kvxI there; what
+ * the spec and the PTX call K stays K everywhere else (keys, messages). */
+static int apply_symbols(const ResolveCase *rc, CaseDesc *c, KvxError *err)
+{
+    int bad = 0;
+    if (rc->symbol && rc->symbol[0]) {
+        bad |= add_symbol(c->kernel, sizeof c->kernel, rc->symbol);
+        for (int i = 0; i < c->nnext; i++)
+            bad |= add_symbol(c->next[i].kernel, sizeof c->next[i].kernel, rc->symbol);
+    }
+    if (c->ref.present && rc->ref_symbol && rc->ref_symbol[0])
+        bad |= add_symbol(c->ref.kernel, sizeof c->ref.kernel, rc->ref_symbol);
+    if (bad)
+        kvx_error_set(err, KVX_EINPUT, NULL, "a kernel's name with its program's suffix (%s) passes %zu "
+                      "bytes", rc->symbol ? rc->symbol : "", sizeof c->kernel - 1);
+    return bad ? -1 : 0;
+}
+
 int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double metrics[3],
                  KvxError *err)
 {
@@ -806,7 +836,7 @@ int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double 
     if (resolve_buffers(&pe, rv->m, keys, c, err) || resolve_launches(&pe, source, rc->ptx, c, err) ||
         resolve_checks(&pe, rc, c, err) || resolve_reference(rv, rc, c, err))
         goto done;
-    if (eval_metrics(&pe, c, NULL, metrics, err))
+    if (eval_metrics(&pe, c, NULL, metrics, err) || apply_symbols(rc, c, err))
         goto done;
     c->is_baseline = rc->is_baseline && baseline_compared(s, c);
     rcode = 0;

@@ -29,6 +29,9 @@ typedef struct ResolveCase {
     int point;
     const char *ptx, *cubin_path;
     const char *ref_ptx, *ref_cubin_path;
+    /* what the entry points carry in the CUBINs (JitJob.symbol: a grouped
+     * program's member); NULL or "": their own names */
+    const char *symbol, *ref_symbol;
     const char *workload_key;   /* NULL: "" */
     int is_baseline, have_baseline;
 } ResolveCase;

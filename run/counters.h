@@ -11,6 +11,7 @@
 #ifndef KVX_COUNTERS_H
 #define KVX_COUNTERS_H
 
+#include "run.h"
 #include "host/case.h"
 
 /* `--counters default`: the metrics of kvx's atomics studies, each also
@@ -32,19 +33,8 @@ typedef enum {
 extern const char *const counter_names[COUNTER_COUNT];
 extern const char *const counter_metrics[COUNTER_COUNT];
 
-#define COUNTERS_MAX 64             /* metrics in one --counters list */
-#define COUNTER_NAME_MAX 128
-
-/* The metrics of one counter pass, by ncu name, in the order given. */
-typedef struct CounterList {
-    int n;
-    char name[COUNTERS_MAX][COUNTER_NAME_MAX];
-} CounterList;
-
-/* `--counters`' value: METRIC,METRIC,... where `default` stands for
- * COUNTERS' four; a name repeated counts once.  0, or -1 with the reason
- * (what follows "--counters is ...") in why. */
-int counters_list_parse(const char *text, CounterList *l, char *why, size_t whylen);
+/* CounterList and counters_list_parse (`--counters`' value, where
+ * `default` stands for COUNTERS' four) are run.h's. */
 
 /* The list as ncu's --metrics takes it, "a,b,c", appended to b. */
 void counters_list_join(const CounterList *l, StrBuf *b);

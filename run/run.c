@@ -21,7 +21,7 @@
  * hand-out and results), finish (the summary, the counter pass), close (one
  * NULL-safe release of everything).
  *
- * Its helpers: cmd_run.c (the verb: options, settings), run_order.c (the
+ * Its helpers: run_order.c (the
  * workload groups, their estimates and the hand-out order), run_cases.c (the
  * case list and the closing summary), run_ref.c (reference keys), run_profile.c (the tally and
  * where the time went), run_counters.c (--counters), resolve/resolve.c (a case
@@ -266,6 +266,40 @@ int run_fail(RunSession *r, int rc)
     return r->rc = rc;
 }
 
+/* The GPU ordinals of --devices ("all" or NULL: every one of the ngpu, at most
+ * RUN_MAX_DEVICES) into out.  Returns the count, or -1 with err (an ordinal out
+ * of range, a duplicate). */
+static int parse_devices(const char *list, int ngpu, int *out, KvxError *err)
+{
+    int n = 0;
+    if (!list || !strcmp(list, "all")) {
+        for (int i = 0; i < ngpu && i < RUN_MAX_DEVICES; i++)
+            out[n++] = i;
+        return n;
+    }
+    char *copy = mem_strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && n >= 0; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long d = strtol(t, &end, 10);
+        if (*end || d < 0 || d >= ngpu || n == RUN_MAX_DEVICES) {
+            kvx_error_set(err, KVX_EINPUT, NULL, "--devices has '%s' (expected all or ordinals below %d)",
+                          t, ngpu);
+            n = -1;
+            break;
+        }
+        for (int k = 0; k < n; k++)
+            if (out[k] == d) {
+                kvx_error_set(err, KVX_EINPUT, NULL, "--devices names GPU %ld twice", d);
+                n = -1;
+                break;
+            }
+        if (n >= 0)
+            out[n++] = (int)d;
+    }
+    free(copy);
+    return n;
+}
+
 /* The spec and the GPUs.  0; RUN_PER_ARCH when the selected GPUs span
  * several archs; or the exit status. */
 
@@ -295,7 +329,7 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
         return r->rc = RUN_EXIT_NO_GPU;
     }
     run_stage_end(&r->prof, RUN_STAGE_probe);
-    r->ndev = cmd_run_parse_devices(r->o.devices, ngpu, r->devs, &r->err);
+    r->ndev = parse_devices(r->o.devices, ngpu, r->devs, &r->err);
     if (r->ndev <= 0) {
         if (r->ndev == 0)
             kvx_error_set(&r->err, KVX_EINPUT, NULL, "--devices selects no GPU");
@@ -323,7 +357,7 @@ static int session_plan(RunSession *r)
         return run_fail(r, 2);
     run_stage_end(&r->prof, RUN_STAGE_load);
     r->m = s->measure;
-    cmd_run_apply_overrides(&r->o, &r->m);
+    measure_override(&r->m, &r->o.m, r->o.given);
     r->mjson = measure_json(&r->m);
     r->db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
     if (!r->o.db) {
@@ -385,6 +419,25 @@ static int session_list(RunSession *r, const unsigned char *only)
     return r->rc;
 }
 
+/* $KVX_TEST_COMPILE_HOLD=TEXT (a test hook): the job whose name contains
+ * TEXT counts as compiling (run_loop.c) until every case that does not need
+ * it is done, as a source slower than all the others would, whatever the
+ * machine's load. */
+static void hold_read(RunSession *r)
+{
+    Compiler *comp = &r->comp;
+    const char *v = getenv("KVX_TEST_COMPILE_HOLD");
+    comp->hold = -1;
+    for (int k = 0; v && *v && k < comp->n && comp->hold < 0; k++)
+        if (strstr(comp->jobs[k].name, v))
+            comp->hold = k;
+    for (int i = 0; i < r->ncases && comp->hold >= 0; i++) {
+        int rsrc = plan_ref_src(&r->p, &r->pref, r->cases[i].point);
+        comp->hold_cases += comp->job_of[r->cases[i].src] == comp->hold ||
+                            (rsrc >= 0 && comp->job_of[rsrc] == comp->hold);
+    }
+}
+
 /* Compile the sources the cases need, variants' and references', in
  * first-use order (the hand-out's: the longest group's sources first), on a
  * thread of its own while the cases run. */
@@ -400,7 +453,8 @@ static void session_compile(RunSession *r)
     for (int k = 0; k < nall; k++)
         comp->job_of[k] = -1;
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
-                            .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after};
+                            .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after,
+                            .group = r->o.group};
     int *order = mem_alloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
     for (int u = 0; u < r->nunits; u++)
         for (int i = r->units[u].cur; i < r->units[u].end; i++)
@@ -418,6 +472,7 @@ static void session_compile(RunSession *r)
                       .noptions = r->s->noptions, .use_cccl = r->s->use_cccl, .origins = so->origins};
     }
     free(order);
+    hold_read(r);
     run_stage_end(&r->prof, RUN_STAGE_store);
     r->t0 = wall_now_ms();
     pthread_create(&comp->thread, NULL, compile_main, comp);
@@ -430,13 +485,14 @@ static int session_run_row(RunSession *r)
 {
     const Spec *s = r->s;
     const DeviceInfo *d0 = &r->infos[r->devs[0]];
-    char host[256] = "", started[32], nvrtc[16];
+    char host[256] = "", started[32], nvrtc[16], seed[24];
     gethostname(host, sizeof host - 1);
     time_t now = time(NULL);
     strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     int nv_major = 0, nv_minor = 0;
     jit_nvrtc_version(&nv_major, &nv_minor);
     snprintf(nvrtc, sizeof nvrtc, "%d.%d", nv_major, nv_minor);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->o.search_seed);
     StrBuf cmd, basej, declared, devj;
     sb_init(&cmd), sb_init(&basej), sb_init(&declared), sb_init(&devj);
     for (int i = 0; i < r->argc; i++)
@@ -466,7 +522,7 @@ static int session_run_row(RunSession *r)
                   .axes_json = sb_str(&declared), .devices_json = sb_str(&devj),
                   .search_strategy = r->o.search, .search_budget = r->o.search ? r->o.budget : NULL,
                   .search_objective = r->o.search ? r->o.objective : NULL,
-                  .search_seed = r->o.search ? r->o.search_seed_text : NULL};
+                  .search_seed = r->o.search ? seed : NULL};
     int rc = store_begin_run(r->st, &env, &r->run_id, &r->err) != 0 ? run_fail(r, 3) : 0;
     if (rc == 0 && (r->from_end = store_run_beside(r->st, r->run_id, s->name, &r->err)) < 0)
         rc = run_fail(r, 3);
@@ -721,6 +777,8 @@ int run_session_finish(RunSession *r)
 /* The stages in order; every failure ends in run_session_close. */
 int run_main(const RunOpts *o, int argc, char **argv)
 {
+    if (o->search)
+        return run_search(o, argc, argv);
     RunSession *r = mem_calloc(1, sizeof *r);
     int rc = run_session_open(r, o, argc, argv);
     if (rc == RUN_PER_ARCH) {

@@ -29,6 +29,7 @@
  * storage, and the buffers it reads, by argument. */
 typedef struct AheadJob {
     char key[65];
+    int first_at;           /* cases listed before its first, in hand-out order */
     CaseCheck k;
     CaseBuf bufs[CASE_MAX_REFARGS];
     ElemTypeId out_type;
@@ -52,8 +53,9 @@ struct RunAhead {
     uint64_t clock;
     int threads;
     int stop;               /* __atomic: the session ends, compute no more */
-    int delay_at;           /* test hook: the delay_at-th reference (1-based) */
-    int delay_ms;           /* takes this much longer */
+    int hold_at;            /* test hook: the hold_at-th reference (1-based) waits for */
+    int released;           /* __atomic: run_ahead_release's word, then */
+    int hold_ms;            /* this much longer */
     double busy_ms;         /* computing, inputs included */
 };
 
@@ -67,7 +69,7 @@ static int job_known(const RunAhead *a, const char *key)
     return 0;
 }
 
-static void job_add(RunAhead *a, const CaseDesc *d, const CaseCheck *k, const char *key)
+static void job_add(RunAhead *a, const CaseDesc *d, const CaseCheck *k, const char *key, int first_at)
 {
     if (a->n == a->cap) {
         a->cap = a->cap ? 2 * a->cap : 64;
@@ -76,6 +78,7 @@ static void job_add(RunAhead *a, const CaseDesc *d, const CaseCheck *k, const ch
     AheadJob *j = &a->jobs[a->n++];
     memset(j, 0, sizeof *j);
     memcpy(j->key, key, 65);
+    j->first_at = first_at;
     j->k = *k;
     /* A string argument is copied into the job; job_compute points at the
      * copy (the list grows by realloc, so a pointer kept here would not
@@ -100,9 +103,10 @@ static void jobs_collect(RunSession *r, RunAhead *a)
 {
     CaseDesc *d = mem_alloc(sizeof *d);
     Resolver rv = {&r->p, &r->pref, &r->m, 0};
+    int listed = 0;
     for (int u = 0; u < r->nunits; u++) {
         const Range *range = &r->units[r->from_end ? r->nunits - 1 - u : u];
-        for (int i = range->cur; i < range->end; i++) {
+        for (int i = range->cur; i < range->end; i++, listed++) {
             const RunCase *c = &r->cases[i];
             ResolveCase rcs = {.point = c->point, .workload_key = c->workload_key, .is_baseline = c->is_baseline};
             KvxError e = {0};
@@ -117,7 +121,7 @@ static void jobs_collect(RunSession *r, RunAhead *a)
                     continue;
                 hostref_key(d, &d->checks[q], key);
                 if (!job_known(a, key))
-                    job_add(a, d, &d->checks[q], key);
+                    job_add(a, d, &d->checks[q], key, listed);
             }
         }
     }
@@ -199,8 +203,11 @@ static void job_compute(RunAhead *a, int idx)
     if (rc == 0)
         rc = verify_reference_threads(j->k.ref, args, j->k.nargs, &elem_types[j->out_type], j->out_count,
                                       a->threads, &exp, &err);
-    if (idx + 1 == a->delay_at)
-        usleep((useconds_t)a->delay_ms * 1000);
+    if (idx + 1 == a->hold_at) {
+        while (!__atomic_load_n(&a->released, __ATOMIC_ACQUIRE) && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED))
+            usleep(1000);
+        usleep((useconds_t)a->hold_ms * 1000);
+    }
     KvxError werr = {0};
     if (hostref_save(a->dir, j->key, rc == 0 ? &exp : NULL, err.msg, &werr) < 0) {
         /* The worker finds no file and computes the reference itself. */
@@ -227,13 +234,15 @@ static void *ahead_main(void *arg)
 
 /* ---- the session's side ---------------------------------------------------------------- */
 
-/* $KVX_TEST_HOSTREF_DELAY=N:MS (a test hook): the N-th reference computed
- * takes MS ms longer. */
-static void delay_read(RunAhead *a)
+/* $KVX_TEST_HOSTREF_HOLD=N:MS (a test hook): the N-th reference is
+ * published only once every case listed before its first case is stored
+ * (run_ahead_release), and MS ms after that, so that its case waits for it
+ * whatever the machine's load. */
+static void hold_read(RunAhead *a)
 {
-    const char *v = getenv("KVX_TEST_HOSTREF_DELAY");
-    if (v && sscanf(v, "%d:%d", &a->delay_at, &a->delay_ms) != 2)
-        a->delay_at = a->delay_ms = 0;
+    const char *v = getenv("KVX_TEST_HOSTREF_HOLD");
+    if (!v || sscanf(v, "%d:%d", &a->hold_at, &a->hold_ms) != 2 || a->hold_at < 1 || a->hold_at > a->n)
+        a->hold_at = a->hold_ms = 0;
 }
 
 static void ahead_free(RunAhead *a)
@@ -258,7 +267,7 @@ void run_ahead_start(RunSession *r)
         return;
     }
     a->threads = pool_cores();
-    delay_read(a);
+    hold_read(a);
     if (pthread_create(&a->tid, NULL, ahead_main, a) != 0) {
         ahead_free(a);
         return;
@@ -268,6 +277,12 @@ void run_ahead_start(RunSession *r)
 }
 
 const char *run_ahead_dir(const RunAhead *a) { return a ? a->dir : ""; }
+
+void run_ahead_release(RunAhead *a, int stored)
+{
+    if (a && a->hold_at && stored >= a->jobs[a->hold_at - 1].first_at)
+        __atomic_store_n(&a->released, 1, __ATOMIC_RELEASE);
+}
 
 void run_ahead_stop(RunSession *r)
 {

@@ -1,11 +1,10 @@
-/* run_internal: what the files of `kvx run` share.  cmd_run.c is the verb
- * (its options, the settings they give); run.c is the supervisor (planning,
- * the compile thread, worker processes, storing results); run_loop.c hands
- * out cases and collects results; run_order.c orders the workload groups
- * for hand-out (longest first, long ones cut); run_cases.c builds the case list (keys,
- * order, JSON of axis values) and prints the best variants at the end;
- * resolve/resolve.c turns one case into a self-contained CaseDesc.  Internal
- * to `kvx run`: cli.h's cmd_run is the public face. */
+/* run_internal: what the files of `kvx run` share; internal to run/, whose
+ * public face is run.h.  run.c is the supervisor (planning, the compile
+ * thread, worker processes, storing results); run_loop.c hands out cases
+ * and collects results; run_order.c orders the workload groups for
+ * hand-out (longest first, long ones cut); run_cases.c builds the case list
+ * (keys, order, JSON of axis values) and prints the best variants at the
+ * end; resolve/resolve.c turns one case into a self-contained CaseDesc. */
 #ifndef KVX_RUN_INTERNAL_H
 #define KVX_RUN_INTERNAL_H
 
@@ -13,6 +12,7 @@
 #include "core/json.h"
 #include "gen/plan.h"
 #include "host/case.h"
+#include "run.h"
 #include "shard.h"
 #include "store/store.h"
 #include "resolve/resolve.h"
@@ -23,32 +23,6 @@
 #include <sys/types.h>
 
 #define RUN_MAX_DEVICES 16
-
-typedef struct RunOpts {
-    const char *spec_path;
-    const char *where;          /* --where filter over points */
-    const char *shard;          /* --shard K/N; NULL: Slurm's array variables, else the whole run */
-    const char *cache_dir;      /* NULL: jit_default_cache_dir() */
-    int no_cache;
-    int jobs;                   /* -j: compile threads; 0 = cores */
-    const char *db;             /* NULL: RESULTS_DEFAULT_DB, its folder made */
-    const char *devices;        /* "all" or "0,2" */
-    MeasureSettings m;          /* the defaults, then the flags' values: given[] says which were given */
-    int given[MEASURE_COUNT];   /* by MeasureId */
-    int rerun;
-    int profile;
-    const char *counters;       /* --counters' metric list (counters.h): a pass under ncu
-                                   after the timed run; NULL: none */
-    int keep_ncu_rep;           /* keep ncu's report beside the database */
-    int keep_samples;           /* store every sample's time (cases.samples_json) */
-    /* --search (run_search.c): NULL, or the strategy's name with its settings */
-    const char *search, *budget, *objective;
-    uint64_t search_seed;
-    int batch;                  /* variants asked per batch */
-    int ahead;                  /* variants compiled ahead of the asks; -1: SEARCH_AHEAD_PER_PROC a process */
-    int search_given;           /* one of --budget, --objective, --search-seed, --batch, --ahead was given */
-    char search_seed_text[24];  /* the run row's search_seed */
-} RunOpts;
 
 typedef struct RunCase {
     int point;
@@ -62,35 +36,20 @@ typedef struct RunCase {
     char *workload_json;
 } RunCase;
 
-/* ---- cmd_run.c ----------------------------------------------------------------------- */
-
-/* Apply the measurement flags that were given over m (the spec's settings);
- * max_samples is raised to min_samples when below it. */
-void cmd_run_apply_overrides(const RunOpts *o, MeasureSettings *m);
-
-
-/* The GPU ordinals of --devices ("all" or NULL: every one of the ngpu, at most
- * RUN_MAX_DEVICES) into out.  Returns the count, or -1 with err (an ordinal out
- * of range, a duplicate). */
-int cmd_run_parse_devices(const char *list, int ngpu, int *out, KvxError *err);
-
 /* ---- run.c --------------------------------------------------------------------------- */
 
-/* The run of o's spec, in stages (run.c's head).  argv: the verb's words, as
- * stored with the run and passed on to the runs of other archs.  The exit
- * status: 0 every case this run stored ok, 1 some not, 2 bad input, 3 a store
- * failure, RUN_EXIT_NO_GPU nothing measured (no GPU or no driver), 128 + the
- * signal when SIGINT or SIGTERM stopped it. */
-int run_main(const RunOpts *o, int argc, char **argv);
-enum { RUN_EXIT_NO_GPU = 4, RUN_PER_ARCH = -1 };
+/* run_session_open's status when the selected GPUs span several archs:
+ * run_main then runs a supervisor per arch. */
+enum { RUN_PER_ARCH = -1 };
 
 /* ---- run_search.c ---------------------------------------------------------------------- */
 
-/* `kvx run --search`: the strategy asks for variants in batches; each batch
- * is a round of one run session (run_session_round), stored as ordinary rows,
- * and their outcomes read back from the store are told to the strategy.  A
- * variant whose cases are stored already is told without running, so a
- * killed search resumes on the same path.  The exit status as run_main's. */
+/* `kvx run --search` (run_main with o->search): the strategy asks for
+ * variants in batches; each batch is a round of one run session
+ * (run_session_round), stored as ordinary rows, and their outcomes read
+ * back from the store are told to the strategy.  A variant whose cases are
+ * stored already is told without running, so a killed search resumes on
+ * the same path.  The exit status as run_main's. */
 int run_search(const RunOpts *o, int argc, char **argv);
 
 /* ---- run_cases.c --------------------------------------------------------------------- */
@@ -329,6 +288,10 @@ typedef struct RunSession RunSession;
 void run_ahead_start(RunSession *r);
 /* The folder a case names for its worker (CaseDesc.hostref_dir); "" without. */
 const char *run_ahead_dir(const RunAhead *a);
+/* The loop's count of cases done (stored): releases a reference that
+ * $KVX_TEST_HOSTREF_HOLD holds (run_ahead.c) once it passes the cases listed
+ * before that reference's first.  Accepts NULL. */
+void run_ahead_release(RunAhead *a, int stored);
 /* Stop computing (the cases are done), join the thread, keep its figures in
  * r->prof, free r->ahead.  Accepts a NULL r->ahead. */
 void run_ahead_stop(RunSession *r);
@@ -372,6 +335,9 @@ typedef struct Compiler {
     int failed;
     int finished;
     double wall_ms;
+    int hold;                   /* test hook ($KVX_TEST_COMPILE_HOLD): the job that counts as compiling
+                                   until every case that does not need it is done; -1: none */
+    int hold_cases;             /* the cases that need it */
 } Compiler;
 
 /* The compiles of a session's rounds: sources, cache hits, NVRTC time and

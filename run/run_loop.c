@@ -27,6 +27,19 @@ static void note_handout(RunSession *r, int w, const Range *u)
     pr->nhandout++;
 }
 
+/* Whether job k is compiled (and not held by $KVX_TEST_COMPILE_HOLD); under
+ * r->comp.mu. */
+static int job_ready(const Compiler *comp, int k)
+{
+    return comp->ready[k] && k != comp->hold;
+}
+
+/* Whether sources are still compiling (or one is held); under r->comp.mu. */
+static int compiling(const Compiler *comp)
+{
+    return !comp->finished || comp->hold >= 0;
+}
+
 /* Whether case i's sources (its variant's, its reference kernel's) are
  * compiled; under r->comp.mu. */
 static int case_ready(const RunSession *r, int i)
@@ -34,7 +47,23 @@ static int case_ready(const RunSession *r, int i)
     const RunCase *c = &r->cases[i];
     const Compiler *comp = &r->comp;
     int rsrc = plan_ref_src(&r->p, &r->pref, c->point);
-    return comp->ready[comp->job_of[c->src]] && (rsrc < 0 || comp->ready[comp->job_of[rsrc]]);
+    return job_ready(comp, comp->job_of[c->src]) && (rsrc < 0 || job_ready(comp, comp->job_of[rsrc]));
+}
+
+/* The test hooks' releases: a held source once every case that does not need
+ * it is done, a held host reference once the cases before its first are
+ * (run_ahead_release). */
+static void holds_release(RunSession *r)
+{
+    int round_done = r->tally.done - (r->tally.total - r->ncases);
+    Compiler *comp = &r->comp;
+    if (comp->hold >= 0 && round_done >= r->ncases - comp->hold_cases) {
+        pthread_mutex_lock(&comp->mu);
+        comp->hold = -1;
+        pthread_cond_broadcast(&comp->cv);
+        pthread_mutex_unlock(&comp->mu);
+    }
+    run_ahead_release(r->ahead, round_done);
 }
 
 /* How far past the next unit the hand-out looks for one that can start. */
@@ -46,7 +75,7 @@ static int ready_unit(RunSession *r)
 {
     int end = r->nunits - r->next_unit > READY_LOOKAHEAD ? r->next_unit + READY_LOOKAHEAD : r->nunits, found = -1;
     pthread_mutex_lock(&r->comp.mu);
-    for (int k = r->next_unit; k < end && found < 0 && !r->comp.finished; k++)
+    for (int k = r->next_unit; k < end && found < 0 && compiling(&r->comp); k++)
         if (case_ready(r, r->units[k].cur))
             found = k;
     pthread_mutex_unlock(&r->comp.mu);
@@ -84,7 +113,7 @@ static int defer_unready(RunSession *r, WorkerProc *wk)
     if (r->ndev > 1 || wk->nq || r->s->differential || r->pref.kind != PLAN_REF_NONE || r->from_end)
         return 0;
     pthread_mutex_lock(&r->comp.mu);
-    int waits = !r->comp.finished && !case_ready(r, wk->cur);
+    int waits = compiling(&r->comp) && !case_ready(r, wk->cur);
     pthread_mutex_unlock(&r->comp.mu);
     if (!waits || ready_unit(r) < 0)
         return 0;
@@ -103,7 +132,7 @@ static void ready_case_first(RunSession *r, WorkerProc *wk)
     if (r->cases[wk->cur].is_baseline)
         return;
     pthread_mutex_lock(&r->comp.mu);
-    if (!r->comp.finished && !case_ready(r, wk->cur))
+    if (compiling(&r->comp) && !case_ready(r, wk->cur))
         for (int k = wk->cur + 1; k < wk->end; k++) {
             const RunCase *c = &r->cases[k];
             if (c->is_baseline || strcmp(c->ref_key, r->cases[wk->cur].ref_key))
@@ -195,6 +224,7 @@ static int resolve_one(RunSession *r, const WorkerProc *wk, int idx, const JitJo
         snprintf(ref_cubin, sizeof ref_cubin, "%s/kernel.cubin", rj->dir);
     ResolveCase rcs = {.point = c->point, .ptx = j->ptx, .cubin_path = cubin,
                        .ref_ptx = rj ? rj->ptx : NULL, .ref_cubin_path = rj ? ref_cubin : NULL,
+                       .symbol = j->symbol, .ref_symbol = rj ? rj->symbol : NULL,
                        .workload_key = c->workload_key, .is_baseline = c->is_baseline,
                        .have_baseline = r->gbase[wk->group]};
     Resolver rv = {&r->p, &r->pref, &r->m, 0};
@@ -333,10 +363,13 @@ static int jobs_ready(RunSession *r, WorkerProc *wk, JitJob **j, JitJob **rj)
     int rji = rsrc >= 0 ? comp->job_of[rsrc] : ji;
     double tp = wall_now_ms();
     pthread_mutex_lock(&comp->mu);
-    while (wk->nq == 0 && !(comp->ready[ji] && comp->ready[rji]) && !comp->finished)
+    /* A held job is waited for in the loop (holds_release), not here. */
+    while (wk->nq == 0 && !(job_ready(comp, ji) && job_ready(comp, rji)) && !comp->finished && comp->hold < 0)
         pthread_cond_wait(&comp->cv, &comp->mu);
-    int ready = comp->ready[ji] && comp->ready[rji], pending = !ready && !comp->finished;
+    int ready = job_ready(comp, ji) && job_ready(comp, rji), pending = !ready && compiling(comp);
     pthread_mutex_unlock(&comp->mu);
+    if (pending && wk->nq == 0)
+        usleep(1000);   /* the loop goes round until the hold is released */
     run_part_add(&r->prof, RUN_PART_compile_wait, &tp);
     if (pending)
         return 0;
@@ -639,6 +672,7 @@ void run_loop(RunSession *r)
     if (!r->prof.loop_t0)       /* the first round's start */
         r->prof.loop_t0 = wall_now_ms();
     while (r->rc == 0 && !run_stopping() && r->tally.done < r->tally.total && r->nworkers > 0) {
+        holds_release(r);
         /* Cases to workers with room in their queue, in order, as their
          * sources become ready. */
         for (int w = 0; w < r->ndev && r->rc == 0; w++)

@@ -341,7 +341,8 @@ static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int naske
     /* Every process: the round's own sources were mostly compiled ahead
      * (or are in flight, and waited for), so its compile processes mostly
      * wait; its true misses share the cores with these for a moment. */
-    a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs, .use_cache = 1, .cancel = &a->cancel};
+    a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs, .use_cache = 1, .cancel = &a->cancel,
+                         .group = sr->r->o.group};
     a->prev = prev;
     a->started = pthread_create(&a->thread, NULL, ahead_main, a) == 0;
     return a;
@@ -408,8 +409,8 @@ static int search_loop(SearchRun *sr)
     int npts = 0;
     for (int c = 0; c < sr->sp.n; c++)
         npts = sr->pstart[c + 1] - sr->pstart[c] > npts ? sr->pstart[c + 1] - sr->pstart[c] : npts;
-    printf("search  %s, seed %s, objective %s: %d variants of up to %d point%s, budget %s = %d variant%s%s\n",
-           o->search, o->search_seed_text, o->objective, sr->sp.n, npts, npts == 1 ? "" : "s", o->budget,
+    printf("search  %s, seed %llu, objective %s: %d variants of up to %d point%s, budget %s = %d variant%s%s\n",
+           o->search, (unsigned long long)o->search_seed, o->objective, sr->sp.n, npts, npts == 1 ? "" : "s", o->budget,
            total, total == 1 ? "" : "s", sr->budget.kind >= SEARCH_BUDGET_GPU_MIN ? " or the time" : "");
     fflush(stdout);
     Ahead *ahead = NULL;

@@ -16,6 +16,8 @@
 #ifndef KVX_SEARCH_H
 #define KVX_SEARCH_H
 
+#include "run.h"
+
 #include <stdint.h>
 
 #define SEARCH_MAX_AXES 64       /* a spec's axes are 64-bit masks (SPEC_MAX_AXES) */
@@ -39,17 +41,12 @@ typedef enum {
 extern const char *const search_names[];   /* by SearchKind, then NULL */
 extern const char *const search_docs[];
 
-/* The kind named name, or -1. */
-int search_find(const char *name);
-/* "random, local, model": for messages. */
-const char *search_list(void);
+/* search_find and search_list, the kinds by name, are run.h's. */
 
 /* The strategy that replays best (results/search-replay.md). */
 #define SEARCH_DEFAULT SEARCH_model
 
-/* Candidates proposed before any is told, measured together: the GPU works
- * through a batch while the next compiles are started.  --batch's default. */
-#define SEARCH_BATCH 8
+/* SEARCH_BATCH, --batch's default, is run.h's. */
 /* Variants whose sources a search compiles ahead of its asks, per compile
  * process, unless --ahead says (run_search.c's Ahead). */
 #define SEARCH_AHEAD_PER_PROC 48

@@ -249,6 +249,33 @@ static void code_axes(const Loader *l, SearchRecord *r, int *code)
     r->nall = l->nall;
 }
 
+/* The n candidates measured at every objective point, kept in order with
+ * their objective (NaN where a point is bad); pcand renumbered to them.
+ * How many are kept. */
+static int keep_complete(const Loader *l, SearchRecord *r, int n, const double *sum, const int *cnt,
+                         const unsigned char *bad)
+{
+    int na = r->sp.naxes;
+    r->y = mem_alloc(sizeof(double) * (size_t)(n ? n : 1));
+    int kept = 0, *renum = mem_alloc(sizeof *renum * (size_t)(n ? n : 1));
+    for (int c = 0; c < n; c++) {
+        renum[c] = -1;
+        if (cnt[c] < r->npoints) {
+            r->nincomplete++;
+            continue;
+        }
+        renum[c] = kept;
+        memmove(r->vals + (size_t)kept * (size_t)na, r->vals + (size_t)c * (size_t)na, sizeof(int) * (size_t)na);
+        r->y[kept] = bad[c] ? NAN : (l->o->lower ? sum[c] : -sum[c]) / cnt[c];
+        r->ninvalid += bad[c];
+        kept++;
+    }
+    for (int i = 0; i < r->npcase; i++)
+        r->pcand[i] = renum[r->pcand[i]];
+    free(renum);
+    return kept;
+}
+
 /* Candidates from the objective points: tuples of code values, each with its
  * points' sum of logs; then those missing a point are dropped. */
 static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
@@ -285,23 +312,7 @@ static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
     }
     for (int c = 0; c < n; c++)
         r->npoints = cnt[c] > r->npoints ? cnt[c] : r->npoints;
-    r->y = mem_alloc(sizeof(double) * (size_t)(n ? n : 1));
-    int kept = 0, *renum = mem_alloc(sizeof *renum * (size_t)(n ? n : 1));
-    for (int c = 0; c < n; c++) {
-        renum[c] = -1;
-        if (cnt[c] < r->npoints) {
-            r->nincomplete++;
-            continue;
-        }
-        renum[c] = kept;
-        memmove(r->vals + (size_t)kept * (size_t)na, r->vals + (size_t)c * (size_t)na, sizeof(int) * (size_t)na);
-        r->y[kept] = bad[c] ? NAN : (l->o->lower ? sum[c] : -sum[c]) / cnt[c];
-        r->ninvalid += bad[c];
-        kept++;
-    }
-    for (int i = 0; i < r->npcase; i++)
-        r->pcand[i] = renum[r->pcand[i]];
-    free(renum);
+    int kept = keep_complete(l, r, n, sum, cnt, bad);
     r->sp.n = kept;
     r->sp.vals = r->vals;
     r->sp.nvals = r->nvals;

@@ -14,40 +14,17 @@
 #ifndef KVX_SEARCH_DB_H
 #define KVX_SEARCH_DB_H
 
-#include "core/expr.h"
-#include "store/store.h"
+#include "run.h"
 #include "search.h"
 
-
-typedef struct SearchObjective {
-    char column[32];            /* the stored value */
-    int lower;                  /* 1: lower is better */
-    const char *points;         /* the points' expression as given, or NULL */
-    Expr *where;                /* parsed, in arena; NULL: every point */
-    Arena *arena;
-} SearchObjective;
-
-/* Parse text ("median_ms" or "gbs,n == 4096") into o; what names the
- * option in messages ("--objective").  0, or -1 with err.  Free with
- * search_objective_free. */
-int search_objective_parse(const char *text, const char *what, SearchObjective *o, KvxError *err);
-void search_objective_free(SearchObjective *o);
+/* SearchObjective, search_objective_parse and _free are run.h's (the CLI
+ * checks --objective with them). */
 
 /* The objective of one variant from its points' values (n of them, NaN for
  * a point not ok): NaN when any is. */
 double search_objective_of(const SearchObjective *o, const double *v, int n);
 
-/* A budget: N variants, P% of the space's, or minutes of GPU time (the
- * stored cases' t_input + t_verify + t_measure) or of wall time. */
-typedef enum { SEARCH_BUDGET_N, SEARCH_BUDGET_PCT, SEARCH_BUDGET_GPU_MIN, SEARCH_BUDGET_WALL_MIN } SearchBudgetKind;
-typedef struct SearchBudget {
-    SearchBudgetKind kind;
-    double amount;
-} SearchBudget;
-
-/* Parse "N", "P%", "Mgpu-min" or "Mwall-min" (times only when times); the
- * expectation into why on failure.  0 or -1. */
-int search_budget_parse(const char *text, int times, SearchBudget *b, char *why, size_t nwhy);
+/* SearchBudget and search_budget_parse are run.h's. */
 /* The variants a budget allows in a space of n (all of them for a time
  * budget, which stops the search by the clock instead); at least 1. */
 int search_budget_variants(const SearchBudget *b, int n);

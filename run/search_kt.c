@@ -1,12 +1,16 @@
-/* search_kt: Kernel Tuner's cache file (search_kt.h).  Numbers go out as
- * the store's text of them, strings as JSON strings; an entry's key joins the
- * same texts, which is what Python's str gives for the values json.load
- * reads back (ints, and floats of a short decimal such as 0.05).
+/* search_kt: a recorded space (search_db.h) in Kernel Tuner's cache-file
+ * format, so that Kernel Tuner's strategies replay the same space in its
+ * simulation mode (bench/kernel_tuner_replay.py) as `kvx replay` does:
+ * search_kt_export (run.h), `kvx export --format kerneltuner`.  Numbers go
+ * out as the store's text of them, strings as JSON strings; an entry's key
+ * joins the same texts, which is what Python's str gives for the values
+ * json.load reads back (ints, and floats of a short decimal such as 0.05).
  *
  * Each variant's figures are summed (times) or averaged geometrically
  * (metrics) over its objective points, the cases search_record_load read
- * (r->pcase): what Kernel Tuner's simulation mode adds up is what kvx spent. */
-#include "search_kt.h"
+ * (r->pcase): what Kernel Tuner's simulation mode adds up is what kvx spent.
+ * What each field holds: kt_write below. */
+#include "search_db.h"
 #include "core/json.h"
 #include "core/num.h"
 #include "core/values.h"
@@ -15,6 +19,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Past this many combinations of the code axes' values the pruned ones are
+ * not written (each is an entry of the file). */
+#define SEARCH_KT_MAX_PRODUCT (1 << 20)
 
 /* A `--counters` metric's geometric mean under way. */
 typedef struct KtMetric {
@@ -312,7 +320,31 @@ static void pruned(const SearchRecord *r, StrBuf *b, StrBuf *key)
     free(have);
 }
 
-int search_kt_write(Store *db, const SearchRecord *r, const SearchObjective *o, const char *device, FILE *f,
+/* Write r (loaded from db under objective o) to f as Kernel Tuner 1.5 reads
+ * a cache file (kernel_tuner/util.py, process_cache and read_cache):
+ * device_name (device), kernel_name (the variants' entry points, '+'-joined;
+ * the spec's name in a file before schema 5), problem_size ([the objective
+ * points per variant]), tune_params_keys (the code axes), tune_params (their
+ * declared values), objective "time", and one entry per variant keyed
+ * "v1,v2,..." (Python's str of each value, joined by commas):
+ *   time               the objective as a geometric mean over the points (ms
+ *                      for a time; a rate's reciprocal, so that lower is
+ *                      better as Kernel Tuner minimises), or the error of a
+ *                      variant with a point not ok: CompilationFailedConfig
+ *                      (compile_error), InvalidConfig (skipped: the device's
+ *                      limits), RuntimeFailedConfig (any other);
+ *   times              the kept samples (`--keep-samples`) of a time objective
+ *                      over one point, else [time];
+ *   compile_time       its variant's NVRTC time, ms;
+ *   verification_time  its points' t_verify_ms, summed;
+ *   benchmark_time     its points' t_input_ms + t_measure_ms, summed: what
+ *                      Kernel Tuner's simulation adds up is what kvx spent;
+ *   GB/s and every `--counters` metric: the geometric mean over the points
+ *                      (absent where a point lacks it).
+ * Every other combination of the code axes' values (pruned by the spec's
+ * where:, or not measured at every point) is an InvalidConfig entry, up to
+ * SEARCH_KT_MAX_PRODUCT combinations.  0, or -1 with err. */
+static int kt_write(Store *db, const SearchRecord *r, const SearchObjective *o, const char *device, FILE *f,
                     KvxError *err)
 {
     KtLoad k = {0};
@@ -335,4 +367,21 @@ int search_kt_write(Store *db, const SearchRecord *r, const SearchObjective *o, 
     sb_free(&b), sb_free(&key);
     kt_free(&k);
     return ok ? 0 : -1;
+}
+
+int search_kt_export(Store *db, const char *spec, const char *objective, FILE *f, KvxError *err)
+{
+    SearchObjective o;
+    SearchRecord r;
+    if (search_objective_parse(objective, "--objective", &o, err) != 0)
+        return -1;
+    int rc = search_record_load(db, spec, &o, &r, err);
+    if (rc == 0) {
+        char gpu[256];
+        store_search_gpu(db, spec, gpu, sizeof gpu);
+        rc = kt_write(db, &r, &o, gpu[0] ? gpu : "unknown", f, err);
+        search_record_free(&r);
+    }
+    search_objective_free(&o);
+    return rc;
 }

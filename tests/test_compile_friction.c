@@ -20,7 +20,6 @@
 
 #include "compile/jit.h"
 
-#define KVX_DEADLINE_S 120
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "tests/kvx_child.h"
 

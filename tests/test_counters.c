@@ -19,7 +19,6 @@
 #include "run/counters.h"
 #include "store/store.h"
 
-#define KVX_DEADLINE_S 60
 /* kvx_child.h's shard and merge helpers are test_run_fake's. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "tests/kvx_child.h"

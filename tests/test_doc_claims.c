@@ -32,7 +32,6 @@
 #include "host/inputs.h"
 #include "tests/python_tools.h"
 
-#define KVX_DEADLINE_S 120
 /* kvx_child.h's shard and merge helpers are test_run_fake's. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "tests/kvx_child.h"

@@ -36,7 +36,6 @@
 
 #include "core/util.h"
 
-#define KVX_DEADLINE_S 60
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "tests/kvx_child.h"

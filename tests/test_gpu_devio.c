@@ -41,7 +41,6 @@
 #include "gpu/devio_ptx.h"
 #include "host/verify.h"
 
-#define KVX_DEADLINE_S 300
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "tests/kvx_child.h"

@@ -29,7 +29,6 @@
 
 #ifdef KVX_PEERS_BINARY
 
-#define KVX_DEADLINE_S 300
 /* The shard helpers of kvx_child.h are the run tests', not used here. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"

@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#define KVX_DEADLINE_S 60   /* a run of the 12 cases here takes about a second */
 /* The shard checks of kvx_child.h are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "kvx_child.h"

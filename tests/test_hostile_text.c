@@ -12,11 +12,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#define KVX_DEADLINE_S 120
 /* The shard and database checks of kvx_child.h are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "kvx_child.h"
 #include "hostile_fixture.h"
+#include "bounds.h"
 
 /* Lines of a file (its newlines). */
 static int count_lines(const char *path)
@@ -108,8 +108,8 @@ static void test_plan_total_bytes(void **state)
     double ms = wall_now_ms() - t0;
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    print_message("stopped after %.1f s, the largest child at %ld MB\n", ms / 1000, ru.ru_maxrss / 1024);
-    assert_true(ms < 30000);
+    print_message("the largest child at %ld MB\n", ru.ru_maxrss / 1024);
+    KVX_BOUND(ms < 30000, "stopped after %.1f s (bound 30 s)", ms / 1000);
     assert_true(ru.ru_maxrss < 1024 * 1024);   /* KB: under 1 GB */
 }
 

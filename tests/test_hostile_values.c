@@ -12,7 +12,6 @@
 
 #include <sys/stat.h>
 
-#define KVX_DEADLINE_S 60   /* every command here takes a few seconds at most */
 /* The shard checks of kvx_child.h are not used here. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "kvx_child.h"

@@ -34,7 +34,6 @@
 #include "core/util.h"
 
 #define SPEC KVX_SOURCE_DIR "/tests/data/specs/fake.yaml"
-#define KVX_DEADLINE_S 120
 
 /* The shard helpers of kvx_child.h are the run tests', not used here. */
 #pragma GCC diagnostic push

@@ -17,7 +17,7 @@
 #include "cli/cli.h"
 #include "core/measure.h"
 #include "gen/spec.h"
-#include "run/run_internal.h"
+#include "run/run.h"
 
 static char spec_path[] = "/tmp/kvx-measure-XXXXXX.yaml";
 

@@ -33,7 +33,6 @@
 #define SPEC KVX_SOURCE_DIR "/tests/data/specs/fake.yaml"
 #define NVB_FILE KVX_SOURCE_DIR "/tests/data/nvbench/copy.json"
 #define NVB_TOOLS KVX_SOURCE_DIR "/.kvx/tools/nvbench"
-#define KVX_DEADLINE_S 60
 
 /* kvx_child.h's shard and merge helpers are test_run_fake's. */
 #pragma GCC diagnostic ignored "-Wunused-function"

@@ -39,7 +39,6 @@
 #include "resolve/resolve.h"
 #include "host/verify.h"
 
-#define KVX_DEADLINE_S 300
 /* The shard helpers of kvx_child.h are the run tests', not used here. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"

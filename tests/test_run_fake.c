@@ -60,9 +60,9 @@
 /* The fake devices' uuids (gpu/fake.h: "kvxf", then the ordinal) */
 #define FAKE_UUID0 "GPU-6b767866-0000-0000-0000-000000000000"
 #define FAKE_UUID1 "GPU-6b767866-0000-0000-0000-000000000001"
-#define KVX_DEADLINE_S 60       /* one kvx command; a full run takes ~7 s */
 
 #include "tests/kvx_child.h"
+#include "tests/bounds.h"
 
 /* ---- KVX_FAKE_LOG ------------------------------------------------------------------ */
 
@@ -212,7 +212,10 @@ static void check_best_listed(const char *log)
 }
 
 /* The run's profile accounts for its wall time: the stages add up to it, and
- * what they name covers at least 90% of it; the explorer's figures are there.
+ * what they name is a share of it (at least 90% of it, a bound held by
+ * bench/bounds.sh: on a loaded machine the parent's own bookkeeping, which
+ * no stage names, has been seen to leave 82% named under ASan); the
+ * explorer's figures are there.
  * Each case the workers answered has its steps, its launches (1 verified + its
  * warm-ups + its samples) and the fake clocks, not throttled; the others have
  * none. */
@@ -222,23 +225,12 @@ static void check_profile(const char *db_path, const char *log)
         dump(log);
         fail_msg("kvx run --profile printed no accounting");
     }
-    /* Under ASan the parent's own bookkeeping, which no stage names, runs
-     * several times slower and, on a loaded 2-core CI machine, has been seen
-     * to leave 82% named: the bound there is lower, not gone. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KVX_TEST_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(KVX_TEST_ASAN)
-    const char *accounted = "SELECT json_extract(profile_json, '$.accounted') >= 0.75 FROM runs";
-#else
-    const char *accounted = "SELECT json_extract(profile_json, '$.accounted') >= 0.9 FROM runs";
-#endif
-    if (db_int(db_path, accounted) != 1) {
+    double accounted = db_num(db_path, "SELECT json_extract(profile_json, '$.accounted') FROM runs");
+    if (!(accounted > 0 && accounted <= 1)) {
         dump(log);
-        fail_msg("the profile names too little of the wall time (%s)", accounted);
+        fail_msg("the profile's accounted share is %g (expected a share of the wall time)", accounted);
     }
+    KVX_BOUND(accounted >= 0.9, "the profile names %.1f%% of the wall time (bound 90%%)", 100 * accounted);
     assert_int_equal(db_int(db_path, "SELECT abs((SELECT sum(value) FROM json_each(r.profile_json,"
                                      " '$.stages_s')) - r.wall_s) <= 0.05 * r.wall_s FROM runs r"),
                      1);
@@ -442,7 +434,7 @@ static void test_kill_and_resume(void **state)
     const char *argv[] = {"run", SPEC, "--db", db, NULL};
     pid_t pid = kvx_start(log1, argv);
     /* Poll until some cases are stored, then kill kvx and its workers at once. */
-    double end = wall_now_ms() + KVX_DEADLINE_S * 1000.0;
+    double end = wall_now_ms() + KVX_HANG_S * 1000.0;
     int stored = -1, status = 0;
     while ((stored = db_int(db, "SELECT count(*) FROM cases")) < 8) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -455,7 +447,7 @@ static void test_kill_and_resume(void **state)
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             dump(log1);
-            fail_msg("fewer than 8 cases stored after %d s", KVX_DEADLINE_S);
+            fail_msg("fewer than 8 cases stored after %d s", KVX_HANG_S);
         }
         usleep(10 * 1000);
     }

@@ -27,7 +27,6 @@
 /* fake.yaml's ok strategies: 2 x 3 sizes x 2 modes */
 #define OK_WHERE "strategy == \"base\" || strategy == \"alt\""
 #define OK_CASES 12
-#define KVX_DEADLINE_S 60
 
 /* kvx_child.h's shard and merge helpers are test_run_fake's. */
 #pragma GCC diagnostic ignored "-Wunused-function"

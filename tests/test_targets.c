@@ -20,7 +20,6 @@
 #include "core/util.h"
 #include "gen/spec.h"
 
-#define KVX_DEADLINE_S 60
 /* kvx_child.h's database helpers are for the run tests. */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "tests/kvx_child.h"

@@ -28,7 +28,7 @@ check() {
         if [[ $rel =~ ^(report|cli|run)/ ]] && grep -q 'sqlite3' "$f"; then
             echo "$rel: SQLite reaches ${rel%%/*}/"; bad=1
         fi
-    done < <(find "$root" -name '*.[ch]' -o -name '*.cu' | sort)
+    done < <(find "$root" -path "$root/.*" -prune -o \( -name '*.[ch]' -o -name '*.cu' \) -print | sort)
     return $bad
 }
 
