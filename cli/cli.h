@@ -23,6 +23,7 @@
 #include "gen/plan.h"
 #include "gen/plan_ref.h"
 #include "compile/jit.h"
+#include "report/results_rows.h"
 
 /* ---- option tables ----------------------------------------------------------------- */
 
@@ -133,6 +134,16 @@ int cli_fail(const CliVerb *v, const char *fmt, ...) KVX_PRINTF(2, 3);
 /* What --show prints. */
 enum { CLI_SHOW_NONE, CLI_SHOW_SOURCE, CLI_SHOW_PTX, CLI_SHOW_SASS };
 
+/* --format of the verbs that list things (plan, compile, inspect, doctor):
+ * text, their summary for a reader (the default), or one table as md, csv
+ * or json (report/results_rows.h), as the result verbs write theirs.  The
+ * value is CLI_TEXT or a ResultsFormat. */
+enum { CLI_TEXT = -1 };
+extern const CliChoice cli_list_formats[];
+#define CLI_OPT_FORMAT(what_, at_)                                                                          \
+    CLI_OPT("format", 0, CLI_CHOICE, NULL, "text", "text, or " what_ " as one table: md, csv or json", at_, \
+            .choices = cli_list_formats)
+
 /* The options of plan, gen, compile and inspect; each verb's table names the
  * ones it takes. */
 typedef struct CliSpecOpts {
@@ -150,6 +161,7 @@ typedef struct CliSpecOpts {
     int resolve;                /* plan --resolve: every selected point's resolved case */
     int show;                   /* inspect --show: CLI_SHOW_* */
     const char *shard;          /* --shard K/N */
+    int format;                 /* --format: CLI_TEXT or a ResultsFormat (plan, compile, inspect) */
 } CliSpecOpts;
 
 /* cli_parse into o (zeroed first) and the one operand into o->spec_path.
@@ -203,6 +215,15 @@ extern const CliVerb cmd_plan_verb, cmd_gen_verb, cmd_compile_verb, cmd_inspect_
 /* Each verb's entry: argv[0] is its name.  The exit status: 0 ok, 1 some
  * cases or checks failed (run, compile, doctor), 2 bad usage or input, 3 a
  * file or database failure. */
+/* cmd_spec_rows.c: the tables of --format.  plan: a row per selected point
+ * (its source and axis values; with --resolve, its launch and metrics), 0 or
+ * 2 after the error.  compile: a row per compiled source. */
+int cmd_spec_plan_rows(const CliSpecOpts *o, const Plan *p, const PlanRef *ref, const unsigned char *sel,
+                       FILE *out);
+extern const char *const cmd_spec_compile_cols[];
+extern const int cmd_spec_compile_ncols;
+void cmd_spec_compile_row(ResultsRows *t, const char *arch, const Source *so, const JitJob *j);
+
 int cmd_plan(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
