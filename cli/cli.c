@@ -400,6 +400,7 @@ int cli_parse_spec(const CliVerb *v, int argc, char **argv, CliSpecOpts *o, int 
 {
     CliArgs a;
     memset(o, 0, sizeof *o);
+    o->format = CLI_TEXT;
     if (cli_parse(v, argc, argv, o, &a)) {
         *status = a.status;
         return -1;

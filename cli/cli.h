@@ -22,6 +22,7 @@
 #include "gen/plan.h"
 #include "gen/plan_ref.h"
 #include "compile/jit.h"
+#include "report/results_rows.h"
 
 /* ---- option tables ----------------------------------------------------------------- */
 
@@ -132,6 +133,16 @@ int cli_fail(const CliVerb *v, const char *fmt, ...) KVX_PRINTF(2, 3);
 /* What --show prints. */
 enum { CLI_SHOW_NONE, CLI_SHOW_SOURCE, CLI_SHOW_PTX, CLI_SHOW_SASS };
 
+/* --format of the verbs that list things (plan, compile, inspect, doctor):
+ * text, their summary for a reader (the default), or one table as md, csv
+ * or json (report/results_rows.h), as the result verbs write theirs.  The
+ * value is CLI_TEXT or a ResultsFormat. */
+enum { CLI_TEXT = -1 };
+extern const CliChoice cli_list_formats[];
+#define CLI_OPT_FORMAT(what_, at_)                                                                          \
+    CLI_OPT("format", 0, CLI_CHOICE, NULL, "text", "text, or " what_ " as one table: md, csv or json", at_, \
+            .choices = cli_list_formats)
+
 /* The options of plan, gen, compile and inspect; each verb's table names the
  * ones it takes. */
 typedef struct CliSpecOpts {
@@ -149,6 +160,7 @@ typedef struct CliSpecOpts {
     int resolve;                /* plan --resolve: every selected point's resolved case */
     int show;                   /* inspect --show: CLI_SHOW_* */
     const char *shard;          /* --shard K/N */
+    int format;                 /* --format: CLI_TEXT or a ResultsFormat (plan, compile, inspect) */
 } CliSpecOpts;
 
 /* cli_parse into o (zeroed first) and the one operand into o->spec_path.

@@ -17,6 +17,15 @@ extern const CliVerb cmd_plan_verb, cmd_gen_verb, cmd_compile_verb, cmd_inspect_
 /* Each verb's entry: argv[0] is its name.  The exit status: 0 ok, 1 some
  * cases or checks failed (run, compile, doctor), 2 bad usage or input, 3 a
  * file or database failure. */
+/* cmd_spec_rows.c: the tables of --format.  plan: a row per selected point
+ * (its source and axis values; with --resolve, its launch and metrics), 0 or
+ * 2 after the error.  compile: a row per compiled source. */
+int cmd_spec_plan_rows(const CliSpecOpts *o, const Plan *p, const PlanRef *ref, const unsigned char *sel,
+                       FILE *out);
+extern const char *const cmd_spec_compile_cols[];
+extern const int cmd_spec_compile_ncols;
+void cmd_spec_compile_row(ResultsRows *t, const char *arch, const Source *so, const JitJob *j);
+
 int cmd_plan(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_compile(int argc, char **argv);

@@ -6,7 +6,9 @@
  * several kernels a line per kernel (its own atomics, registers and
  * spills: inspect_kernels.c).  Several: a variant x arch
  * table of classifications (inspect_table), the static cross-architecture view.
- * --show source|ptx|sass prints the listings with the atomic sections marked. */
+ * --show source|ptx|sass prints the listings with the atomic sections marked.
+ * --format md|csv|json: one row per variant and arch instead (inspect_row),
+ * the facts as kvx run stores them (variants.inspect_json) among them. */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -28,7 +30,38 @@ typedef struct Inspection {
     char **labels;
     InspectFacts *facts;        /* nvar x narch */
     unsigned char *present;     /* nvar x narch */
+    ResultsRows *rows;          /* --format: the table */
 } Inspection;
+
+static const char *const inspect_cols[] = {"variant", "arch", "status", "tags", "summary", "memory", "sites",
+                                           "facts", "log"};
+#define NINSPECT ((int)(sizeof inspect_cols / sizeof inspect_cols[0]))
+
+/* --format's row of one variant on one arch: its facts (f NULL: it does not
+ * compile, log says why). */
+static void inspect_row(const Inspection *in, const char *name, const char *arch, const InspectFacts *f,
+                        const char *log)
+{
+    StrBuf b[5];
+    for (int i = 0; i < 5; i++)
+        sb_init(&b[i]);
+    if (f) {
+        inspect_tags(f, &b[0]);
+        inspect_summary(f, &b[1]);
+        inspect_memory(f, &b[2]);
+        inspect_sites(f, &b[3]);
+        while (b[3].len && b[3].p[b[3].len - 1] == '\n')    /* a line a site, the last one ended */
+            b[3].p[--b[3].len] = 0;
+        inspect_to_json(f, &b[4]);
+    }
+    const char *cells[NINSPECT] = {name, arch, f ? "ok" : "compile_error", f ? sb_str(&b[0]) : NULL,
+                                   f ? sb_str(&b[1]) : NULL, f && b[2].len ? sb_str(&b[2]) : NULL,
+                                   f && b[3].len ? sb_str(&b[3]) : NULL, f ? sb_str(&b[4]) : NULL,
+                                   log && *log ? log : NULL};
+    results_rows_add(in->rows, cells);
+    for (int i = 0; i < 5; i++)
+        sb_free(&b[i]);
+}
 
 /* The row of label, added when new. */
 /* Room for twice the variants: labels, and a facts and a present slot per
@@ -131,7 +164,10 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
     inspect_facts_init(f);
     if (!j->ok) {
         char *log = jit_log_map(j, j->log);
-        printf("%s [%s]: does not compile\n%s\n", j->name, arch, log);
+        if (in->rows)
+            inspect_row(in, j->name, arch, NULL, log);
+        else
+            printf("%s [%s]: does not compile\n%s\n", j->name, arch, log);
         free(log);
         return;
     }
@@ -145,11 +181,13 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
     }
-    if (in->narch == 1 || in->o.show) {
+    if (in->rows) {
+        inspect_row(in, j->name, arch, f, NULL);
+    } else if (in->narch == 1 || in->o.show) {
         print_summary(f, j->name, arch);
         print_kernels(j, sass);
     }
-    if (in->o.show)
+    if (in->o.show && !in->rows)
         print_listing(in->o.show, j, sass);
     free(sass);
 }
@@ -198,7 +236,7 @@ static int inspect_arch(Inspection *in, int ai)
     int failed = jit_compile_all(jobs, n, &jo, inspected, &pr, &err) != 0;
     progress_end(&pr);
     if (in->o.profile)
-        jit_profile_print(&prof, stdout);
+        jit_profile_print(&prof, in->rows ? stderr : stdout);
     jit_profile_free(&prof);
     if (failed) {
         kvx_error_print(&err, stderr);
@@ -259,7 +297,12 @@ int cmd_inspect(int argc, char **argv)
     if (cli_parse_spec(&cmd_inspect_verb, argc, argv, &in->o, &rc) == 0) {
         in->narch = cli_archs(&in->o, in->archs, 16);
         if (!(in->dis = inspect_find_disassembler()))
-            printf("note: SASS needs nvdisasm or cuobjdump (neither found): PTX analysis only\n");
+            fprintf(in->o.format != CLI_TEXT ? stderr : stdout,
+                    "note: SASS needs nvdisasm or cuobjdump (neither found): PTX analysis only\n");
+        if (in->o.format != CLI_TEXT)
+            in->rows = results_rows_open(stdout, (ResultsFormat)in->o.format, inspect_cols, NINSPECT);
+        if (in->rows)
+            results_rows_json(in->rows, 7);     /* facts */
         in->cache = in->o.cache_dir ? mem_strdup(in->o.cache_dir) : jit_default_cache_dir();
         in->cap = 64;
         in->labels = mem_calloc((size_t)in->cap, sizeof(char *));
@@ -268,8 +311,9 @@ int cmd_inspect(int argc, char **argv)
     }
     for (int ai = 0; rc == 0 && ai < in->narch; ai++)
         rc = inspect_arch(in, ai);
-    if (rc == 0 && in->narch > 1)
+    if (rc == 0 && in->narch > 1 && !in->rows)
         print_table(in);
+    results_rows_close(in->rows);
     for (int v = 0; v < in->nvar; v++)
         free(in->labels[v]);
     free(in->labels);

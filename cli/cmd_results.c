@@ -428,7 +428,7 @@ static int write_out(const char *path, int (*write)(void *ctx, FILE *f, KvxError
 
 /* The newest spec_path stored by a run of the selected spec that still
  * loads as that spec, or NULL. */
-static Spec *stored_spec(struct sqlite3 *db, const char *name)
+static Spec *stored_spec(Store *db, const char *name)
 {
     Spec *spec = NULL;
     KvxError quiet = {0};
@@ -457,7 +457,7 @@ static Spec *stored_spec(struct sqlite3 *db, const char *name)
  * --where, the newest spec_path stored by a run of the selected spec that
  * still loads (quietly none otherwise: the where then stands on its own).
  * The lets are translated into the same bound-parameter SQL as the rest. */
-static int where_spec(TableArgs *ta, struct sqlite3 *db, const ResultsSel *sel, KvxError *err)
+static int where_spec(TableArgs *ta, Store *db, const ResultsSel *sel, KvxError *err)
 {
     if (ta->spec_file) {
         ta->spec = spec_load(ta->spec_file, err);
@@ -478,7 +478,7 @@ static int where_spec(TableArgs *ta, struct sqlite3 *db, const ResultsSel *sel, 
 }
 
 typedef struct TableWrite {
-    struct sqlite3 *db;
+    Store *db;
     const TableArgs *ta;
 } TableWrite;
 
@@ -493,14 +493,14 @@ static int table_run(TableArgs *ta)
     KvxError err = {0};
     int rc;
     ta->o.format = (ResultsFormat)ta->format;
-    struct sqlite3 *db = store_read_open(ta->db, &err);
+    Store *db = store_read_open(ta->db, &err);
     if (!db || where_spec(ta, db, &ta->o.sel, &err)) {
         rc = exit_of(&err);
     } else {
         TableWrite t = {db, ta};
         rc = write_out(ta->out, table_write, &t, &err);
     }
-    store_read_close(db);
+    store_close(db);
     kvx_error_clear(&err);
     return rc;
 }
@@ -579,8 +579,8 @@ static int compare_run(TableArgs *ta, char **ab)
         else
             rc = write_out(ta->out, compare_write, &c, &err);
     }
-    store_read_close(c.a.db);
-    store_read_close(c.b.db);
+    store_close(c.a.db);
+    store_close(c.b.db);
     kvx_error_clear(&err);
     return rc;
 }
@@ -599,7 +599,7 @@ int cmd_compare(int argc, char **argv)
 /* ---- export, import ------------------------------------------------------------------------- */
 
 typedef struct ExportWrite {
-    struct sqlite3 *db;
+    Store *db;
     const ExportArgs *ea;
 } ExportWrite;
 
@@ -619,7 +619,7 @@ int cmd_export(int argc, char **argv)
         return a.status;
     KvxError err = {0};
     int rc;
-    struct sqlite3 *db = store_read_open(ea.db, &err);
+    Store *db = store_read_open(ea.db, &err);
     /* An unknown --spec is an error, as in kvx table, not an empty file. */
     Arena *ar = arena_new();
     ResultsSel sel = {.spec = ea.spec};
@@ -633,7 +633,7 @@ int cmd_export(int argc, char **argv)
         rc = write_out(ea.out, export_write, &x, &err);
     }
     arena_free(ar);
-    store_read_close(db);
+    store_close(db);
     kvx_error_clear(&err);
     return rc;
 }
@@ -747,7 +747,7 @@ int cmd_report(int argc, char **argv)
     if (cli_parse(&cmd_report_verb, argc, argv, &ra, &a))
         return a.status;
     KvxError err = {0};
-    struct sqlite3 *db = store_read_open(ra.db, &err);
+    Store *db = store_read_open(ra.db, &err);
     char *written = NULL;
     int rc = 0;
     if (!db || results_report(db, a.operand[0], ra.out, ra.run, ra.failed_values, &written, &err))
@@ -755,7 +755,7 @@ int cmd_report(int argc, char **argv)
     else
         printf("wrote %s\n", written);
     free(written);
-    store_read_close(db);
+    store_close(db);
     kvx_error_clear(&err);
     return rc;
 }

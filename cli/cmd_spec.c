@@ -54,6 +54,7 @@ static const CliOpt plan_opts[] = {
     CLI_OPT("points", 0, CLI_FLAG, NULL, NULL, "list every point", AT(points)),
     CLI_OPT("resolve", 0, CLI_FLAG, NULL, NULL,
             "print every selected point's resolved case: grid, block, buffers, bytes, checks", AT(resolve)),
+    CLI_OPT_FORMAT("the selected points (with --resolve, their launches and metrics)", AT(format)),
     {0},
 };
 
@@ -77,6 +78,7 @@ static const CliOpt compile_opts[] = {
     OPT_JOBS,
     OPT_GROUP,
     OPT_PROFILE,
+    CLI_OPT_FORMAT("the compiled sources", AT(format)),
     {0},
 };
 
@@ -95,6 +97,7 @@ static const CliOpt inspect_opts[] = {
     OPT_JOBS,
     OPT_GROUP,
     OPT_PROFILE,
+    CLI_OPT_FORMAT("the variants' facts", AT(format)),
     {0},
 };
 
@@ -331,19 +334,27 @@ static int print_resolved(const Plan *p, const PlanRef *ref, const unsigned char
     return rc ? 2 : 0;
 }
 
+/* --shard: only its points stay in sel.  Only an explicit --shard: a plan
+ * inside a Slurm array job lists the whole space unless asked (kvx run reads
+ * the array variables itself).  *nsel gets the points --where selected;
+ * the points kept. */
+static int plan_shard(const CliSpecOpts *o, const Plan *p, unsigned char *sel, Shard *shard, int *nsel)
+{
+    *shard = (Shard){0, 1, "none"};
+    KvxError err = {0};
+    int bad = o->shard && shard_parse(o->shard, shard, &err);
+    KVX_ASSERT(!bad);   /* checked when parsed */
+    *nsel = 0;
+    for (int i = 0; i < p->npoints; i++)
+        *nsel += sel[i];
+    return shard->n > 1 ? shard_select(p, sel, shard) : *nsel;
+}
+
 static void print_plan(const CliSpecOpts *o, const char *arch, const Spec *s, const Plan *p,
                        unsigned char *sel)
 {
-    /* Only an explicit --shard: a plan inside a Slurm array job lists the whole
-     * space unless asked (kvx run reads the array variables itself). */
-    Shard shard = {0, 1, "none"};
-    KvxError err = {0};
-    int bad = o->shard && shard_parse(o->shard, &shard, &err);
-    KVX_ASSERT(!bad);   /* checked when parsed */
-    int nsel = 0;
-    for (int i = 0; i < p->npoints; i++)
-        nsel += sel[i];
-    int nshard = shard.n > 1 ? shard_select(p, sel, &shard) : nsel;
+    Shard shard;
+    int nsel, nshard = plan_shard(o, p, sel, &shard, &nsel);
     printf("spec      %s (%s)\n", s->path, s->name);
     if (s->doc)
         print_doc(s->doc);
@@ -374,9 +385,16 @@ int cmd_plan(int argc, char **argv)
     unsigned char *sel;
     if ((rc = cli_load_plan(o.spec_path, o.where, archs[0], o.gpu, &s, &p, &ref, &sel)))
         return rc;
-    print_plan(&o, archs[0], s, &p, sel);
-    if (o.resolve)
-        rc = print_resolved(&p, &ref, sel);
+    if (o.format != CLI_TEXT) {
+        Shard shard;
+        int nsel;
+        plan_shard(&o, &p, sel, &shard, &nsel);
+        rc = cmd_spec_plan_rows(&o, &p, &ref, sel, stdout);
+    } else {
+        print_plan(&o, archs[0], s, &p, sel);
+        if (o.resolve)
+            rc = print_resolved(&p, &ref, sel);
+    }
     free(sel);
     plan_free(&p);
     plan_ref_free(&ref);
@@ -480,6 +498,7 @@ typedef struct Compilation {
     int failures, cached, njobs;
     Progress progress;          /* the sources compiled (or found) so far */
     char what[64];              /* its label: "kvx compile: sm_90" */
+    ResultsRows *rows;          /* --format: the table on stdout (the summary goes to stderr) */
 } Compilation;
 
 static void on_compiled(void *ctx, JitJob *j)
@@ -529,17 +548,21 @@ static char *compile_outdir(Compilation *c, const Spec *s, int ai, int *rc)
 }
 
 /* A job's line (and its log when it failed); its files when ok.  0 or 3. */
-static int compile_report(Compilation *c, const JitJob *j, const char *file, const char *outdir, int write)
+static int compile_report(Compilation *c, const JitJob *j, const Source *so, int ai, const char *outdir, int write)
 {
+    const char *file = so->file;
     /* A hit compiled nothing now: no time in the compile column (the entry's
      * is of the compile that made it). */
     char ms[32] = "-";
     if (!j->cached)
         snprintf(ms, sizeof ms, "%.0fms", j->compile_ms);
-    printf("%-60s %-7s %9s %6s %5d %7d %6d %6d\n", j->name, j->ok ? "ok" : "FAILED", ms,
-           j->cached ? "hit" : "miss", j->regs, j->spill_stores + j->spill_loads, j->smem_static, j->stack);
-    if (!j->ok) {
-        c->failures++;
+    if (c->rows)
+        cmd_spec_compile_row(c->rows, c->archs[ai], so, j);
+    else
+        printf("%-60s %-7s %9s %6s %5d %7d %6d %6d\n", j->name, j->ok ? "ok" : "FAILED", ms,
+               j->cached ? "hit" : "miss", j->regs, j->spill_stores + j->spill_loads, j->smem_static, j->stack);
+    c->failures += !j->ok;
+    if (!j->ok && !c->rows) {
         char *log = jit_log_map(j, j->log);
         if (*log)
             printf("%s\n", log);
@@ -586,15 +609,17 @@ static int compile_arch(Compilation *c, int ai)
         rc = 3;
     }
     char *outdir = compile_outdir(c, s, ai, &rc);
-    printf("%s%s: %d sources (%s)\n", ai ? "\n" : "", c->archs[ai], n, s->path);
-    printf("%-60s %-7s %9s %6s %5s %7s %6s %6s\n", "source", "status", "compile", "cache", "regs", "spills",
-           "smem", "stack");
+    FILE *say = c->rows ? stderr : stdout;
+    fprintf(say, "%s%s: %d sources (%s)\n", ai ? "\n" : "", c->archs[ai], n, s->path);
+    if (!c->rows)
+        printf("%-60s %-7s %9s %6s %5s %7s %6s %6s\n", "source", "status", "compile", "cache", "regs", "spills",
+               "smem", "stack");
     for (int i = 0; i < n; i++) {
-        rc |= compile_report(c, &jobs[i], plan_ref_source_at(&p, &ref, src_of[i])->file, outdir, rc == 0);
+        rc |= compile_report(c, &jobs[i], plan_ref_source_at(&p, &ref, src_of[i]), ai, outdir, rc == 0);
         jit_job_release(&jobs[i]);
     }
     if (c->o.profile)
-        jit_profile_print(&prof, stdout);
+        jit_profile_print(&prof, say);
     jit_profile_free(&prof);
     c->njobs += n;
     free(outdir);
@@ -620,13 +645,18 @@ int cmd_compile(int argc, char **argv)
     snprintf(c->outroot, sizeof c->outroot, "out");
     double t0 = wall_now_ms();
     rc = 0;
+    if (c->o.format != CLI_TEXT)
+        c->rows = results_rows_open(stdout, (ResultsFormat)c->o.format, cmd_spec_compile_cols,
+                                    cmd_spec_compile_ncols);
     for (int ai = 0; ai < c->narch && rc == 0; ai++)
         rc = compile_arch(c, ai);
+    results_rows_close(c->rows);
+    FILE *say = c->rows ? stderr : stdout;
     if (rc == 0 || rc == 3) {
-        printf("\n%d compiles, %d from the cache (%s), %d failed, %.1f s\n", c->njobs, c->cached, c->cache,
-               c->failures, (wall_now_ms() - t0) / 1000);
+        fprintf(say, "\n%d compiles, %d from the cache (%s), %d failed, %.1f s\n", c->njobs, c->cached, c->cache,
+                c->failures, (wall_now_ms() - t0) / 1000);
         if (rc == 0)
-            printf("PTX, CUBIN and sources written under %s/<arch>/\n", c->o.out ? c->o.out : c->outroot);
+            fprintf(say, "PTX, CUBIN and sources written under %s/<arch>/\n", c->o.out ? c->o.out : c->outroot);
     }
     int failures = c->failures;
     free(c->cache);

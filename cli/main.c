@@ -12,6 +12,7 @@
  * kvx __man, __bash-completion        build: the man page and the completion script (cli_doc.c) */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -106,20 +107,30 @@ static void usage(FILE *f)
             "docs/results-schema.md the results database.\n");
 }
 
+/* Whether stdout is a pipe whose reader has gone (`kvx plan SPEC | head`):
+ * POLLERR on its write end. */
+static int reader_gone(void)
+{
+    struct pollfd p = {.fd = 1, .events = POLLOUT};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 /* The exit status once stdout is flushed and closed: output lost to a full
- * disk, a closed pipe (SIGPIPE is ignored) or >&- is a failure, exit 3, with
- * one message for every verb and --help, where each verb's own writes went
- * unchecked.  A failure of the verb itself (2, 3) stays its status.  verb:
- * "kvx" or "kvx VERB". */
+ * disk or >&- is a failure, exit 3, with one message for every verb and
+ * --help, where each verb's own writes went unchecked.  A reader that
+ * stopped reading (a closed pipe: SIGPIPE is ignored) wanted no more: that
+ * ends quietly, with the verb's own status.  A failure of the verb itself
+ * (2, 3) stays its status.  verb: "kvx" or "kvx VERB". */
 static int close_stdout(const char *verb, int rc)
 {
     int bad = ferror(stdout), saved = EIO;  /* the error of an earlier write is gone */
     if (fflush(stdout) != 0)
         bad = 1, saved = errno;
+    int gone = bad && (saved == EPIPE || reader_gone());
     /* A stdout closed (>&-) that was never written to is no loss (EBADF). */
-    if (fclose(stdout) != 0 && errno != EBADF)
+    if (fclose(stdout) != 0 && errno != EBADF && errno != EPIPE)
         bad = 1, saved = errno;
-    if (!bad)
+    if (!bad || gone)
         return rc;
     fprintf(stderr, "%s: cannot write standard output: %s\n", verb, strerror(saved));
     return rc >= 2 ? rc : 3;

@@ -1,16 +1,15 @@
-/* results: the case set that `kvx table`, `compare`, `report` and `export`
- * read: the selected cases loaded with their axis values and one value each
- * (results_caseset_load: their value through one SELECT whose only variable
- * parts are bound parameters; the baseline resolved from the one given,
- * stored or borrowed), their axes (results_caseset_axis,
- * results_caseset_axis_list), freed by results_caseset_free; and what the
- * read verbs share: the values a table may show (results_value_col,
- * results_value_doc), the statuses' order (results_status_rank), the output
- * formats (results_format_parse), a comma list (results_split), the spec a
- * database holds (results_resolve_spec), a CSV field (results_csv_field), a
- * median (results_median) and a bound parameter (results_sql_param).  The
- * pivot is results_table.c's, --where's SQL results_where.c's (no user text
- * is ever pasted into SQL); results_core.h is what they share. */
+/* results: cross-tabulation of stored cases (`kvx table`, and the core that
+ * `kvx compare` and `kvx report` reuse).
+ *
+ * A table is built in three steps: load the selected cases (their axis values
+ * and their value, by the store's typed queries of store/store_cases.h),
+ * attach a ratio to the baseline when asked, and pivot the cases that match
+ * --where into cells.  --where is parsed with kvx's own expression parser and
+ * checked node by node into the store's condition (results_where.c); every
+ * other construct is refused.  No SQL is written here.
+ *
+ * A cell that holds several cases shows their median and how many there were;
+ * a case that failed shows its status instead of a number. */
 #include "results_core.h"
 #include "host/case.h"
 #include "gen/spec.h"
@@ -22,57 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- value columns: what --value may name -------------------------------- */
-
-/* Each name of core/values.h with its SQL and unit.  Rows are placed by
- * SpecValue, so a name spelt differently from the list does not compile; a
- * name of the list without a row is caught by value_col's assertion (and
- * test_results tabulates every name). */
-#define COL(n, sql, unit, measured) [SPEC_VALUE_##n] = {#n, sql, unit, measured}
-static const ValueCol value_cols[SPEC_VALUE_COUNT] = {
-    COL(median_ms, "c.median_ms", U_TIME, 1),
-    COL(min_ms, "c.min_ms", U_TIME, 1),
-    COL(mean_ms, "c.mean_ms", U_TIME, 1),
-    COL(max_ms, "c.max_ms", U_TIME, 1),
-    COL(stdev_ms, "c.stdev_ms", U_TIME, 1),
-    COL(gbs, "c.gbs", U_GBS, 1),
-    COL(pct_peak, "c.pct_peak", U_PCT, 1),
-    COL(elems_per_s, "c.elems_per_s", U_RATE, 1),
-    COL(atomics_per_s, "c.atomics_per_s", U_RATE, 1),
-    COL(rel_err, "c.rel_err", U_SCI, 0),
-    COL(noise, "c.noise", U_FRAC, 1),
-    COL(samples, "c.samples", U_COUNT, 1),
-    COL(sm_mhz, "c.sm_mhz", U_COUNT, 1),
-    COL(throttled, "c.throttled", U_COUNT, 1),
-    COL(l2_atomics, "(c.l2_atom_requests + c.l2_red_requests)", U_COUNT, 1),
-    COL(l2_atomics_per_1k, "((c.l2_atom_requests + c.l2_red_requests) * 1000.0 / nullif(c.atomics, 0))",
-        U_COUNT, 1),
-    COL(dram_read_bytes, "c.dram_read_bytes", U_COUNT, 1),
-    COL(dram_write_bytes, "c.dram_write_bytes", U_COUNT, 1),
-    COL(regs, "v.regs", U_COUNT, 0),
-    COL(spill_stores, "v.spill_stores", U_COUNT, 0),
-    COL(spill_loads, "v.spill_loads", U_COUNT, 0),
-    COL(stack, "v.stack", U_COUNT, 0),
-    COL(smem_static, "v.smem_static", U_COUNT, 0),
-    COL(compile_ms, "v.compile_ms", U_TIME, 0),
-};
-#undef COL
-
-/* The column of a value name, or NULL when name is not one. */
-const ValueCol *results_value_col(const char *name)
-{
-    int i = values_find(name);
-    if (i < 0)
-        return NULL;
-    KVX_ASSERT(value_cols[i].sql);    /* every name of core/values.h has a row */
-    return &value_cols[i];
-}
-
-const char *results_value_doc(const ValueCol *c)
-{
-    return spec_value_docs[c - value_cols];
-}
 
 const char *const results_status_names[] = {
 #define X(n, d) #n,
@@ -123,7 +71,7 @@ const char **results_split(Arena *a, const char *s, int *n)
     return out;
 }
 
-int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err)
+int results_resolve_spec(Store *db, ResultsSel *sel, Arena *a, KvxError *err)
 {
     const char **all;
     int nall;
@@ -189,38 +137,6 @@ double results_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* ---- bound-parameter SQL builder ------------------------------------------ */
-
-
-void results_sql_param(Sql *q, Value v)
-{
-    KVX_ASSERT(q->nparams < 64);
-    q->params[q->nparams++] = v;
-    sb_puts(&q->text, "?");
-}
-
-static StoreRows *sql_prepare(struct sqlite3 *db, Sql *q, KvxError *err)
-{
-    return store_rows(db, sb_str(&q->text), q->params, q->nparams, err);
-}
-
-/* " c.spec_name = ? [AND (c.run_id = ? [OR r.kind = 'reference'])]
- * [AND r.kind = 'reference' AND r.name = ?]" */
-static void sql_selection(Sql *q, const ResultsSel *sel)
-{
-    sb_puts(&q->text, " c.spec_name = ");
-    results_sql_param(q, val_str(sel->spec));
-    if (sel->run_id) {
-        sb_puts(&q->text, " AND (c.run_id = ");
-        results_sql_param(q, val_int(sel->run_id));
-        sb_puts(&q->text, sel->with_refs ? " OR r.kind = 'reference')" : ")");
-    }
-    if (sel->ref_name) {
-        sb_puts(&q->text, " AND r.kind = 'reference' AND r.name = ");
-        results_sql_param(q, val_str(sel->ref_name));
-    }
 }
 
 /* ---- the loaded case set --------------------------------------------------- */
@@ -312,16 +228,9 @@ static int cmp_rank(const void *a, const void *b)
 }
 
 /* Declared value order (runs.axes_json) and then display ranks. */
-static int rank_values(struct sqlite3 *db, CaseSet *cs, KvxError *err)
+static int rank_values(Store *db, CaseSet *cs, KvxError *err)
 {
-    Sql q = {0};
-    sb_puts(&q.text, "SELECT a.key, v.type, v.atom FROM runs r, json_each(r.axes_json) a,"
-                     " json_each(a.value) v WHERE json_valid(r.axes_json) AND EXISTS"
-                     " (SELECT 1 FROM cases c WHERE c.run_id = r.id AND");
-    sql_selection(&q, &cs->sel);
-    sb_puts(&q.text, ") ORDER BY r.id, a.id, v.id");
-    StoreRows *st = sql_prepare(db, &q, err);
-    sb_free(&q.text);
+    StoreRows *st = store_cases_declared(db, &cs->sel, err);
     if (!st)
         return -1;
     int next[RESULTS_MAX_AXES] = {0};
@@ -351,15 +260,9 @@ static int rank_values(struct sqlite3 *db, CaseSet *cs, KvxError *err)
 typedef struct AxisHit { int64_t id; int axis, val; } AxisHit;
 
 /* Every axis value of every selected case, in case order. */
-static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxError *err)
+static int load_axes(Store *db, CaseSet *cs, AxisHit **hits, int *nhits, KvxError *err)
 {
-    Sql q = {0};
-    sb_puts(&q.text, "SELECT c.id, j.key, j.type, j.atom FROM cases c JOIN runs r ON r.id ="
-                     " c.run_id, json_each(c.axes) j WHERE");
-    sql_selection(&q, &cs->sel);
-    sb_puts(&q.text, " ORDER BY c.id, j.id");
-    StoreRows *st = sql_prepare(db, &q, err);
-    sb_free(&q.text);
+    StoreRows *st = store_cases_axes(db, &cs->sel, err);
     if (!st)
         return -1;
     int cap = 0, rc;
@@ -394,61 +297,49 @@ static int load_axes(struct sqlite3 *db, CaseSet *cs, AxisHit **hits, int *nhits
 
 const char results_detail_value[] = "detail";
 
-/* counter.NAME: the metric NAME of cases.counters_json (`kvx run --counters`),
- * quoted in the JSON path: ncu's names hold dots. */
-static int counter_value(CaseSet *cs, const char *name, Sql *q, KvxError *err)
+/* What a table shows of each case: a value name, inspect.KEY (a key kvx
+ * writes: a misspelt one would tabulate as empty cells), counter.NAME (an ncu
+ * metric of cases.counters_json) or the detail (--failures).  0 or -1. */
+static int value_resolve(CaseSet *cs, const char *name, StoreShow *show, KvxError *err)
 {
-    const char *metric = name + 8;
-    if (!values_counter_valid(metric)) {
-        kvx_error_set(err, KVX_EINPUT, NULL,
-                      "bad counter '%s' (expected counter.METRIC with an ncu metric name such as"
-                      " counter.dram__bytes_read.sum)", name);
-        return -1;
-    }
-    sb_puts(&q->text, "json_extract(c.counters_json, ");
-    results_sql_param(q, val_str(arena_printf(cs->arena, "$.\"%s\"", metric)));
-    sb_puts(&q->text, ")");
-    cs->unit = U_COUNT;
-    cs->measured = 1;
-    return 0;
-}
-
-static int value_resolve(CaseSet *cs, const char *name, Sql *q, KvxError *err)
-{
+    *show = (StoreShow){STORE_SHOW_VALUE, -1, NULL};
+    cs->unit = VALUE_RAW;
+    cs->measured = 0;
     if (name == results_detail_value) {
-        sb_puts(&q->text, "c.detail");
-        cs->unit = U_RAW;
-        cs->measured = 0;
+        show->kind = STORE_SHOW_DETAIL;
         return 0;
     }
-    if (!strncmp(name, "counter.", 8))
-        return counter_value(cs, name, q, err);
+    if (!strncmp(name, "counter.", 8)) {
+        if (!values_counter_valid(name + 8)) {
+            kvx_error_set(err, KVX_EINPUT, NULL,
+                          "bad counter '%s' (expected counter.METRIC with an ncu metric name such as"
+                          " counter.dram__bytes_read.sum)", name);
+            return -1;
+        }
+        *show = (StoreShow){STORE_SHOW_COUNTER, -1, name + 8};
+        cs->unit = VALUE_COUNT;
+        cs->measured = 1;
+        return 0;
+    }
     if (!strncmp(name, "inspect.", 8)) {
-        /* Only a key kvx writes: a misspelt one would tabulate as empty cells. */
-        const char *key = name + 8;
-        if (!values_inspect_valid(key)) {
+        if (!values_inspect_valid(name + 8)) {
             kvx_error_set(err, KVX_EINPUT, NULL, "unknown inspect fact '%s' (expected inspect. and one of: %s)",
                           name, values_inspect_list());
             return -1;
         }
-        sb_puts(&q->text, "json_extract(v.inspect_json, ");
-        results_sql_param(q, val_str(arena_printf(cs->arena, "$.%s", key)));
-        sb_puts(&q->text, ")");
-        cs->unit = U_RAW;
-        cs->measured = 0;
+        *show = (StoreShow){STORE_SHOW_INSPECT, -1, name + 8};
         return 0;
     }
-    const ValueCol *vc = results_value_col(name);
-    if (vc) {
-        cs->vcol = vc;
-        cs->unit = vc->unit;
-        cs->measured = vc->measured;
-        sb_puts(&q->text, vc->sql);
-        return 0;
+    int vi = values_find(name);
+    if (vi < 0) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY,"
+                      " counter.METRIC)", name, values_list());
+        return -1;
     }
-    kvx_error_set(err, KVX_EINPUT, NULL, "unknown value '%s' (expected one of: %s, inspect.KEY,"
-                  " counter.METRIC)", name, values_list());
-    return -1;
+    show->value = cs->vidx = vi;
+    cs->unit = values_info[vi].unit;
+    cs->measured = values_info[vi].measured;
+    return 0;
 }
 
 /* One case of load_cases' query into a new Rec; hits (sorted by case id)
@@ -480,41 +371,28 @@ static void rec_read(CaseSet *cs, StoreRows *st, const AxisHit *hits, int nhits,
         r->ax[hits[*h].axis] = hits[*h].val;
 }
 
-/* The query of the selected cases: id, run, status, the value, the noise and
- * whether the case matches where (1 without one). */
-static int cases_query(CaseSet *cs, Sql *q, const char *value, const char *where,
-                       const Spec *spec, KvxError *err)
-{
-    sb_puts(&q->text, "SELECT c.id, c.run_id, c.status, ");
-    if (value_resolve(cs, value, q, err))
-        return -1;
-    sb_puts(&q->text, ", c.noise, ");
-    if (where && *where) {
-        SrcPos pos = {"--where", 1, 1};
-        Expr *e = expr_parse(cs->arena, where, &pos, err);
-        if (!e || results_where_sql(cs, q, spec, e, err))
-            return -1;
-    } else {
-        sb_puts(&q->text, "1");
-    }
-    sb_puts(&q->text, " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON"
-                      " v.id = c.variant_id WHERE");
-    sql_selection(q, &cs->sel);
-    sb_puts(&q->text, " ORDER BY c.id");
-    return 0;
-}
-
-static int load_cases(struct sqlite3 *db, CaseSet *cs, const char *value, const char *where,
+/* The selected cases with value and whether each matches where (o->spec
+ * lends its let: names to it). */
+static int load_cases(Store *db, CaseSet *cs, const char *value, const char *where,
                       const Spec *spec, KvxError *err)
 {
     AxisHit *hits = NULL;
     int nhits = 0, rc = -1;
-    Sql q = {0};
     StoreRows *st = NULL;
+    StoreShow show;
+    const StoreCond *cond = NULL;
     if (load_axes(db, cs, &hits, &nhits, err) || rank_values(db, cs, err))
         goto fail;
     cs->value_name = value;
-    if (cases_query(cs, &q, value, where, spec, err) || !(st = sql_prepare(db, &q, err)))
+    if (value_resolve(cs, value, &show, err))
+        goto fail;
+    if (where && *where) {
+        SrcPos pos = {"--where", 1, 1};
+        Expr *e = expr_parse(cs->arena, where, &pos, err);
+        if (!e || !(cond = results_where_cond(cs, spec, e, err)))
+            goto fail;
+    }
+    if (!(st = store_cases_values(db, &cs->sel, &show, cond, err)))
         goto fail;
     int cap = 0, h = 0, step;
     while ((step = store_rows_next(st, "reading cases", err)) > 0)
@@ -524,7 +402,6 @@ static int load_cases(struct sqlite3 *db, CaseSet *cs, const char *value, const 
     rc = 0;
 fail:
     store_rows_close(st);
-    sb_free(&q.text);
     free(hits);
     return rc;
 }
@@ -583,16 +460,9 @@ static int baseline_given(CaseSet *cs, const char *given, KvxError *err)
 }
 
 /* The baseline the first selected run stored (runs.baseline_json), if any. */
-static int baseline_stored(struct sqlite3 *db, CaseSet *cs, KvxError *err)
+static int baseline_stored(Store *db, CaseSet *cs, KvxError *err)
 {
-    Sql q = {0};
-    sb_puts(&q.text, "SELECT j.key, j.type, j.atom, r.id FROM runs r, json_each(r.baseline_json)"
-                     " j WHERE json_valid(r.baseline_json) AND EXISTS (SELECT 1 FROM cases c"
-                     " WHERE c.run_id = r.id AND");
-    sql_selection(&q, &cs->sel);
-    sb_puts(&q.text, ") ORDER BY r.id, j.id");
-    StoreRows *st = sql_prepare(db, &q, err);
-    sb_free(&q.text);
+    StoreRows *st = store_cases_baseline(db, &cs->sel, err);
     if (!st)
         return -1;
     int64_t first_run = 0;
@@ -614,7 +484,7 @@ static int baseline_stored(struct sqlite3 *db, CaseSet *cs, KvxError *err)
 
 /* The baseline: given ("axis=value,..."), else the first selected run's stored
  * one, else the borrowed fb[0..nfb). */
-static int baseline_resolve(struct sqlite3 *db, CaseSet *cs, const char *given, const BaseValue *fb,
+static int baseline_resolve(Store *db, CaseSet *cs, const char *given, const BaseValue *fb,
                             int nfb, KvxError *err)
 {
     if (given)
@@ -777,10 +647,11 @@ static void compute_values(CaseSet *cs, int ratio)
     ratios_free(&R);
 }
 
-int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o, const BaseValue *fb,
+int results_caseset_load(Store *db, const ResultsSel *sel, const TableOpts *o, const BaseValue *fb,
                  int nfb, CaseSet *cs, KvxError *err)
 {
     memset(cs, 0, sizeof *cs);
+    cs->vidx = -1;
     cs->arena = arena_new();
     cs->sel = *sel;
     cs->failed_values = o->failed_values;

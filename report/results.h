@@ -6,7 +6,7 @@
  * them without a process or a redirection; errors go into a KvxError
  * (KVX_EINPUT: bad input, an unknown axis, a bad --where, no such database;
  * KVX_EIO: a database or file failure).  Files: results.c (case loading,
- * formats), results_where.c (--where to SQL), results_table.c (`table`,
+ * formats), results_where.c (--where to the store's condition), results_table.c (`table`,
  * `compare`), results_io.c (`export`, `import`; merge is store_merge), results_report.c
  * (`report`, gnuplot).  docs/results-schema.md describes the database. */
 #ifndef KVX_RESULTS_H
@@ -15,9 +15,8 @@
 #include "core/json.h"
 #include "core/num.h"
 #include "core/util.h"
-#include "store/store.h"
+#include "store/store_cases.h"
 
-struct sqlite3;
 
 /* The database the verbs read when --db is not given (and `kvx run` writes). */
 #define RESULTS_DEFAULT_DB "results/kvx.db"
@@ -33,14 +32,9 @@ struct sqlite3;
 
 typedef enum { RESULTS_MD, RESULTS_CSV, RESULTS_JSON, RESULTS_NVBENCH } ResultsFormat;
 
-/* Which cases of a database a table reads. */
-typedef struct ResultsSel {
-    const char *spec;          /* NULL: the one spec stored (an error if several) */
-    int64_t run_id;            /* 0: every run */
-    const char *ref_name;      /* non-NULL: only the imported reference of that name */
-    int with_refs;             /* with run_id: the imported references' cases too (a
-                                  report's beside: columns are a library's, imported) */
-} ResultsSel;
+/* Which cases of a database a table reads (spec NULL: the one spec stored,
+ * an error if several; results_resolve_spec fills it). */
+typedef StoreSel ResultsSel;
 
 typedef struct TableOpts {
     ResultsSel sel;
@@ -73,7 +67,7 @@ typedef struct TableOpts {
  * runner-up with the margin between them (md or csv); with o->beside, the best
  * of the cases at the beside values next to it, and how many times better the
  * best is (>1: the best wins). */
-int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err);
+int results_table(Store *db, const TableOpts *o, FILE *out, KvxError *err);
 
 /* Side by side: a table over A and one over B with the same options (ratio and
  * baseline included), written long: one line per cell with A, B, B/A and a `*`
@@ -82,7 +76,7 @@ int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *e
  * combined; a side without it gives `?`).  With ratio and no baseline, a B that
  * stores no baseline (an imported reference) takes A's stored one. */
 typedef struct CompareSide {
-    struct sqlite3 *db;
+    Store *db;
     ResultsSel sel;
     const char *name;          /* as the user wrote it, for the caption */
     const char *where;         /* this side only, and-ed with o->where; may be NULL */
@@ -92,7 +86,7 @@ int results_compare(const CompareSide *a, const CompareSide *b, const TableOpts 
 
 /* Every selected case, axes flattened to columns, with its run's environment
  * and its variant's compile facts.  spec NULL: every spec. */
-int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out,
+int results_export(Store *db, const char *spec, ResultsFormat f, FILE *out,
                    KvxError *err);
 
 typedef struct ImportOpts {
@@ -113,7 +107,7 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o,
  * each); imported reference runs are always included.
  * failed_values: the report's tables show failed cases' stored values, marked
  * (TableOpts.failed_values). */
-int results_report(struct sqlite3 *db, const char *spec_path, const char *out_dir,
+int results_report(Store *db, const char *spec_path, const char *out_dir,
                    int64_t only_run, int failed_values, char **written, KvxError *err);
 
 /* ---- shared by results_*.c ------------------------------------------------ */
@@ -123,7 +117,7 @@ int results_format_parse(const char *s, ResultsFormat *f);
 /* Split "a,b,c" into arena strings; *n gets the count. */
 const char **results_split(Arena *a, const char *s, int *n);
 /* Fill sel->spec when NULL and exactly one spec is stored (names in err). */
-int results_resolve_spec(struct sqlite3 *db, ResultsSel *sel, Arena *a, KvxError *err);
+int results_resolve_spec(Store *db, ResultsSel *sel, Arena *a, KvxError *err);
 /* A CSV field (JSON strings: core/json.h's json_write_str, valid JSON
  * whatever bytes a database holds). */
 void results_csv_field(FILE *out, const char *s);

@@ -288,7 +288,7 @@ static void compare_line_ratio(Compare *c, const CmpLine *l)
     if (c->o->format == RESULTS_MD) {
         char buf[64] = "-";
         if (!isnan(ratio))
-            results_table_fmt_value(buf, sizeof buf, ratio, U_RAW, 1);
+            results_table_fmt_value(buf, sizeof buf, ratio, VALUE_RAW, 1);
         fprintf(out, " %s | %s |\n", buf, mark);
     } else if (c->o->format == RESULTS_CSV) {
         if (!isnan(ratio))

@@ -1,6 +1,7 @@
 /* results_core: what results*.c share: the set of cases a table is built
- * from, loaded by results.c (axes through json_each, values and --where as
- * bound-parameter SQL, baseline ratios), and small formatting helpers.
+ * from, loaded by results.c through the store's typed queries
+ * (store/store_cases.h: axes, values, --where as a checked condition,
+ * baselines) with ratios, and small formatting helpers.
  * Internal to the results verbs; report/results.h is the public face. */
 #ifndef KVX_RESULTS_CORE_H
 #define KVX_RESULTS_CORE_H
@@ -10,37 +11,19 @@
 
 #define RESULTS_MAX_AXES 64
 
-/* How a value is shown: its unit and scaling. */
-typedef enum {
-    U_TIME, U_GBS, U_PCT, U_FRAC, U_RATE, U_COUNT, U_SCI, U_RAW
-} Unit;
-
-typedef struct ValueCol {
-    const char *name;
-    const char *sql;     /* an expression over c (cases) and v (variants) */
-    Unit unit;
-    int measured;        /* 1: a failed case has no meaningful value */
-} ValueCol;
-
 /* ---- results_nvbench.c ---------------------------------------------------- */
 
 /* `kvx export --format nvbench`: the newest measured case of each label of
  * spec (NULL: every spec, a benchmark each) in nvbench's JSON shape.  0 or -1. */
-int results_export_nvbench(struct sqlite3 *db, const char *spec, FILE *out, KvxError *err);
+int results_export_nvbench(Store *db, const char *spec, FILE *out, KvxError *err);
 /* Whether an import's text is nvbench JSON (an object with "benchmarks"). */
 int results_nvbench_is(const char *text);
 /* nvbench JSON (read from path) as the reference CSV `kvx import` reads (axes, then median_ms,
  * mean_ms, min_ms, max_ms, stdev_ms, noise, gbs, elems_per_s, status);
  * *gpu gets the first state's device name (in a), or NULL.  The CSV
  * (malloc'd), or NULL with err. */
-char *results_nvbench_csv(struct sqlite3 *db, const char *json, const char *path, Arena *a, const char **gpu,
+char *results_nvbench_csv(Store *db, const char *json, const char *path, Arena *a, const char **gpu,
                           KvxError *err);
-
-/* The column of a value name, or NULL when name is not one. */
-const ValueCol *results_value_col(const char *name);
-
-/* What a value column means (core/values.h). */
-const char *results_value_doc(const ValueCol *c);
 
 typedef struct RVal {
     int is_num;
@@ -77,9 +60,9 @@ typedef struct CaseSet {
     int naxes;
     Rec *recs;
     int nrecs;
-    const ValueCol *vcol;       /* NULL for inspect.KEY */
+    int vidx;                   /* the SpecValue shown; -1 for inspect.KEY, counter.NAME */
     const char *value_name;
-    Unit unit;
+    ValueUnit unit;
     int measured;
     int failed_values;
     int base_axis[RESULTS_MAX_AXES], base_val[RESULTS_MAX_AXES], nbase;
@@ -103,7 +86,7 @@ extern const char results_detail_value[];
 
 /* --failures (results_failures.c): the matching cases whose status is not ok,
  * one row each.  0, 1 when there is none (err says so), or -1 with err. */
-int results_failures(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err);
+int results_failures(Store *db, const TableOpts *o, FILE *out, KvxError *err);
 
 /* Load the cases of sel (spec resolved when NULL) with o's value, whether they
  * match o->where (o->spec, when given, lends its `let:` names to it), and when
@@ -111,7 +94,7 @@ int results_failures(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError
  * "axis=value,..."; NULL: the runs' stored baseline, else fb[0..nfb) when
  * nfb > 0).  A ratio's noise combines the case's and its baseline's.  0, or -1
  * with err; cs is to be freed with results_caseset_free either way (NULL is fine). */
-int results_caseset_load(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+int results_caseset_load(Store *db, const ResultsSel *sel, const TableOpts *o,
                  const BaseValue *fb, int nfb, CaseSet *cs, KvxError *err);
 void results_caseset_free(CaseSet *cs);
 int results_caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
@@ -124,18 +107,9 @@ int results_status_rank(const char *s);
 /* Median of v[0..n), n > 0 (v is sorted in place). */
 double results_median(double *v, int n);
 
-/* SQL text with its bound parameters (results.c's builder). */
-typedef struct Sql {
-    StrBuf text;
-    Value params[64];
-    int nparams;
-} Sql;
-
-/* A "?" into q's text and v as its parameter. */
-void results_sql_param(Sql *q, Value v);
-
-/* Append where e as SQL to q (results_where.c).  0, or -1 with err at the
- * offending node. */
-int results_where_sql(CaseSet *cs, Sql *q, const Spec *spec, const Expr *e, KvxError *err);
+/* --where e as the store's condition over cs's cases (results_where.c; in
+ * cs's arena): axis names, status, value names and spec's let: names,
+ * checked.  The condition, or NULL with err at the offending node. */
+const StoreCond *results_where_cond(CaseSet *cs, const Spec *spec, const Expr *e, KvxError *err);
 
 #endif

@@ -7,7 +7,9 @@
  * some listed case.  No failure is no error: 1 with a message in err, which
  * the command prints and exits 0 on (a clean run is the good news). */
 #include "results_core.h"
+#include "results_rows.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int is_failure(const Rec *r)
@@ -33,66 +35,32 @@ static const char *axis_text(const CaseSet *cs, const Rec *r, int a)
     return r->ax[a] >= 0 ? cs->axes[a].vals[r->ax[a]].text : "";
 }
 
-/* A Markdown cell: one line, and a '|' would end the cell. */
-static void md_text(FILE *out, const char *s)
+/* The failed cases as one table: their axes, status and detail. */
+static void write_rows(const CaseSet *cs, const int *axes, int n, ResultsFormat f, FILE *out)
 {
-    StrBuf b;
-    sb_init(&b);
-    sb_put_escaped(&b, s ? s : "");
-    for (const char *p = sb_str(&b); *p; p++)
-        fputs(*p == '|' ? "\\|" : (char[2]){*p, 0}, out);
-    sb_free(&b);
-}
-
-static void write_md(const CaseSet *cs, const int *axes, int n, FILE *out)
-{
-    fputs("|", out);
+    const char **cells = mem_alloc(sizeof *cells * (size_t)(n + 2));
     for (int j = 0; j < n; j++)
-        fprintf(out, " %s |", cs->axes[axes[j]].name);
-    fputs(" status | detail |\n|", out);
-    for (int j = 0; j <= n + 1; j++)
-        fputs(" --- |", out);
-    fputc('\n', out);
+        cells[j] = cs->axes[axes[j]].name;
+    cells[n] = "status", cells[n + 1] = "detail";
+    ResultsRows *t = results_rows_open(out, f, cells, n + 2);
     for (int i = 0; i < cs->nrecs; i++) {
         const Rec *r = &cs->recs[i];
         if (!is_failure(r))
             continue;
-        fputs("|", out);
         for (int j = 0; j < n; j++)
-            fprintf(out, " %s |", axis_text(cs, r, axes[j]));
-        fprintf(out, " %s | ", r->status);
-        md_text(out, r->rawtext);
-        fputs(" |\n", out);
+            cells[j] = r->ax[axes[j]] >= 0 ? axis_text(cs, r, axes[j]) : NULL;
+        cells[n] = r->status, cells[n + 1] = r->rawtext;
+        results_rows_add(t, cells);
     }
+    results_rows_close(t);
+    free(cells);
 }
 
-static void write_csv(const CaseSet *cs, const int *axes, int n, FILE *out)
+int results_failures(Store *db, const TableOpts *o, FILE *out, KvxError *err)
 {
-    for (int j = 0; j < n; j++) {
-        results_csv_field(out, cs->axes[axes[j]].name);
-        fputc(',', out);
-    }
-    fputs("status,detail\n", out);
-    for (int i = 0; i < cs->nrecs; i++) {
-        const Rec *r = &cs->recs[i];
-        if (!is_failure(r))
-            continue;
-        for (int j = 0; j < n; j++) {
-            results_csv_field(out, axis_text(cs, r, axes[j]));
-            fputc(',', out);
-        }
-        results_csv_field(out, r->status);
-        fputc(',', out);
-        results_csv_field(out, r->rawtext ? r->rawtext : "");
-        fputc('\n', out);
-    }
-}
-
-int results_failures(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
-{
-    if (o->format == RESULTS_JSON || o->nrows || o->ncols || o->ratio || o->best || o->value) {
+    if (o->nrows || o->ncols || o->ratio || o->best || o->value) {
         kvx_error_set(err, KVX_EINPUT, NULL, "--failures takes no --rows, --cols, --value, --ratio,"
-                      " --speedup or --best, and md or csv output");
+                      " --speedup or --best");
         return -1;
     }
     TableOpts lo = *o;
@@ -113,10 +81,7 @@ int results_failures(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError
     }
     int axes[RESULTS_MAX_AXES];
     int n = failure_axes(&cs, axes);
-    if (o->format == RESULTS_CSV)
-        write_csv(&cs, axes, n, out);
-    else
-        write_md(&cs, axes, n, out);
+    write_rows(&cs, axes, n, o->format, out);
     rc = 0;
 fail:
     results_caseset_free(&cs);

@@ -91,7 +91,7 @@ static void export_row(const StoreExport *x, const StoreCell *cells, ResultsForm
     fputs(json ? "}" : "\n", out);
 }
 
-int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
+int results_export(Store *db, const char *spec, ResultsFormat f, FILE *out, KvxError *err)
 {
     if (f == RESULTS_NVBENCH)
         return results_export_nvbench(db, spec, out, err);
@@ -122,15 +122,17 @@ int results_export(struct sqlite3 *db, const char *spec, ResultsFormat f, FILE *
 
 /* ---- import ---------------------------------------------------------------- */
 
-/* Value columns an imported CSV may carry, and where each goes in a CaseRow. */
-#define IMPORT_COLS(X)                                                          \
-    X(median_ms) X(min_ms) X(max_ms) X(mean_ms) X(stdev_ms) X(noise) X(rel_err) \
-    X(bytes) X(atomics) X(elements) X(gbs) X(pct_peak) X(elems_per_s)           \
-    X(atomics_per_s)
-
+/* Value columns an imported CSV may carry (core/values.h's IMP lines, each
+ * a double of CaseRow: an IMP line of another type does not compile), and
+ * where each goes. */
+#define IMPORT_IMP_REAL(n) {#n, offsetof(CaseRow, n)},
+#define IMPORT_NO_REAL(n)
+#define IMPORT_NO_INT(n)
+#define IMPORT_NO_MHZ(n)
+#define IMPORT_NO_TRI(n)
 static const struct { const char *name; size_t off; } import_cols[] = {
-#define X(n) {#n, offsetof(CaseRow, n)},
-    IMPORT_COLS(X)
+#define X(n, from, type, since, tab, unit, imp, doc, meaning) IMPORT_##imp##_##type(n)
+    KVX_VALUES(X)
 #undef X
 };
 #define NIMPORT ((int)(sizeof import_cols / sizeof import_cols[0]))
@@ -576,7 +578,7 @@ static int import_nvbench(Store *st, Import *im, char **text, size_t *len, Impor
     if (!results_nvbench_is(*text))
         return 0;
     const char *gpu = NULL;
-    char *csv = results_nvbench_csv(store_db(st), *text, im->csv_path, im->a, &gpu, err);
+    char *csv = results_nvbench_csv(st, *text, im->csv_path, im->a, &gpu, err);
     if (!csv)
         return -1;
     free(*text);

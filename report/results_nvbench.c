@@ -217,7 +217,7 @@ static const char *axis_type(const NvAxis *a)
 
 /* Each axis value of case c, to axis_add (b given) or written as the
  * state's axis_values (out given).  0 or -1 with err. */
-static int case_axes(NvExport *x, struct sqlite3 *db, const NvCase *c, NvBench *b, FILE *out,
+static int case_axes(NvExport *x, Store *db, const NvCase *c, NvBench *b, FILE *out,
                      KvxError *err)
 {
     Value p = val_str(c->axes);
@@ -293,7 +293,7 @@ static void put_summaries(const NvCase *c, FILE *out)
 
 /* A state per case: named by its label; a case that did not measure (any
  * status but ok) is skipped, its status and detail the reason. */
-static int put_state(NvExport *x, struct sqlite3 *db, NvBench *b, const NvCase *c, int first, FILE *out,
+static int put_state(NvExport *x, Store *db, NvBench *b, const NvCase *c, int first, FILE *out,
                      KvxError *err)
 {
     fputs(first ? "\n          {\"name\": " : ",\n          {\"name\": ", out);
@@ -316,7 +316,7 @@ static int put_state(NvExport *x, struct sqlite3 *db, NvBench *b, const NvCase *
 }
 
 /* The benchmark of spec cases [from, to). */
-static int put_bench(NvExport *x, struct sqlite3 *db, int index, int from, int to, FILE *out, KvxError *err)
+static int put_bench(NvExport *x, Store *db, int index, int from, int to, FILE *out, KvxError *err)
 {
     NvBench *b = mem_calloc(1, sizeof *b);
     int rc = 0;
@@ -345,7 +345,7 @@ static int put_bench(NvExport *x, struct sqlite3 *db, int index, int from, int t
     return rc;
 }
 
-static int load_cases(NvExport *x, struct sqlite3 *db, const char *spec, KvxError *err)
+static int load_cases(NvExport *x, Store *db, const char *spec, KvxError *err)
 {
     Value p = val_str(spec ? spec : "");
     StoreRows *st = store_rows(db, NV_CASES_SQL, &p, 1, err);
@@ -358,7 +358,7 @@ static int load_cases(NvExport *x, struct sqlite3 *db, const char *spec, KvxErro
     return rc;
 }
 
-int results_export_nvbench(struct sqlite3 *db, const char *spec, FILE *out, KvxError *err)
+int results_export_nvbench(Store *db, const char *spec, FILE *out, KvxError *err)
 {
     NvExport x = {.a = arena_new()};
     int rc = load_cases(&x, db, spec, err);
@@ -432,7 +432,7 @@ static const char *ident_of(Arena *a, const char *name)
     return out;
 }
 
-static int state_axes(NvImport *im, struct sqlite3 *db, const char *state, NvState *s, KvxError *err)
+static int state_axes(NvImport *im, Store *db, const char *state, NvState *s, KvxError *err)
 {
     Value p = val_str(state);
     StoreRows *st = store_rows(db, "SELECT json_extract(value, '$.name'), json_extract(value, '$.value')"
@@ -454,7 +454,7 @@ static int state_axes(NvImport *im, struct sqlite3 *db, const char *state, NvSta
     return rc;
 }
 
-static int state_summaries(struct sqlite3 *db, const char *state, NvState *s, KvxError *err)
+static int state_summaries(Store *db, const char *state, NvState *s, KvxError *err)
 {
     Value p = val_str(state);
     StoreRows *st = store_rows(db, "SELECT json_extract(m.value, '$.tag'), json_extract(d.value, '$.value')"
@@ -476,7 +476,7 @@ static int state_summaries(struct sqlite3 *db, const char *state, NvState *s, Kv
 }
 
 /* Every state of every benchmark, in file order. */
-static int read_states(NvImport *im, struct sqlite3 *db, const char *json, KvxError *err)
+static int read_states(NvImport *im, Store *db, const char *json, KvxError *err)
 {
     Value p = val_str(json);
     StoreRows *st = store_rows(db, "SELECT json_extract(b.value, '$.name'), s.value,"
@@ -556,7 +556,7 @@ static void state_row(const NvImport *im, const NvState *s, StrBuf *b)
 
 /* 1 when json is valid JSON; 0 with err (an input error: SQLite's reader
  * names no position). */
-static int json_ok(struct sqlite3 *db, const char *json, const char *path, KvxError *err)
+static int json_ok(Store *db, const char *json, const char *path, KvxError *err)
 {
     Value p = val_str(json);
     StoreRows *st = store_rows(db, "SELECT json_valid(?1)", &p, 1, err);
@@ -567,7 +567,7 @@ static int json_ok(struct sqlite3 *db, const char *json, const char *path, KvxEr
     return ok;
 }
 
-char *results_nvbench_csv(struct sqlite3 *db, const char *json, const char *path, Arena *a, const char **gpu,
+char *results_nvbench_csv(Store *db, const char *json, const char *path, Arena *a, const char **gpu,
                           KvxError *err)
 {
     NvImport im = {.a = a};

@@ -57,7 +57,7 @@ static void env_row(const RunInfo *r, FILE *md, StrBuf *settings)
 /* The environment table, one row per run holding cases of this spec:
  * measured ones (only run only_run when it is not 0) and imported ones, into
  * *runs (in a).  0 or -1 with err. */
-static int env_runs(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, Arena *a,
+static int env_runs(Store *db, const Spec *spec, int64_t only_run, FILE *md, Arena *a,
                     RunInfo **runs, int *nruns, StrBuf *settings, KvxError *err)
 {
     if (store_report_runs(db, spec->name, only_run, a, runs, nruns, err))
@@ -88,7 +88,7 @@ static void multi_gpu_line(void *ctx, int64_t run_id, int ngpus, const char *uui
 
 /* The environment of the runs (env_runs, env_multi_gpu), then the spec's
  * measurement settings and each run's as stored.  0 or -1 with err. */
-static int report_env(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md, Arena *a,
+static int report_env(Store *db, const Spec *spec, int64_t only_run, FILE *md, Arena *a,
                       RunInfo **runs, int *nruns, KvxError *err)
 {
     StrBuf settings;
@@ -111,7 +111,7 @@ static int report_env(struct sqlite3 *db, const Spec *spec, int64_t only_run, FI
 
 /* Cases whose SM clock fell below CASE_THROTTLE_SHARE of its maximum while
  * they were sampled (NVML): their times are not the card's best. */
-static void report_throttled(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+static void report_throttled(Store *db, const Spec *spec, int64_t only_run, FILE *md)
 {
     int n, lo, hi;
     store_report_throttled(db, spec->name, only_run, &n, &lo, &hi);
@@ -126,7 +126,7 @@ static void count_status(void *ctx, const char *status, int count)
     ((int *)ctx)[results_status_rank(status)] += count;
 }
 
-static void report_statuses(struct sqlite3 *db, const Spec *spec, int64_t only_run, FILE *md)
+static void report_statuses(Store *db, const Spec *spec, int64_t only_run, FILE *md)
 {
     fputs("\n## Status\n\n| status | cases |\n| --- | ---: |\n", md);
     int counts[CASE_STATUS_COUNT + 1] = {0};
@@ -165,7 +165,7 @@ static const char *baseline_text(const Spec *s, const BaselineEntry *b, int n, A
 
 /* One table of the report.  baseline: the spec's, unless the table names its
  * own. */
-static void report_table(struct sqlite3 *db, const Spec *spec, int64_t run, const ReportTable *t,
+static void report_table(Store *db, const Spec *spec, int64_t run, const ReportTable *t,
                          const char *baseline, int failed_values, Arena *a, FILE *md)
 {
     TableOpts o = {0};
@@ -272,7 +272,7 @@ typedef struct PlotAxes {
 /* The other axes with several values among this run's cases, "counter (2
  * values), n (2 values)", into b: each plotted point pools cases across them.
  * -1 when the cases cannot be read. */
-static int pooled_axes(struct sqlite3 *db, const Spec *spec, int64_t run, const PlotAxes *pa,
+static int pooled_axes(Store *db, const Spec *spec, int64_t run, const PlotAxes *pa,
                        StrBuf *b)
 {
     TableOpts o = {0};
@@ -306,7 +306,7 @@ typedef struct Plot {
 
 /* The plot's data: run's median times (or ratios) as a CSV table, x down and
  * one column per series, into *csv (malloc'd).  0 or -1 with err. */
-static int plot_table(struct sqlite3 *db, const Plot *pl, int64_t run, const char *baseline, char **csv,
+static int plot_table(Store *db, const Plot *pl, int64_t run, const char *baseline, char **csv,
                       KvxError *err)
 {
     const char *rows[] = {pl->xa->name}, *cols[] = {pl->sa->name};
@@ -490,7 +490,7 @@ static void plot_write(const Plot *pl, const char *dir, const char *gnuplot, con
 /* One plot of run's cases.  name_run: put the run id in the file names (the
  * report covers several measured runs); with one run the names stay the same
  * from one run to the next, so a re-made report replaces its plots. */
-static void report_plot(struct sqlite3 *db, const Spec *spec, int64_t run, int name_run, const char *dir,
+static void report_plot(Store *db, const Spec *spec, int64_t run, int name_run, const char *dir,
                         const char *gnuplot, const PlotAxes *pa, int ratio,
                         const char *baseline, FILE *md)
 {
@@ -534,7 +534,7 @@ static void workload_axis(void *ctx, const char *name)
  * the axes the template did not consult, as `kvx plan` found them); the spec
  * itself does not say.  *known is 0 when no case stored them (older
  * databases). */
-static uint64_t workload_axes(struct sqlite3 *db, const Spec *spec, int *known)
+static uint64_t workload_axes(Store *db, const Spec *spec, int *known)
 {
     WorkloadMask w = {spec, 0};
     *known = store_report_workload_axes(db, spec->name, workload_axis, &w);
@@ -554,7 +554,7 @@ static int axis_numeric(const Axis *ax)
  * more than 2 decades get a log2 scale.  Series: the first other axis with
  * several values (else the first other axis).  -1 when there is no x or no
  * series. */
-static int plot_axes(struct sqlite3 *db, const Spec *spec, PlotAxes *pa)
+static int plot_axes(Store *db, const Spec *spec, PlotAxes *pa)
 {
     memset(pa, 0, sizeof *pa);
     pa->x = pa->series = -1;
@@ -580,7 +580,7 @@ static int plot_axes(struct sqlite3 *db, const Spec *spec, PlotAxes *pa)
     return 0;
 }
 
-static void report_plots(struct sqlite3 *db, const Spec *spec, const RunInfo *runs, int nruns,
+static void report_plots(Store *db, const Spec *spec, const RunInfo *runs, int nruns,
                          const char *dir, const char *baseline, FILE *md)
 {
     fputs("\n## Plots\n\n", md);
@@ -626,7 +626,7 @@ static void report_plots(struct sqlite3 *db, const Spec *spec, const RunInfo *ru
 /* One `kvx report`: the spec, its runs (measured and imported) and the tables
  * to write for each measured run; the Markdown goes to a memory stream. */
 typedef struct Report {
-    struct sqlite3 *db;
+    Store *db;
     Spec *spec;
     const char *dir;
     int64_t only_run;
@@ -717,7 +717,7 @@ static int report_write(Report *R, char **written, KvxError *err)
     return 0;
 }
 
-int results_report(struct sqlite3 *db, const char *spec_path, const char *dir, int64_t only_run,
+int results_report(Store *db, const char *spec_path, const char *dir, int64_t only_run,
                    int failed_values, char **written, KvxError *err)
 {
     *written = NULL;

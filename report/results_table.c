@@ -220,7 +220,7 @@ static void fmt_rate(char *buf, size_t n, double v)
 }
 
 /* A value with its unit, scaled for reading (Markdown). */
-void results_table_fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
+void results_table_fmt_value(char *buf, size_t n, double v, ValueUnit u, int ratio)
 {
     char num[48];
     if (ratio) {
@@ -229,29 +229,29 @@ void results_table_fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
         return;
     }
     switch (u) {
-    case U_TIME:
+    case VALUE_TIME:
         fmt_time(buf, n, v);
         return;
-    case U_GBS:
+    case VALUE_GBS:
         sig3(num, sizeof num, v);
         snprintf(buf, n, "%s GB/s", num);
         return;
-    case U_PCT:
+    case VALUE_PCT:
         sig3(num, sizeof num, v);
         snprintf(buf, n, "%s%%", num);
         return;
-    case U_FRAC:
+    case VALUE_FRAC:
         sig3(num, sizeof num, v * 100);
         snprintf(buf, n, "%s%%", num);
         return;
-    case U_RATE:
+    case VALUE_RATE:
         fmt_rate(buf, n, v);
         return;
-    case U_SCI:
+    case VALUE_SCI:
         snprintf(buf, n, "%.2e", v);
         return;
-    case U_COUNT:
-    case U_RAW:
+    case VALUE_COUNT:
+    case VALUE_RAW:
         if (v == floor(v) && fabs(v) < 1e15)
             snprintf(buf, n, "%.0f", v);
         else
@@ -260,7 +260,7 @@ void results_table_fmt_value(char *buf, size_t n, double v, Unit u, int ratio)
     }
 }
 
-static const char *unit_name(Unit u, int ratio)
+static const char *unit_name(ValueUnit u, int ratio)
 {
     static const char *const names[] = {"ms", "GB/s", "%", "fraction", "1/s", "count", "", ""};
     return ratio ? "x" : names[u];
@@ -329,8 +329,8 @@ void results_table_json_axis_value(FILE *out, const RVal *v)
 static void md_caption(const CaseSet *cs, const Pivot *p, const TableOpts *o, FILE *out)
 {
     fprintf(out, "%s", cs->value_name);
-    if (cs->vcol)
-        fprintf(out, " (%s)", results_value_doc(cs->vcol));
+    if (cs->vidx >= 0)
+        fprintf(out, " (%s)", values_info[cs->vidx].doc);
     if (o->ratio) {
         fputs(o->ratio == 2 ? ", as a speed-up over " : ", as a ratio to ", out);
         for (int k = 0; k < cs->nbase; k++)
@@ -570,7 +570,7 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
 /* Load, pick the axes and pivot.  With neither --rows nor --cols the first
  * stored axis goes across and the second down.  fb: a baseline to borrow
  * when none is given or stored (results_caseset_load). */
-int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+int results_table_build(Store *db, const ResultsSel *sel, const TableOpts *o,
                         const BaseValue *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
@@ -619,9 +619,9 @@ int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOp
 
 /* Lower is better for times, errors and counts; higher for bandwidth, % of
  * peak and rates; a speed-up (baseline / value) turns it around. */
-static int lower_better(Unit u, int ratio)
+static int lower_better(ValueUnit u, int ratio)
 {
-    int lower = !(u == U_GBS || u == U_PCT || u == U_RATE);
+    int lower = values_lower_better(u);
     return ratio == 2 ? !lower : lower;
 }
 
@@ -841,7 +841,7 @@ static int write_best(const CaseSet *cs, const Pivot *p, const TableOpts *o, FIL
     return rc;
 }
 
-int results_table(struct sqlite3 *db, const TableOpts *o, FILE *out, KvxError *err)
+int results_table(Store *db, const TableOpts *o, FILE *out, KvxError *err)
 {
     if (o->failures)
         return results_failures(db, o, out, err);

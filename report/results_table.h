@@ -34,7 +34,7 @@ typedef struct Pivot {
  * baseline to borrow when none is given or stored (results_caseset_load).  0, 1
  * when no case matches (err says so), or -1 with err; cs and p are the
  * caller's to free either way. */
-int results_table_build(struct sqlite3 *db, const ResultsSel *sel, const TableOpts *o,
+int results_table_build(Store *db, const ResultsSel *sel, const TableOpts *o,
                         const BaseValue *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err);
 void results_table_pivot_free(Pivot *p);
 
@@ -42,7 +42,7 @@ void results_table_pivot_free(Pivot *p);
 const char *results_table_key_text(const CaseSet *cs, const int *axes, int n, const int *key,
                                    const char *sep, StrBuf *b);
 /* A value with its unit, scaled for reading ("3.41 ms"; with ratio "1.2x"). */
-void results_table_fmt_value(char *buf, size_t n, double v, Unit u, int ratio);
+void results_table_fmt_value(char *buf, size_t n, double v, ValueUnit u, int ratio);
 /* A cell as Markdown shows it: "-", its value (with (n), (status) or !), or
  * its text. */
 void results_table_md_cell(const CaseSet *cs, const Cell *c, int ratio, StrBuf *b);

@@ -1,25 +1,34 @@
-/* results_where: a --where (or a report table's where:) compiled to SQL over
- * the loaded case set, with every literal a bound parameter: axes by their
- * stored JSON, status, value names and a spec's let: names; anything the SQL
- * cannot say (a function call, ?:) is an error at its position. */
+/* results_where: a --where (or a report table's where:) checked over the
+ * loaded case set into the store's condition (store/store_cases.h): axes by
+ * their stored JSON, status, value names and a spec's let: names, with their
+ * types; anything the condition cannot say (a function call, ?:, arithmetic)
+ * is an error at its position.  The store writes the SQL. */
 #include "results_core.h"
 #include "host/case.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* ---- --where: expression -> SQL with bound parameters ---------------------- */
+/* ---- --where: expression -> the store's condition ---------------------------- */
 
 typedef struct WhereCtx {
     CaseSet *cs;
-    Sql *q;
     KvxError *err;
     const Spec *spec;   /* lends its let: names; NULL for kvx table */
     int depth;          /* let inside let: a cycle guard */
 } WhereCtx;
 
-/* Kind of an operand for type checks: 'n' number, 's' string, '?' unknown. */
-static int where_emit(WhereCtx *w, const Expr *e, int *kind);
+/* Kind of an operand for type checks: 'n' number, 's' string, 'S' status,
+ * '?' unknown.  Each builder puts its node into *out (NULL on error). */
+static int where_emit(WhereCtx *w, const Expr *e, int *kind, const StoreCond **out);
+
+static StoreCond *node(WhereCtx *w, StoreCondKind kind)
+{
+    StoreCond *c = arena_alloc(w->cs->arena, sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    return c;
+}
 
 static int where_fail(WhereCtx *w, const Expr *e, const char *what)
 {
@@ -30,36 +39,36 @@ static int where_fail(WhereCtx *w, const Expr *e, const char *what)
     return -1;
 }
 
-static int where_ident(WhereCtx *w, const Expr *e, int *kind)
+static int where_ident(WhereCtx *w, const Expr *e, int *kind, const StoreCond **out)
 {
     CaseSet *cs = w->cs;
     int a = results_caseset_axis(cs, e->name);
     if (a >= 0) {
-        sb_puts(&w->q->text, "json_extract(c.axes, ");
-        results_sql_param(w->q, val_str(arena_printf(cs->arena, "$.\"%s\"", e->name)));
-        sb_puts(&w->q->text, ")");
+        StoreCond *c = node(w, STORE_COND_AXIS);
+        c->axis = cs->axes[a].name;
         *kind = cs->axes[a].nvals == 0 ? '?' : cs->axes[a].all_num ? 'n' : 's';
+        *out = c;
         return 0;
     }
     if (!strcmp(e->name, "status")) {
-        sb_puts(&w->q->text, "c.status");
+        *out = node(w, STORE_COND_STATUS);
         *kind = 'S';
         return 0;
     }
-    const ValueCol *vc = results_value_col(e->name);
-    if (vc) {
-        sb_puts(&w->q->text, vc->sql);
+    int vi = values_find(e->name);
+    if (vi >= 0) {
+        StoreCond *c = node(w, STORE_COND_VALUE);
+        c->value = vi;
         *kind = 'n';
+        *out = c;
         return 0;
     }
     int l = w->spec ? spec_let_find(w->spec, e->name) : -1;
     if (l >= 0 && w->depth < 16) {
-        /* A spec's named condition (`persistent`): translated in place, under
+        /* A spec's named condition (`persistent`): checked in place, under
          * the same rules as the text around it. */
         w->depth++;
-        sb_puts(&w->q->text, "(");
-        int rc = where_emit(w, w->spec->lets[l].e, kind);
-        sb_puts(&w->q->text, ")");
+        int rc = where_emit(w, w->spec->lets[l].e, kind, out);
         w->depth--;
         return rc;
     }
@@ -71,16 +80,14 @@ static int where_ident(WhereCtx *w, const Expr *e, int *kind)
     return -1;
 }
 
-static int where_cmp(WhereCtx *w, const Expr *e, const char *op)
+static int where_cmp(WhereCtx *w, const Expr *e, const StoreCond **out)
 {
     int ka, kb;
-    sb_puts(&w->q->text, "(");
-    if (where_emit(w, e->a, &ka))
+    StoreCond *c = node(w, STORE_COND_CMP);
+    c->op = e->op;
+    if (where_emit(w, e->a, &ka, &c->a) || where_emit(w, e->b, &kb, &c->b))
         return -1;
-    sb_printf(&w->q->text, " %s ", op);
-    if (where_emit(w, e->b, &kb))
-        return -1;
-    sb_puts(&w->q->text, ")");
+    *out = c;
     /* The language makes number-vs-string a type error, never false. */
     int na = ka == 'n', nb = kb == 'n';
     int sa = ka == 's' || ka == 'S', sb = kb == 's' || kb == 'S';
@@ -118,19 +125,27 @@ static int no_names(void *ctx, const char *name, Value *out, KvxError *err)
     return 0;
 }
 
+/* A literal node of v (a boolean is the number 1 or 0). */
+static const StoreCond *literal(WhereCtx *w, Value v)
+{
+    StoreCond *c = node(w, STORE_COND_LIT);
+    c->lit = v.kind == VAL_BOOL ? val_int(v.i) : v;
+    return c;
+}
+
 /* A constant (2^24, 16M, 1e6/4) is a number: evaluated here, its value bound. */
-static int where_constant(WhereCtx *w, const Expr *e, int *kind)
+static int where_constant(WhereCtx *w, const Expr *e, int *kind, const StoreCond **out)
 {
     ExprEnv env = {no_names, NULL, w->cs->arena};
     Value v;
     if (expr_eval(e, &env, &v, w->err))
         return -1;
     *kind = v.kind == VAL_STR ? 's' : 'n';
-    results_sql_param(w->q, v.kind == VAL_BOOL ? val_int(v.i) : v);
+    *out = literal(w, v);
     return 0;
 }
 
-static int where_literal(WhereCtx *w, const Expr *e, int *kind)
+static int where_literal(WhereCtx *w, const Expr *e, int *kind, const StoreCond **out)
 {
     if (e->lit.kind == VAL_STR)
         *kind = 's';
@@ -138,21 +153,21 @@ static int where_literal(WhereCtx *w, const Expr *e, int *kind)
         *kind = 'n';
     else
         return where_fail(w, e, "this literal");
-    results_sql_param(w->q, e->lit.kind == VAL_BOOL ? val_int(e->lit.i) : e->lit);
+    *out = literal(w, e->lit);
     return 0;
 }
 
 /* ! of a condition, or a signed number (a negative number is a number, not
  * arithmetic); other unary operators are refused. */
-static int where_unary(WhereCtx *w, const Expr *e, int *kind)
+static int where_unary(WhereCtx *w, const Expr *e, int *kind, const StoreCond **out)
 {
     if (e->op == '!') {
-        sb_puts(&w->q->text, "(NOT ");
+        StoreCond *c = node(w, STORE_COND_NOT);
         int k;
-        if (where_emit(w, e->a, &k))
+        if (where_emit(w, e->a, &k, &c->a))
             return -1;
-        sb_puts(&w->q->text, ")");
         *kind = 'n';
+        *out = c;
         return 0;
     }
     if ((e->op == '-' || e->op == '+') && e->a->kind == EX_LIT &&
@@ -164,7 +179,7 @@ static int where_unary(WhereCtx *w, const Expr *e, int *kind)
             else
                 v.d = -v.d;
         }
-        results_sql_param(w->q, v);
+        *out = literal(w, v);
         *kind = 'n';
         return 0;
     }
@@ -172,26 +187,21 @@ static int where_unary(WhereCtx *w, const Expr *e, int *kind)
 }
 
 /* Comparisons and && / ||; arithmetic operators are refused. */
-static int where_binary(WhereCtx *w, const Expr *e, int *kind)
+static int where_binary(WhereCtx *w, const Expr *e, int *kind, const StoreCond **out)
 {
-    static const struct { int op; const char *sql; } cmps[] = {
-        {OP_EQ, "IS"}, {OP_NE, "IS NOT"}, {'<', "<"}, {OP_LE, "<="}, {'>', ">"}, {OP_GE, ">="},
-    };
+    static const int cmps[] = {OP_EQ, OP_NE, '<', OP_LE, '>', OP_GE};
     for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
-        if (e->op == cmps[i].op) {
+        if (e->op == cmps[i]) {
             *kind = 'n';
-            return where_cmp(w, e, cmps[i].sql);
+            return where_cmp(w, e, out);
         }
     if (e->op == OP_AND || e->op == OP_OR) {
         int k;
-        sb_puts(&w->q->text, "(");
-        if (where_emit(w, e->a, &k))
+        StoreCond *c = node(w, e->op == OP_AND ? STORE_COND_AND : STORE_COND_OR);
+        if (where_emit(w, e->a, &k, &c->a) || where_emit(w, e->b, &k, &c->b))
             return -1;
-        sb_puts(&w->q->text, e->op == OP_AND ? " AND " : " OR ");
-        if (where_emit(w, e->b, &k))
-            return -1;
-        sb_puts(&w->q->text, ")");
         *kind = 'n';
+        *out = c;
         return 0;
     }
     char what[48];
@@ -202,23 +212,24 @@ static int where_binary(WhereCtx *w, const Expr *e, int *kind)
     return where_fail(w, e, what);
 }
 
-static int where_emit(WhereCtx *w, const Expr *e, int *kind)
+static int where_emit(WhereCtx *w, const Expr *e, int *kind, const StoreCond **out)
 {
     *kind = '?';
+    *out = NULL;
     int nidents = 0;
     expr_visit_idents(e, count_ident, &nidents);
     /* Function calls stay refused, even over constants. */
     if (!nidents && e->kind != EX_LIT && e->kind != EX_CALL)
-        return where_constant(w, e, kind);
+        return where_constant(w, e, kind, out);
     switch (e->kind) {
     case EX_LIT:
-        return where_literal(w, e, kind);
+        return where_literal(w, e, kind, out);
     case EX_IDENT:
-        return where_ident(w, e, kind);
+        return where_ident(w, e, kind, out);
     case EX_UNARY:
-        return where_unary(w, e, kind);
+        return where_unary(w, e, kind, out);
     case EX_BINARY:
-        return where_binary(w, e, kind);
+        return where_binary(w, e, kind, out);
     case EX_COND:
         return where_fail(w, e, "'?:'");
     case EX_CALL: {
@@ -230,9 +241,10 @@ static int where_emit(WhereCtx *w, const Expr *e, int *kind)
     return where_fail(w, e, "this expression");
 }
 
-int results_where_sql(CaseSet *cs, Sql *q, const Spec *spec, const Expr *e, KvxError *err)
+const StoreCond *results_where_cond(CaseSet *cs, const Spec *spec, const Expr *e, KvxError *err)
 {
-    WhereCtx w = {cs, q, err, spec, 0};
+    WhereCtx w = {cs, err, spec, 0};
     int kind;
-    return where_emit(&w, e, &kind);
+    const StoreCond *c;
+    return where_emit(&w, e, &kind, &c) ? NULL : c;
 }

@@ -19,8 +19,8 @@
 #include "core/measure.h"
 #include "core/util.h"
 #include "gen/plan.h"
+#include "store/store.h"
 
-struct sqlite3;
 
 /* ---- run.c: `kvx run` ---------------------------------------------------------------- */
 
@@ -161,6 +161,6 @@ int search_replay_main(const SearchReplayOpts *o);
 /* The recorded space of spec in db under objective (`VALUE[,POINTS]`) as
  * Kernel Tuner's cache file, written to f (search_kt.c's head says how).
  * 0, or -1 with err (KVX_EINPUT: a bad objective, no such cases). */
-int search_kt_export(struct sqlite3 *db, const char *spec, const char *objective, FILE *f, KvxError *err);
+int search_kt_export(Store *db, const char *spec, const char *objective, FILE *f, KvxError *err);
 
 #endif

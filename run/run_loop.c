@@ -480,6 +480,14 @@ static char *samples_json(const RunSession *r)
     return sb_take(&b);
 }
 
+/* The values the worker's result carries into row, by core/values.h's
+ * table (median_ms ... noise NaN without samples). */
+static void row_measured(CaseRow *row, const CaseResult *res)
+{
+    int timed = res->samples > 0;
+    KVX_VALUES(STORE_FROM_RESULT)
+}
+
 /* The row of a case a worker answered (or that timed out, or whose worker
  * died: got_result 0).  store_put_case's 0, 1 (another run stored it first)
  * or -1 (r->rc is 3). */
@@ -493,14 +501,7 @@ static int store_result(RunSession *r, const WorkerProc *wk, int idx, const Case
         row.grid[d] = g->grid[d], row.block[d] = g->block[d], row.cluster[d] = g->cluster[d];
     row.smem = g->smem;
     int have_t = res->samples > 0;
-    row.median_ms = have_t ? res->median_ms : NAN;
-    row.min_ms = have_t ? res->min_ms : NAN;
-    row.max_ms = have_t ? res->max_ms : NAN;
-    row.mean_ms = have_t ? res->mean_ms : NAN;
-    row.stdev_ms = have_t ? res->stdev_ms : NAN;
-    row.noise = have_t ? res->noise : NAN;
-    row.samples = res->samples;
-    row.rel_err = res->rel_err;
+    row_measured(&row, res);
     row.bytes = r->mvals[idx][0], row.atomics = r->mvals[idx][1], row.elements = r->mvals[idx][2];
     if (got_result && resolve_metrics_read_outputs(r->s))
         output_metrics(r, rcs->point, res, &row);
@@ -509,12 +510,10 @@ static int store_result(RunSession *r, const WorkerProc *wk, int idx, const Case
     row.pct_peak = have_t && peak > 0 ? row.gbs / peak * 100 : NAN;
     row.atomics_per_s = have_t ? row.atomics / sec : NAN;
     row.elems_per_s = have_t ? row.elements / sec : NAN;
-    row.t_input_ms = res->t_input_ms, row.t_verify_ms = res->t_verify_ms, row.t_measure_ms = res->t_measure_ms;
     char *cprof = got_result ? run_case_profile_json(res) : NULL;
     row.profile_json = cprof;
     char *sjson = got_result ? samples_json(r) : NULL;
     row.samples_json = sjson;
-    row.sm_mhz = res->sm_mhz, row.mem_mhz = res->mem_mhz, row.sm_max_mhz = res->sm_max_mhz;
     row.throttled = res->sm_mhz > 0 && res->sm_max_mhz > 0 ? res->throttled : -1;
     int put = store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err);
     if (put < 0)

@@ -132,7 +132,7 @@ static int outcome(SearchRun *sr, Store *st, int c, double *y, double *cost_ms)
     for (int k = 0; k < n; k++) {
         char status[32];
         double cost;
-        if (store_search_case(store_db(st), sr->keys[sr->pts[sr->pstart[c] + k]], sr->obj.column, status, &v[k],
+        if (store_search_case(st, sr->keys[sr->pts[sr->pstart[c] + k]], sr->obj.column, status, &v[k],
                               &cost, &sr->err) != 0) {
             free(v);
             return -1;

@@ -99,6 +99,7 @@ typedef struct Loader {
     double value;
     int *pvals;                         /* points, nall values each */
     double *pval;                       /* per point: its value, NaN when not ok */
+    int64_t *pid;                       /* per point: its case (the newest row) */
     int npts, pcap;
     HashIdx idx;
     int nunknown;                       /* cases with a value outside the declared ones */
@@ -160,11 +161,13 @@ static void flush(Loader *l)
         l->pcap = l->pcap ? 2 * l->pcap : 256;
         l->pvals = mem_realloc(l->pvals, sizeof(int) * (size_t)l->pcap * (size_t)l->nall);
         l->pval = mem_realloc(l->pval, sizeof(double) * (size_t)l->pcap);
+        l->pid = mem_realloc(l->pid, sizeof(int64_t) * (size_t)l->pcap);
     }
     memcpy(l->pvals + (size_t)l->npts * (size_t)l->nall, l->cur, sizeof(int) * (size_t)l->nall);
     same_loader = l;
     int k = hidx_add(&l->idx, hidx_hash(l->cur, sizeof(int) * (size_t)l->nall), l->npts, same_point, l->cur);
     l->pval[k < 0 ? l->npts : k] = l->ok ? l->value : NAN;
+    l->pid[k < 0 ? l->npts : k] = l->id;
     l->npts += k < 0;
 }
 
@@ -246,6 +249,33 @@ static void code_axes(const Loader *l, SearchRecord *r, int *code)
     r->nall = l->nall;
 }
 
+/* The n candidates measured at every objective point, kept in order with
+ * their objective (NaN where a point is bad); pcand renumbered to them.
+ * How many are kept. */
+static int keep_complete(const Loader *l, SearchRecord *r, int n, const double *sum, const int *cnt,
+                         const unsigned char *bad)
+{
+    int na = r->sp.naxes;
+    r->y = mem_alloc(sizeof(double) * (size_t)(n ? n : 1));
+    int kept = 0, *renum = mem_alloc(sizeof *renum * (size_t)(n ? n : 1));
+    for (int c = 0; c < n; c++) {
+        renum[c] = -1;
+        if (cnt[c] < r->npoints) {
+            r->nincomplete++;
+            continue;
+        }
+        renum[c] = kept;
+        memmove(r->vals + (size_t)kept * (size_t)na, r->vals + (size_t)c * (size_t)na, sizeof(int) * (size_t)na);
+        r->y[kept] = bad[c] ? NAN : (l->o->lower ? sum[c] : -sum[c]) / cnt[c];
+        r->ninvalid += bad[c];
+        kept++;
+    }
+    for (int i = 0; i < r->npcase; i++)
+        r->pcand[i] = renum[r->pcand[i]];
+    free(renum);
+    return kept;
+}
+
 /* Candidates from the objective points: tuples of code values, each with its
  * points' sum of logs; then those missing a point are dropped. */
 static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
@@ -258,6 +288,8 @@ static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
     double *sum = mem_calloc(np, sizeof(double));
     int *cnt = mem_calloc(np, sizeof(int));
     unsigned char *bad = mem_calloc(np, 1);
+    r->pcase = mem_alloc(sizeof *r->pcase * np);
+    r->pcand = mem_alloc(sizeof *r->pcand * np);
     HashIdx idx = {0};
     same_record = r;
     for (int p = 0; p < l->npts; p++) {
@@ -271,6 +303,7 @@ static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
         memcpy(r->vals + (size_t)n * (size_t)na, tuple, sizeof(int) * (size_t)na);
         int k = hidx_add(&idx, hidx_hash(tuple, sizeof(int) * (size_t)na), n, same_tuple, tuple);
         int c = k < 0 ? n++ : k;
+        r->pcase[r->npcase] = l->pid[p], r->pcand[r->npcase++] = c;
         cnt[c]++;
         if (l->pval[p] > 0 && isfinite(l->pval[p]))
             sum[c] += log(l->pval[p]);
@@ -279,18 +312,7 @@ static int aggregate(const Loader *l, SearchRecord *r, KvxError *err)
     }
     for (int c = 0; c < n; c++)
         r->npoints = cnt[c] > r->npoints ? cnt[c] : r->npoints;
-    r->y = mem_alloc(sizeof(double) * (size_t)(n ? n : 1));
-    int kept = 0;
-    for (int c = 0; c < n; c++) {
-        if (cnt[c] < r->npoints) {
-            r->nincomplete++;
-            continue;
-        }
-        memmove(r->vals + (size_t)kept * (size_t)na, r->vals + (size_t)c * (size_t)na, sizeof(int) * (size_t)na);
-        r->y[kept] = bad[c] ? NAN : (l->o->lower ? sum[c] : -sum[c]) / cnt[c];
-        r->ninvalid += bad[c];
-        kept++;
-    }
+    int kept = keep_complete(l, r, n, sum, cnt, bad);
     r->sp.n = kept;
     r->sp.vals = r->vals;
     r->sp.nvals = r->nvals;
@@ -304,7 +326,7 @@ fail:
     return rc;
 }
 
-int search_record_load(struct sqlite3 *db, const char *spec, const SearchObjective *o, SearchRecord *r,
+int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err)
 {
     memset(r, 0, sizeof *r);
@@ -326,7 +348,7 @@ int search_record_load(struct sqlite3 *db, const char *spec, const SearchObjecti
 fail:
     for (int i = 0; i < l->nall; i++)
         free(l->vt[i]), free(l->vv[i]);
-    free(l->pvals), free(l->pval);
+    free(l->pvals), free(l->pval), free(l->pid);
     hidx_free(&l->idx);
     free(l);
     if (rc)
@@ -336,7 +358,7 @@ fail:
 
 void search_record_free(SearchRecord *r)
 {
-    free(r->vals), free(r->y);
+    free(r->vals), free(r->y), free(r->pcase), free(r->pcand);
     arena_free(r->arena);
     memset(r, 0, sizeof *r);
 }

@@ -42,11 +42,16 @@ typedef struct SearchRecord {
     int npoints;                /* objective points per candidate */
     int nincomplete;            /* variants without every objective point measured: left out */
     int ninvalid;
+    /* Each objective point read: its case id and its candidate (-1: one left
+     * out), npcase of them in case order. */
+    int64_t *pcase;
+    int *pcand;
+    int npcase;
 } SearchRecord;
 
 /* The recorded space of spec in db under objective o.  0, or -1 with err
  * (KVX_EINPUT: no such cases, no objective point). */
-int search_record_load(struct sqlite3 *db, const char *spec, const SearchObjective *o, SearchRecord *r,
+int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err);
 void search_record_free(SearchRecord *r);       /* accepts a zeroed one */
 

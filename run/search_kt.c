@@ -4,14 +4,168 @@
  * search_kt_export (run.h), `kvx export --format kerneltuner`.  Numbers go
  * out as the store's text of them, strings as JSON strings; an entry's key
  * joins the same texts, which is what Python's str gives for the values
- * json.load reads back (ints, and floats of a short decimal such as 0.05). */
+ * json.load reads back (ints, and floats of a short decimal such as 0.05).
+ *
+ * Each variant's figures are summed (times) or averaged geometrically
+ * (metrics) over its objective points, the cases search_record_load read
+ * (r->pcase): what Kernel Tuner's simulation mode adds up is what kvx spent.
+ * What each field holds: kt_write below. */
 #include "search_db.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/values.h"
 #include "store/store_search.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Past this many combinations of the code axes' values the pruned ones are
+ * not written (each is an entry of the file). */
+#define SEARCH_KT_MAX_PRODUCT (1 << 20)
+
+/* A `--counters` metric's geometric mean under way. */
+typedef struct KtMetric {
+    const char *name;
+    double logsum;
+    int n, bad;
+} KtMetric;
+
+/* What a variant's cases add up to. */
+typedef struct KtCand {
+    double compile_ms, verify_ms, measure_ms;
+    int64_t last;                 /* the newest case read: its variant's compile */
+    const char *fail;             /* Kernel Tuner's error for it, or NULL */
+    const char *samples;          /* one objective point: its kept samples */
+    double gbs_log;
+    int ngbs, gbs_bad;
+    KtMetric *metrics;
+    int nmetrics, cap;
+} KtCand;
+
+typedef struct KtLoad {
+    const SearchRecord *r;
+    Arena *a;
+    KtCand *cand;
+    int64_t *ids;                 /* r->pcase sorted */
+    int *at;                      /* ids[i]'s candidate */
+    StrBuf kernels;               /* the entry points, '+'-joined, each once */
+} KtLoad;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The candidate of case id, or -1 (not an objective point of a kept one). */
+static int cand_of(const KtLoad *k, int64_t id)
+{
+    const int64_t *hit = bsearch(&id, k->ids, (size_t)k->r->npcase, sizeof id, cmp_i64);
+    return hit ? k->at[hit - k->ids] : -1;
+}
+
+/* Kernel Tuner's name of a failed status: a compile error, a case kvx
+ * would not run (InvalidConfig: it breaks the device's limits), or a run
+ * that failed. */
+static const char *kt_error(const char *status)
+{
+    if (!status || !strcmp(status, "ok"))
+        return NULL;
+    if (!strcmp(status, "compile_error"))
+        return "CompilationFailedConfig";
+    return !strcmp(status, "skipped") ? "InvalidConfig" : "RuntimeFailedConfig";
+}
+
+static void add_kernels(KtLoad *k, const char *kernels)
+{
+    char name[256];
+    for (const char *p = kernels; p && *p;) {
+        size_t n = strcspn(p, "+");
+        snprintf(name, sizeof name, "+%.*s+", (int)(n < 200 ? n : 200), p);
+        if (n && !strstr(sb_str(&k->kernels), name))
+            sb_printf(&k->kernels, "%.*s+", (int)(n < 200 ? n : 200), p);
+        p += n + (p[n] == '+');
+    }
+}
+
+static void on_facts(void *ctx, const StoreSearchFacts *f)
+{
+    KtLoad *k = ctx;
+    int c = cand_of(k, f->id);
+    if (c < 0)
+        return;
+    KtCand *kc = &k->cand[c];
+    if (f->id > kc->last)
+        kc->last = f->id, kc->compile_ms = isnan(f->compile_ms) ? 0 : f->compile_ms;
+    kc->verify_ms += isnan(f->verify_ms) ? 0 : f->verify_ms;
+    kc->measure_ms += isnan(f->measure_ms) ? 0 : f->measure_ms;
+    const char *e = kt_error(f->status);
+    if (e && (!kc->fail || strcmp(e, "CompilationFailedConfig") == 0))
+        kc->fail = e;
+    kc->samples = f->samples_json ? arena_strdup(k->a, f->samples_json) : NULL;
+    if (f->gbs > 0 && isfinite(f->gbs))
+        kc->gbs_log += log(f->gbs), kc->ngbs++;
+    else
+        kc->gbs_bad = 1;
+    add_kernels(k, f->kernels);
+}
+
+static void on_metric(void *ctx, int64_t id, const char *metric, double value)
+{
+    KtLoad *k = ctx;
+    int c = cand_of(k, id);
+    if (c < 0 || !metric)
+        return;
+    KtCand *kc = &k->cand[c];
+    int i = 0;
+    while (i < kc->nmetrics && strcmp(kc->metrics[i].name, metric))
+        i++;
+    if (i == kc->nmetrics) {
+        if (kc->nmetrics == kc->cap) {
+            KtMetric *grown = arena_alloc(k->a, sizeof *grown * (size_t)(kc->cap = kc->cap ? 2 * kc->cap : 8));
+            if (kc->nmetrics)
+                memcpy(grown, kc->metrics, sizeof *grown * (size_t)kc->nmetrics);
+            kc->metrics = grown;
+        }
+        kc->metrics[kc->nmetrics++] = (KtMetric){arena_strdup(k->a, metric), 0, 0, 0};
+    }
+    if (value > 0 && isfinite(value))
+        kc->metrics[i].logsum += log(value), kc->metrics[i].n++;
+    else
+        kc->metrics[i].bad = 1;
+}
+
+/* Every kept candidate's figures from the store.  0, or -1 with err. */
+static int kt_load(Store *db, const SearchRecord *r, KtLoad *k, KvxError *err)
+{
+    size_t n = (size_t)(r->npcase ? r->npcase : 1);
+    k->r = r;
+    k->a = arena_new();
+    k->cand = mem_calloc((size_t)(r->sp.n ? r->sp.n : 1), sizeof *k->cand);
+    k->ids = mem_alloc(sizeof *k->ids * n);
+    k->at = mem_alloc(sizeof *k->at * n);
+    sb_init(&k->kernels);
+    sb_putc(&k->kernels, '+');
+    for (int i = 0; i < r->npcase; i++)
+        k->ids[i] = r->pcase[i];
+    qsort(k->ids, (size_t)r->npcase, sizeof *k->ids, cmp_i64);
+    for (int i = 0; i < r->npcase; i++) {
+        const int64_t *hit = bsearch(&r->pcase[i], k->ids, (size_t)r->npcase, sizeof *k->ids, cmp_i64);
+        k->at[hit - k->ids] = r->pcand[i];
+    }
+    if (store_search_facts(db, r->spec, on_facts, k, err) ||
+        store_search_counters(db, r->spec, on_metric, k, err))
+        return -1;
+    return 0;
+}
+
+static void kt_free(KtLoad *k)
+{
+    free(k->cand), free(k->ids), free(k->at);
+    sb_free(&k->kernels);
+    arena_free(k->a);
+}
 
 static int is_number(const char *t)
 {
@@ -27,12 +181,30 @@ static void put_value(StrBuf *b, const char *t)
         json_put_str(b, t, JSON_BYTES);
 }
 
-static void header(const SearchRecord *r, const char *device, StrBuf *b)
+static void put_number(StrBuf *b, double v)
 {
+    char t[32];
+    num_write_double(t, sizeof t, v, NUM_SHORTEST);
+    sb_puts(b, t);
+}
+
+/* kernel_name: the variants' entry points, or the spec's name where the
+ * store does not list them (a file before schema 5). */
+static void header(const SearchRecord *r, const KtLoad *k, const char *device, StrBuf *b)
+{
+    const char *kern = sb_str(&k->kernels);
     sb_puts(b, "{\n\"device_name\": ");
     json_put_str(b, device, JSON_BYTES);
     sb_puts(b, ",\n\"kernel_name\": ");
-    json_put_str(b, r->spec, JSON_BYTES);
+    if (strlen(kern) > 1) {
+        StrBuf t;
+        sb_init(&t);
+        sb_printf(&t, "%.*s", (int)strlen(kern) - 2, kern + 1);
+        json_put_str(b, sb_str(&t), JSON_BYTES);
+        sb_free(&t);
+    } else {
+        json_put_str(b, r->spec, JSON_BYTES);
+    }
     sb_printf(b, ",\n\"problem_size\": [%d],\n\"tune_params_keys\": [", r->npoints);
     for (int a = 0; a < r->sp.naxes; a++) {
         sb_puts(b, a ? ", " : "");
@@ -52,13 +224,13 @@ static void header(const SearchRecord *r, const char *device, StrBuf *b)
     sb_puts(b, "},\n\"objective\": \"time\",\n\"cache\": {");
 }
 
-static void entry(const SearchRecord *r, int c, StrBuf *b, StrBuf *key)
+/* The entry's key and its tune parameters: "KEY": {"a": 1, ..., */
+static void entry_open(const SearchRecord *r, const int *v, int first, StrBuf *b, StrBuf *key)
 {
-    const int *v = r->vals + (size_t)c * (size_t)r->sp.naxes;
     sb_reset(key);
     for (int a = 0; a < r->sp.naxes; a++)
         sb_printf(key, "%s%s", a ? "," : "", r->text[a][v[a]]);
-    sb_puts(b, c ? ",\n" : "\n");
+    sb_puts(b, first ? "\n" : ",\n");
     json_put_str(b, sb_str(key), JSON_BYTES);
     sb_puts(b, ": {");
     for (int a = 0; a < r->sp.naxes; a++) {
@@ -67,40 +239,137 @@ static void entry(const SearchRecord *r, int c, StrBuf *b, StrBuf *key)
         put_value(b, r->text[a][v[a]]);
         sb_puts(b, ", ");
     }
-    if (isnan(r->y[c])) {
-        sb_puts(b, "\"time\": \"RuntimeFailedConfig\", \"times\": []");
-    } else {
-        char t[32];
-        num_write_double(t, sizeof t, exp(r->y[c]), NUM_SHORTEST);
-        sb_printf(b, "\"time\": %s, \"times\": [%s]", t, t);
-    }
-    sb_puts(b, ", \"compile_time\": 0, \"verification_time\": 0, \"benchmark_time\": 0, \"strategy_time\": 0,"
-               " \"framework_time\": 0}");
 }
 
-/* Write r (loaded under its objective) to f as Kernel Tuner 1.5 reads a cache file
- * (kernel_tuner/util.py, process_cache and read_cache): device_name
- * (device), kernel_name (the spec's name), problem_size ([the objective
+/* "time" and "times": the objective (ms, or a rate's reciprocal); times the
+ * kept samples of a one-point time objective, else the one value. */
+static void entry_time(const SearchRecord *r, const KtCand *kc, double y, int time_objective, StrBuf *b)
+{
+    if (kc->fail || isnan(y)) {
+        sb_printf(b, "\"time\": \"%s\", \"times\": []", kc->fail ? kc->fail : "RuntimeFailedConfig");
+        return;
+    }
+    sb_puts(b, "\"time\": ");
+    put_number(b, exp(y));
+    sb_puts(b, ", \"times\": ");
+    if (time_objective && r->npoints == 1 && kc->samples) {
+        sb_puts(b, kc->samples);
+        return;
+    }
+    sb_putc(b, '[');
+    put_number(b, exp(y));
+    sb_putc(b, ']');
+}
+
+static void entry(const SearchRecord *r, const KtCand *kc, int c, int time_objective, StrBuf *b, StrBuf *key)
+{
+    entry_open(r, r->vals + (size_t)c * (size_t)r->sp.naxes, c == 0, b, key);
+    entry_time(r, kc, r->y[c], time_objective, b);
+    sb_puts(b, ", \"compile_time\": ");
+    put_number(b, kc->compile_ms);
+    sb_puts(b, ", \"verification_time\": ");
+    put_number(b, kc->verify_ms);
+    sb_puts(b, ", \"benchmark_time\": ");
+    put_number(b, kc->measure_ms);
+    sb_puts(b, ", \"strategy_time\": 0, \"framework_time\": 0");
+    if (kc->ngbs && !kc->gbs_bad) {
+        sb_puts(b, ", \"GB/s\": ");
+        put_number(b, exp(kc->gbs_log / kc->ngbs));
+    }
+    for (int i = 0; i < kc->nmetrics; i++)
+        if (kc->metrics[i].n && !kc->metrics[i].bad) {
+            sb_puts(b, ", ");
+            json_put_str(b, kc->metrics[i].name, JSON_BYTES);
+            sb_puts(b, ": ");
+            put_number(b, exp(kc->metrics[i].logsum / kc->metrics[i].n));
+        }
+    sb_putc(b, '}');
+}
+
+/* Every combination of the code axes' values that is no stored variant (the
+ * spec's where: pruned it, or it was not measured at every objective point),
+ * as an InvalidConfig entry: Kernel Tuner's simulation then finds every
+ * point of its product space, with its restrictions or without.  Up to
+ * SEARCH_KT_MAX_PRODUCT combinations; past that the file holds only the
+ * variants (docs/cli.md). */
+static void pruned(const SearchRecord *r, StrBuf *b, StrBuf *key)
+{
+    double product = 1;
+    for (int a = 0; a < r->sp.naxes; a++)
+        product *= r->nvals[a];
+    if (product > SEARCH_KT_MAX_PRODUCT)
+        return;
+    /* Each variant's place in the product, mixed radix in axis order. */
+    unsigned char *have = mem_calloc((size_t)product, 1);
+    for (int c = 0; c < r->sp.n; c++) {
+        size_t at = 0;
+        for (int a = 0; a < r->sp.naxes; a++)
+            at = at * (size_t)r->nvals[a] + (size_t)r->vals[(size_t)c * (size_t)r->sp.naxes + (size_t)a];
+        have[at] = 1;
+    }
+    int v[SEARCH_MAX_AXES] = {0};
+    for (size_t n = 0; n < (size_t)product; n++) {
+        if (!have[n]) {
+            entry_open(r, v, 0, b, key);
+            sb_puts(b, "\"time\": \"InvalidConfig\", \"times\": [], \"compile_time\": 0, \"verification_time\": 0,"
+                       " \"benchmark_time\": 0, \"strategy_time\": 0, \"framework_time\": 0}");
+        }
+        for (int a = r->sp.naxes - 1; a >= 0 && ++v[a] == r->nvals[a]; a--)
+            v[a] = 0;
+    }
+    free(have);
+}
+
+/* Write r (loaded from db under objective o) to f as Kernel Tuner 1.5 reads
+ * a cache file (kernel_tuner/util.py, process_cache and read_cache):
+ * device_name (device), kernel_name (the variants' entry points, '+'-joined;
+ * the spec's name in a file before schema 5), problem_size ([the objective
  * points per variant]), tune_params_keys (the code axes), tune_params (their
  * declared values), objective "time", and one entry per variant keyed
- * "v1,v2,..." (Python's str of each value, joined by commas) whose "time" is
- * the objective as a geometric mean over the points (ms for a time; for a
- * rate, its reciprocal, so that lower is better as Kernel Tuner minimises),
- * or "RuntimeFailedConfig" for an invalid variant.  0, or -1 when f fails. */
-static int kt_write(const SearchRecord *r, const char *device, FILE *f)
+ * "v1,v2,..." (Python's str of each value, joined by commas):
+ *   time               the objective as a geometric mean over the points (ms
+ *                      for a time; a rate's reciprocal, so that lower is
+ *                      better as Kernel Tuner minimises), or the error of a
+ *                      variant with a point not ok: CompilationFailedConfig
+ *                      (compile_error), InvalidConfig (skipped: the device's
+ *                      limits), RuntimeFailedConfig (any other);
+ *   times              the kept samples (`--keep-samples`) of a time objective
+ *                      over one point, else [time];
+ *   compile_time       its variant's NVRTC time, ms;
+ *   verification_time  its points' t_verify_ms, summed;
+ *   benchmark_time     its points' t_input_ms + t_measure_ms, summed: what
+ *                      Kernel Tuner's simulation adds up is what kvx spent;
+ *   GB/s and every `--counters` metric: the geometric mean over the points
+ *                      (absent where a point lacks it).
+ * Every other combination of the code axes' values (pruned by the spec's
+ * where:, or not measured at every point) is an InvalidConfig entry, up to
+ * SEARCH_KT_MAX_PRODUCT combinations.  0, or -1 with err. */
+static int kt_write(Store *db, const SearchRecord *r, const SearchObjective *o, const char *device, FILE *f,
+                    KvxError *err)
 {
+    KtLoad k = {0};
+    if (kt_load(db, r, &k, err)) {
+        kt_free(&k);
+        return -1;
+    }
+    int vi = values_find(o->column);
+    int time_objective = vi >= 0 && values_info[vi].unit == VALUE_TIME;
     StrBuf b, key;
     sb_init(&b), sb_init(&key);
-    header(r, device, &b);
+    header(r, &k, device, &b);
     for (int c = 0; c < r->sp.n; c++)
-        entry(r, c, &b, &key);
+        entry(r, &k.cand[c], c, time_objective, &b, &key);
+    pruned(r, &b, &key);
     sb_puts(&b, "\n}\n}\n");
     int ok = fwrite(sb_str(&b), 1, b.len, f) == b.len;
+    if (!ok)
+        kvx_error_set(err, KVX_EIO, NULL, "export: the cache file could not be written");
     sb_free(&b), sb_free(&key);
+    kt_free(&k);
     return ok ? 0 : -1;
 }
 
-int search_kt_export(struct sqlite3 *db, const char *spec, const char *objective, FILE *f, KvxError *err)
+int search_kt_export(Store *db, const char *spec, const char *objective, FILE *f, KvxError *err)
 {
     SearchObjective o;
     SearchRecord r;
@@ -110,8 +379,7 @@ int search_kt_export(struct sqlite3 *db, const char *spec, const char *objective
     if (rc == 0) {
         char gpu[256];
         store_search_gpu(db, spec, gpu, sizeof gpu);
-        if ((rc = kt_write(&r, gpu[0] ? gpu : "unknown", f)) != 0)
-            kvx_error_set(err, KVX_EIO, NULL, "export: the cache file could not be written");
+        rc = kt_write(db, &r, &o, gpu[0] ? gpu : "unknown", f, err);
         search_record_free(&r);
     }
     search_objective_free(&o);

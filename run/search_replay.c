@@ -174,7 +174,7 @@ int search_replay_main(const SearchReplayOpts *ro)
     ResultsSel sel = {.spec = ro->spec};
     int rc = 0;
     double t0 = wall_now_ms();
-    struct sqlite3 *db = store_read_open(ro->db, &err);
+    Store *db = store_read_open(ro->db, &err);
     if (!db || results_resolve_spec(db, &sel, ar, &err) || search_objective_parse(ro->objective, "--objective", &o, &err) ||
         search_record_load(db, sel.spec, &o, &r, &err)) {
         kvx_error_print(&err, stderr);
@@ -185,7 +185,7 @@ int search_replay_main(const SearchReplayOpts *ro)
     }
     search_record_free(&r);
     search_objective_free(&o);
-    store_read_close(db);
+    store_close(db);
     arena_free(ar);
     kvx_error_clear(&err);
     return rc;

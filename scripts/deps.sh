@@ -79,4 +79,18 @@ if [ ! -d "$nvb/cuda/bench" ] && command -v python3 >/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check --target "$nvb" cuda-bench tabulate colorama \
         jsondiff >/dev/null 2>&1 || echo "deps: could not install cuda-bench (pip): test_nvbench skips nvbench_compare" >&2
 fi
+# pandas, matplotlib and Kernel Tuner 1.5.0: the docs' pandas examples
+# (tests/test_doc_claims.c), the reports' matplotlib scripts
+# (tests/test_results_io.c) and Kernel Tuner's simulation mode on `kvx export
+# --format kerneltuner` (tests/test_run_search.c) run with them; where
+# python3 lacks them they go into kvx's tools folder too, which the tests put
+# on PYTHONPATH (in CI a test fails without them).
+py=$root/.kvx/tools/python
+if command -v python3 >/dev/null && ! PYTHONPATH="$py${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 -c 'import pandas, matplotlib, kernel_tuner' >/dev/null 2>&1; then
+    echo "deps: installing pandas, matplotlib and kernel_tuner 1.5.0 from PyPI into .kvx/tools/python"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$py" pandas matplotlib \
+        kernel_tuner==1.5.0 >/dev/null 2>&1 ||
+        echo "deps: could not install pandas, matplotlib and kernel_tuner (pip): the tests that need them skip" >&2
+fi
 echo "deps: ok (CUDA toolkit at $cuda; $sass)"

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The tables from store_cols.c, and the indexes. */
 static char *schema_sql(void)
@@ -74,8 +75,7 @@ int store_exec(Store *s, const char *sql, KvxError *err)
     return 0;
 }
 
-/* 1 when table has the column, 0 when not, -1 on error. */
-static int column_exists(Store *s, const char *table, const char *column)
+int store_column_exists(Store *s, const char *table, const char *column)
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
@@ -98,7 +98,7 @@ static int migrate(Store *s, int version, KvxError *err)
             const StoreCol *c = &store_tables[t].cols[i];
             if (c->since <= version)
                 continue;
-            int exists = column_exists(s, store_tables[t].name, c->name);
+            int exists = store_column_exists(s, store_tables[t].name, c->name);
             if (exists < 0)
                 return store_fail(s, err, "reading a table's columns");
             char sql[160];
@@ -243,7 +243,12 @@ Store *store_open(const char *path, KvxError *err)
 {
     Store *s = mem_calloc(1, sizeof *s);
     s->path = mem_strdup(path);
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) {
+    /* As a URI, so that `kvx merge` can attach its inputs read-only (a URI
+     * of theirs); the path itself is read as a path. */
+    char *uri = store_uri(path, "");
+    int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    if (rc) {
         kvx_error_set(err, KVX_EIO, NULL, "%s: cannot open results database: %s", path,
                       s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto fail;
@@ -287,6 +292,40 @@ void store_close(Store *s)
 }
 
 struct sqlite3 *store_db(Store *s) { return s->db; }
+
+char *store_uri(const char *path, const char *query)
+{
+    if (!strcmp(path, ":memory:"))
+        return mem_strdup(path);
+    StrBuf b;
+    sb_init(&b);
+    sb_puts(&b, path[0] == '/' ? "file://" : "file:");
+    for (const char *p = path; *p; p++)
+        if (*p == '?' || *p == '#' || *p == '%' || (unsigned char)*p < 0x21)
+            sb_printf(&b, "%%%02X", (unsigned char)*p);
+        else
+            sb_putc(&b, *p);
+    sb_puts(&b, query);
+    return sb_take(&b);
+}
+
+char *store_read_uri(const char *path)
+{
+    StrBuf wal;
+    sb_init(&wal);
+    sb_printf(&wal, "%s-wal", path);
+    int writer = access(sb_str(&wal), F_OK) == 0;
+    sb_free(&wal);
+    return store_uri(path, writer ? "?mode=ro" : "?mode=ro&immutable=1");
+}
+
+Store *store_wrap(sqlite3 *db, const char *path)
+{
+    Store *s = mem_calloc(1, sizeof *s);
+    s->db = db;
+    s->path = mem_strdup(path);
+    return s;
+}
 
 /* ---- binding helpers: NULL strings and NaN numbers become SQL NULL ------- */
 
@@ -410,14 +449,23 @@ int store_put_variant(Store *s, int64_t run_id, const VariantRow *v, int64_t *va
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* CaseRow's value fields (core/values.h) unknown: NaN, 0 (MHZ, INT), -1 (TRI). */
+#define INIT_REAL(n) c->n = NAN;
+#define INIT_INT(n)
+#define INIT_MHZ(n)
+#define INIT_TRI(n) c->n = -1;
+#define INIT_TIMED(n, type) INIT_##type(n)
+#define INIT_RES INIT_TIMED
+#define INIT_ROW INIT_TIMED
+#define INIT_LATER(n, type)
+#define INIT_VAR(n, type)
+#define INIT_SQL(n, type)
 void store_case_init(CaseRow *c)
 {
     memset(c, 0, sizeof *c);
-    c->median_ms = c->min_ms = c->max_ms = c->mean_ms = c->stdev_ms = c->noise = NAN;
-    c->rel_err = c->bytes = c->atomics = c->elements = NAN;
-    c->gbs = c->pct_peak = c->elems_per_s = c->atomics_per_s = NAN;
-    c->t_input_ms = c->t_verify_ms = c->t_measure_ms = NAN;
-    c->throttled = -1;
+#define X(n, from, type, since, tab, unit, imp, doc, meaning) INIT_##from(n, type)
+    KVX_VALUES(X)
+#undef X
 }
 
 /* Insert one case inside the caller's transaction.  0 or -1. */

@@ -18,8 +18,43 @@
 
 #include "core/expr.h"
 #include "core/util.h"
+#include "core/values.h"
 
 typedef struct Store Store;
+
+/* The fields of the row structs from core/values.h's table: a cases column
+ * the run fills (TIMED, RES, ROW) is a field of CaseRow, a variants column
+ * (VAR) one of VariantRow, each of its type. */
+#define STORE_CTYPE_REAL double
+#define STORE_CTYPE_INT int
+#define STORE_CTYPE_MHZ int
+#define STORE_CTYPE_TRI int
+#define STORE_CASE_TIMED(n, type) STORE_CTYPE_##type n;
+#define STORE_CASE_RES(n, type) STORE_CTYPE_##type n;
+#define STORE_CASE_ROW(n, type) STORE_CTYPE_##type n;
+#define STORE_CASE_LATER(n, type)
+#define STORE_CASE_VAR(n, type)
+#define STORE_CASE_SQL(n, type)
+#define STORE_FIELD_CASE(n, from, type, since, tab, unit, imp, doc, meaning) STORE_CASE_##from(n, type)
+#define STORE_VAR_TIMED(n, type)
+#define STORE_VAR_RES(n, type)
+#define STORE_VAR_ROW(n, type)
+#define STORE_VAR_LATER(n, type)
+#define STORE_VAR_VAR(n, type) STORE_CTYPE_##type n;
+#define STORE_VAR_SQL(n, type)
+#define STORE_FIELD_VAR(n, from, type, since, tab, unit, imp, doc, meaning) STORE_VAR_##from(n, type)
+
+/* KVX_VALUES(STORE_FROM_RESULT), in a function with `CaseRow *row`, a
+ * worker's `const CaseResult *res` and `int timed` (the case has samples),
+ * copies the values the result carries (TIMED and RES lines) by name: a
+ * TIMED one is NaN unless timed.  The rest (ROW) are the caller's. */
+#define STORE_FROM_TIMED(n) row->n = timed ? res->n : NAN;
+#define STORE_FROM_RES(n) row->n = res->n;
+#define STORE_FROM_ROW(n)
+#define STORE_FROM_LATER(n)
+#define STORE_FROM_VAR(n)
+#define STORE_FROM_SQL(n)
+#define STORE_FROM_RESULT(n, from, type, since, tab, unit, imp, doc, meaning) STORE_FROM_##from(n)
 
 /* Open (creating the schema when new).  NULL with err. */
 Store *store_open(const char *path, KvxError *err);
@@ -67,8 +102,7 @@ typedef struct VariantRow {
     const char *options;              /* NVRTC options, space-separated */
     int compile_ok;
     const char *compile_log;          /* may be NULL */
-    double compile_ms;
-    int regs, spill_stores, spill_loads, smem_static, stack;
+    KVX_VALUES(STORE_FIELD_VAR)       /* compile_ms, regs, spill_stores, ...: core/values.h */
     const char *inspect_json;         /* inspect facts, NULL when not inspected */
     const char *kernels_json;         /* each kernel's ptxas figures (jit_kernels_json); NULL */
 } VariantRow;
@@ -87,15 +121,11 @@ typedef struct CaseRow {
     const char *status;               /* ok mismatch compile_error ... */
     const char *detail;               /* error name/message, mismatch elements */
     int64_t grid[3], block[3], smem, cluster[3];
-    double median_ms, min_ms, max_ms, mean_ms, stdev_ms, noise;
-    int samples;
-    double rel_err;                   /* verification, floats; NaN when n/a */
-    double bytes, atomics, elements;  /* declared metrics; NaN when undeclared */
-    double gbs, pct_peak, elems_per_s, atomics_per_s;   /* derived; NaN n/a */
-    double t_input_ms, t_verify_ms, t_measure_ms;       /* where the time went */
+    /* The measured values, core/values.h's cases columns by name (median_ms,
+     * ..., rel_err, the declared metrics, the rates, the host times, the
+     * clocks, throttled): a REAL is NaN for NULL, an MHZ 0, a TRI -1. */
+    KVX_VALUES(STORE_FIELD_CASE)
     const char *profile_json;         /* the worker's steps, ms (CASE_STEPS); NULL n/a */
-    int sm_mhz, mem_mhz, sm_max_mhz;  /* clocks during the samples; 0 = unknown (NULL) */
-    int throttled;                    /* 1, 0, or -1 = unknown (NULL) */
     const char *samples_json;         /* --keep-samples: [ms, ...]; NULL: not kept */
 } CaseRow;
 
@@ -132,9 +162,6 @@ int store_case_costs(Store *s, const char *spec_name, StoreCostFn each, void *ct
 
 /* The key: sha256 over the NUL-separated parts given.  hex[65]. */
 void store_case_key(const char *const *parts, char hex[65]);
-
-/* The underlying handle, for table.c / report.c / merge. */
-struct sqlite3 *store_db(Store *s);
 
 /* Schema version written to schema_version; a newer database is refused. */
 #define STORE_SCHEMA_VERSION 7     /* 2: runs.devices_json; 3: cases.profile_json, clocks;
@@ -174,26 +201,25 @@ int store_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err);
 
 /* ---- store_read.c: the read verbs' side ------------------------------------ */
 
-struct sqlite3;
 
 /* Open a database that must exist, read-only, creating nothing beside it
  * (immutable unless a -wal shows a writer at work); one that fails SQLite's
  * quick check is corrupt (KVX_EIO), one of another layout or a newer kvx's is
- * refused (KVX_EINPUT).  NULL with err.  Close with store_read_close. */
-struct sqlite3 *store_read_open(const char *path, KvxError *err);
-void store_read_close(struct sqlite3 *db);
+ * refused (KVX_EINPUT).  NULL with err.  Close with store_close.  The read
+ * verbs (report/, cli/, run/'s replay) read through it. */
+Store *store_read_open(const char *path, KvxError *err);
 /* The distinct spec names of the stored cases (of run run_id when not 0, of
  * the reference ref_name when not NULL), sorted, into an array in a. */
-int store_spec_names(struct sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a,
+int store_spec_names(Store *db, int64_t run_id, const char *ref_name, Arena *a,
                      const char ***names, int *n, KvxError *err);
 
 /* The spec_path of each run (kind 'run') that stored cases of spec_name,
  * newest first, into an array in a.  0, or -1 when it cannot be read. */
-int store_spec_paths(struct sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n);
+int store_spec_paths(Store *db, const char *spec_name, Arena *a, const char ***paths, int *n);
 /* The boundary a measured run placed its case buffers at (runs.devices_json's
  * buf_align): 0 for a run before it was recorded (the driver's placement), -1
  * for a reference or an unknown run. */
-int64_t store_run_buf_align(struct sqlite3 *db, int64_t run_id);
+int64_t store_run_buf_align(Store *db, int64_t run_id);
 
 /* ---- store_report.c: `kvx report`'s reads beside its tables ----------------
  * Over the cases of spec in the measured runs (run only_run alone when not
@@ -212,35 +238,36 @@ typedef struct StoreRunInfo {
 } StoreRunInfo;
 /* The measured runs (or run only_run) and every imported reference, measured
  * first, by id, into an array in a.  0 or -1 with err. */
-int store_report_runs(struct sqlite3 *db, const char *spec, int64_t only_run, Arena *a,
+int store_report_runs(Store *db, const char *spec, int64_t only_run, Arena *a,
                       StoreRunInfo **runs, int *n, KvxError *err);
 /* Each run whose cases name several GPUs: its id, how many, their UUIDs. */
 typedef void (*StoreMultiGpuFn)(void *ctx, int64_t run_id, int ngpus, const char *uuids);
-void store_report_multi_gpu(struct sqlite3 *db, const char *spec, int64_t only_run,
+void store_report_multi_gpu(Store *db, const char *spec, int64_t only_run,
                             StoreMultiGpuFn each, void *ctx);
 /* Each status with its count. */
 typedef void (*StoreStatusFn)(void *ctx, const char *status, int count);
-void store_report_statuses(struct sqlite3 *db, const char *spec, int64_t only_run,
+void store_report_statuses(Store *db, const char *spec, int64_t only_run,
                            StoreStatusFn each, void *ctx);
 /* Cases stored throttled: how many, the lowest SM clock, the highest maximum. */
-void store_report_throttled(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+void store_report_throttled(Store *db, const char *spec, int64_t only_run, int *n,
                             int *min_mhz, int *max_mhz);
 /* Timed cases whose spread stayed above their run's noise target: how many,
  * and the largest spread. */
-void store_report_noisy(struct sqlite3 *db, const char *spec, int64_t only_run, int *n,
+void store_report_noisy(Store *db, const char *spec, int64_t only_run, int *n,
                         double *max_noise);
 /* Each axis name a measured case of spec stored as a workload axis; 1 when
  * some case stored its workload at all, 0 when none did (older files). */
 typedef void (*StoreNameFn)(void *ctx, const char *name);
-int store_report_workload_axes(struct sqlite3 *db, const char *spec, StoreNameFn each, void *ctx);
+int store_report_workload_axes(Store *db, const char *spec, StoreNameFn each, void *ctx);
 
-/* The rows of a query whose text and bound parameters a reader built (the
- * case set of `kvx table`; report/results.c).  NULL with err when it does
- * not prepare.  next: 1 at a row, 0 at the end, -1 with err "WHAT: ...";
+/* The rows of a query: the cursor store_cases.h's queries return.  store_rows
+ * itself, a query's text and bound parameters, is store_cases.c's and, until
+ * issue 39 moves its queries here, report/results_nvbench.c's (nvbench JSON
+ * read with SQLite's JSON functions).  NULL with err when it does not prepare.  next: 1 at a row, 0 at the end, -1 with err "WHAT: ...";
  * text is valid until the next row. */
 typedef enum { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT } StoreType;
 typedef struct StoreRows StoreRows;
-StoreRows *store_rows(struct sqlite3 *db, const char *sql, const Value *params, int nparams,
+StoreRows *store_rows(Store *db, const char *sql, const Value *params, int nparams,
                       KvxError *err);
 int store_rows_next(StoreRows *r, const char *what, KvxError *err);
 StoreType store_rows_type(const StoreRows *r, int i);
@@ -260,14 +287,18 @@ typedef struct StoreCell {
     int json;                 /* text is valid JSON of a JSON-valued column */
 } StoreCell;
 typedef struct StoreExport StoreExport;
-StoreExport *store_export_open(struct sqlite3 *db, const char *spec, KvxError *err);
+StoreExport *store_export_open(Store *db, const char *spec, KvxError *err);
 int store_export_ncols(const StoreExport *x);
 const char *store_export_name(const StoreExport *x, int i);
 /* The next row into cells[0..ncols).  1, 0 at the end, -1 with err. */
 int store_export_next(StoreExport *x, StoreCell *cells, KvxError *err);
 void store_export_close(StoreExport *x);     /* accepts NULL */
 
-/* A CaseRow with every measurement NaN, counts 0 and strings NULL. */
+/* The SQL of value name v (a SpecValue) over cases c and variants v: a
+ * column, or an expression over them (l2_atomics). */
+const char *store_value_sql(int v);
+
+/* A CaseRow with every measurement NaN, counts 0, throttled -1 (unknown) and strings NULL. */
 void store_case_init(CaseRow *c);
 
 #endif

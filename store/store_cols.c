@@ -1,11 +1,36 @@
 /* store_cols: the table of stored columns (store_cols.h).  A column added to
- * the layout is a line here with the next `since` and STORE_SCHEMA_VERSION
- * raised: the file is created, migrated, inserted and exported from it. */
+ * the layout is a line here, or for a measured value a line of core/values.h's
+ * KVX_VALUES, with the next `since` and STORE_SCHEMA_VERSION raised: the file
+ * is created, migrated, inserted and exported from it.  Each value name's SQL
+ * is here too (store_value_sql). */
 #include "store_cols.h"
 #include "store.h"
 
 #include <stddef.h>
 #include <string.h>
+
+/* A column of core/values.h's table: cases columns (TIMED, RES, ROW from
+ * CaseRow; LATER filled by an update), variants columns (VAR). */
+#define STORE_SQLTYPE_REAL "REAL"
+#define STORE_SQLTYPE_INT "INTEGER"
+#define STORE_SQLTYPE_MHZ "INTEGER"
+#define STORE_SQLTYPE_TRI "INTEGER"
+#define VALUE_COL(n, type, since, bind, off, meaning) \
+    {#n, STORE_SQLTYPE_##type, "", since, bind, off, 0, meaning, NULL},
+#define CASES_TIMED(n, type, since, meaning) VALUE_COL(n, type, since, SCOL_##type, offsetof(CaseRow, n), meaning)
+#define CASES_RES CASES_TIMED
+#define CASES_ROW CASES_TIMED
+#define CASES_LATER(n, type, since, meaning) VALUE_COL(n, type, since, SCOL_NONE, 0, meaning)
+#define CASES_VAR(n, type, since, meaning)
+#define CASES_SQL(n, type, since, meaning)
+#define STORE_COL_CASE(n, from, type, since, tab, unit, imp, doc, meaning) CASES_##from(n, type, since, meaning)
+#define VARIANTS_TIMED(n, type, since, meaning)
+#define VARIANTS_RES VARIANTS_TIMED
+#define VARIANTS_ROW VARIANTS_TIMED
+#define VARIANTS_LATER VARIANTS_TIMED
+#define VARIANTS_SQL VARIANTS_TIMED
+#define VARIANTS_VAR(n, type, since, meaning) VALUE_COL(n, type, since, SCOL_##type, offsetof(VariantRow, n), meaning)
+#define STORE_COL_VAR(n, from, type, since, tab, unit, imp, doc, meaning) VARIANTS_##from(n, type, since, meaning)
 
 static const StoreCol runs_cols[] = {
     {"id", "INTEGER", " PRIMARY KEY", 1, SCOL_NONE, 0, 0,
@@ -126,19 +151,7 @@ static const StoreCol variants_cols[] = {
      "1 / 0", NULL},
     {"compile_log", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, compile_log), 0,
      "NVRTC log, NULL when empty", NULL},
-    {"compile_ms", "REAL", "", 1, SCOL_REAL, offsetof(VariantRow, compile_ms), 0,
-     "NVRTC time, ms", NULL},
-    {"regs", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, regs), 0,
-     "ptxas report: registers per thread (a variant of several kernels: the largest; each "
-     "kernel's in `kernels_json`)", NULL},
-    {"spill_stores", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, spill_stores), 0,
-     "ptxas report: spill store bytes (several kernels: the largest)", NULL},
-    {"spill_loads", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, spill_loads), 0,
-     "ptxas report: spill load bytes (several kernels: the largest)", NULL},
-    {"smem_static", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, smem_static), 0,
-     "ptxas report: static shared memory, bytes (several kernels: the largest)", NULL},
-    {"stack", "INTEGER", "", 1, SCOL_INT, offsetof(VariantRow, stack), 0,
-     "ptxas report: stack frame, bytes (several kernels: the largest)", NULL},
+    KVX_VALUES(STORE_COL_VAR)
     {"inspect_json", "TEXT", "", 1, SCOL_TEXT, offsetof(VariantRow, inspect_json), 1,
      "PTX/SASS facts as JSON (`kvx table --value inspect.KEY`): `tags`, the counts by kind, "
      "`sites` (per atomic call site: `space`, `source`, `ptxas`, `sass`, `per_warp`; "
@@ -199,45 +212,7 @@ static const StoreCol cases_cols[] = {
      "cluster size in y (launch geometry)", NULL},
     {"cluster_z", "INTEGER", "", 1, SCOL_I64, offsetof(CaseRow, cluster[2]), 0,
      "cluster size in z (launch geometry)", NULL},
-    {"median_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, median_ms), 0,
-     "median kernel time per launch over the samples, ms (CUDA events)", NULL},
-    {"min_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, min_ms), 0,
-     "fastest sample, ms per launch", NULL},
-    {"max_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, max_ms), 0,
-     "slowest sample, ms per launch", NULL},
-    {"mean_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, mean_ms), 0,
-     "mean over the samples, ms per launch", NULL},
-    {"stdev_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, stdev_ms), 0,
-     "standard deviation over the samples, ms", NULL},
-    {"noise", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, noise), 0,
-     "relative spread (p75 − p25) / median", NULL},
-    {"samples", "INTEGER", "", 1, SCOL_INT, offsetof(CaseRow, samples), 0,
-     "timed samples", NULL},
-    {"rel_err", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, rel_err), 0,
-     "relative error of a float check (2-norm), NULL when not applicable", NULL},
-    {"bytes", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, bytes), 0,
-     "the spec's declared `bytes` metric, NULL when undeclared or, for one that reads a scalar output, "
-     "when the worker sent no value (docs/spec.md, Metrics)", NULL},
-    {"atomics", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, atomics), 0,
-     "the spec's declared `atomics` metric, NULL when undeclared or, for one that reads a scalar output, "
-     "when the worker sent no value (docs/spec.md, Metrics)", NULL},
-    {"elements", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, elements), 0,
-     "the spec's declared `elements` metric, NULL when undeclared or, for one that reads a scalar output, "
-     "when the worker sent no value (docs/spec.md, Metrics)", NULL},
-    {"gbs", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, gbs), 0,
-     "bytes / median time, GB/s", NULL},
-    {"pct_peak", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, pct_peak), 0,
-     "`gbs` as % of `runs.peak_gbs`", NULL},
-    {"elems_per_s", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, elems_per_s), 0,
-     "elements per second", NULL},
-    {"atomics_per_s", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, atomics_per_s), 0,
-     "atomics per second", NULL},
-    {"t_input_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, t_input_ms), 0,
-     "host time spent generating the inputs, ms", NULL},
-    {"t_verify_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, t_verify_ms), 0,
-     "host time spent on verification, ms", NULL},
-    {"t_measure_ms", "REAL", "", 1, SCOL_REAL, offsetof(CaseRow, t_measure_ms), 0,
-     "host time spent sampling, ms", NULL},
+    KVX_VALUES(STORE_COL_CASE)
     {"stored_at", "TEXT", " NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))", 1, SCOL_NONE, 0, 0,
      "ISO 8601 UTC", NULL},
     {"profile_json", "TEXT", "", 3, SCOL_TEXT, offsetof(CaseRow, profile_json), 1,
@@ -250,30 +225,6 @@ static const StoreCol cases_cols[] = {
      " generating inputs on the host, or waiting after the samples for a host reference the parent"
      " has not yet computed), `warmups`, `launches` (all kernel launches, batch tails included).  NULL for a"
      " case no worker answered (timeout, death, compile error, skipped by the parent)", NULL},
-    {"sm_mhz", "INTEGER", "", 3, SCOL_MHZ, offsetof(CaseRow, sm_mhz), 0,
-     "SM clock read (NVML) while the case's first batch of samples ran, MHz; NULL when unknown "
-     "(no NVML)", NULL},
-    {"mem_mhz", "INTEGER", "", 3, SCOL_MHZ, offsetof(CaseRow, mem_mhz), 0,
-     "memory clock read (NVML) while the case's first batch of samples ran, MHz; NULL when "
-     "unknown (no NVML)", NULL},
-    {"sm_max_mhz", "INTEGER", "", 3, SCOL_MHZ, offsetof(CaseRow, sm_max_mhz), 0,
-     "the SM clock's maximum (NVML)", NULL},
-    {"throttled", "INTEGER", "", 3, SCOL_TRI, offsetof(CaseRow, throttled), 0,
-     "1 when `sm_mhz` was below 90% of `sm_max_mhz`, 0 when not, NULL when unknown", NULL},
-    {"l2_atom_requests", "REAL", "", 4, SCOL_NONE, 0, 0,
-     "L2 requests of global atomics (Nsight Compute's "
-     "`lts__t_requests_srcunit_tex_op_atom.sum`, `..._red.sum`), from `kvx run --counters`; "
-     "NULL when not collected", NULL},
-    {"l2_red_requests", "REAL", "", 4, SCOL_NONE, 0, 0,
-     "L2 requests of reductions (Nsight Compute's "
-     "`lts__t_requests_srcunit_tex_op_atom.sum`, `..._red.sum`), from `kvx run --counters`; "
-     "NULL when not collected", NULL},
-    {"dram_read_bytes", "REAL", "", 4, SCOL_NONE, 0, 0,
-     "bytes read from device memory by the case's one profiled launch "
-     "(`--counters`)", NULL},
-    {"dram_write_bytes", "REAL", "", 4, SCOL_NONE, 0, 0,
-     "bytes written to device memory by the case's one profiled launch "
-     "(`--counters`)", NULL},
     {"counters_json", "TEXT", "", 6, SCOL_NONE, 0, 1,
      "every metric of `kvx run --counters` (Nsight Compute's names) for the case's one profiled "
      "launch, JSON: `{\"dram__bytes_read.sum\":67108864,...}`, null where ncu gave no number "
@@ -322,4 +273,45 @@ void store_cols_markdown(const StoreTable *t, StrBuf *b)
             sb_printf(b, "(schema %d) ", c->since);
         sb_printf(b, "%s |\n", c->meaning);
     }
+}
+
+/* ---- the value names' SQL ---------------------------------------------------- */
+
+/* A value name's column (cases c, variants v), by SpecValue; an SQL line's
+ * expression is derived[]'s. */
+#define SQL_OF_TIMED(n) "c." #n
+#define SQL_OF_RES SQL_OF_TIMED
+#define SQL_OF_ROW SQL_OF_TIMED
+#define SQL_OF_LATER SQL_OF_TIMED
+#define SQL_OF_VAR(n) "v." #n
+#define SQL_OF_SQL(n) NULL
+#define VALUE_SQL_OBJ(n, from) [SPEC_VALUE_##n] = SQL_OF_##from(n),
+#define VALUE_SQL_TAB VALUE_SQL_OBJ
+#define VALUE_SQL_FACT VALUE_SQL_OBJ
+#define VALUE_SQL_NO(n, from)
+static const char *const value_sql[SPEC_VALUE_COUNT] = {
+#define X(n, from, type, since, tab, unit, imp, doc, meaning) VALUE_SQL_##tab(n, from)
+    KVX_VALUES(X)
+#undef X
+};
+
+/* The values of KVX_VALUES' SQL lines: expressions over the stored columns. */
+static const struct {
+    SpecValue v;
+    const char *sql;
+} derived[] = {
+    {SPEC_VALUE_l2_atomics, "(c.l2_atom_requests + c.l2_red_requests)"},
+    {SPEC_VALUE_l2_atomics_per_1k, "((c.l2_atom_requests + c.l2_red_requests) * 1000.0 / nullif(c.atomics, 0))"},
+};
+
+const char *store_value_sql(int v)
+{
+    KVX_ASSERT(v >= 0 && v < SPEC_VALUE_COUNT);
+    if (value_sql[v])
+        return value_sql[v];
+    for (size_t i = 0; i < sizeof derived / sizeof derived[0]; i++)
+        if ((int)derived[i].v == v)
+            return derived[i].sql;
+    KVX_ASSERT(!"an SQL line of KVX_VALUES has an expression in derived[]");
+    return NULL;
 }

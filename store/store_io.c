@@ -117,7 +117,11 @@ static int merge_attach(sqlite3 *db, const char *in_path, KvxError *err)
         kvx_error_set(err, KVX_EIO, NULL, "merge: %s", sqlite3_errmsg(db));
         return -1;
     }
-    sqlite3_bind_text(q, 1, in_path, -1, SQLITE_TRANSIENT);
+    /* Read-only, and immutable unless a writer is at work: a merge reads its
+     * inputs as the read verbs do, and leaves nothing beside them. */
+    char *uri = store_read_uri(in_path);
+    sqlite3_bind_text(q, 1, uri, -1, SQLITE_TRANSIENT);
+    free(uri);
     int ok = sqlite3_step(q) == SQLITE_DONE;
     sqlite3_finalize(q);
     if (!ok) {

@@ -7,6 +7,7 @@
  * Invariants: a read opens nothing for writing and creates no file beside
  * the database; every value comes in through a bound parameter. */
 #include "store.h"
+#include "store_internal.h"
 #include "store_cols.h"
 
 #include <sqlite3.h>
@@ -15,21 +16,6 @@
 #include <unistd.h>
 
 /* ---- opening --------------------------------------------------------------------- */
-
-/* path as a file: URI with immutable=1, its special characters escaped. */
-static char *immutable_uri(const char *path)
-{
-    StrBuf b;
-    sb_init(&b);
-    sb_puts(&b, "file:");
-    for (const char *p = path; *p; p++)
-        if (*p == '?' || *p == '#' || *p == '%' || (unsigned char)*p < 0x21)
-            sb_printf(&b, "%%%02X", (unsigned char)*p);
-        else
-            sb_putc(&b, *p);
-    sb_puts(&b, "?immutable=1");
-    return sb_take(&b);
-}
 
 /* A database that fails SQLite's quick check is named corrupt, with what the
  * check found: flipped bytes once read as "no cases stored". */
@@ -78,7 +64,7 @@ static int check_schema(sqlite3 *db, const char *path, KvxError *err)
     return 0;
 }
 
-sqlite3 *store_read_open(const char *path, KvxError *err)
+Store *store_read_open(const char *path, KvxError *err)
 {
     if (access(path, F_OK) != 0) {
         kvx_error_set(err, KVX_EINPUT, NULL,
@@ -89,9 +75,7 @@ sqlite3 *store_read_open(const char *path, KvxError *err)
      * created beside the file, and readable where nothing may be written)
      * unless a write-ahead log is there, which only a locking reader may read:
      * a run in progress, whose pages are not all in the main file yet. */
-    char wal[4096];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    char *uri = access(wal, F_OK) == 0 ? mem_strdup(path) : immutable_uri(path);
+    char *uri = store_read_uri(path);
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
@@ -110,14 +94,14 @@ sqlite3 *store_read_open(const char *path, KvxError *err)
         sqlite3_close(db);
         return NULL;
     }
-    return db;
+    return store_wrap(db, path);
 }
 
-void store_read_close(sqlite3 *db) { sqlite3_close(db); }
 
-int store_spec_names(sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a,
+int store_spec_names(Store *st, int64_t run_id, const char *ref_name, Arena *a,
                      const char ***names, int *n, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     const char *sql = "SELECT DISTINCT c.spec_name FROM cases c JOIN runs r ON r.id = c.run_id"
                       " WHERE (?1 = 0 OR c.run_id = ?1) AND (?2 IS NULL OR (r.kind ="
@@ -147,8 +131,9 @@ int store_spec_names(sqlite3 *db, int64_t run_id, const char *ref_name, Arena *a
     return 0;
 }
 
-int store_spec_paths(sqlite3 *db, const char *spec_name, Arena *a, const char ***paths, int *n)
+int store_spec_paths(Store *st, const char *spec_name, Arena *a, const char ***paths, int *n)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     *paths = NULL, *n = 0;
     if (sqlite3_prepare_v2(db, "SELECT r.spec_path FROM runs r WHERE r.kind = 'run' AND"
@@ -171,8 +156,9 @@ int store_spec_paths(sqlite3 *db, const char *spec_name, Arena *a, const char **
     return 0;
 }
 
-int64_t store_run_buf_align(sqlite3 *db, int64_t run_id)
+int64_t store_run_buf_align(Store *st, int64_t run_id)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     int64_t align = 0;
     /* A database before schema 2, read as it is, has no devices_json. */
@@ -198,8 +184,9 @@ struct StoreRows {
     sqlite3_stmt *st;
 };
 
-StoreRows *store_rows(sqlite3 *db, const char *sql, const Value *params, int nparams, KvxError *err)
+StoreRows *store_rows(Store *s, const char *sql, const Value *params, int nparams, KvxError *err)
 {
+    sqlite3 *db = store_db(s);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         kvx_error_set(err, KVX_EIO, NULL, "results query: %s", sqlite3_errmsg(db));
@@ -263,7 +250,10 @@ void store_rows_close(StoreRows *r)
 
 /* ---- export ---------------------------------------------------------------------- */
 
-/* Fixed columns of an exported row, in order.  Axes follow `spec_name`. */
+/* Fixed columns of an exported row, in order: kvx 0.2.0's export, kept as
+ * it was for the scripts that read it by position.  Axes follow `spec_name`.
+ * Every other stored column follows them in store_cols.c's order (a value
+ * added to core/values.h's table comes out there by itself). */
 static const char *const export_head[] = {
     "c.id AS case_id", "c.run_id", "r.kind AS run_kind", "r.name AS run_name", "c.spec_name",
 };
@@ -286,6 +276,7 @@ static const char *const export_tail[] = {
  * it holds JSON (nested as an object in JSON output), and where its
  * json_valid() flag sits in the query (-1: none). */
 typedef struct ExportCol {
+    const StoreCol *col;        /* the stored column it reads, or NULL */
     const char *expr;
     const char *name;
     int json;
@@ -310,7 +301,33 @@ struct StoreExport {
     int naxes, cap;
     ExportCol *cols;            /* in a */
     int ncols, nvalid;
+    /* The file's own layout: each table's columns, "TABLE.NAME" newline-
+     * separated (a file of an older schema lacks the newer ones). */
+    StrBuf layout;
 };
+
+/* The columns the file's tables have, into x->layout.  0 or -1. */
+static int export_layout(StoreExport *x)
+{
+    sb_putc(&x->layout, '\n');
+    if (sqlite3_prepare_v2(x->db, "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p"
+                           " WHERE m.type = 'table'", -1, &x->q, NULL))
+        return -1;
+    while (sqlite3_step(x->q) == SQLITE_ROW)
+        sb_printf(&x->layout, "%s.%s\n", (const char *)sqlite3_column_text(x->q, 0),
+                  (const char *)sqlite3_column_text(x->q, 1));
+    sqlite3_finalize(x->q);
+    x->q = NULL;
+    return 0;
+}
+
+/* Whether the file's table t has column name. */
+static int file_has(const StoreExport *x, const StoreTable *t, const char *name)
+{
+    char key[160];
+    snprintf(key, sizeof key, "\n%s.%s\n", t->name, name);
+    return strstr(sb_str(&x->layout), key) != NULL;
+}
 
 static int export_axes(StoreExport *x)
 {
@@ -357,11 +374,15 @@ static int name_taken(const StoreExport *x, const char *name)
     return 0;
 }
 
+/* A column of the export; a stored column the file's layout lacks (an older
+ * schema) is NULL in every row. */
 static void add_col(StoreExport *x, const char *expr, const char *name)
 {
     const StoreCol *c = expr_col(expr);
     ExportCol *e = &x->cols[x->ncols++];
-    e->expr = expr;
+    int t = !c ? -1 : expr[0] == 'r' ? STORE_T_RUNS : expr[0] == 'v' ? STORE_T_VARIANTS : STORE_T_CASES;
+    e->col = c;
+    e->expr = c && !file_has(x, &store_tables[t], c->name) ? "NULL" : expr;
     e->name = name;
     e->json = c && c->json;
     e->valid_at = -1;
@@ -383,7 +404,7 @@ static void add_stored(StoreExport *x)
             const char *expr = arena_printf(x->a, "%s.%s", alias_of[order[k]], t->cols[i].name);
             int have = !strcmp(expr, "r.id") || !strcmp(expr, "v.id") || !strcmp(expr, "v.run_id");
             for (int j = 0; j < x->ncols && !have; j++)
-                have = expr_col(x->cols[j].expr) == &t->cols[i];
+                have = x->cols[j].col == &t->cols[i];
             if (have)
                 continue;
             const char *name = t->cols[i].name;
@@ -403,7 +424,7 @@ static void export_plan(StoreExport *x)
         add_col(x, export_head[i], col_name(export_head[i]));
     int first_axis = x->ncols;
     for (int i = 0; i < x->naxes; i++)
-        x->cols[x->ncols++] = (ExportCol){"json_extract(c.axes, ?)", "", 0, -1};
+        x->cols[x->ncols++] = (ExportCol){NULL, "json_extract(c.axes, ?)", "", 0, -1};
     for (int i = 0; i < NTAIL; i++)
         add_col(x, export_tail[i], col_name(export_tail[i]));
     add_stored(x);
@@ -443,12 +464,14 @@ static int export_query(StoreExport *x)
     return 0;
 }
 
-StoreExport *store_export_open(sqlite3 *db, const char *spec, KvxError *err)
+StoreExport *store_export_open(Store *st, const char *spec, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     StoreExport *x = mem_calloc(1, sizeof *x);
     *x = (StoreExport){.db = db, .spec = spec, .a = arena_new(), .cap = 16};
     x->axes = mem_alloc(sizeof *x->axes * (size_t)x->cap);
-    if (export_axes(x))
+    sb_init(&x->layout);
+    if (export_layout(x) || export_axes(x))
         goto fail;
     export_plan(x);
     if (export_query(x))
@@ -500,6 +523,7 @@ void store_export_close(StoreExport *x)
         return;
     sqlite3_finalize(x->q);
     free(x->axes);
+    sb_free(&x->layout);
     arena_free(x->a);
     free(x);
 }

@@ -6,6 +6,7 @@
  *
  * Invariants: read-only; the spec name and run id are bound parameters. */
 #include "store.h"
+#include "store_internal.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -41,9 +42,10 @@ static void run_row(sqlite3_stmt *q, StoreRunInfo *r, Arena *a)
     r->measure_json = text(q, 17, a), r->command = text(q, 18, a);
 }
 
-int store_report_runs(sqlite3 *db, const char *spec, int64_t only_run, Arena *a, StoreRunInfo **runs,
+int store_report_runs(Store *st, const char *spec, int64_t only_run, Arena *a, StoreRunInfo **runs,
                       int *n, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     static const char *const sql =
         "SELECT r.id, r.kind, coalesce(r.name, ''), coalesce(r.gpu_name, '?'), r.cc,"
         " r.sm_count, r.clock_mhz, r.mem_clock_mhz, r.peak_gbs, r.driver_version,"
@@ -74,9 +76,10 @@ int store_report_runs(sqlite3 *db, const char *spec, int64_t only_run, Arena *a,
     return 0;
 }
 
-void store_report_multi_gpu(sqlite3 *db, const char *spec, int64_t only_run, StoreMultiGpuFn each,
+void store_report_multi_gpu(Store *st, const char *spec, int64_t only_run, StoreMultiGpuFn each,
                             void *ctx)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = prepare(db, "SELECT c.run_id, count(DISTINCT c.device_uuid),"
                               " group_concat(DISTINCT c.device_uuid) FROM cases c JOIN runs r ON"
                               " r.id = c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
@@ -89,9 +92,10 @@ void store_report_multi_gpu(sqlite3 *db, const char *spec, int64_t only_run, Sto
     sqlite3_finalize(q);
 }
 
-void store_report_statuses(sqlite3 *db, const char *spec, int64_t only_run, StoreStatusFn each,
+void store_report_statuses(Store *st, const char *spec, int64_t only_run, StoreStatusFn each,
                            void *ctx)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = prepare(db, "SELECT c.status, count(*) FROM cases c JOIN runs r ON r.id ="
                               " c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
                               " (?2 = 0 OR r.id = ?2) GROUP BY c.status", spec, only_run);
@@ -100,9 +104,10 @@ void store_report_statuses(sqlite3 *db, const char *spec, int64_t only_run, Stor
     sqlite3_finalize(q);
 }
 
-void store_report_throttled(sqlite3 *db, const char *spec, int64_t only_run, int *n, int *min_mhz,
+void store_report_throttled(Store *st, const char *spec, int64_t only_run, int *n, int *min_mhz,
                             int *max_mhz)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = prepare(db, "SELECT count(*), min(c.sm_mhz), max(c.sm_max_mhz) FROM cases c JOIN"
                               " runs r ON r.id = c.run_id WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
                               " (?2 = 0 OR r.id = ?2) AND c.throttled = 1", spec, only_run);
@@ -113,8 +118,9 @@ void store_report_throttled(sqlite3 *db, const char *spec, int64_t only_run, int
     sqlite3_finalize(q);
 }
 
-void store_report_noisy(sqlite3 *db, const char *spec, int64_t only_run, int *n, double *max_noise)
+void store_report_noisy(Store *st, const char *spec, int64_t only_run, int *n, double *max_noise)
 {
+    sqlite3 *db = store_db(st);
     /* Timed cases whose sampling ended (max_samples or budget) before the
      * spread met the run's noise target. */
     sqlite3_stmt *q = prepare(db, "SELECT count(*), max(c.noise) FROM cases c JOIN runs r ON r.id ="
@@ -127,8 +133,9 @@ void store_report_noisy(sqlite3 *db, const char *spec, int64_t only_run, int *n,
     sqlite3_finalize(q);
 }
 
-int store_report_workload_axes(sqlite3 *db, const char *spec, StoreNameFn each, void *ctx)
+int store_report_workload_axes(Store *st, const char *spec, StoreNameFn each, void *ctx)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = prepare(db, "SELECT j.key FROM cases c JOIN runs r ON r.id = c.run_id,"
                               " json_each(c.workload) j WHERE c.spec_name = ?1 AND r.kind = 'run'"
                               " AND json_valid(c.workload) GROUP BY j.key UNION ALL SELECT NULL"

@@ -2,36 +2,27 @@
  * name and keys are bound parameters, and a column name is spliced into SQL
  * only after store_objective_dir accepted it. */
 #include "store_search.h"
+#include "store_internal.h"
+#include "core/values.h"
 
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    int lower;
-} objectives[] = {
-#define X(c, lower) {#c, lower},
-    STORE_OBJECTIVES(X)
-#undef X
-};
-enum { NOBJ = sizeof objectives / sizeof objectives[0] };
-
 int store_objective_dir(const char *column)
 {
-    for (int i = 0; i < NOBJ; i++)
-        if (column && !strcmp(column, objectives[i].name))
-            return objectives[i].lower;
-    return -1;
+    int v = column ? values_find(column) : -1;
+    return v >= 0 && values_info[v].objective ? values_lower_better(values_info[v].unit) : -1;
 }
 
 const char *store_objective_list(void)
 {
-    static char buf[256];
-    if (!buf[0])
-        for (int i = 0; i < NOBJ; i++)
-            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ", " : "", objectives[i].name);
+    static _Thread_local char buf[256];
+    size_t at = 0;
+    for (int i = 0; i < SPEC_VALUE_COUNT; i++)
+        if (values_info[i].objective && at < sizeof buf)
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", at ? ", " : "", values_info[i].name);
     return buf;
 }
 
@@ -60,8 +51,9 @@ static double real_or_nan(sqlite3_stmt *q, int i)
     return sqlite3_column_type(q, i) == SQLITE_NULL ? NAN : sqlite3_column_double(q, i);
 }
 
-int store_search_axes(sqlite3 *db, const char *spec, StoreDeclFn each, void *ctx, KvxError *err)
+int store_search_axes(Store *st, const char *spec, StoreDeclFn each, void *ctx, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     static const char *const sql =
         "SELECT a.key, v.value FROM (SELECT r.axes_json FROM runs r WHERE r.kind = 'run' AND"
         " r.axes_json IS NOT NULL AND EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND"
@@ -76,9 +68,10 @@ int store_search_axes(sqlite3 *db, const char *spec, StoreDeclFn each, void *ctx
     return finish(db, q, step, err);
 }
 
-int store_search_cases(sqlite3 *db, const char *spec, const char *column, StoreCaseAxisFn each, void *ctx,
+int store_search_cases(Store *st, const char *spec, const char *column, StoreCaseAxisFn each, void *ctx,
                        KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     if (store_objective_dir(column) < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "'%s' is no objective (expected one of: %s)", column,
                       store_objective_list());
@@ -101,9 +94,10 @@ int store_search_cases(sqlite3 *db, const char *spec, const char *column, StoreC
     return finish(db, q, step, err);
 }
 
-int store_search_case(sqlite3 *db, const char *key, const char *column, char status[32], double *value,
+int store_search_case(Store *st, const char *key, const char *column, char status[32], double *value,
                       double *cost_ms, KvxError *err)
 {
+    sqlite3 *db = store_db(st);
     status[0] = 0;
     *value = *cost_ms = NAN;
     if (store_objective_dir(column) < 0) {
@@ -125,8 +119,9 @@ int store_search_case(sqlite3 *db, const char *key, const char *column, char sta
     return finish(db, q, step, err);
 }
 
-int store_search_runs(sqlite3 *db, const char *spec)
+int store_search_runs(Store *st, const char *spec)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM runs WHERE spec_name = ?1 AND"
                            " search_strategy IS NOT NULL)", -1, &q, NULL) != SQLITE_OK)
@@ -137,8 +132,9 @@ int store_search_runs(sqlite3 *db, const char *spec)
     return found;
 }
 
-void store_search_gpu(sqlite3 *db, const char *spec, char *out, size_t n)
+void store_search_gpu(Store *st, const char *spec, char *out, size_t n)
 {
+    sqlite3 *db = store_db(st);
     sqlite3_stmt *q = NULL;
     out[0] = 0;
     if (sqlite3_prepare_v2(db, "SELECT coalesce(gpu_name, '') FROM runs r WHERE kind = 'run' AND EXISTS"
@@ -149,4 +145,58 @@ void store_search_gpu(sqlite3 *db, const char *spec, char *out, size_t n)
     if (sqlite3_step(q) == SQLITE_ROW)
         snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 0));
     sqlite3_finalize(q);
+}
+
+/* col of table t as the query reads it: NULL where the file's layout lacks it. */
+static const char *col_or_null(Store *st, const char *t, const char *col, const char *expr)
+{
+    return store_column_exists(st, t, col) == 1 ? expr : "NULL";
+}
+
+int store_search_facts(Store *st, const char *spec, StoreFactsFn each, void *ctx, KvxError *err)
+{
+    sqlite3 *db = store_db(st);
+    char sql[1024];
+    int kern = store_column_exists(st, "variants", "kernels_json") == 1;
+    snprintf(sql, sizeof sql,
+             "SELECT c.id, coalesce(c.variant_id, 0), c.status, v.compile_ms, c.t_verify_ms,"
+             " c.t_input_ms + c.t_measure_ms, c.gbs, %s, %s"
+             " FROM cases c JOIN runs r ON r.id = c.run_id LEFT JOIN variants v ON v.id = c.variant_id"
+             " WHERE c.spec_name = ?1 AND r.kind = 'run' ORDER BY c.id",
+             col_or_null(st, "cases", "samples_json",
+                         "CASE WHEN json_valid(c.samples_json) AND json_type(c.samples_json) = 'array'"
+                         " THEN c.samples_json END"),
+             kern ? "(SELECT group_concat(json_extract(k.value, '$.kernel'), '+') FROM json_each("
+                    "CASE WHEN json_valid(v.kernels_json) THEN v.kernels_json ELSE '[]' END) k)"
+                  : "NULL");
+    sqlite3_stmt *q = prepare(db, sql, spec, err);
+    if (!q)
+        return -1;
+    int step;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+        StoreSearchFacts f = {
+            sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), (const char *)sqlite3_column_text(q, 2),
+            real_or_nan(q, 3), real_or_nan(q, 4), real_or_nan(q, 5), real_or_nan(q, 6),
+            (const char *)sqlite3_column_text(q, 7), (const char *)sqlite3_column_text(q, 8)};
+        each(ctx, &f);
+    }
+    return finish(db, q, step, err);
+}
+
+int store_search_counters(Store *st, const char *spec, StoreMetricFn each, void *ctx, KvxError *err)
+{
+    if (store_column_exists(st, "cases", "counters_json") != 1)
+        return 0;       /* a file before schema 6 */
+    sqlite3 *db = store_db(st);
+    sqlite3_stmt *q = prepare(db, "SELECT c.id, j.key, j.value FROM cases c JOIN runs r ON r.id = c.run_id,"
+                                  " json_each(CASE WHEN json_valid(c.counters_json) THEN c.counters_json"
+                                  " ELSE '{}' END) j WHERE c.spec_name = ?1 AND r.kind = 'run' AND"
+                                  " j.type IN ('integer', 'real') ORDER BY c.id, j.id", spec, err);
+    if (!q)
+        return -1;
+    int step;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW)
+        each(ctx, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+             sqlite3_column_double(q, 2));
+    return finish(db, q, step, err);
 }

@@ -248,15 +248,25 @@ static sqlite3 *open_db(const char *path)
     return db;
 }
 
+/* Read-only, as the read verbs open it. */
+static Store *read_db(const char *path)
+{
+    KvxError err = {0};
+    Store *db = store_read_open(path, &err);
+    if (!db)
+        fail_msg("%s", err.msg);
+    return db;
+}
+
 /* results_table into a string. */
 static int table_text(const char *dbname, TableOpts *o, char **text, KvxError *err)
 {
-    sqlite3 *db = open_db(tmp_path(dbname));
+    Store *db = read_db(tmp_path(dbname));
     size_t len;
     FILE *f = open_memstream(text, &len);
     int rc = results_table(db, o, f, err);
     fclose(f);
-    sqlite3_close(db);
+    store_close(db);
     return rc;
 }
 

@@ -30,6 +30,7 @@
 #include "compile/inspect.h"
 #include "core/values.h"
 #include "host/inputs.h"
+#include "tests/python_tools.h"
 
 /* kvx_child.h's shard and merge helpers are test_run_fake's. */
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -191,6 +192,58 @@ static void test_keys_ignore_path_and_where(void **state)
 
 /* ---- the pandas example ----------------------------------------------------------------- */
 
+/* The python block of docs/results-schema.md between "<!-- NAME: begin -->"
+ * and "<!-- NAME: end -->", written to path. */
+static void doc_block(const char *name, const char *path)
+{
+    char *doc = file_read(KVX_SOURCE_DIR "/docs/results-schema.md", NULL);
+    assert_non_null(doc);
+    char mark[128];
+    snprintf(mark, sizeof mark, "<!-- %s: begin -->\n```python\n", name);
+    char *begin = strstr(doc, mark);
+    if (!begin)
+        fail_msg("docs/results-schema.md has no block '%s'", mark);
+    begin = strchr(strchr(begin, '\n') + 1, '\n') + 1;
+    snprintf(mark, sizeof mark, "```\n<!-- %s: end -->", name);
+    char *end = strstr(begin, mark);
+    assert_non_null(end);
+    assert_int_equal(file_write_atomic(path, begin, (size_t)(end - begin)), 0);
+    free(doc);
+}
+
+/* docs/results-schema.md's read_sql block, run as written from a directory
+ * whose results/kvx.db is a committed database (results/h200/contention.db,
+ * made read-only): the pivot comes out, the file is as it was and nothing
+ * lies beside it (no -wal, -shm or -journal). */
+static void test_read_sql_example(void **state)
+{
+    if (!python_has("pandas", "the read_sql example of docs/results-schema.md"))
+        return;
+    char dir[600], cmd[2000];
+    snprintf(dir, sizeof dir, "%s/ro/results", tmp);
+    assert_int_equal(file_mkdir_p(dir), 0);
+    doc_block("read_sql example", tmp_path("ro/read_sql.py"));
+    snprintf(cmd, sizeof cmd, "cp results/h200/contention.db '%s/kvx.db' && chmod 0444 '%s/kvx.db'", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    const char *log = tmp_path("read_sql.log");
+    snprintf(cmd, sizeof cmd, "cd '%s/ro' && python3 read_sql.py > '%s' 2>&1", tmp, log);
+    if (system(cmd) != 0) {
+        dump(log);
+        fail_msg("the read_sql example failed");
+    }
+    char *out = file_read(log, NULL);
+    assert_non_null(out);
+    assert_non_null(strstr(out, "strategy"));
+    assert_non_null(strstr(out, "block_smem_warp"));
+    assert_non_null(strstr(out, "hit_rate"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "cmp -s results/h200/contention.db '%s/kvx.db'", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = kvx.db", dir);
+    if (system(cmd) != 0)
+        fail_msg("reading %s/kvx.db left files beside it", dir);
+}
+
 /* docs/results-schema.md's pandas block, run as written on `kvx export` of a
  * fake-device run with --counters (tests/data/ncu/fake_ncu.sh stands in for
  * ncu: row i of a batch gets (i + 1) * 1024 for every metric): the pivot, the
@@ -198,19 +251,9 @@ static void test_keys_ignore_path_and_where(void **state)
  * pandas is missing. */
 static void test_pandas_example(void **state)
 {
-    if (system("python3 -c 'import pandas' >/dev/null 2>&1") != 0) {
-        printf("python3 with pandas not installed: the example of docs/results-schema.md not run\n");
+    if (!python_has("pandas", "the example of docs/results-schema.md"))
         return;
-    }
-    char *doc = file_read(KVX_SOURCE_DIR "/docs/results-schema.md", NULL);
-    assert_non_null(doc);
-    char *begin = strstr(doc, "<!-- pandas example: begin -->\n```python\n");
-    assert_non_null(begin);
-    begin = strchr(strchr(begin, '\n') + 1, '\n') + 1;
-    char *end = strstr(begin, "```\n<!-- pandas example: end -->");
-    assert_non_null(end);
-    assert_int_equal(file_write_atomic(tmp_path("example.py"), begin, (size_t)(end - begin)), 0);
-    free(doc);
+    doc_block("pandas example", tmp_path("example.py"));
     const char *db = tmp_path("counters.db"), *log = tmp_path("pandas.log");
     setenv("KVX_NCU", KVX_SOURCE_DIR "/tests/data/ncu/fake_ncu.sh", 1);
     setenv("FAKE_NCU_KERNEL", "fill", 1);
@@ -279,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_keys_ignore_path_and_where),
         cmocka_unit_test(test_error_prefixes),
         cmocka_unit_test(test_pandas_example),
+        cmocka_unit_test(test_read_sql_example),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return child_dir_done(failed);

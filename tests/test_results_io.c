@@ -12,6 +12,7 @@
 
 #include "tests/results_fixture.h"
 #include "store/store_cols.h"
+#include "tests/python_tools.h"
 
 /* ---- import, export, merge --------------------------------------------------- */
 
@@ -363,10 +364,8 @@ static void check_matplotlib(const char *dir, const char *stem, int logx)
     assert_non_null(py);
     assert_int_equal(strstr(py, "logx, logy = True") != NULL, logx);
     free(py);
-    if (system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
-        printf("python3 with matplotlib not installed: %s not run\n", p);
+    if (!python_has("matplotlib", p))
         return;
-    }
     for (int i = 0; i < 2; i++) {
         snprintf(cmd, sizeof cmd, "%s/contention/%s.%s", dir, stem, i ? "png" : "svg");
         unlink(cmd);
@@ -396,7 +395,7 @@ static void test_report(void **state)
     char *argv[] = {"report", "tests/data/results/fixture.yaml", "--db", (char *)tmp_path("a.db"),
                     "--out", dir, NULL};
     assert_int_equal(cmd_report(6, argv), 0);
-    sqlite3 *db = open_db(tmp_path("a.db"));
+    Store *db = read_db(tmp_path("a.db"));
     char *written = NULL;
     KvxError err = {0};
     if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
@@ -456,7 +455,7 @@ static void test_report(void **state)
     } else {
         printf("gnuplot not installed: plot files not checked\n");
     }
-    sqlite3_close(db);
+    store_close(db);
 }
 
 /* A report table's baseline: overrides the spec's for that table only. */
@@ -465,7 +464,7 @@ static void test_report_table_baseline(void **state)
     if (chdir(KVX_SOURCE_DIR))
         fail_msg("chdir %s", KVX_SOURCE_DIR);
     setenv("KVX_GNUPLOT", "", 1);
-    sqlite3 *db = open_db(tmp_path("a.db"));
+    Store *db = read_db(tmp_path("a.db"));
     char *written = NULL;
     KvxError err = {0};
     if (results_report(db, "tests/data/results/fixture_table_baseline.yaml", tmp_path("report-tb"), 0, 0,
@@ -483,7 +482,7 @@ static void test_report_table_baseline(void **state)
     assert_non_null(strstr(spec_t, "| 0.05 | 1x | 0.91x | 0.53x |"));
     assert_non_null(strstr(own_t, "as a ratio to strategy=warp_cg;"));
     assert_non_null(strstr(own_t, "| 0.05 | 1.1x | 1x | 0.582x |"));
-    sqlite3_close(db);
+    store_close(db);
     free(md), free(written);
 }
 
@@ -505,7 +504,7 @@ static void test_report_one_run(void **state)
     free(out), free(errs);
     char dir[512];
     snprintf(dir, sizeof dir, "%s", tmp_path("report-run"));
-    sqlite3 *db = open_db(both);
+    Store *db = read_db(both);
     char *written = NULL;
     KvxError err = {0};
     /* Both runs: a section each, and the statuses of both. */
@@ -549,7 +548,7 @@ static void test_report_one_run(void **state)
     char *argv[] = {"report", "tests/data/results/fixture.yaml", "--db", (char *)both, "--out", dir,
                     "--run", "x", NULL};
     assert_int_not_equal(cmd_report(8, argv), 0);
-    sqlite3_close(db);
+    store_close(db);
 
     /* Cases whose sampling ended above the run's noise target are counted
      * (the fixture's target is 0.02); the mismatch and the timeout are not
@@ -558,24 +557,24 @@ static void test_report_one_run(void **state)
                                 " median_ms IS NOT NULL ORDER BY id LIMIT 2);"
                                 "UPDATE cases SET noise = 0.01 WHERE id NOT IN (SELECT id FROM cases"
                                 " WHERE median_ms IS NOT NULL ORDER BY id LIMIT 2)");
-    db = open_db(tmp_path("noisy.db"));
+    db = read_db(tmp_path("noisy.db"));
     if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     md = read_all(written);
     assert_non_null(strstr(md, "\n2 timed cases stopped sampling with the spread above the run's noise"
                                " target (at most 0.3)"));
     free(md), free(written);
-    sqlite3_close(db);
+    store_close(db);
     /* A run over two GPUs says so under the environment table. */
     copy_db("a.db", "twogpu.db", "UPDATE cases SET device_uuid = 'GPU-second' WHERE id % 2 = 0");
-    db = open_db(tmp_path("twogpu.db"));
+    db = read_db(tmp_path("twogpu.db"));
     if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     md = read_all(written);
     assert_non_null(strstr(md, "Run 1 ran on 2 GPUs ("));
     assert_non_null(strstr(md, "GPU-second"));
     free(md), free(written);
-    sqlite3_close(db);
+    store_close(db);
     unsetenv("KVX_GNUPLOT");
 }
 
@@ -588,12 +587,12 @@ static void test_report_plots(void **state)
     snprintf(dir, sizeof dir, "%s", tmp_path("plots"));
     /* No workload axes stored (the fixture, like older databases): the first
      * numeric axis, hit_rate; the median pools counter and n. */
-    sqlite3 *db = open_db(tmp_path("a.db"));
+    Store *db = read_db(tmp_path("a.db"));
     char *written = NULL;
     KvxError err = {0};
     if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
-    sqlite3_close(db);
+    store_close(db);
     char *md = read_all(written);
     assert_non_null(strstr(md, "x: hit_rate (the numeric axis with the most values: the database"
                                " does not say which are workload axes); one series per strategy.\n"));
@@ -630,10 +629,10 @@ static void test_report_plots(void **state)
                                " json_extract(axes, '$.n') = 16777216;"
                                "UPDATE cases SET workload = json_object('n',"
                                " json_extract(axes, '$.n'))");
-    db = open_db(tmp_path("wide.db"));
+    db = read_db(tmp_path("wide.db"));
     if (results_report(db, spec, dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
-    sqlite3_close(db);
+    store_close(db);
     md = read_all(written);
     assert_non_null(strstr(md, "x: n (the numeric workload axis with the most values), on a log2 scale (its"
                                " values span more than 2 decades); one series per strategy.\n"));
@@ -663,10 +662,10 @@ static void test_report_plots(void **state)
     /* One value of every other axis in the run: each point is one case. */
     copy_db("wide.db", "single.db", "DELETE FROM cases WHERE json_extract(axes, '$.counter')"
                                     " != 'u64' OR json_extract(axes, '$.hit_rate') != 0.5");
-    db = open_db(tmp_path("single.db"));
+    db = read_db(tmp_path("single.db"));
     if (results_report(db, spec, dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
-    sqlite3_close(db);
+    store_close(db);
     md = read_all(written);
     assert_non_null(strstr(md, "Each point is one case: no other axis varies in this run.\n"));
     free(md);
@@ -696,11 +695,11 @@ static void test_report_beside(void **state)
     char dir[512], *written = NULL;
     snprintf(dir, sizeof dir, "%s", tmp_path("report_beside"));
     setenv("KVX_GNUPLOT", "", 1);
-    sqlite3 *db = open_db(tmp_path("beside.db"));
+    Store *db = read_db(tmp_path("beside.db"));
     KvxError err = {0};
     if (results_report(db, "tests/data/results/fixture_beside.yaml", dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
-    sqlite3_close(db);
+    store_close(db);
     char *md = read_all(written);
     assert_non_null(md);
     /* block_smem, the best at each hit rate, stands beside the library's call */

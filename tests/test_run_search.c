@@ -9,7 +9,12 @@
  *   whole space as budget; a search in that database measures nothing;
  * - `kvx export --format kerneltuner` of it, read back: Kernel Tuner's cache
  *   file with every variant once, invalid ones as failed configurations,
- *   each time the geometric mean of the variant's stored medians;
+ *   the combinations where: prunes as InvalidConfig, each time the geometric
+ *   mean of the variant's stored medians, its compile, verification and
+ *   benchmark times kvx's, times[] the kept samples of a one-point
+ *   objective, GB/s and the --counters metrics beside; Kernel Tuner 1.5.0
+ *   (where python3 has it: scripts/deps.sh) reads it in simulation mode,
+ *   and its simulated time is what the run stored;
  * - a search stores ordinary rows: half the space (21 variants, 42 cases)
  *   at --budget 50%, never a point where: prunes, each batch a run row
  *   recording strategy, budget, objective and seed; the same seed in a new
@@ -38,6 +43,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "tests/python_tools.h"
 
 #define SPEC KVX_SOURCE_DIR "/tests/data/specs/search.yaml"
 
@@ -72,7 +78,7 @@ static void test_replay_exhaustive(void **state)
 {
     (void)state;
     const char *db = tmp_path("full.db"), *log = tmp_path("full.log"), *rlog = tmp_path("replay.log");
-    must(kvx(log, "run", SPEC, "--db", db, NULL), 1, log);      /* the mismatches: 1 */
+    must(kvx(log, "run", SPEC, "--db", db, "--keep-samples", NULL), 1, log);      /* the mismatches: 1 */
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 84);
     must(kvx(rlog, "replay", db, "--seeds", "10", "--budgets", "4,100%", NULL), 0, rlog);
     if (!log_has(rlog, "spec search, 42 variants over 2 objective points (21 invalid, 0 incomplete left out)") ||
@@ -120,9 +126,15 @@ static void test_export_kerneltuner(void **state)
     (void)state;
     const char *db = tmp_path("full.db"), *kt = tmp_path("kt.json"), *log = tmp_path("kt.log");
     must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 0, log);
-    assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache')"), 42);
+    /* 2 x 4 x 3 x 2 combinations: 42 variants, 6 pruned by tile * vec <= 64. */
+    assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache')"), 48);
     assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache') WHERE"
                                        " json_extract(value, '$.time') = 'RuntimeFailedConfig'"), 21);
+    assert_int_equal((int)json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache') WHERE"
+                                       " json_extract(value, '$.time') = 'InvalidConfig'"), 6);
+    assert_int_equal((int)json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,64,1,2\".time') ="
+                                       " 'InvalidConfig'"), 1);
+    assert_int_equal((int)json_num(kt, "SELECT json_extract(?1, '$.kernel_name') = 'fill'"), 1);
     assert_int_equal((int)json_num(kt, "SELECT json_array_length(?1, '$.tune_params_keys')"), 4);
     assert_int_equal((int)json_num(kt, "SELECT json_extract(?1, '$.tune_params_keys[3]') = 'vec'"), 1);
     assert_int_equal((int)json_num(kt, "SELECT json_array_length(?1, '$.tune_params.tile')"), 4);
@@ -131,6 +143,110 @@ static void test_export_kerneltuner(void **state)
     double t = json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".time')");
     assert_true(a > 0 && b > 0);
     assert_float_equal(t, sqrt(a * b), 1e-12 * t);
+    /* kvx's own costs: the variant's compile, its points' verification and
+     * inputs + samples. */
+    static const char point[] = "FROM cases WHERE label LIKE 'strategy=base tile=16 unroll=4 vec=1 size=%'";
+    char sql[400];
+    snprintf(sql, sizeof sql, "SELECT compile_ms FROM variants WHERE id = (SELECT max(variant_id) %s)", point);
+    assert_float_equal(json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".compile_time')"),
+                       db_num(db, sql), 1e-9);
+    snprintf(sql, sizeof sql, "SELECT sum(t_verify_ms) %s", point);
+    assert_float_equal(json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".verification_time')"),
+                       db_num(db, sql), 1e-9);
+    snprintf(sql, sizeof sql, "SELECT sum(t_input_ms + t_measure_ms) %s", point);
+    assert_float_equal(json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".benchmark_time')"),
+                       db_num(db, sql), 1e-9);
+    assert_true(json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".\"GB/s\"')") > 0);
+}
+
+static void db_exec(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* A one-point objective's times[] are the case's kept samples; a
+ * --counters metric stands beside GB/s, a geometric mean over the points. */
+static void test_export_kerneltuner_samples(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("full.db"), *kt = tmp_path("kt1.json"), *log = tmp_path("kt1.log");
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--objective", "median_ms,size == 1024",
+             "--out", kt, NULL), 0, log);
+    static const char where[] = "WHERE label = 'strategy=base tile=16 unroll=4 vec=1 size=1024'";
+    char sql[300];
+    snprintf(sql, sizeof sql, "SELECT samples FROM cases %s", where);
+    int n = db_int(db, sql);
+    assert_true(n >= 3);
+    assert_int_equal((int)json_num(kt, "SELECT json_array_length(?1, '$.cache.\"base,16,4,1\".times')"), n);
+    snprintf(sql, sizeof sql, "SELECT json_extract(samples_json, '$[0]') FROM cases %s", where);
+    assert_float_equal(json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".times[0]')"),
+                       db_num(db, sql), 1e-12);
+    /* Counters of 4 and 9 at the two points: 6 as their geometric mean. */
+    const char *cdb = tmp_path("counters.db");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, cdb);
+    assert_int_equal(system(cmd), 0);
+    db_exec(cdb, "UPDATE cases SET counters_json = json_object('dram__bytes_read.sum', CASE WHEN label LIKE"
+                 " '%size=1024' THEN 4 ELSE 9 END)");
+    must(kvx(log, "export", "--db", cdb, "--format", "kerneltuner", "--out", kt, NULL), 0, log);
+    assert_float_equal(json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".\"dram__bytes_read.sum\"')"),
+                       6, 1e-9);
+}
+
+/* Kernel Tuner 1.5.0 itself in simulation mode (tests/kt/kt_simulate.py),
+ * brute force: over the whole product space without restrictions it visits
+ * all 48 entries, the 21 valid ones and the failed and pruned ones, and its
+ * simulated time is every variant's compile plus every case's verification,
+ * inputs and samples as stored; tune_cache's space (the valid entries) adds
+ * up the valid variants' alone; the best time is the fastest variant's. */
+static void test_kerneltuner_simulates(void **state)
+{
+    (void)state;
+    if (!python_has("kernel_tuner", "Kernel Tuner's simulation mode on the exported cache"))
+        skip();
+    const char *db = tmp_path("full.db"), *kt = tmp_path("kt.json"), *out = tmp_path("kts.log");
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "python3 " KVX_SOURCE_DIR "/tests/kt/kt_simulate.py '%s' > '%s' 2>&1", kt, out);
+    if (system(cmd) != 0) {
+        dump(out);
+        fail_msg("tests/kt/kt_simulate.py failed");
+    }
+    char *text = file_read(out, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "kernel_tuner 1.5.0\n"));
+    int n1, v1, n2, v2;
+    double sim1, best1, sim2, best2;
+    const char *l1 = strstr(text, "tune_kernel "), *l2 = strstr(text, "tune_cache ");
+    assert_true(l1 && l2);
+    assert_int_equal(sscanf(l1, "tune_kernel %d %d %lf %lf", &n1, &v1, &sim1, &best1), 4);
+    assert_int_equal(sscanf(l2, "tune_cache %d %d %lf %lf", &n2, &v2, &sim2, &best2), 4);
+    free(text);
+    assert_int_equal(n1, 48);
+    assert_int_equal(v1, 21);
+    assert_int_equal(n2, 21);
+    assert_int_equal(v2, 21);
+    static const char cost[] = "SELECT (SELECT sum(coalesce(t_verify_ms, 0) + coalesce(t_input_ms, 0) +"
+                               " coalesce(t_measure_ms, 0)) FROM cases%s) + (SELECT sum(compile_ms) FROM variants%s)";
+    static const char valid[] = " WHERE %s IN (SELECT variant_id FROM cases GROUP BY variant_id HAVING"
+                                " sum(status != 'ok') = 0)";
+    char sql[1200], wc[300], wv[300];
+    snprintf(sql, sizeof sql, cost, "", "");
+    double all = db_num(db, sql);
+    snprintf(wc, sizeof wc, valid, "variant_id");
+    snprintf(wv, sizeof wv, valid, "id");
+    snprintf(sql, sizeof sql, cost, wc, wv);
+    double ok = db_num(db, sql);
+    assert_float_equal(sim1, all, 1e-9 * all);
+    assert_float_equal(sim2, ok, 1e-9 * ok);
+    double best = json_num(kt, "SELECT min(json_extract(value, '$.time')) FROM json_each(?1, '$.cache') WHERE"
+                               " json_type(value, '$.time') = 'real'");
+    assert_float_equal(best1, best, 1e-12 * best);
+    assert_float_equal(best2, best, 1e-12 * best);
 }
 
 /* A search of seed into db; the exit status. */
@@ -262,6 +378,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_exhaustive),
         cmocka_unit_test(test_export_kerneltuner),
+        cmocka_unit_test(test_export_kerneltuner_samples),
+        cmocka_unit_test(test_kerneltuner_simulates),
         cmocka_unit_test(test_search_rows),
         cmocka_unit_test(test_compiles_ahead),
         cmocka_unit_test(test_kill_and_resume),

@@ -13,6 +13,7 @@
 
 #include "store/store.h"
 #include "store/store_cols.h"
+#include "store/store_internal.h"
 
 #ifndef KVX_SOURCE_DIR
 #define KVX_SOURCE_DIR "."

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "report/results.h"
+#include "store/store_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,13 +33,14 @@ static int count(sqlite3 *db, const char *sql)
 }
 
 /* The export of db as JSON: valid UTF-8 that SQLite's JSON parser accepts. */
-static void check_export(sqlite3 *db)
+static void check_export(Store *st)
 {
+    sqlite3 *db = store_db(st);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     KvxError err = {0};
-    if (!f || results_export(db, NULL, RESULTS_JSON, f, &err) != 0)
+    if (!f || results_export(st, NULL, RESULTS_JSON, f, &err) != 0)
         abort();
     fclose(f);
     for (size_t i = 0; i < len;) {
@@ -81,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                count(db, "SELECT count(*) FROM cases") != nrows || nrows < 1) {
         abort();
     }
-    check_export(db);
+    check_export(st);
     kvx_error_clear(&err);
     store_close(st);
     return 0;
