@@ -445,6 +445,7 @@ typedef struct RunSession {
     RunWorkers workers;
     RunStore store;
     RunProfile prof;
+    JitProfile jprof;           /* --profile: the compile stage's (every batch of the run's) */
     KvxError err;
     int rc;                     /* 0, or the exit status of the first failure */
     Compiler comp;              /* the round's */
