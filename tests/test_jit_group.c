@@ -153,6 +153,7 @@ static void same_as_alone(const JitJob *g, const JitJob *a)
     assert_int_equal(inspect_job_facts(g, &fg, &e), 0);
     assert_int_equal(inspect_job_facts(a, &fa, &e), 0);
     assert_string_equal(sb_str(&fg), sb_str(&fa));
+    assert_non_null(g->inspect_json);    /* from the PTX alone where no disassembler is found */
     assert_string_equal(g->inspect_json, sb_str(&fa));
     sb_free(&fg), sb_free(&fa);
 }
