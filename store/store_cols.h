@@ -3,7 +3,7 @@
  * them, where the insert takes them from (a field of RunEnv, VariantRow or
  * CaseRow, by name) and what they mean.  From this one table come CREATE TABLE,
  * the migrations of older files, the inserts, `kvx export`'s columns and the
- * tables of docs/results-schema.md (test_store_cols holds the page to it). */
+ * tables of docs/results-schema.md (tests/test_store.c holds the page to it). */
 #ifndef KVX_STORE_COLS_H
 #define KVX_STORE_COLS_H
 

@@ -1,4 +1,4 @@
-/* Bad-spec corpus: every tests/badspec/NN_name.yaml must fail to load, plan or
+/* Bad-spec corpus: every YAML file of tests/badspec/ (01_axes_empty.yaml on) must fail to load, plan or
  * resolve at one of its points (what `kvx plan` checks)
  * with exactly the message and line:column recorded in tests/badspec/EXPECTED,
  * and `kvx plan` must exit 2 on it with that message on stderr.

@@ -7,7 +7,7 @@
  *   was not ok is a skipped state whose reason names its status;
  * - `kvx import` of that export gives back the stored medians and noise;
  * - `kvx import` of an nvbench file (tests/data/nvbench/copy.json, written
- *   as nvbench/json_printer.cu writes): "Elements{io}" as the axis
+ *   as nvbench's JSON printer writes): "Elements{io}" as the axis
  *   Elements_io, the median from its tag (the mean where the file has none),
  *   stdev_ms as the relative stdev times the mean, noise from the relative
  *   IQR only (NULL where absent), a skipped state skipped, the GPU named by

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# test_deps (ctest label cpu): the stage folders include one another only
-# along the arrows of docs/design.md ("Stages and their arrows"); the
+# test_deps (ctest label unit): the stage folders include one another only
+# along the arrows of docs/design.md ("Stages and their folders"); the
 # system headers that tie kvx to a library (<cuda.h>, <sqlite3.h>, ...) appear
 # only in the folders that block names; a stage's *_internal.h is included
 # only from its own folder, and a stage with a face line ("run: run.h") is
 # included from other folders only through the headers it names; and no
-# header of a folder declares a function that another folder defines.  The
+# header of a folder declares a function that another folder defines; and
+# the table beside the block names every source file of its folder.  The
 # checker is first run on a made-up tree with a violation of each rule
 # planted, so that a checker that finds nothing cannot pass the real check.
 #
@@ -113,6 +114,28 @@ declared_elsewhere() {
     return $bad
 }
 
+# table ROOT DESIGN_MD: print each source file of a stage folder (or bench/)
+# that the folder's row of design.md's table ("| stage/ | ...") does not name:
+# every .c and .cu, and every .h that has no .c or .cu of its stem and is no
+# *_internal.h; exit 1 if any.  The table is what a reader finds files by.
+table() {
+    local root=$1 rules=$2 bad=0 s f b row
+    for s in $(arrows "$rules" | awk '$2 == "->" { print $1 }') bench; do
+        [[ -d $root/$s ]] || continue
+        row=$(grep -E "^\| $s/ \|" "$rules")
+        [[ -n $row ]] || { echo "$rules: no row for $s/ in the table"; bad=1; continue; }
+        for f in "$root/$s"/*.c "$root/$s"/*.cu "$root/$s"/*.h; do
+            [[ -e $f ]] || continue
+            b=${f##*/}
+            [[ $b == *_internal.h ]] && continue
+            [[ $b == *.h && ( -e $root/$s/${b%.h}.c || -e $root/$s/${b%.h}.cu ) ]] && continue
+            grep -qE "(^|[^A-Za-z0-9_.])(\`)?($s/)?${b//./\\.}([^A-Za-z0-9_]|$)" <<< "$row" && continue
+            echo "$rules: $s/$b is not named in the table's $s/ row"; bad=1
+        done
+    done
+    return $bad
+}
+
 # The checker on a made-up tree: two stages, one arrow, one header rule.
 mkdir -p "$d/t/low" "$d/t/high"
 printf '```deps\nlow ->\nhigh -> low\n<cuda.h> high\n```\n' > "$d/rules.md"
@@ -149,5 +172,15 @@ printf 'int top_run(int argc,\n            char **argv);\n' >> "$d/t/high/b.h"
 if check "$d/t" "$d/rules.md" > "$d/out"; then fail "a header declaring another folder's function passed"; fi
 grep -q 'high/b.h: declares top_run, which top/ defines' "$d/out" || fail "not named: $(cat "$d/out")"
 
+# The table: a file its folder's row does not name is found.
+printf '```deps\nlow ->\nhigh -> low\n```\n| low/ | low | low/a.c (its part) | x |\n| high/ | high | b.c | y |\n' > "$d/rules.md"
+table "$d/t" "$d/rules.md" > "$d/out" || fail "a table naming every file failed: $(cat "$d/out")"
+printf '/* c */\n' > "$d/t/low/c.c"
+: > "$d/t/low/low_internal.h"
+if table "$d/t" "$d/rules.md" > "$d/out"; then fail "a file the table does not name passed"; fi
+grep -q 'low/c.c is not named in the table' "$d/out" || fail "not named: $(cat "$d/out")"
+[[ $(wc -l < "$d/out") == 1 ]] || fail "more than low/c.c named: $(cat "$d/out")"
+
 check "$src" "$src/docs/design.md" || fail "includes against docs/design.md's arrows (above)"
+table "$src" "$src/docs/design.md" || fail "files docs/design.md's table does not name (above): add each to its folder's row"
 echo "test_deps: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_sql (ctest label cpu): the store owns SQL (issue 35 item 5).  No source
+# test_sql (ctest label unit): the store owns SQL (issue 35 item 5).  No source
 # outside store/ (and tests/) holds SQL text (`SELECT`, `INSERT`), and no
 # SQLite handle or call (`sqlite3`) reaches report/, cli/ or run/: they ask
 # the store by its typed queries.  The checker is first run on a made-up tree

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_doc_paths (ctest label cpu): every file of the source tree that the
+# test_doc_paths (ctest label unit): every file of the source tree that the
 # documentation names exists.  Pieces are named by their include path
 # (`{{#include "pieces/warp_sum.cuh"}}`, relative to templates/): each
 # `pieces/NAME.cuh` in docs/*.md or README.md must be templates/pieces/NAME.cuh.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_fnlen (ctest label cpu): no function of the stage folders (core/ ... cli/) is longer than
+# test_fnlen (ctest label unit): no function of the stage folders (core/ ... cli/) is longer than
 # 60 lines (scripts/fnlen.sh; STYLE.md: a function on one screen).  The
 # counter is checked first on made-up files, so that a counter that finds
 # nothing cannot pass the real check.

@@ -7,7 +7,8 @@
 #     cmd_run.c beside cmd.h: cmd_).  tests/names/debt.txt lists the ones
 #     not renamed yet; it may only shrink (a listed name that now passes
 #     fails too, so the list stays true).
-#  2. The first comment of each .c/.h names only files that exist and kvx
+#  2. The first comment of each .c/.h (of the stage folders, bench/ and
+#     tests/) names only files that exist and kvx
 #     names (module_xxx) that are defined somewhere: a function, an array, a
 #     macro, a file stem, or a name kvx looks up as a string (fake markers).
 #  3. A head that names a function of its own prefix, or a static helper of
@@ -24,6 +25,7 @@ d=$(mktemp -d /tmp/kvx-names-XXXXXX)
 trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 STAGES="core gen host compile resolve gpu store report run cli"
+HEADS="$STAGES bench tests"    # the folders whose file heads are checked (2, 3)
 
 # "FILE NAME" for each function defined at column 0 without static: the
 # name line (and its indented parameter lines) is followed by a line holding
@@ -99,19 +101,21 @@ check_heads() {
     local root=$1 bad=0 f s tok head stems code own defs
     local -A exp=() sta=()
     cd "$root" || return 1
-    while read -r f tok; do exp[$tok]+=" $f"; done < <(for s in $STAGES; do compgen -G "$s/*.c" >/dev/null && exported "$s"/*.c; done)
-    while read -r f tok; do sta[$tok]+=" $f"; done < <(for s in $STAGES; do compgen -G "$s/*.c" >/dev/null && statics "$s"/*.c; done)
-    stems=" $(for s in $STAGES; do for f in "$s"/*.[ch]; do [[ -e $f ]] && { f=${f##*/}; echo "${f%.*}"; }; done; done | sort -u | tr '\n' ' ') "
-    local prefixes=" $(for t in $stems; do echo "$t"; echo "${t%%_*}"; done | sort -u | tr '\n' ' ') "
-    code=$(for s in $STAGES tests templates; do [[ -d $s ]] && echo "$s"; done)
-    for s in $STAGES; do
+    while read -r f tok; do exp[$tok]+=" $f"; done < <(for s in $HEADS; do compgen -G "$s/*.c" >/dev/null && exported "$s"/*.c; done)
+    while read -r f tok; do sta[$tok]+=" $f"; done < <(for s in $HEADS; do compgen -G "$s/*.c" >/dev/null && statics "$s"/*.c; done)
+    # A file of the tree is named by its stem too (kvx_child, fake_ncu).
+    stems=" $(find $HEADS templates specs scripts -type f 2>/dev/null | sed 's|.*/||; s|\.[^.]*$||' | sort -u | tr '\n' ' ') "
+    # The prefixes kvx names carry: the code files' stems and their first words.
+    local prefixes=" $(for s in $HEADS; do for f in "$s"/*.[ch]; do [[ -e $f ]] && { f=${f##*/}; f=${f%.*}; echo "$f"; echo "${f%%_*}"; }; done; done | sort -u | tr '\n' ' ') "
+    code=$(for s in $HEADS templates; do [[ -d $s ]] && echo "$s"; done)
+    for s in $HEADS; do
         for f in "$s"/*.[ch]; do
             [[ -e $f ]] || continue
             head=$(head_comment "$f")
             for tok in $(grep -oE '[A-Za-z0-9_/.-]*[a-z0-9_]\.(c|h|cu|md|yaml|sh|py)\b' <<< "$head" | sort -u); do
                 [[ -e $tok || -e $s/$tok ]] && continue
                 [[ -n $(find $code docs scripts specs -name "${tok##*/}" -print -quit 2>/dev/null) ]] && continue
-                grep -q "^#include <${tok}>" "$f" && continue
+                grep -rqF "#include <${tok}>" $code 2>/dev/null && continue   # a system header
                 grep -rqF "\"${tok##*/}\"" $code 2>/dev/null && continue
                 echo "$f: its head comment names $tok, which is not there"; bad=1
             done
@@ -125,6 +129,7 @@ check_heads() {
             done
             own=${f##*/}; own=${own%%_*}; own=${own%.*}
             for tok in $(grep -oE '\b[a-z][a-z0-9]*(_[a-z0-9]+)+\b' <<< "$head" | sort -u); do
+                b=${f##*/}; [[ $tok == "${b%.*}" ]] && continue    # the file's own name
                 if [[ ${tok%%_*} == "$own" && -n ${exp[$tok]+x} ]]; then defs=${exp[$tok]}
                 elif [[ -z ${exp[$tok]+x} && -n ${sta[$tok]+x} ]]; then
                     defs=""    # a static helper of its own family (worker_*.c and worker.c)
@@ -214,6 +219,15 @@ if (check_prefixes "$d/t" "$d/debt") > "$d/out"; then fail "a parent's prefix wi
 grep -q '^gpu/worker_a.c: worker_go ' "$d/out" || fail "the orphan satellite is not named: $(cat "$d/out")"
 : > "$d/t/gpu/worker.h"
 (check_prefixes "$d/t" "$d/debt") > "$d/out" || fail "a satellite of worker.h refused: $(cat "$d/out")"
+
+# The heads of tests/ and bench/ are checked too: a test naming a file that is gone.
+mkdir -p "$d/t/tests"
+printf '/* test_thing: thing_make (core/thing.c) and the fixture in kvx_child.h. */\n' > "$d/t/tests/test_thing.c"
+: > "$d/t/tests/kvx_child.h"
+(check_heads "$d/t") > "$d/out" || fail "a test's good head refused: $(cat "$d/out")"
+sed -i 's|core/thing.c|core/thing_old.c|' "$d/t/tests/test_thing.c"
+if (check_heads "$d/t") > "$d/out"; then fail "a test's head naming a missing file passed"; fi
+grep -q '^tests/test_thing.c: .* core/thing_old.c, which is not there' "$d/out" || fail "the test's stale head is not named: $(cat "$d/out")"
 
 (check_prefixes "$src" "$src/tests/names/debt.txt") || fail "exported functions without their file's prefix (above): rename them (a line in /work/notes/renames.sed style) or, for a known debt, list them"
 (check_heads "$src") || fail "stale head comments (above)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_reproduce (ctest label cpu): the "// Reproduce" line that every
+# test_reproduce (ctest label e2e): the "// Reproduce" line that every
 # generated source carries, run as it says (from the folder of the spec it
 # names, as a user copies it), writes that very source, byte for byte.  The
 # sources are generated from the source tree's root with the spec's path, as a
