@@ -341,7 +341,7 @@ PY
         # A 5% search of the stencil and of sgemm from an empty compile cache,
         # twice each (the first is the machine's first NVRTC use of the step),
         # with --profile: its wall against compile CPU / cores + GPU time.
-        for spec in bench/specs/stencil.yaml specs/sgemm.yaml; do
+        for spec in specs/sgemm.yaml bench/specs/stencil.yaml; do
             name=$(basename "$spec" .yaml)
             for k in 1 2; do
                 rm -rf "$root/.kvx-cache-search"
@@ -350,7 +350,7 @@ PY
                 timeout -s KILL 300 "$kvx" run "$spec" --search model --budget 5% --db "$B/search-$name-$k.db" \
                     --cache "$root/.kvx-cache-search" --profile >"$B/search-$name-$k.log" 2>&1
                 echo "search $name $k: exit $? after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s on $(nproc) cores" | tee -a "$B/session.log"
-                grep -E "^(profile|compile profile|  busy processes|  seconds of the processes|time|best) " "$B/search-$name-$k.log" | tee -a "$B/session.log"
+                grep -E "^(profile|compile profile|  busy processes|  seconds of the processes|  stages|time|best) " "$B/search-$name-$k.log" | tee -a "$B/session.log"
             done
         done
         ;;
