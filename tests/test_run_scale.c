@@ -11,8 +11,8 @@
  * - tests/data/specs/fake_scale.yaml (a 12-case group at 4K beside three
  *   2-case groups; the fake driver spends 1500 ns a byte of a launch's
  *   buffers, 12 to 49 ms a launch, two launches a case) on 2
- *   and 4 fake GPUs: the long group is cut and its parts handed out first,
- *   its cases ran on several GPUs and all are ok; runs.profile_json has one
+ *   and 4 fake GPUs: the long group is cut and each part handed out once
+ *   (not its place in the order, see check_handout), its cases ran on several GPUs and all are ok; runs.profile_json has one
  *   per_worker record a GPU whose busy + idle + tail is the loop's time
  *   (and no more than the wall), busy being the workers' waits;
  * - fake_scale_diff.yaml (the same, differential: a check needs the
@@ -196,21 +196,26 @@ static void check_workers(const char *db, int gpus)
     assert_int_equal(db_int(db, sql), 1);
 }
 
-/* The hand-out of the last run: estimates never rising; the first unit the
- * long group's (whole: parts 1, or its first part of `parts`). */
+/* The hand-out of the last run: the long group (the one whose handed-out
+ * units hold LONG_CASES cases) went out as `parts` units, each one of
+ * `parts` (1: whole), and the run says whether it cut a group.  Not their
+ * place in the order: longest first is run_units' (test_units_rule), and
+ * while a source's cache lookup is still pending a unit that can start
+ * moves ahead (run_loop.c's ready_first), which on loaded cores put a
+ * 2-case group first (a failure of this test under a load of 14 on 2
+ * cores, 2026-12-07). */
 static void check_handout(const char *db, int parts)
 {
     const char *last = "(SELECT profile_json FROM runs ORDER BY id DESC LIMIT 1)";
-    char sql[768];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM json_each(%s, '$.handout') a, json_each(%s, '$.handout') b"
-             " WHERE b.key = a.key + 1 AND json_extract(b.value, '$.est_s') > json_extract(a.value, '$.est_s')",
-             last, last);
-    assert_int_equal(db_int(db, sql), 0);
-    snprintf(sql, sizeof sql, "SELECT json_extract(%s, '$.handout[0].parts')", last);
+    char sql[1024], lg[512];
+    snprintf(lg, sizeof lg, "(SELECT json_extract(value, '$.group') FROM json_each(%s, '$.handout') GROUP BY 1"
+             " HAVING sum(json_extract(value, '$.cases')) = %d)", last, LONG_CASES);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM json_each(%s, '$.handout') WHERE json_extract(value, '$.group')"
+             " = %s", last, lg);
     assert_int_equal(db_int(db, sql), parts);
-    snprintf(sql, sizeof sql, "SELECT sum(json_extract(value, '$.cases')) FROM json_each(%s, '$.handout')"
-             " WHERE json_extract(value, '$.group') = json_extract(%s, '$.handout[0].group')", last, last);
-    assert_int_equal(db_int(db, sql), LONG_CASES);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM json_each(%s, '$.handout') WHERE json_extract(value, '$.group')"
+             " = %s AND json_extract(value, '$.parts') = %d", last, lg, parts);
+    assert_int_equal(db_int(db, sql), parts);
     snprintf(sql, sizeof sql, "SELECT json_extract(%s, '$.estimate.groups_cut')", last);
     assert_int_equal(db_int(db, sql), parts > 1);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE status = 'ok'"), NCASES);
