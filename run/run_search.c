@@ -403,7 +403,11 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ah
 static int search_loop(SearchRun *sr)
 {
     const RunOpts *o = sr->o;
-    Search *se = search_new(&sr->sp, search_find(o->search), o->search_seed);
+    int kind;
+    SearchParams par;
+    char why[256];
+    search_parse(o->search, &kind, &par, why, sizeof why);     /* the CLI checked it */
+    Search *se = search_new_with(&sr->sp, kind, o->search_seed, &par);
     int total = search_budget_variants(&sr->budget, sr->sp.n), rc = 0;
     SearchTally t = {.best = -1, .t0 = wall_now_ms()};
     int npts = 0;

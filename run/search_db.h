@@ -47,6 +47,14 @@ typedef struct SearchRecord {
     int64_t *pcase;
     int *pcand;
     int npcase;
+    /* pcase sorted, and each one's candidate: search_record_cand_of. */
+    int64_t *sorted;
+    int *sorted_cand;
+    /* Per candidate: its simulated tuning cost, ms: its variant's compile
+     * (the newest case's t_compile) plus its points' input, verify and
+     * measure times; 0 where the store has none.  total_ms: all of them. */
+    double *cost_ms;
+    double total_ms;
 } SearchRecord;
 
 /* The recorded space of spec in db under objective o.  0, or -1 with err
@@ -54,5 +62,8 @@ typedef struct SearchRecord {
 int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err);
 void search_record_free(SearchRecord *r);       /* accepts a zeroed one */
+
+/* The candidate whose objective point case_id is, or -1. */
+int search_record_cand_of(const SearchRecord *r, int64_t case_id);
 
 #endif

@@ -47,22 +47,13 @@ typedef struct KtLoad {
     const SearchRecord *r;
     Arena *a;
     KtCand *cand;
-    int64_t *ids;                 /* r->pcase sorted */
-    int *at;                      /* ids[i]'s candidate */
     StrBuf kernels;               /* the entry points, '+'-joined, each once */
 } KtLoad;
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* The candidate of case id, or -1 (not an objective point of a kept one). */
 static int cand_of(const KtLoad *k, int64_t id)
 {
-    const int64_t *hit = bsearch(&id, k->ids, (size_t)k->r->npcase, sizeof id, cmp_i64);
-    return hit ? k->at[hit - k->ids] : -1;
+    return search_record_cand_of(k->r, id);
 }
 
 /* Kernel Tuner's name of a failed status: a compile error, a case kvx
@@ -139,21 +130,11 @@ static void on_metric(void *ctx, int64_t id, const char *metric, double value)
 /* Every kept candidate's figures from the store.  0, or -1 with err. */
 static int kt_load(Store *db, const SearchRecord *r, KtLoad *k, KvxError *err)
 {
-    size_t n = (size_t)(r->npcase ? r->npcase : 1);
     k->r = r;
     k->a = arena_new();
     k->cand = mem_calloc((size_t)(r->sp.n ? r->sp.n : 1), sizeof *k->cand);
-    k->ids = mem_alloc(sizeof *k->ids * n);
-    k->at = mem_alloc(sizeof *k->at * n);
     sb_init(&k->kernels);
     sb_putc(&k->kernels, '+');
-    for (int i = 0; i < r->npcase; i++)
-        k->ids[i] = r->pcase[i];
-    qsort(k->ids, (size_t)r->npcase, sizeof *k->ids, cmp_i64);
-    for (int i = 0; i < r->npcase; i++) {
-        const int64_t *hit = bsearch(&r->pcase[i], k->ids, (size_t)r->npcase, sizeof *k->ids, cmp_i64);
-        k->at[hit - k->ids] = r->pcand[i];
-    }
     if (store_search_facts(db, r->spec, on_facts, k, err) ||
         store_search_counters(db, r->spec, on_metric, k, err))
         return -1;
@@ -162,7 +143,7 @@ static int kt_load(Store *db, const SearchRecord *r, KtLoad *k, KvxError *err)
 
 static void kt_free(KtLoad *k)
 {
-    free(k->cand), free(k->ids), free(k->at);
+    free(k->cand);
     sb_free(&k->kernels);
     arena_free(k->a);
 }
