@@ -52,16 +52,17 @@ extern const char *const search_docs[];
 
 /* search_find and search_list, the kinds by name, are run.h's. */
 
-/* The strategy that replays best over the benchmark set, its constants
- * chosen leaving each space out in turn (results/search-spaces.md); `kvx run
+/* The strategy that replays best over the benchmark set, chosen with its
+ * constants (SEARCH_PARAMS' defaults) leaving each space out in turn
+ * (results/search-spaces.md, `bench/search_bench.py --loo`); `kvx run
  * --search default` and `kvx replay --strategy default` name it. */
-#define SEARCH_DEFAULT SEARCH_portfolio
+#define SEARCH_DEFAULT SEARCH_model
 
 /* X(name, default, what it sets): a strategy's tunable constants, set as
  * `--strategy NAME:key=value:...` (replay) or `--search NAME:key=value`. */
 #define SEARCH_PARAMS(X)                                                                        \
-    X(kappa, 2.0, "model: the exploration bonus of a value never told, in standard deviations")  \
-    X(init, 1.0, "local, model, portfolio: the seeded design, in multiples of (axes + 2) variants") \
+    X(kappa, 4.0, "model: the exploration bonus of a value never told, in standard deviations")  \
+    X(init, 2.0, "model, portfolio: the seeded design, in multiples of (axes + 2) variants")     \
     X(floor, 0.2, "portfolio: each arm's least share of the asks")                               \
     X(window, 16, "portfolio: the picks of an arm its credit is taken over")
 
