@@ -93,7 +93,7 @@ static const CliOpt replay_opts[] = {
             .set = set_strategies),
     CLI_OPT("budgets", 0, CLI_STRING, "BUDGETS", "2%,5%,10%,20%", "budgets: N evaluations or P% of the space",
             AT(budgets), .set = set_budgets),
-    CLI_OPT("time-budgets", 0, CLI_STRING, "BUDGETS", "2%,5%,10%,20%",
+    CLI_OPT("time-budgets", 0, CLI_STRING, "TIMES", "2%,5%,10%,20%",
             "budgets of simulated tuning time (each variant's stored compile + measure time): Ns, or P% of "
             "the whole space's; \"\" none", AT(time_budgets), .set = set_time_budgets),
     CLI_OPT("objective", 0, CLI_STRING, "VALUE[,POINTS]", "median_ms",

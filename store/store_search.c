@@ -94,27 +94,33 @@ int store_search_cases(Store *st, const char *spec, const char *column, StoreCas
     return finish(db, q, step, err);
 }
 
-int store_search_case(Store *st, const char *key, const char *column, char status[32], double *value,
-                      double *cost_ms, KvxError *err)
+int store_search_case(Store *st, const char *key, const char *column, const StoreSearchId *id, char status[32],
+                      double *value, double *cost_ms, int *same, KvxError *err)
 {
     sqlite3 *db = store_db(st);
     status[0] = 0;
     *value = *cost_ms = NAN;
+    *same = 0;
     if (store_objective_dir(column) < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "'%s' is no objective", column);
         return -1;
     }
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT status, %s, t_input_ms + t_verify_ms + t_measure_ms FROM cases"
-             " WHERE key = ?1", column);
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT c.status, c.%s, c.t_input_ms + c.t_verify_ms + c.t_measure_ms,"
+             " coalesce(r.search_strategy = ?2 AND r.search_seed = ?3 AND r.search_objective = ?4, 0)"
+             " FROM cases c JOIN runs r ON r.id = c.run_id WHERE c.key = ?1", column);
     sqlite3_stmt *q = prepare(db, sql, key, err);
     if (!q)
         return -1;
+    sqlite3_bind_text(q, 2, id->strategy, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 3, id->seed, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 4, id->objective, -1, SQLITE_TRANSIENT);
     int step = sqlite3_step(q);
     if (step == SQLITE_ROW) {
         snprintf(status, 32, "%s", (const char *)sqlite3_column_text(q, 0));
         *value = real_or_nan(q, 1);
         *cost_ms = real_or_nan(q, 2);
+        *same = sqlite3_column_int(q, 3);
     }
     return finish(db, q, step, err);
 }
