@@ -33,7 +33,15 @@
  *   first compile, batch 1 hands out no case, is said to be ended by the
  *   time, and the search stops there;
  * - an objective other than a time goes out to Kernel Tuner under its own
- *   name with objective_higher_is_better, the time beside it. */
+ *   name with objective_higher_is_better, the time beside it;
+ * - on the committed SGEMM space (results/h200/sgemm.db, rollback mode) the
+ *   default is at no budget worse than random search beyond seed noise,
+ *   counts every ask as an evaluation, and is within 5% of the optimum at
+ *   5% in at least 90% of the seeds;
+ * - bench/search_bench.py (where python3 has kernel_tuner) runs both sides
+ *   on one space: Kernel Tuner's random_sample at the whole space's budget
+ *   pays for the 21 invalid variants too (42 evaluations, not tune_cache's
+ *   21), and the aggregate scores random search 0. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -427,6 +435,53 @@ static void test_export_higher(void **state)
     assert_int_equal((int)n, 21);
 }
 
+static void test_replay_committed(void **state)
+{
+    (void)state;
+    const char *js = tmp_path("sgemm-replay.json");
+    must(kvx(js, "replay", KVX_SOURCE_DIR "/results/h200/sgemm.db", "--format", "json", "--strategy", "random,default",
+             "--seeds", "20", NULL), 0, js);
+    const char *rows = "SELECT count(*) FROM json_each(?1, '$.rows') WHERE ";
+    char sql[512];
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.strategy') = 'default'", rows);
+    assert_int_equal((int)json_num(js, sql), 8);        /* 4 count budgets, 4 of time */
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.vs_random') = 'worse'", rows);
+    assert_int_equal((int)json_num(js, sql), 0);
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.budget') = '5%%' AND NOT json_extract(value, '$.time')"
+             " AND json_extract(value, '$.evaluations') = 186", rows);
+    assert_int_equal((int)json_num(js, sql), 2);
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.strategy') = 'default' AND json_extract(value, '$.budget') ="
+             " '5%%' AND NOT json_extract(value, '$.time') AND json_extract(value, '$.within') >= 0.9", rows);
+    assert_int_equal((int)json_num(js, sql), 1);
+}
+
+static void test_bench_harness(void **state)
+{
+    (void)state;
+    if (!python_has("kernel_tuner", "bench/search_bench.py with Kernel Tuner's side"))
+        skip();
+    const char *tsv = tmp_path("spaces.tsv"), *js = tmp_path("bench.json"), *md = tmp_path("bench.md");
+    const char *log = tmp_path("bench.log");
+    FILE *f = fopen(tsv, "w");
+    assert_non_null(f);
+    fprintf(f, "# one space\nsearch-fake\t%s\tsearch\tmedian_ms\n", tmp_path("full.db"));
+    fclose(f);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "python3 " KVX_SOURCE_DIR "/bench/search_bench.py '%s' --kvx '" KVX_BINARY "' --seeds 10"
+             " --kt random_sample --kt-seeds 4 --budgets 10,100%% --time-budgets 50%% --json '%s' --md '%s' > '%s' 2>&1",
+             tsv, js, md, log);
+    if (system(cmd) != 0) {
+        dump(log);
+        fail_msg("bench/search_bench.py failed");
+    }
+    assert_int_equal((int)json_num(js, "SELECT json_extract(value, '$.evaluations') FROM json_each(?1,"
+                                       " '$.results.search-fake.kt') WHERE json_extract(value, '$.budget') = '100%'"), 42);
+    assert_int_equal((int)json_num(js, "SELECT json_extract(?1, '$.aggregate.random.all') = 0"), 1);
+    char *text = file_read(md, NULL);
+    assert_non_null(strstr(text, "| KT random_sample | 100% | 42.0 |"));
+    free(text);
+}
+
 int main(void)
 {
     child_env_clean();
@@ -445,6 +500,8 @@ int main(void)
         cmocka_unit_test(test_budget_stored),
         cmocka_unit_test(test_time_budget),
         cmocka_unit_test(test_export_higher),
+        cmocka_unit_test(test_replay_committed),
+        cmocka_unit_test(test_bench_harness),
     };
     return child_dir_done(cmocka_run_group_tests(tests, NULL, NULL));
 }
