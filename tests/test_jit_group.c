@@ -318,6 +318,24 @@ static void test_run_grouped(void **state)
     assert_int_equal(db_int(db, "select count(*) from variants where instr(compile_log, '__kvx') > 0"), 0);
 }
 
+/* A compile that takes a while (one source held 2.5 s, past
+ * PROGRESS_QUIET_S) says how far it is, in a log a plain line a tenth
+ * (core/progress.c). */
+static void test_progress_in_a_log(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("progress.log");
+    setenv("KVX_TEST_COMPILE_DELAY", "strategy-naive:2500", 1);
+    int rc = kvx(log, "compile", GROUP_SPEC, "--arch", "sm_90", "--group", "1", "-j", "1", "--no-cache", "--out",
+                 tmp_path("out-progress"), NULL);
+    unsetenv("KVX_TEST_COMPILE_DELAY");
+    assert_int_equal(rc, 1);
+    if (!log_has(log, "kvx compile: sm_90: ") || !log_has(log, "/6 (")) {
+        dump(log);
+        fail_msg("no progress line");
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -341,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_failures_apart),
         cmocka_unit_test(test_compile_friction_grouped),
         cmocka_unit_test(test_run_grouped),
+        cmocka_unit_test(test_progress_in_a_log),
     };
     return child_dir_done(cmocka_run_group_tests(tests, setup, teardown));
 }
