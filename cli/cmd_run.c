@@ -162,7 +162,7 @@ static const CliOpt run_opts[] = {
             AT(keep_samples)),
     CLI_OPT("search", 0, CLI_STRING, "STRATEGY", NULL,
             "measure the variants a strategy picks within a budget, not every point: random, local, model, "
-            "portfolio, or default (portfolio, by replay over the benchmark set: results/search-spaces.md), "
+            "portfolio, or default (model, by replay over the benchmark set: results/search-spaces.md), "
             "each NAME[:key=value]...", AT(search), .set = set_search,
             .heading = "search (docs/cli.md, Search): a budgeted search over the variants"),
     CLI_OPT("budget", 0, CLI_STRING, "B", "5%", "with --search: N variants, P% of them, Mgpu-min or Mwall-min",
