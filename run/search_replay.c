@@ -11,8 +11,8 @@
  * order; an evaluation counts when it started within the budget); both are
  * prefixes of one run per seed, since no strategy reads its budget.  Kernel
  * Tuner's strategies replay the same space from `kvx export --format
- * kerneltuner` (search_kt.c; bench/kernel_tuner_replay.py, and
- * bench/search_bench.py runs both sides). */
+ * kerneltuner` (search_kt.c; bench/kernel_tuner_replay.py; bench/'s
+ * harness of the benchmark set runs both sides). */
 #include "search_db.h"
 #include "core/json.h"
 #include "core/num.h"

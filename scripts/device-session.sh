@@ -508,7 +508,7 @@ PY
             say "space $name: $spec${where:+ where $where}, exhaustive, empty cache"
             rm -rf "$root/.kvx-cache-space" "$B/spaces/$name.db"
             t0=$(date +%s.%N)
-            timeout -s KILL "${KVX_STEP_TIMEOUT:-560}" "$kvx" run "$spec" ${where:+--where "$where"} \
+            timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run "$spec" ${where:+--where "$where"} \
                 --cache "$root/.kvx-cache-space" --db "$B/spaces/$name.db" --profile >"$B/space-$name.log" 2>&1
             echo "space $name: exit $?, whole $(since "$t0") s" | tee -a "$B/session.log"
             grep -E "^time |^profile " "$B/space-$name.log" | tail -n 3 | tee -a "$B/session.log"
