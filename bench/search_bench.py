@@ -210,6 +210,8 @@ def main():
     ap.add_argument("--loo", action="store_true", help="also the leave-one-out table of the default's constants")
     ap.add_argument("--md", help="write the Markdown here (default: stdout)")
     ap.add_argument("--json", help="write every row here")
+    ap.add_argument("--reuse-kt", help="take Kernel Tuner's rows of each space from this earlier --json (its "
+                    "replays do not change with kvx's strategies)")
     a = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     kt = None
@@ -225,8 +227,10 @@ def main():
         else:
             print(f"search_bench: {sp['name']}: {sp['db']} does not exist: skipped", file=sys.stderr)
     results, out = {}, []
+    earlier = json.load(open(a.reuse_kt))["results"] if a.reuse_kt else {}
     for sp in spaces:
-        res = {"kvx": kvx_replay(a, sp, a.strategies, a.seeds), "kt": kt_rows(a, sp, kt) if kt else []}
+        rows = earlier[sp["name"]]["kt"] if sp["name"] in earlier else kt_rows(a, sp, kt) if kt else []
+        res = {"kvx": kvx_replay(a, sp, a.strategies, a.seeds), "kt": rows}
         vs_random(res["kt"], [r for r in res["kvx"]["rows"] if r["strategy"] == "random"])
         results[sp["name"]] = res
         out.append(table(sp, res, a.tolerance))

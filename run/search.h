@@ -62,7 +62,7 @@ extern const char *const search_docs[];
  * `--strategy NAME:key=value:...` (replay) or `--search NAME:key=value`. */
 #define SEARCH_PARAMS(X)                                                                        \
     X(kappa, 4.0, "model: the exploration bonus of a value never told, in standard deviations")  \
-    X(init, 2.0, "model, portfolio: the seeded design, in multiples of (axes + 2) variants")     \
+    X(init, 1.0, "model, portfolio: the seeded design, in multiples of (axes + 2) variants")     \
     X(floor, 0.2, "portfolio: each arm's least share of the asks")                               \
     X(window, 16, "portfolio: the picks of an arm its credit is taken over")
 

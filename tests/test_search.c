@@ -150,7 +150,7 @@ static void test_first_picks_differ(void **state)
 }
 
 /* A full product space (nothing pruned): the model's design of 2 x (axes +
- * 2) points, each axis' values cut into that many strata, puts one point in
+ * 2) points (init=2), each axis' values cut into that many strata, puts one point in
  * each stratum of each axis. */
 static void test_design_strata(void **state)
 {
@@ -162,7 +162,9 @@ static void test_design_strata(void **state)
         vals[3 * i] = i / (nv[1] * nv[2]), vals[3 * i + 1] = i / nv[2] % nv[1], vals[3 * i + 2] = i % nv[2];
     SearchSpace sp = {.n = n, .naxes = 3, .vals = vals, .nvals = nv};
     for (uint64_t seed = 0; seed < 5; seed++) {
-        Search *se = search_new(&sp, SEARCH_model, seed);
+        SearchParams par = search_params_default;
+        par.init = 2;
+        Search *se = search_new_with(&sp, SEARCH_model, seed, &par);
         int k = search_model_ninit(se), hit[3][32] = {{0}};
         assert_int_equal(k, 10);
         for (int i = 0; i < k; i++) {
