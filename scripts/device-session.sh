@@ -62,7 +62,13 @@
 #             dedisp; space:all for each) recorded exhaustively from an empty cache into
 #             $OUT/bundle/spaces/NAME.db (a database per space, rollback mode once
 #             closed), its wall and its statuses counted; copy it to
-#             results/<gpu>/search/NAME.db (h100 or h200)
+#             results/<gpu>/search/NAME.db (h100 or h200).  Rough estimates on an
+#             H100 with 16 cores, not measured: sgemm 3 min (187.8 s on an H200),
+#             stencil-4096 2 min, stencil-8192 4 min, conv 1.5, nbody 1, reduce-4m 1,
+#             reduce-128m 2, dedisp 3 (compiles well under a minute each): spread them
+#             over calls of under 10 minutes, e.g. "space:stencil-4096 space:stencil-8192",
+#             "space:sgemm space:conv space:nbody", "space:reduce-4m space:reduce-128m
+#             space:dedisp"; KVX_STEP_TIMEOUT (400 s) caps each
 #   search-live   kvx run --search default --budget 5% of conv, dedisp and nbody from an
 #             empty cache, each beside Kernel Tuner's live run on the same budget
 #             (bench/kernel_tuner_live.py, wheels in .whl/, KVX_KT_STRATEGY: bayes_opt),
