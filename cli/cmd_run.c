@@ -161,9 +161,10 @@ static const CliOpt run_opts[] = {
             "store every timed sample's time per case (cases.samples_json; kvx export has them)",
             AT(keep_samples)),
     CLI_OPT("search", 0, CLI_STRING, "STRATEGY", NULL,
-            "measure the variants a strategy picks within a budget, not every point: random, local, model, "
-            "portfolio, or default (model, by replay over the benchmark set: results/search-spaces.md), "
-            "each NAME[:key=value]...", AT(search), .set = set_search,
+            "measure the variants a strategy picks within a budget, not every point: one of random, local, "
+            "model, portfolio or default (model, chosen leaving each recorded space out in turn: "
+            "results/search-spaces.md), as NAME[:key=value]... (kappa, init, floor, window: docs/cli.md, "
+            "Search)", AT(search), .set = set_search,
             .heading = "search (docs/cli.md, Search): a budgeted search over the variants"),
     CLI_OPT("budget", 0, CLI_STRING, "B", "5%", "with --search: N variants, P% of them, Mgpu-min or Mwall-min",
             AT(budget), .given = CLI_GIVEN(RunOpts, search_given), .set = set_budget),
