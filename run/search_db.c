@@ -384,6 +384,29 @@ static int load_costs(Store *db, SearchRecord *r, KvxError *err)
     return rc;
 }
 
+/* A record only searches stored is no space: its optimum is the best they
+ * found.  0, or -1 with err naming the runs. */
+static int exhaustive(Store *db, const SearchRecord *r, KvxError *err)
+{
+    StoreRecordRuns rr;
+    if (store_search_record_runs(db, r->spec, &rr, err) != 0)
+        return -1;
+    if (rr.nfull > 0 || rr.nsearch == 0)
+        return 0;
+    char runs[96];
+    if (rr.nsearch == 1)
+        snprintf(runs, sizeof runs, "run %lld", (long long)rr.first);
+    else
+        snprintf(runs, sizeof runs, "runs %lld to %lld (%d searches)", (long long)rr.first, (long long)rr.last,
+                 rr.nsearch);
+    kvx_error_set(err, KVX_EINPUT, NULL,
+                  "spec '%s' is not an exhaustive record: its %d variants are what %s measured (the first: "
+                  "--search %s --budget %s --search-seed %s), and their best is no optimum; record every "
+                  "variant with kvx run, without --search, into this database or another",
+                  r->spec, r->sp.n, runs, rr.strategy, rr.budget, rr.seed);
+    return -1;
+}
+
 int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err)
 {
@@ -402,7 +425,7 @@ int search_record_load(Store *db, const char *spec, const SearchObjective *o, Se
     if (store_search_cases(db, spec, o->column, on_case, l, err) != 0)
         goto fail;
     flush(l);
-    if ((rc = aggregate(l, r, err)) == 0) {
+    if ((rc = aggregate(l, r, err)) == 0 && (rc = exhaustive(db, r, err)) == 0) {
         sort_cases(r);
         rc = load_costs(db, r, err);
     }

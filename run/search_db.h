@@ -10,7 +10,8 @@
  *
  * A recorded space is every variant of a spec stored in a database with its
  * objective: what `kvx replay` runs the strategies against and `kvx export
- * --format kerneltuner` writes. */
+ * --format kerneltuner` writes.  One that only searches stored (no run of
+ * every selected point) is refused, naming the runs. */
 #ifndef KVX_SEARCH_DB_H
 #define KVX_SEARCH_DB_H
 
@@ -58,7 +59,7 @@ typedef struct SearchRecord {
 } SearchRecord;
 
 /* The recorded space of spec in db under objective o.  0, or -1 with err
- * (KVX_EINPUT: no such cases, no objective point). */
+ * (KVX_EINPUT: no such cases, no objective point, only searches stored). */
 int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err);
 void search_record_free(SearchRecord *r);       /* accepts a zeroed one */

@@ -71,4 +71,15 @@ void store_search_gpu(Store *db, const char *spec, char *out, size_t n);
  * was (or the file predates searches). */
 int store_search_runs(Store *db, const char *spec);
 
+/* Which runs stored the measured cases of spec: those of every selected
+ * point (nfull) and searches (nsearch; first and last their run ids, the
+ * first one's strategy, budget and seed).  A file that predates searches
+ * has none.  0, or -1 with err. */
+typedef struct StoreRecordRuns {
+    int nfull, nsearch;
+    int64_t first, last;
+    char strategy[64], budget[64], seed[32];
+} StoreRecordRuns;
+int store_search_record_runs(Store *db, const char *spec, StoreRecordRuns *out, KvxError *err);
+
 #endif

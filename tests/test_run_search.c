@@ -21,6 +21,9 @@
  *   database measures the same variants, another seed others;
  * - kvx table over a searched database, and kvx compare of it with the
  *   exhaustive run, say 'unmeasured' for the cells it did not measure;
+ * - kvx replay and kvx export --format kerneltuner refuse a database only a
+ *   search stored (exit 2, the run named, no file written), and take it once
+ *   an exhaustive run joins it;
  * - from a cold cache, the sources of a random search's later batches are
  *   compiled while the earlier batches run (all found in the cache);
  * - a search killed with SIGKILL part-way (the process group) and started
@@ -323,6 +326,26 @@ static void test_search_rows(void **state)
  * its second batch in the cache (all of them unless the second round
  * cancelled the compiles ahead not started yet: a busy machine).  With
  * --ahead 0 nothing compiles ahead, and the second batch finds none. */
+/* A database only a search stored is no space: replay and export refuse it,
+ * naming the run, and write nothing; once an exhaustive run joins it, both
+ * take it. */
+static void test_search_only_refused(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("only.db"), *log = tmp_path("only.log"), *kt = tmp_path("only-kt.json");
+    must(search(db, log, "7"), 1, log);
+    must(kvx(log, "replay", db, "--seeds", "2", NULL), 2, log);
+    assert_true(log_has(log, "spec 'search' is not an exhaustive record: its 21 variants are what run 1 measured "
+                             "(the first: --search model --budget 50% --search-seed 7)"));
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 2, log);
+    assert_true(log_has(log, "is not an exhaustive record"));
+    assert_int_equal(access(kt, F_OK), -1);
+    must(kvx(log, "run", SPEC, "--db", db, NULL), 1, log);
+    must(kvx(log, "replay", db, "--seeds", "2", "--budgets", "100%", "--time-budgets", "", NULL), 0, log);
+    assert_true(log_has(log, "spec search, 42 variants over 2 objective points"));
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 0, log);
+}
+
 static void test_compiles_ahead(void **state)
 {
     (void)state;
@@ -495,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_export_kerneltuner_samples),
         cmocka_unit_test(test_kerneltuner_simulates),
         cmocka_unit_test(test_search_rows),
+        cmocka_unit_test(test_search_only_refused),
         cmocka_unit_test(test_compiles_ahead),
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_budget_stored),
