@@ -69,11 +69,15 @@
 #             over calls of under 10 minutes, e.g. "space:stencil-4096 space:stencil-8192",
 #             "space:sgemm space:conv space:nbody", "space:reduce-4m space:reduce-128m
 #             space:dedisp"; KVX_STEP_TIMEOUT (400 s) caps each
-#   search-live   kvx run --search default --budget 5% of conv, dedisp and nbody from an
-#             empty cache, each beside Kernel Tuner's live run on the same budget
-#             (bench/kernel_tuner_live.py, wheels in .whl/, KVX_KT_STRATEGY: bayes_opt),
-#             both timed whole, each best against the space's recorded optimum
-#             ($OUT/bundle/spaces/NAME.db of this sitting, else results/<gpu>/search/)
+#   search-live[:NAMES]  kvx run --search default --budget 5% of conv, dedisp and nbody
+#             (NAMES: some of them, comma-separated) from an empty cache, each beside
+#             Kernel Tuner's live run on the same budget (bench/kernel_tuner_live.py,
+#             wheels in .whl/, KVX_KT_STRATEGY: bayes_opt), both timed whole, each best
+#             against the space's recorded optimum ($OUT/bundle/spaces/NAME.db of this
+#             sitting, else results/<gpu>/search/NAME.db: record the space first, on the
+#             same kind of GPU).  Rough estimates, not measured: 1 to 3 minutes a space
+#             (kvx under a minute; Kernel Tuner compiles and times one variant at a
+#             time: 35, 62 and 15 evaluations); KVX_STEP_TIMEOUT (400 s) caps each side
 #   search    kvx run --search model --budget 5% of specs/sgemm.yaml from an empty
 #             cache (batches of 8, then of 32), its wall and the best found
 #   oldnew    the whole contention spec by kvx at e9df4dc (built in a worktree) and by
@@ -576,40 +580,55 @@ PY
                 --cache "$root/.kvx-cache-space" --db "$B/spaces/$name.db" --profile >"$B/space-$name.log" 2>&1
             echo "space $name: exit $?, whole $(since "$t0") s" | tee -a "$B/session.log"
             grep -E "^time |^profile " "$B/space-$name.log" | tail -n 3 | tee -a "$B/session.log"
-            python3 - "$B/spaces/$name.db" <<'PY' | tee -a "$B/session.log"
+            # A space cut short (the timeout) is no record: its cases against the plan's points.
+            planned=$("$kvx" plan "$spec" ${where:+--where "$where"} --format csv | tail -n +2 | wc -l)
+            python3 - "$B/spaces/$name.db" "$planned" <<'PY' | tee -a "$B/session.log"
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
+cases, planned = c.execute("select count(*) from cases").fetchone()[0], int(sys.argv[2])
 print("statuses", dict(c.execute("select status, count(*) from cases group by status").fetchall()),
       "variants", c.execute("select count(distinct variant_id) from cases").fetchone()[0],
-      "journal", c.execute("pragma journal_mode").fetchone()[0])
+      "journal", c.execute("pragma journal_mode").fetchone()[0],
+      "complete" if cases == planned else f"INCOMPLETE ({cases} of {planned} points stored): not a record, do not commit it")
 PY
             "$kvx" replay "$B/spaces/$name.db" --seeds 20 --strategy random,default --budgets 5% \
                 --time-budgets "" 2>&1 | tail -n 4 | tee -a "$B/session.log"
         done
         ;;
-    search-live)
+    search-live|search-live:*)
+        names=conv,dedisp,nbody
+        [ "$step" = search-live ] || names=${step#search-live:}
         bash bench/kt_install.sh /tmp/site >"$B/kt-install.log" 2>&1
         gd=$(gpu_dir)
-        for name in conv dedisp nbody; do
+        for name in ${names//,/ }; do
+            case $name in conv|dedisp|nbody) ;; *) echo "search-live:$name: no live Kernel Tuner side (expected conv, dedisp or nbody)" | tee -a "$B/session.log"; continue ;; esac
             def=$(space_def "$name"); spec=${def%%$'\t'*}
             say "search-live $name: kvx run --search default --budget 5%, empty cache"
             rm -rf "$root/.kvx-cache-live" "$B/live-$name.db"
             t0=$(date +%s.%N)
-            "$kvx" run "$spec" --search default --budget 5% --cache "$root/.kvx-cache-live" --db "$B/live-$name.db" \
-                --profile >"$B/live-$name.log" 2>&1
+            timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run "$spec" --search default --budget 5% \
+                --cache "$root/.kvx-cache-live" --db "$B/live-$name.db" --profile >"$B/live-$name.log" 2>&1
             echo "kvx search $name: exit $?, whole $(since "$t0") s" | tee -a "$B/session.log"
             grep -E "^search  [0-9]" "$B/live-$name.log" | tail -n 1 | tee -a "$B/session.log"
             ref="$B/spaces/$name.db"; [ -f "$ref" ] || ref="results/$gd/search/$name.db"
-            best=$(optimum_of "$B/live-$name.db"); opt=$( [ -f "$ref" ] && optimum_of "$ref")
+            opt=$( [ -f "$ref" ] && optimum_of "$ref")
+            [ -n "$opt" ] || echo "search-live $name: no recorded optimum on this GPU ($ref): run space:$name first" |
+                tee -a "$B/session.log"
+            best=$(optimum_of "$B/live-$name.db")
             [ -n "$best" ] && [ -n "$opt" ] && awk -v b="$best" -v o="$opt" -v r="$ref" \
-                'BEGIN { printf "kvx best %.5g ms, optimum %.5g ms (%s): %.3f of it%s\n", b, o, r, o / b, o / b >= 1 / 1.05 ? ", within 5%" : "" }' |
+                'BEGIN { printf "kvx best %.5g ms, optimum %.5g ms (%s): %.3f of it%s\n", b, o, r, o / b, o / b >= 1 / 1.05 ? ", within 5%" : ", NOT within 5%" }' |
                 tee -a "$B/session.log"
             "$kvx" gen "$spec" --out "/tmp/gen-live-$name" >/dev/null 2>&1
             rm -rf "$HOME/.cache/cupy"      # Kernel Tuner's compiles from empty too
-            PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL 400 python3 bench/kernel_tuner_live.py "$name" \
-                "/tmp/gen-live-$name" --budget 5% --strategy "${KVX_KT_STRATEGY:-bayes_opt}" >"$B/kt-live-$name.log" 2>&1
+            PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" python3 bench/kernel_tuner_live.py \
+                "$name" "/tmp/gen-live-$name" --budget 5% --strategy "${KVX_KT_STRATEGY:-bayes_opt}" >"$B/kt-live-$name.log" 2>&1
             echo "kernel tuner $name: exit $?" | tee -a "$B/session.log"
             tail -n 3 "$B/kt-live-$name.log" | tee -a "$B/session.log"
+            # Its best by its own timing (cupy events, the mean of 7 runs, no L2 flush): beside, not the same measure.
+            kbest=$(sed -n 's/^best .*: \([0-9.eE+-]*\) ms$/\1/p' "$B/kt-live-$name.log" | tail -n 1)
+            [ -n "$kbest" ] && [ -n "$opt" ] && awk -v b="$kbest" -v o="$opt" \
+                'BEGIN { printf "kernel tuner best %.5g ms by its own timing: %.3f of kvx'"'"'s recorded optimum\n", b, o / b }' |
+                tee -a "$B/session.log"
         done
         ;;
     search)
