@@ -59,7 +59,7 @@
 #   plots     kvx report of the contention subset and its matplotlib scripts run
 #   space:NAME    one space of the search benchmark set (issue 37; bench/search_spaces.tsv:
 #             stencil-4096, stencil-8192, sgemm, conv, nbody, reduce-4m, reduce-128m,
-#             dedisp; space:all for each) recorded exhaustively from an empty cache into
+#             dedisp; space:all for each, on an H200 but sgemm) recorded exhaustively from an empty cache into
 #             $OUT/bundle/spaces/NAME.db (a database per space, rollback mode once
 #             closed), its wall and its statuses counted; copy it to
 #             results/<gpu>/search/NAME.db (h100 or h200).  Rough estimates on an
@@ -569,6 +569,8 @@ PY
     space:*)
         names=${step#space:}
         [ "$names" = all ] && names=$SPACES
+        # SGEMM on an H200 is results/h200/sgemm.db (2026-12-02): all records the rest there.
+        [ "$step" = space:all ] && [ "$(gpu_dir)" = h200 ] && names=${names/sgemm /}
         mkdir -p "$B/spaces"
         for name in $names; do
             def=$(space_def "$name") || { echo "space:$name: no such space (expected one of: $SPACES)" | tee -a "$B/session.log"; continue; }
