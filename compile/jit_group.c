@@ -882,27 +882,24 @@ void jit_blob_unref(JitBlob *b)
 
 /* ---- compiling a program -------------------------------------------------------- */
 
-/* The facts of member job from the program's listing, timed.  Without a
- * listing (sass NULL) they come from the PTX alone, as a lone compile's do
- * without a disassembler (jit_fresh_facts); where the disassembly failed
- * or there is no CUBIN (failed) there are none. */
-static void member_facts(JitJob *job, const char *sass, int failed, double share_ms)
+/* The facts of member job from the program's listing (NULL: no
+ * disassembler, the PTX's facts alone, as a compile alone gives), timed. */
+static void member_facts(JitJob *job, const char *sass, double share_ms)
 {
     double t0 = wall_now_ms();
-    if (sass || !failed) {
-        job->sass = sass ? jit_group_sass(sass, job) : NULL;
-        StrBuf b;
-        sb_init(&b);
-        inspect_job_facts_from(job, job->sass, &b);
-        job->inspect_json = sb_take(&b);
-    }
+    if (sass)
+        job->sass = jit_group_sass(sass, job);
+    StrBuf b;
+    sb_init(&b);
+    inspect_job_facts_from(job, job->sass, &b);
+    job->inspect_json = sb_take(&b);
     job->facts_ms = share_ms + (wall_now_ms() - t0);
 }
 
 /* Member i's outputs from the program's compiled job g: its log, PTX,
  * figures, the shared CUBIN, and its facts. */
 static void member_fill(const JitJob *g, GroupMember *m, int n, int i, const int *own, JitBlob *blob,
-                        const char *sass, int failed, double sass_ms)
+                        const char *sass, double sass_ms)
 {
     JitJob *job = m[i].job;
     job->log = member_log(g->log, own, i);
@@ -919,19 +916,17 @@ static void member_fill(const JitJob *g, GroupMember *m, int n, int i, const int
         job->cubin_len = blob->len;
     }
     job->ok = 1;
-    member_facts(job, sass, failed, sass_ms / n);
+    member_facts(job, sass, sass_ms / n);
 }
 
 /* The program's one disassembly, NULL without a disassembler or CUBIN; its
- * time in *ms; *failed 1 where there is no CUBIN or the disassembler failed
- * (then no facts, as jit_fresh_facts makes none). */
-static char *program_sass(const JitJob *g, double *ms, int *failed)
+ * time in *ms. */
+static char *program_sass(const JitJob *g, double *ms)
 {
     double t0 = wall_now_ms();
     KvxError e = {0};
     char *sass = g->cubin && g->cubin_len && inspect_find_disassembler()
                      ? inspect_disassemble(g->cubin, g->cubin_len, &e) : NULL;
-    *failed = e.code != 0 || !g->cubin || !g->cubin_len;
     kvx_error_clear(&e);
     *ms = wall_now_ms() - t0;
     return sass;
@@ -941,11 +936,10 @@ static char *program_sass(const JitJob *g, double *ms, int *failed)
 static void program_ok(JitJob *g, GroupMember *m, int n, const int *own)
 {
     double sass_ms = 0;
-    int failed = 0;
-    char *sass = program_sass(g, &sass_ms, &failed);
+    char *sass = program_sass(g, &sass_ms);
     JitBlob *blob = g->cubin_len ? jit_blob_new(g->cubin, g->cubin_len) : NULL;
     for (int i = 0; i < n; i++)
-        member_fill(g, m, n, i, own, blob, sass, failed, sass_ms);
+        member_fill(g, m, n, i, own, blob, sass, sass_ms);
     jit_blob_unref(blob);
     free(sass);
 }
