@@ -30,7 +30,10 @@ build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# The main job needs the kvx binary alone: the test binaries are make test's.
+run: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target kvx
 	@scripts/main-job.sh $(BUILD)/kvx $(SPEC)
 
 test: build

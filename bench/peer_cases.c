@@ -6,7 +6,7 @@
  * the run's measurement settings, as run_loop.c resolves a case before it
  * goes to a worker; inputs come from inputs_fill with the resolved
  * initialisers and the host reference from verify_reference_threads, as
- * worker.c and worker_measure.c make them.  Nothing of the generator or the
+ * worker.c and worker_verify.c make them.  Nothing of the generator or the
  * reference is repeated here.
  *
  * Invariants: at most one row is prepared at a time (its inputs and its
@@ -463,7 +463,7 @@ int peer_prepare(PeerSet *s, int row, char *err, size_t n)
     for (int b = 0; b < c->nbufs; b++)   /* inputs only: a scratch buffer is the kernels' own */
         if (!c->bufs[b].checked && !c->bufs[b].scratch && generate(s, &c->bufs[b], err, n) != 0)
             return -1;
-    /* The reference's arguments bound to the inputs, as worker_measure.c's
+    /* The reference's arguments bound to the inputs, as worker_verify.c's
      * expected_get binds them. */
     const CaseCheck *k = &c->checks[0];
     const CaseBuf *out = &c->bufs[k->buf];
@@ -538,17 +538,17 @@ void peer_measure(const PeerSet *s, PeerMeasure *m)
 
 int peer_warmups(const PeerSet *s, double launch_ms, double spent_ms)
 {
-    return measure_warmups(&s->m, launch_ms, spent_ms);
+    return measure_plan_warmups(&s->m, launch_ms, spent_ms);
 }
 
 int peer_batch(const PeerSet *s, int n, double per_ms, double spent_ms, int cap)
 {
-    return measure_batch(&s->m, n, per_ms, spent_ms, cap);
+    return measure_plan_batch(&s->m, n, per_ms, spent_ms, cap);
 }
 
 int peer_stop_at(const PeerSet *s, const double *t, int from, int n, double *tmp)
 {
-    return measure_stop_at(&s->m, t, from, n, tmp);
+    return measure_plan_stop_at(&s->m, t, from, n, tmp);
 }
 
 void peer_stats(const double *t, int n, double *tmp, PeerStats *st)
@@ -556,7 +556,7 @@ void peer_stats(const double *t, int n, double *tmp, PeerStats *st)
     CaseResult r;
     memset(&r, 0, sizeof r);
     r.median_ms = r.min_ms = r.max_ms = r.mean_ms = r.stdev_ms = r.noise = NAN;
-    measure_stats(t, n, tmp, &r);
+    measure_plan_stats(t, n, tmp, &r);
     *st = (PeerStats){r.samples, r.median_ms, r.min_ms, r.max_ms, r.mean_ms, r.stdev_ms, r.noise};
 }
 

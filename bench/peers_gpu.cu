@@ -1,7 +1,7 @@
 /* peers_gpu: the device, the flush, the input, the library calls and their
  * timing for kvx-peers (peers_gpu.h).
  *
- * A sample is kvx's (gpu/worker_sample.c): the output reset and the L2
+ * A sample is kvx's (gpu/worker_time.c): the output reset and the L2
  * flush (gpu/flush_ptx.h, loaded with cudaLibraryLoadData) outside the
  * timed region, then the call between two events.  A call is made once
  * untimed (lazy loading), verified once (no flush), then warmed up and
@@ -362,7 +362,7 @@ std::unique_ptr<Call> make_call(Kind k, const RowPlan &p, const void *d)
     return nullptr;
 }
 
-/* ---- measuring one call: worker_launch_once, worker_verify_case, worker_measure_case ---- */
+/* ---- measuring one call: worker_launch_once, worker_verify_case, worker_time_case ---- */
 
 bool sample_batch(Gpu &g, Call &c, int flush_mode, int k)
 {

@@ -77,7 +77,7 @@ bool flush_prepare(Gpu &g, int mode);
 bool input_upload(Gpu &g, const PeerInput &in);
 
 /* Call k at row r (its input uploaded, the row prepared), timed as
- * worker_measure_case times a variant, into res.  false with cuda_err on a
+ * worker_time_case times a variant, into res.  false with cuda_err on a
  * CUDA failure (res is then the caller's to mark). */
 bool measure_call(PeerSet *s, Gpu &g, Kind k, const RowPlan &p, Result &res);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "compile/inspect.h"
+#include "core/progress.h"
 
 /* What the archs' passes share.  Variants are keyed by their code-axis label:
  * an arch whose where: prunes some (a cc-dependent constraint) leaves those
@@ -175,7 +176,7 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
     inspect_ptx(j->ptx, f);
     if (in->dis) {
         KvxError err = {0};
-        if ((sass = inspect_disassemble(j->cubin, j->cubin_len, &err)))
+        if ((sass = inspect_job_sass(j, &err)))     /* the entry's, else disassembled and kept */
             inspect_sass(sass, f);
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
@@ -189,6 +190,13 @@ static void inspect_one(const Inspection *in, const JitJob *j, const char *arch,
     if (in->o.show && !in->rows)
         print_listing(in->o.show, j, sass);
     free(sass);
+}
+
+/* A variant compiled or found in the cache: one more for the progress line. */
+static void inspected(void *ctx, JitJob *j)
+{
+    (void)j;
+    progress_step(ctx, 1);
 }
 
 /* The selected variants of arch ai: compiled, inspected, printed.  0 or the
@@ -217,9 +225,20 @@ static int inspect_arch(Inspection *in, int ai)
                            .origins = p.srcs[k].origins};
         row[n++] = variant_row(in, name);
     }
-    JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache};
+    JitProfile prof = {.trace = 1};
+    JitOptions jo = {.cache_dir = in->cache, .threads = in->o.jobs, .use_cache = !in->o.no_cache,
+                     .group = in->o.group, .profile = in->o.profile ? &prof : NULL};
     KvxError err = {0};
-    if (jit_compile_all(jobs, n, &jo, NULL, NULL, &err) != 0) {
+    char what[64];
+    snprintf(what, sizeof what, "kvx inspect: %s", in->archs[ai]);
+    Progress pr;
+    progress_start(&pr, what, n);
+    int failed = jit_compile_all(jobs, n, &jo, inspected, &pr, &err) != 0;
+    progress_end(&pr);
+    if (in->o.profile)
+        jit_profile_print(&prof, stdout);
+    jit_profile_free(&prof);
+    if (failed) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
         rc = 3;

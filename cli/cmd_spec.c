@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/progress.h"
 #include "resolve/resolve.h"
 #include "run/run.h"
 
@@ -495,16 +496,15 @@ typedef struct Compilation {
     char *cache;
     char outroot[300];          /* out/<spec>: where the files go without --out */
     int failures, cached, njobs;
-    int done, total;            /* the progress line's */
+    Progress progress;          /* the sources compiled (or found) so far */
+    char what[64];              /* its label: "kvx compile: sm_90" */
     ResultsRows *rows;          /* --format: the table on stdout (the summary goes to stderr) */
 } Compilation;
 
 static void on_compiled(void *ctx, JitJob *j)
 {
-    Compilation *c = ctx;
-    c->done++;
-    if (isatty(STDERR_FILENO))
-        fprintf(stderr, "\r  compiled %d/%d", c->done, c->total);
+    (void)j;
+    progress_step(&((Compilation *)ctx)->progress, 1);
 }
 
 /* The jobs of the sources the selected points use, *src_of[job] its source
@@ -599,15 +599,15 @@ static int compile_arch(Compilation *c, int ai)
     JitOptions jo = {.cache_dir = c->cache, .threads = c->o.jobs, .use_cache = !c->o.no_cache,
                      .group = c->o.group, .profile = c->o.profile ? &prof : NULL};
     KvxError err = {0};
-    c->done = 0, c->total = n;
+    snprintf(c->what, sizeof c->what, "kvx compile: %s", c->archs[ai]);
+    progress_start(&c->progress, c->what, n);
     rc = jit_compile_all(jobs, n, &jo, on_compiled, c, &err) != 0 ? 3 : 0;
+    progress_end(&c->progress);
     if (rc) {
         kvx_error_print(&err, stderr);
         kvx_error_clear(&err);
         rc = 3;
     }
-    if (isatty(STDERR_FILENO))
-        fprintf(stderr, "\r%*s\r", 40, "");
     char *outdir = compile_outdir(c, s, ai, &rc);
     FILE *say = c->rows ? stderr : stdout;
     fprintf(say, "%s%s: %d sources (%s)\n", ai ? "\n" : "", c->archs[ai], n, s->path);

@@ -188,10 +188,16 @@ char *inspect_disassemble(const void *cubin, size_t len, KvxError *err);
 char *inspect_disassemble_with(const char *tool, const void *cubin, size_t len,
                                KvxError *err);
 
-/* The job's SASS listing, malloc'd: its CUBIN disassembled, cut to its own
- * functions where it is a grouped program's member.  NULL with err set when
- * the tool fails, NULL with err untouched without a disassembler or CUBIN. */
+/* The job's SASS listing, malloc'd: the one its cache entry keeps (a warm
+ * inspect runs no disassembler), else its CUBIN disassembled, cut to its own
+ * functions where it is a grouped program's member, and kept in the entry.
+ * NULL with err set when the tool fails, NULL with err untouched without a
+ * disassembler or CUBIN. */
 char *inspect_job_sass(const JitJob *job, KvxError *err);
+
+/* A listing made with the compile (JitJob.sass) kept in the job's entry
+ * under the name inspect_job_sass looks up: 0, or -1 as jit_cache_put. */
+int inspect_job_keep_sass(const JitJob *job, const char *sass);
 
 /* inspect_job's JSON from a listing already made (NULL: none), not
  * disassembling: the members of a grouped program share one disassembly. */

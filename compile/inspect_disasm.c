@@ -342,16 +342,55 @@ static void job_facts(const JitJob *job, const char *listing, InspectFacts *f)
              inspect_disassembler_version());
 }
 
-char *inspect_job_sass(const JitJob *job, KvxError *err)
+/* The name of an entry's kept listing: the disassembler (path, size,
+ * mtime), and the files that cut a program's listing to a member
+ * (KVX_FACTS_PRODUCT). */
+static void sass_name(char *name, size_t n)
 {
-    if (!job->cubin || !job->cubin_len)
-        return NULL;
+    const char *tool = inspect_find_disassembler();
+    struct stat st;
+    char id[4400];
+    snprintf(id, sizeof id, "listing|%s|%lld|%lld|%s", tool ? tool : "-",
+             tool && stat(tool, &st) == 0 ? (long long)st.st_size : 0LL,
+             tool && stat(tool, &st) == 0 ? (long long)st.st_mtime : 0LL, KVX_FACTS_PRODUCT);
+    char hex[65];
+    sha256_hex(id, strlen(id), hex);
+    snprintf(name, n, "sass-%.16s.txt", hex);
+}
+
+/* The job's listing made now: its CUBIN disassembled, cut to its own
+ * functions where it is a grouped program's member. */
+static char *sass_made(const JitJob *job, KvxError *err)
+{
     char *sass = inspect_disassemble(job->cubin, job->cubin_len, err);
     if (!sass || !job->symbol[0])
         return sass;
     char *own = jit_group_sass(sass, job);     /* the program's listing cut to this member */
     free(sass);
     return own;
+}
+
+char *inspect_job_sass(const JitJob *job, KvxError *err)
+{
+    if (!job->cubin || !job->cubin_len || !inspect_find_disassembler())
+        return NULL;
+    char name[64];
+    sass_name(name, sizeof name);
+    size_t len = 0;
+    char *kept = jit_cache_get(job, name, &len);
+    if (kept)
+        return kept;
+    char *sass = sass_made(job, err);
+    if (sass)
+        jit_cache_put(job, name, sass, strlen(sass));  /* best-effort: a disassembly next time */
+    return sass;
+}
+
+int inspect_job_keep_sass(const JitJob *job, const char *sass)
+{
+    char name[64];
+    sass_name(name, sizeof name);
+    return jit_cache_put(job, name, sass, strlen(sass));
 }
 
 int inspect_job(const JitJob *job, InspectFacts *f, KvxError *err)

@@ -21,7 +21,7 @@
  *
  * NVRTC is thread-safe for distinct programs, so jit_compile runs on the pool
  * with no lock of its own; but it runs about one compile at a time per
- * process, so jit_compile_all sends each miss to a compile process
+ * process, so jit_batch.c's jit_compile_all sends each miss to a compile process
  * (jitproc.c) when the binary enabled them. */
 #include "jit.h"
 #include "core/json.h"
@@ -401,6 +401,8 @@ void jit_job_release(JitJob *job)
     free(job->dir);
     free(job->inspect_json);
     free(job->cache_warning);
+    free(job->sass);
+    job->sass = NULL;
     job->inspect_json = NULL;
     job->cache_warning = NULL;
     job->sum[0] = 0;
@@ -625,8 +627,12 @@ void jit_fresh_facts(JitJob *job)
     StrBuf b;
     sb_init(&b);
     KvxError e = { 0 };
-    if (inspect_job_facts(job, &b, &e) == 0)
+    job->sass = job->cubin_len && inspect_find_disassembler() ? inspect_disassemble(job->cubin, job->cubin_len, &e)
+                                                              : NULL;
+    if (!e.code) {
+        inspect_job_facts_from(job, job->sass, &b);
         job->inspect_json = sb_take(&b);
+    }
     kvx_error_clear(&e);
     sb_free(&b);
 }
@@ -638,6 +644,8 @@ int jit_keep_fresh(JitJob *job, const JitOptions *opt, const char *const *opts, 
         return -1;
     if (job->inspect_json && job->dir)
         inspect_job_keep(job, job->inspect_json, strlen(job->inspect_json));
+    if (job->sass && job->dir)
+        inspect_job_keep_sass(job, job->sass);
     return 0;
 }
 

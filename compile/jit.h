@@ -68,7 +68,10 @@ typedef struct JitSpan {
  * less the child's work), the cache (look-ups and entries written). */
 typedef struct JitProfile {
     int trace;                  /* in: NVRTC's parts (--fdevice-time-trace) */
-    double wall_ms;             /* the batch, start to end */
+    double t0;                  /* in: the clock spans start from (wall_now_ms); 0: each batch's
+                                 * start.  Several batches (a search's rounds and compiles ahead)
+                                 * may fill one profile at once. */
+    double wall_ms;             /* the batches' walls, start to end, summed */
     int threads, sources, hits, programs;   /* programs: units compiled fresh */
     double start_ms, nvrtc_ms, fe_ms, nvvm_ms, ptxas_ms, facts_ms, ipc_ms, cache_ms;
     JitSpan *spans;             /* one per unit compiled fresh, malloc'd */
@@ -114,6 +117,8 @@ struct JitJob {
     int stack;                  /* stack frame, bytes */
     int cmem;                   /* constant bank 0, bytes */
     char *inspect_json;         /* set by an `after` hook (run: inspect_job_json), malloc'd */
+    char *sass;                 /* a fresh compile's SASS listing (its own functions), malloc'd,
+                                 * kept in its entry for inspect; NULL: none made */
     char *cache_warning;        /* why the cache could not take this compile, malloc'd, or
                                  * NULL; the job is fine (jit_compile_all says it once) */
     char sum[65];               /* the checksum of the entry at dir ("" without one) */

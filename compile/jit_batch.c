@@ -179,13 +179,16 @@ static void finish(Batch *b, int i, int rc, KvxError *e)
     pthread_mutex_unlock(&b->mu);
 }
 
+/* Profiles are filled under one lock: several batches may share one. */
+static pthread_mutex_t prof_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void prof_add(Batch *b, double *slot, double ms)
 {
     if (!b->prof)
         return;
-    pthread_mutex_lock(&b->mu);
+    pthread_mutex_lock(&prof_mu);
     *slot += ms;
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&prof_mu);
 }
 
 /* ---- pass 1: look up ---------------------------------------------------------------- */
@@ -391,10 +394,10 @@ static int unit_compile(Batch *b, const Unit *u, JitJob **jobs, GroupMember *m, 
     int rc = jitproc_compile(b->procs, jobs, u->n, with, k, &trip, err);
     free(with);
     if (b->prof) {
-        pthread_mutex_lock(&b->mu);
+        pthread_mutex_lock(&prof_mu);
         b->prof->start_ms += trip.start_ms;
         b->prof->ipc_ms += trip.wall_ms - trip.work_ms;
-        pthread_mutex_unlock(&b->mu);
+        pthread_mutex_unlock(&prof_mu);
     }
     return rc;
 }
@@ -405,7 +408,7 @@ static void unit_profile(Batch *b, const Unit *u, double t0, double t1)
     if (!b->prof)
         return;
     JitProfile *pr = b->prof;
-    pthread_mutex_lock(&b->mu);
+    pthread_mutex_lock(&prof_mu);
     if (pr->nspans == pr->cap)
         pr->spans = mem_realloc(pr->spans, sizeof *pr->spans * (size_t)(pr->cap = pr->cap ? 2 * pr->cap : 64));
     pr->spans[pr->nspans++] = (JitSpan){t0 - b->t0, t1 - b->t0, u->n};
@@ -416,7 +419,7 @@ static void unit_profile(Batch *b, const Unit *u, double t0, double t1)
         pr->fe_ms += j->fe_ms, pr->nvvm_ms += j->nvvm_ms, pr->ptxas_ms += j->ptxas_ms;
         pr->facts_ms += j->facts_ms;
     }
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&prof_mu);
 }
 
 /* A compiled unit's jobs kept (their entries, unless their process died on
@@ -572,8 +575,9 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
     char *found = NULL;
     if (!o.cuda_include)    /* look once, not once per job */
         o.cuda_include = found = jit_find_cuda_include();
+    double start = wall_now_ms();
     Batch b = {.jobs = jobs, .n = n, .opt = &o, .on_done = on_done, .ctx = ctx, .prof = o.profile,
-               .t0 = wall_now_ms()};
+               .t0 = o.profile && o.profile->t0 ? o.profile->t0 : start};
     b.prep = mem_calloc((size_t)(n > 0 ? n : 1), sizeof *b.prep);
     pthread_mutex_init(&b.mu, NULL);
     int threads = batch_threads(&o, n);
@@ -588,11 +592,13 @@ int jit_compile_all(JitJob *jobs, int n, const JitOptions *opt,
     pool_free(p);
     jitproc_free(b.procs);
     if (b.prof) {
-        b.prof->wall_ms += wall_now_ms() - b.t0;
+        pthread_mutex_lock(&prof_mu);
+        b.prof->wall_ms += wall_now_ms() - start;
         b.prof->threads = threads > b.prof->threads ? threads : b.prof->threads;
         b.prof->sources += n;
         for (int i = 0; i < n; i++)
             b.prof->hits += jobs[i].cached;
+        pthread_mutex_unlock(&prof_mu);
     }
     batch_free(&b);
     arena_free(a);

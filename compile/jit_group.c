@@ -18,7 +18,7 @@
  * (checked on sgemm variants: only the branch labels' numbers differ).
  *
  * What each member gets back is what a compile of its own gives, taken from
- * the program's (jit_group_split): its log (its messages, the ptxas lines of
+ * the program's (jit_group_compile): its log (its messages, the ptxas lines of
  * its functions, the common ones), its PTX (the header and the items its
  * entry points reach, jit_group_ptx), its ptxas figures (from that log), its
  * SASS facts (the parts of one disassembly its PTX names, jit_group_sass),
@@ -395,30 +395,50 @@ char *jit_group_program(const GroupMember *m, int n)
 
 /* The member whose entry-point suffix ends name[0, n) ("k__kvx3": 3), or
  * whose namespace its mangled form holds ("_ZN6kvx_g34stepEv": 3); -1. */
+/* The number the n digits at p write. */
+static int digits_value(const char *p, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++)
+        v = 10 * v + (p[i] - '0');
+    return v;
+}
+
 int jit_group_owner(const char *name, size_t n)
 {
+    /* K__kvxI, and what holds it ("_ZZ7k__kvx1E1s", a variable of its body):
+     * a member's source never says __kvx itself (jit_group_entries) */
     static const char suf[] = JIT_GROUP_SUFFIX;
-    size_t d = 0;
-    while (d < n && isdigit((unsigned char)name[n - 1 - d]))
-        d++;
-    if (d > 0 && d < 6 && n >= d + sizeof suf - 1 && !memcmp(name + n - d - (sizeof suf - 1), suf, sizeof suf - 1))
-        return atoi(name + n - d);
-    /* Itanium mangling: a namespace is <length><name>, kvx_gI is 5 + digits */
-    for (const char *p = name; p + 6 < name + n; p++) {
-        const char *at = memmem(p, (size_t)(name + n - p), JIT_GROUP_NS, sizeof JIT_GROUP_NS - 1);
+    for (const char *p = name; p < name + n;) {
+        const char *at = memmem(p, (size_t)(name + n - p), suf, sizeof suf - 1);
         if (!at)
             break;
-        const char *dg = at + sizeof JIT_GROUP_NS - 1;
-        size_t nd = 0;
-        while (dg + nd < name + n && isdigit((unsigned char)dg[nd]))
+        const char *dg = at + sizeof suf - 1;
+        int nd = 0;
+        while (dg + nd < name + n && nd < 6 && isdigit((unsigned char)dg[nd]))
             nd++;
-        char len[8];
-        int want = (int)(sizeof JIT_GROUP_NS - 1 + nd);
-        snprintf(len, sizeof len, "%d", want);
-        size_t ll = strlen(len);
-        if (nd && at - name >= (long)ll && !memcmp(at - ll, len, ll))
-            return atoi(dg);
-        p = at;
+        if (nd >= 1 && nd <= 5)
+            return digits_value(dg, nd);
+        p = at + 1;
+    }
+    /* Itanium mangling: a namespace is <length><name>, kvx_gI being 5 + the
+     * digits of I; the length is the shortest run of digits before it that
+     * leaves that many digits after it (a name before may end in digits) */
+    static const char ns[] = JIT_GROUP_NS;
+    for (const char *p = name; p < name + n;) {
+        const char *at = memmem(p, (size_t)(name + n - p), ns, sizeof ns - 1);
+        if (!at)
+            break;
+        const char *dg = at + sizeof ns - 1;
+        for (int w = 1; w <= 3 && at - w >= name && isdigit((unsigned char)at[-w]); w++) {
+            int len = digits_value(at - w, w), nd = len - (int)(sizeof ns - 1);
+            int ok = nd >= 1 && nd <= 5 && dg + nd <= name + n;
+            for (int k = 0; ok && k < nd; k++)
+                ok = isdigit((unsigned char)dg[k]);
+            if (ok)
+                return digits_value(dg, nd);
+        }
+        p = at + 1;
     }
     return -1;
 }
@@ -469,8 +489,40 @@ static int message_start(const char *line, size_t len)
 /* The owner of each line of log (-1: no member's) into own[], and whether
  * each member's lines hold an error into err_of[] (n); returns the number of
  * lines, *unowned_error set when an error line is no member's. */
-static int log_owners(const char *log, const GroupMember *m, int n, int **own, int *err_of,
-                      int *unowned_error)
+/* An error on line `line` of the program itself (a hoisted #include that
+ * cannot be opened) is the error of every member whose source has that
+ * line: marked in err_of.  The number marked. */
+static int program_line_error(const char *program, long line, const GroupMember *m, int n, int *err_of)
+{
+    const char *p = program;
+    for (long k = 1; k < line && p && *p; k++)
+        p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+    if (!p || !*p)
+        return 0;
+    size_t len = strcspn(p, "\n");
+    int marked = 0;
+    for (int i = 0; i < n; i++) {
+        const char *src = m[i].job->source;
+        for (const char *q = src; (q = memmem(q, strlen(q), p, len)); q += len)
+            if ((q == src || q[-1] == '\n') && (q[len] == '\n' || !q[len])) {
+                err_of[i] = 1, marked++;
+                break;
+            }
+    }
+    return marked;
+}
+
+/* The line number of a message of the program's own text ("kvx_group.cu(2):"), 0. */
+static long program_line(const char *line, size_t len)
+{
+    size_t k = sizeof GROUP_NAME - 1;
+    if (len <= k + 1 || memcmp(line, GROUP_NAME, k) || line[k] != '(')
+        return 0;
+    return strtol(line + k + 1, NULL, 10);
+}
+
+static int log_owners(const char *log, const char *program, const GroupMember *m, int n, int **own,
+                      int *err_of, int *unowned_error)
 {
     int lines = 1, k = 0, cur = -1, fn = -1;    /* fn: the function ptxas named last */
     for (const char *c = log; *c; c++)
@@ -490,9 +542,11 @@ static int log_owners(const char *log, const GroupMember *m, int n, int **own, i
         int is_err = memmem(p, len, "error", 5) && !memmem(p, len, "errors detected", 15) &&
                      !memmem(p, len, "error detected", 14);
         if (is_err && message_start(p, len)) {
+            long pl = program_line(p, len);
             if (cur >= 0)
                 err_of[cur] = 1;
-            else if (!memmem(p, len, "ptxas fatal", 11))
+            else if (!(pl && program && program_line_error(program, pl, m, n, err_of)) &&
+                     !memmem(p, len, "ptxas fatal", 11))
                 *unowned_error = 1;
         }
         p += len + (p[len] == '\n');
@@ -708,6 +762,38 @@ static void reach(PtxItem *it, PtxItem **by_name, int nnamed)
     free(stack);
 }
 
+/* Whether a comment line names another member ("// _ZZ7k__kvx2E1s has
+ * been demoted", NVVM's notes on each member's variables, gathered before
+ * the first entry point). */
+static int names_other(const char *line, size_t len, int member)
+{
+    for (const char *p = line; p < line + len; p++) {
+        if (!ptx_ident_start(*p) || (p > line && ident_char(p[-1])))
+            continue;
+        const char *s = p++;
+        while (p < line + len && ident_char(*p))
+            p++;
+        int o = jit_group_owner(s, (size_t)(p - s));
+        if (o >= 0 && o != member)
+            return 1;
+    }
+    return 0;
+}
+
+/* An item's text, less the comment lines before it that name another member. */
+static void item_put(StrBuf *b, const PtxItem *it, int member)
+{
+    for (const char *p = it->from; p < it->to;) {
+        const char *e = line_end(p);
+        const char *q = p;
+        while (q < e && (*q == ' ' || *q == '\t'))
+            q++;
+        if (!(q[0] == '/' && q[1] == '/' && names_other(q, (size_t)(e - q), member)))
+            sb_put(b, p, (size_t)(e - p));
+        p = e;
+    }
+}
+
 char *jit_group_ptx(const char *ptx, int member, size_t *len)
 {
     PtxItem *v = NULL;
@@ -727,7 +813,7 @@ char *jit_group_ptx(const char *ptx, int member, size_t *len)
     sb_put(&b, ptx, (size_t)(header_end - ptx));
     for (int i = 0; i < n; i++)
         if (v[i].keep)
-            sb_put(&b, v[i].from, (size_t)(v[i].to - v[i].from));
+            item_put(&b, &v[i], member);
     char *out = unsuffix(b.p ? b.p : "", b.len, member, len);
     sb_free(&b);
     free(by_name);
@@ -809,12 +895,11 @@ static void member_facts(JitJob *job, const char *sass, double share_ms)
 {
     double t0 = wall_now_ms();
     if (sass) {
-        char *part = jit_group_sass(sass, job);
+        job->sass = jit_group_sass(sass, job);
         StrBuf b;
         sb_init(&b);
-        inspect_job_facts_from(job, part, &b);
+        inspect_job_facts_from(job, job->sass, &b);
         job->inspect_json = sb_take(&b);
-        free(part);
     }
     job->facts_ms = share_ms + (wall_now_ms() - t0);
 }
@@ -885,27 +970,44 @@ static int program_failed(const JitJob *g, GroupMember *m, int n, const char *co
 {
     int *own = NULL, unowned = 0;
     int *bad = mem_calloc((size_t)n, sizeof *bad);
-    log_owners(g->log ? g->log : "", m, n, &own, bad, &unowned);
+    log_owners(g->log ? g->log : "", g->source, m, n, &own, bad, &unowned);
     int nbad = 0;
     for (int i = 0; i < n; i++)
         nbad += bad[i];
-    int rc = 0;
-    if (unowned || nbad == 0) {
-        rc = jit_group_compile(m, n / 2, opts, nopts, err);
-        if (rc == 0)
-            rc = jit_group_compile(m + n / 2, n - n / 2, opts, nopts, err);
-    } else {
-        GroupMember *rest = mem_alloc(sizeof *rest * (size_t)n);
-        int nrest = 0;
-        for (int i = 0; i < n && rc == 0; i++)
-            if (bad[i])
-                rc = compile_alone(&m[i], opts, nopts, err);
-            else
-                rest[nrest++] = m[i];
-        if (rc == 0 && nrest > 0)
-            rc = jit_group_compile(rest, nrest, opts, nopts, err);
-        free(rest);
+    /* ptxas fails without an error line over 48 KB of static shared memory
+     * (jit.c's note_silent_failure): the members whose figures say so */
+    for (int i = 0; i < n && nbad == 0 && !unowned; i++) {
+        char *log = member_log(g->log ? g->log : "", own, i);
+        JitJob f = {0};
+        jit_parse_ptxas(log, &f);
+        bad[i] = f.smem_static > 48 * 1024;
+        free(log);
     }
+    for (int i = 0; i < n && nbad == 0; i++)
+        nbad += bad[i];
+    /* an error of no member's, inside a header: the members that include one */
+    for (int i = 0; i < n && (unowned || nbad == 0); i++)
+        bad[i] = jit_source_includes(m[i].job->source);
+    int alone = !unowned && nbad > 0, rc = 0;
+    GroupMember *rest = mem_alloc(sizeof *rest * (size_t)n), *sus = mem_alloc(sizeof *sus * (size_t)n);
+    int nrest = 0, ns = 0;
+    for (int i = 0; i < n; i++) {
+        if (!bad[i])
+            rest[nrest++] = m[i];
+        else if (alone)
+            rc = rc ? rc : compile_alone(&m[i], opts, nopts, err);
+        else
+            sus[ns++] = m[i];
+    }
+    if (!alone && (ns == n || ns == 0)) {      /* nothing tells them apart: halves */
+        rc = jit_group_compile(m, n / 2, opts, nopts, err);
+        rc = rc ? rc : jit_group_compile(m + n / 2, n - n / 2, opts, nopts, err);
+    } else {
+        rc = rc ? rc : jit_group_compile(sus, ns, opts, nopts, err);
+        rc = rc ? rc : jit_group_compile(rest, nrest, opts, nopts, err);
+    }
+    free(rest);
+    free(sus);
     free(own);
     free(bad);
     return rc;
@@ -926,7 +1028,7 @@ int jit_group_compile(GroupMember *m, int n, const char *const *opts, int nopts,
     int rc = jit_nvrtc_compile_with(&g, n, src, names, opts, nopts, err);
     if (rc == 0 && g.ok) {
         int *own = NULL, unowned = 0, *bad = mem_calloc((size_t)n, sizeof *bad);
-        log_owners(g.log, m, n, &own, bad, &unowned);
+        log_owners(g.log, NULL, m, n, &own, bad, &unowned);
         program_ok(&g, m, n, own);
         free(own);
         free(bad);

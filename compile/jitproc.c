@@ -209,6 +209,7 @@ static void answer_member(StrBuf *b, const JitJob *j, int blob)
     put_i32(b, blob);
     put_blob(b, blob < 0 ? j->cubin : NULL, blob < 0 ? j->cubin_len : 0);
     put_str(b, j->inspect_json);
+    put_str(b, j->sass);
 }
 
 /* The answer to a frame of n members: the status and the error outside the
@@ -505,6 +506,7 @@ static void read_member(Cursor *c, JitJob *job, JitBlob **blobs, int nb)
         c->bad = 1;
     }
     job->inspect_json = get_blob(c, NULL);
+    job->sass = get_blob(c, NULL);
 }
 
 /* The answer read into jobs[0..n) (NVRTC's outputs and the facts), the

@@ -62,7 +62,7 @@ void kvx_error_print(const KvxError *e, FILE *f)
         fprintf(f, "%s%s", e->log, e->log[strlen(e->log) - 1] == '\n' ? "" : "\n");
 }
 
-_Noreturn void kvx_assert_fail(const char *expr, const char *file, int line)
+_Noreturn void kvx_error_assert_fail(const char *expr, const char *file, int line)
 {
     fprintf(stderr, "%s:%d: kvx internal error: assertion '%s' failed\n", file, line, expr);
     abort();

@@ -58,8 +58,8 @@ void kvx_error_print(const KvxError *e, FILE *f);
 
 /* A broken invariant: names the expression and file:line, then aborts. */
 #define KVX_ASSERT(x)                                                          \
-    ((x) ? (void)0 : kvx_assert_fail(#x, __FILE__, __LINE__))
-_Noreturn void kvx_assert_fail(const char *expr, const char *file, int line);
+    ((x) ? (void)0 : kvx_error_assert_fail(#x, __FILE__, __LINE__))
+_Noreturn void kvx_error_assert_fail(const char *expr, const char *file, int line);
 
 /* malloc/calloc/realloc that abort on exhaustion: kvx treats out-of-memory as
  * fatal rather than threading it through every caller. */

@@ -4,7 +4,7 @@
  * The nominal rows describe one representative part per architecture; they only
  * shape emitted sources and launch geometry at plan time.  A run always uses the
  * figures the driver reports for the GPU it runs on. */
-#include "spec.h"
+#include "facts.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -6,6 +6,7 @@
  * exactly the axes the template consulted for it; every point belongs to one
  * source. */
 #include "plan.h"
+#include "template.h"
 
 #include <errno.h>
 #include <math.h>

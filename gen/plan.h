@@ -49,17 +49,6 @@ int plan_point_eval_int(PointEnv *pe, const Expr *e, int64_t *out, KvxError *err
 /* The set variable var at this point, NULL if unbound. */
 const SetEntry *plan_point_set_var(const PointEnv *pe, const char *var);
 
-/* A template, parsed once per spec (includes resolved, expressions parsed):
- * s's template into *out, for template_free.  0 or -1 with err. */
-typedef struct Template Template;
-int template_load(const Spec *s, Template **out, KvxError *err);
-void template_free(Template *t);  /* accepts NULL */
-/* Append the body of point pe's source to out; pe->used is reset to the code
- * axes it consults and pe->used_facts to whether it read a device fact.  With
- * origins (else NULL): "FILE:LINE\n" appended for each line of the body, from
- * its first, up to the last one that any template text or placeholder starts:
- * the template line it came from.  0 or -1 with err. */
-int template_emit(const Template *t, PointEnv *pe, StrBuf *out, StrBuf *origins, KvxError *err);
 
 typedef struct Source {
     char hash[65];              /* sha256 of text */

@@ -6,10 +6,19 @@
  * ours are 1-based.  An expression written as a quoted scalar starts one column
  * after the quote, so its error columns point into the text the user typed.
  *
- * This file is the loader core: the checking and scalar helpers, axes, zip,
- * set, let and where, the name checks across all sections, the top level and
- * spec_load.  The other sections are in spec_sections.c; spec_internal.h is
- * what the two share. */
+ * This file is the loader's core: spec_load (the document, its top level and
+ * head: kvx, name, doc, template, kernel, headers, options, tolerance, in
+ * load_root, then the sections in order) and spec_free; the helpers every
+ * section's loader uses (spec_loader_fail, spec_loader_want,
+ * spec_loader_check_keys, spec_loader_unique_keys, spec_loader_scalar_value,
+ * spec_loader_double, spec_loader_bool, spec_loader_string,
+ * spec_loader_strings, spec_loader_expr, spec_loader_template); the name
+ * checks across all sections once they are loaded (check_all_names) and
+ * spec_check_axis_values; the finders spec_axis_find, spec_buffer_find and
+ * spec_let_find.  The space (axes, zip, set, let, where) is spec_space.c's,
+ * the sections that describe a variant's launches and checks
+ * spec_sections.c's, `options:` spec_options.c's; spec_internal.h is what
+ * they share. */
 #include "spec_internal.h"
 #include "core/refs.h"
 

@@ -145,10 +145,10 @@ Value spec_loader_scalar_value(Loader *L, const yaml_node_t *n);
 /* ---- names (spec.c) -------------------------------------------------------- */
 
 /* The index of the axis named by scalar k, or -1 when k names no axis. */
-int spec_loader_axis_ref(Loader *L, yaml_node_t *k, const char *what);
+int spec_loader_axis_index(Loader *L, yaml_node_t *k, const char *what);
 /* The index of scalar vn among the values of axis axis, or -1 (the message
  * lists the values). */
-int spec_loader_value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what);
+int spec_loader_value_index(Loader *L, int axis, yaml_node_t *vn, const char *what);
 /* 1 when name is already an axis, let, set variable or device fact (never an
  * error by itself: the caller words the message). */
 int spec_loader_name_taken(const Spec *s, const char *name);

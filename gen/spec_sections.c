@@ -58,7 +58,7 @@ static int load_init_by(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf
 {
     Spec *s = L->s;
     yaml_node_t *by = get(L, n, "by");
-    int a = spec_loader_axis_ref(L, by, "init by");
+    int a = spec_loader_axis_index(L, by, "init by");
     if (a < 0)
         return -1;
     in->by_axis = a;
@@ -71,7 +71,7 @@ static int load_init_by(Loader *L, yaml_node_t *n, InitSpec *in, const char *buf
                         kind_name(k));
         if (!strcmp(scalar(k), "by"))
             continue;
-        int v = spec_loader_value_ref(L, a, k, "an init by key");
+        int v = spec_loader_value_index(L, a, k, "an init by key");
         if (v < 0)
             return -1;
         if (seen[v])
@@ -336,10 +336,10 @@ int spec_sections_reference(Loader *L, yaml_node_t *map)
             return spec_loader_fail(L, map, "reference is empty (expected {AXIS: VALUE, ...} or {kernel: NAME, ...})");
         r->point = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)n);
         for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-            int a = spec_loader_axis_ref(L, node(L, p->key), "reference");
+            int a = spec_loader_axis_index(L, node(L, p->key), "reference");
             if (a < 0)
                 return -1;
-            int v = spec_loader_value_ref(L, a, node(L, p->value), "reference value");
+            int v = spec_loader_value_index(L, a, node(L, p->value), "reference value");
             if (v < 0)
                 return -1;
             r->point[r->npoint++] = (BaselineEntry){a, v};
@@ -566,10 +566,10 @@ static int baseline_map(Loader *L, yaml_node_t *map, const char *what, BaselineE
     *out = arena_alloc(s->arena, sizeof(BaselineEntry) * (size_t)(n ? n : 1));
     *count = 0;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        int a = spec_loader_axis_ref(L, node(L, p->key), what);
+        int a = spec_loader_axis_index(L, node(L, p->key), what);
         if (a < 0)
             return -1;
-        int v = spec_loader_value_ref(L, a, node(L, p->value), "baseline value");
+        int v = spec_loader_value_index(L, a, node(L, p->value), "baseline value");
         if (v < 0)
             return -1;
         (*out)[(*count)++] = (BaselineEntry){a, v};

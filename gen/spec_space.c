@@ -118,7 +118,7 @@ static int axis_value_find(const Axis *a, Value v)
     return -1;
 }
 
-int spec_loader_axis_ref(Loader *L, yaml_node_t *k, const char *what)
+int spec_loader_axis_index(Loader *L, yaml_node_t *k, const char *what)
 {
     if (!is_scalar(k))
         return spec_loader_fail(L, k, "%s is %s (expected an axis name)", what, kind_name(k));
@@ -128,7 +128,7 @@ int spec_loader_axis_ref(Loader *L, yaml_node_t *k, const char *what)
     return a;
 }
 
-int spec_loader_value_ref(Loader *L, int axis, yaml_node_t *vn, const char *what)
+int spec_loader_value_index(Loader *L, int axis, yaml_node_t *vn, const char *what)
 {
     const Axis *a = &L->s->axes[axis];
     if (!is_scalar(vn))
@@ -159,7 +159,7 @@ static int load_zip(Loader *L, yaml_node_t *seq)
         int first = -1;
         for (yaml_node_item_t *i = grp->data.sequence.items.start; i < grp->data.sequence.items.top; i++) {
             yaml_node_t *an = node(L, *i);
-            int a = spec_loader_axis_ref(L, an, "zip");
+            int a = spec_loader_axis_index(L, an, "zip");
             if (a < 0)
                 return -1;
             if (s->axes[a].zip >= 0)
@@ -259,7 +259,7 @@ static int load_set(Loader *L, yaml_node_t *map)
     int cap = 16;
     s->sets = arena_alloc(s->arena, sizeof(SetEntry) * (size_t)cap);
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        int a = spec_loader_axis_ref(L, node(L, p->key), "set");
+        int a = spec_loader_axis_index(L, node(L, p->key), "set");
         if (a < 0)
             return -1;
         yaml_node_t *vals = node(L, p->value);
@@ -267,7 +267,7 @@ static int load_set(Loader *L, yaml_node_t *map)
             return -1;
         int first_entry = s->nsets;
         for (yaml_node_pair_t *q = vals->data.mapping.pairs.start; q < vals->data.mapping.pairs.top; q++) {
-            int vi = spec_loader_value_ref(L, a, node(L, q->key), "a set: key");
+            int vi = spec_loader_value_index(L, a, node(L, q->key), "a set: key");
             if (vi < 0)
                 return -1;
             yaml_node_t *vars = node(L, q->value);

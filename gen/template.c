@@ -5,8 +5,8 @@
  * point then emits its source from the tree (template_emit), recording the
  * axes it consulted.  Includes resolve inside the spec's or the template's
  * folder, files are read capped in size, #if nests at most
- * PLAN_MAX_IF_DEPTH deep.  The interface is plan.h's. */
-#include "plan.h"
+ * PLAN_MAX_IF_DEPTH deep.  The interface is template.h. */
+#include "template.h"
 
 #include <errno.h>
 #include <limits.h>

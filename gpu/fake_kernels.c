@@ -4,7 +4,7 @@
  * parameters, not the template's placeholders: it does what every variant of
  * that kernel computes, over the elements the launch covers (fill and count:
  * one thread an element; the grid-stride kernels: all n).  Every access goes
- * through fake_mem(), so a buffer too small for the launch is the illegal
+ * through fake.c's fake_mem(), so a buffer too small for the launch is the illegal
  * address it would be on a GPU.
  *
  * Limits: count's counter is 32-bit (a u64 one reads as its init plus the

@@ -1,4 +1,4 @@
-/* flush_ptx: the read L2 flush, shared by kvx's worker (worker_sample.c loads
+/* flush_ptx: the read L2 flush, shared by kvx's worker (worker_time.c loads
  * it, worker.c's worker_prepare_launch launches it) and bench/peers.cu
  * (kvx-peers), so that a library call is timed after the same flush as a
  * kvx variant.  Plain C and C++: a string and constants, nothing else.

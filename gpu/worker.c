@@ -15,7 +15,7 @@
  * bounded), output allocations and their host copies.
  *
  * Its helpers: worker_buffers.c (inputs, outputs and their resets),
- * worker_measure.c (the verified launch's check), worker_sample.c
+ * worker_verify.c (the verified launch's check), worker_time.c
  * (warm-up and timed samples), worker_device.c (DeviceInfo, start frames, the
  * probe); worker_internal.h. */
 #include "worker_internal.h"
@@ -412,7 +412,7 @@ static void run_case(WorkerState *w, const CaseDesc *c, CaseResult *res)
     if (c->ref.present)
         worker_lap(w, res, CASE_STEP_ref_kernel);
     if (worker_verify_case(w, c, &run, res) < 0 || worker_checks_ready(w, c, res) < 0 ||
-        worker_measure_case(w, c, &run, res) < 0)
+        worker_time_case(w, c, &run, res) < 0)
         goto done;
     worker_compare_case(w, c, &run, res);
 done:

@@ -30,7 +30,7 @@
  *     WORKER_MAX_BASELINES points).
  *
  * A buffer that is not checked is an input: generated once (on the device
- * where it can be, worker_fill_device) and never reset, so a kernel must not
+ * where it can be, worker_compare.c's worker_fill_device) and never reset, so a kernel must not
  * write a buffer that is not named in check:
  * (a scratch counter that must start at zero is a checked buffer). */
 #ifndef KVX_WORKER_H

@@ -1,9 +1,21 @@
-/* worker_internal: what the files of the worker process share: its state (the
- * caches of worker.h, the case being run) and the helpers that report a case's
- * failure.  worker.c runs cases (modules, limits, launches, the case loop);
- * worker_buffers.c lays out their buffers; worker_measure.c verifies and
- * times one; worker_device.c describes devices and answers the probe.
- * Internal to the worker; worker.h is the public face. */
+/* worker_internal: what the files of the worker process share, internal to
+ * them (worker.h is the public face): the worker's state (WorkerState: the
+ * caches of worker.h; CaseLaunch: the case being run), then by file:
+ * worker.c runs cases (worker_fail, worker_step, worker_is_sticky: a case's
+ * failure reported; worker_function, worker_launch_raw,
+ * worker_prepare_launch, worker_enqueue_launch, worker_launch_once: modules,
+ * limits, launches; worker_lap: the steps' times); worker_buffers.c lays out
+ * their buffers (worker_buffers_prepare, worker_buffers_release,
+ * worker_reset_enqueue, worker_host_input); worker_verify.c verifies one
+ * (worker_host_refs_start, worker_host_refs_join, worker_host_reads,
+ * worker_verify_case, worker_checks_ready, worker_compare_case);
+ * worker_time.c times it (worker_flush_prepare, worker_flush_read,
+ * worker_time_case); worker_compare.c compares on the device and fills
+ * inputs there (worker_compare_device, worker_compare_span,
+ * worker_compare_multiset, worker_upload, worker_fill_device,
+ * worker_compare_close); worker_ref.c runs reference kernels
+ * (worker_reference); worker_device.c describes devices and answers the
+ * probe (worker_device_info_query, worker_start_write). */
 #ifndef KVX_WORKER_INTERNAL_H
 #define KVX_WORKER_INTERNAL_H
 
@@ -170,7 +182,7 @@ typedef struct Reset {
 } Reset;
 
 /* A host reference computed on a thread of its own while the GPU runs the
- * case (worker_measure.c): started once the inputs exist, joined when the
+ * case (worker_verify.c): started once the inputs exist, joined when the
  * outputs are compared, after the samples. */
 typedef struct HostJob {
     char key[65];           /* host_ref_key(); the result goes into WorkerState.expc */
@@ -243,13 +255,6 @@ int worker_prepare_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, in
 /* Enqueue the case's launches, in order.  0, or -1 with res set. */
 int worker_enqueue_launch(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
-/* Allocate the flush buffer and load the read flush kernel (mode
- * MEASURE_FLUSH_*) if not yet done.  0, or -1 with res filled (skipped). */
-int worker_flush_prepare(WorkerState *w, int mode, CaseResult *res);
-/* Enqueue the read flush (prepared) on the worker's stream, with flush_ptx.h's
- * geometry, the one kvx-peers uses.  0, or -1 with res set. */
-int worker_flush_read(WorkerState *w, CaseResult *res);
-
 /* Reset the outputs, flush L2 (mode MEASURE_FLUSH_* in flush), launch between
  * the two events and wait.  The launch's time goes to *ms when given, else (the
  * verified launch) to res->launch_ms, with its wall time to run->spent_ms and
@@ -274,7 +279,7 @@ CUresult worker_reset_enqueue(WorkerState *w, const Reset *r);
  * res->host_wait_ms); NULL with res skipped when it cannot be made. */
 const void *worker_host_input(WorkerState *w, const CaseBuf *b, CaseResult *res);
 
-/* ---- worker_measure.c ---------------------------------------------------------- */
+/* ---- worker_verify.c ---------------------------------------------------------- */
 
 /* Start computing, on a thread of its own, each host reference of c that the
  * worker has not cached; run's inputs (run->host) must stay until the join.
@@ -305,12 +310,21 @@ int worker_checks_ready(WorkerState *w, const CaseDesc *c, CaseResult *res);
  * drops its samples.  0, or -1 with res set. */
 int worker_compare_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
-/* Warm-up (measure_warmups), then samples in batches (measure_batch) until
+/* ---- worker_time.c ------------------------------------------------------------ */
+
+/* Allocate the flush buffer and load the read flush kernel (mode
+ * MEASURE_FLUSH_*) if not yet done.  0, or -1 with res filled (skipped). */
+int worker_flush_prepare(WorkerState *w, int mode, CaseResult *res);
+/* Enqueue the read flush (prepared) on the worker's stream, with flush_ptx.h's
+ * geometry, the one kvx-peers uses.  0, or -1 with res set. */
+int worker_flush_read(WorkerState *w, CaseResult *res);
+
+/* Warm-up (measure_plan_warmups), then samples in batches (measure_plan_batch) until
  * the noise target is met after min_samples, or max_samples, or the budget is
  * spent (the budget wins over min_samples); the clocks are read while the first
  * batch runs.  Fills res's statistics, gpu times, clocks and t_measure_ms.  0,
- * or -1 with res set.  In worker_sample.c. */
-int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
+ * or -1 with res set. */
+int worker_time_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res);
 
 /* ---- worker_compare.c ---------------------------------------------------------- */
 

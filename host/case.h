@@ -182,7 +182,7 @@ typedef struct CaseResult {
      * worker was generating inputs or waiting for a host reference (computed
      * aside while the GPU runs the case: only what was left after the samples) */
     double host_wait_ms;
-    int warmups;             /* warm-up launches done (measure_warmups) */
+    int warmups;             /* warm-up launches done (measure_plan_warmups) */
     int launches;            /* kernel launches in all: verify, warm-ups, samples (batch tails
                                 too); each kernel of a launch list counts */
     int sm_mhz, mem_mhz;     /* clocks read after the samples (NVML); 0 = not known */

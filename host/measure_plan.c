@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void measure_bounds(const MeasureSettings *m, int *mins, int *maxs)
+void measure_plan_bounds(const MeasureSettings *m, int *mins, int *maxs)
 {
     *maxs = m->max_samples > 0 ? m->max_samples : 1;
     *mins = m->min_samples < 1 ? 1 : m->min_samples > *maxs ? *maxs : m->min_samples;
 }
 
-int measure_warmups(const MeasureSettings *m, double launch_ms, double spent)
+int measure_plan_warmups(const MeasureSettings *m, double launch_ms, double spent)
 {
     int n = m->warmup > 0 ? m->warmup : 0;
     int known = launch_ms > 0; /* false for NaN too */
@@ -34,15 +34,15 @@ int measure_warmups(const MeasureSettings *m, double launch_ms, double spent)
     return n;
 }
 
-int measure_verified_is_sample(const MeasureSettings *m, double launch_ms, double spent)
+int measure_plan_verified_is_sample(const MeasureSettings *m, double launch_ms, double spent)
 {
     return m->budget_ms > 0 && spent >= m->budget_ms && launch_ms > 0;
 }
 
-int measure_batch(const MeasureSettings *m, int n, double per, double spent, int cap)
+int measure_plan_batch(const MeasureSettings *m, int n, double per, double spent, int cap)
 {
     int mins, maxs;
-    measure_bounds(m, &mins, &maxs);
+    measure_plan_bounds(m, &mins, &maxs);
     if (n >= maxs)
         return 0;
     if (n > 0 && m->budget_ms > 0 && spent >= m->budget_ms)
@@ -76,7 +76,7 @@ static double quantile(const double *x, int n, double q)
     return x[lo] + (h - lo) * (x[lo + 1] - x[lo]);
 }
 
-double measure_noise(const double *t, int n, double *tmp)
+double measure_plan_noise(const double *t, int n, double *tmp)
 {
     memcpy(tmp, t, (size_t)n * sizeof *tmp);
     qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
@@ -84,23 +84,23 @@ double measure_noise(const double *t, int n, double *tmp)
     return med > 0 ? (quantile(tmp, n, 0.75) - quantile(tmp, n, 0.25)) / med : 0;
 }
 
-int measure_stop_at(const MeasureSettings *m, const double *t, int from, int n, double *tmp)
+int measure_plan_stop_at(const MeasureSettings *m, const double *t, int from, int n, double *tmp)
 {
     int mins, maxs;
-    measure_bounds(m, &mins, &maxs);
+    measure_plan_bounds(m, &mins, &maxs);
     for (int k = from + 1; k <= n; k++)
         /* Sorting at every k is O(k log k); past 256 samples test every 32nd. */
-        if (k >= mins && (k <= 256 || k % 32 == 0) && measure_noise(t, k, tmp) <= m->noise)
+        if (k >= mins && (k <= 256 || k % 32 == 0) && measure_plan_noise(t, k, tmp) <= m->noise)
             return k;
     return 0;
 }
 
-void measure_stats(const double *t, int n, double *tmp, CaseResult *res)
+void measure_plan_stats(const double *t, int n, double *tmp, CaseResult *res)
 {
     res->samples = n;
     if (n == 0)
         return;
-    double noise = measure_noise(t, n, tmp); /* leaves tmp sorted */
+    double noise = measure_plan_noise(t, n, tmp); /* leaves tmp sorted */
     res->noise = n > 1 ? noise : NAN;
     res->median_ms = quantile(tmp, n, 0.5);
     res->min_ms = tmp[0];

@@ -1,7 +1,7 @@
 /* verify_device: the host's half of a comparison made on the device
  * (gpu/devio.cu's kvx_compare): the verdict from the per-chunk figures that
  * cross to the host, and the first differing elements named from the slices
- * of output and reference that hold them, in verify_compare's words.  Also
+ * of output and reference that hold them, in verify_compare's words (verify.c).  Also
  * the device's rules on the host (verify_chunk_host, and verify_mset_host
  * for the order-free check's fingerprint), which the fake driver runs in
  * place of the kernels.

@@ -5,7 +5,7 @@
  *
  * A prefix of the output (its first n elements, n read from a verified
  * scalar output by the worker) is compared with the same prefix of the
- * reference; in order, as verify_compare does, or as a multiset: integers
+ * reference; in order, as verify.c's verify_compare does, or as a multiset: integers
  * exactly (each distinct value written as often as expected), floats after
  * sorting both sides, by verify_compare's norm-wise tolerance.  A multiset
  * mismatch lists values written more or fewer times than expected, so a

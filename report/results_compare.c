@@ -81,7 +81,7 @@ typedef struct Compare {
     Arena *arena;
     CaseSet ca, cb;
     Pivot pa, pb;
-    BaseRef fb[RESULTS_MAX_AXES];   /* the baseline B borrows from A */
+    BaseValue fb[RESULTS_MAX_AXES];   /* the baseline B borrows from A */
     int nfb;
     CmpLine *lines;                 /* A's cells in A's order, then B's alone */
     int nlines;
@@ -126,7 +126,7 @@ static int compare_load_b(Compare *c, KvxError *err)
     ob.where = side_where(c->o->where, c->B->where, c->arena);
     for (int k = 0; c->o->ratio && !c->o->baseline && k < ca->nbase; k++) {
         const RVal *v = &ca->axes[ca->base_axis[k]].vals[ca->base_val[k]];
-        c->fb[c->nfb++] = (BaseRef){ca->axes[ca->base_axis[k]].name, v->text, v->is_num, v->num};
+        c->fb[c->nfb++] = (BaseValue){ca->axes[ca->base_axis[k]].name, v->text, v->is_num, v->num};
     }
     if (results_table_build(c->B->db, &c->B->sel, &ob, c->fb, c->nfb, &c->cb, &c->pb, err)) {
         side_error(err, c->B->name);

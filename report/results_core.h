@@ -71,13 +71,13 @@ typedef struct CaseSet {
 } CaseSet;
 
 /* One axis value of a baseline handed from one case set to another (compare:
- * a reference that stores no baseline takes the other side's). */
-typedef struct BaseRef {
+ * an imported side that stores no baseline takes the other side's). */
+typedef struct BaseValue {
     const char *axis;
     const char *text;
     int is_num;
     double num;
-} BaseRef;
+} BaseValue;
 
 /* The value name that loads each case's stored detail (its error, the first
  * differing elements) as text: --failures' column.  Matched by address, so no
@@ -95,7 +95,7 @@ int results_failures(Store *db, const TableOpts *o, FILE *out, KvxError *err);
  * nfb > 0).  A ratio's noise combines the case's and its baseline's.  0, or -1
  * with err; cs is to be freed with results_caseset_free either way (NULL is fine). */
 int results_caseset_load(Store *db, const ResultsSel *sel, const TableOpts *o,
-                 const BaseRef *fb, int nfb, CaseSet *cs, KvxError *err);
+                 const BaseValue *fb, int nfb, CaseSet *cs, KvxError *err);
 void results_caseset_free(CaseSet *cs);
 int results_caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
 const char *results_caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */

@@ -571,7 +571,7 @@ static int pick_axes(CaseSet *cs, const char *const *names, int n, int *out, con
  * stored axis goes across and the second down.  fb: a baseline to borrow
  * when none is given or stored (results_caseset_load). */
 int results_table_build(Store *db, const ResultsSel *sel, const TableOpts *o,
-                        const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
+                        const BaseValue *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err)
 {
     memset(p, 0, sizeof *p);
     if (results_caseset_load(db, sel, o, fb, nfb, cs, err))

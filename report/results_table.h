@@ -35,7 +35,7 @@ typedef struct Pivot {
  * when no case matches (err says so), or -1 with err; cs and p are the
  * caller's to free either way. */
 int results_table_build(Store *db, const ResultsSel *sel, const TableOpts *o,
-                        const BaseRef *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err);
+                        const BaseValue *fb, int nfb, CaseSet *cs, Pivot *p, KvxError *err);
 void results_table_pivot_free(Pivot *p);
 
 /* The texts of key's values of axes[0..n), joined by sep, in b. */

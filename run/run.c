@@ -454,7 +454,7 @@ static void session_compile(RunSession *r)
         comp->job_of[k] = -1;
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
                             .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after,
-                            .group = r->o.group};
+                            .group = r->o.group, .profile = r->o.profile ? &r->jprof : NULL};
     int *order = mem_alloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
     for (int u = 0; u < r->nunits; u++)
         for (int i = r->units[u].cur; i < r->units[u].end; i++)
@@ -475,6 +475,7 @@ static void session_compile(RunSession *r)
     hold_read(r);
     run_stage_end(&r->prof, RUN_STAGE_store);
     r->t0 = wall_now_ms();
+    r->jprof.t0 = r->t0;        /* compile spans on the run's clock */
     pthread_create(&comp->thread, NULL, compile_main, comp);
     r->comp_started = 1;
     run_stage_end(&r->prof, RUN_STAGE_workers);
@@ -665,6 +666,7 @@ static int session_finish(RunSession *r)
            t->t_input / 1000, t->t_verify / 1000, t->t_measure / 1000);
     if (r->o.profile) {
         run_profile_print(&r->prof, t, r->nworkers0);
+        jit_profile_print(&r->jprof, stdout);
         printf("profile_json %s\n", sb_str(&profj));
     }
     sb_free(&profj);
@@ -727,6 +729,7 @@ void run_session_close(RunSession *r)
     run_worker_stop(&r->early, RUN_WORKER_KILL);
     round_free(r);
     free(r->variant_ids), free(r->prof.handout), free(r->samples);
+    jit_profile_free(&r->jprof);
     run_history_free(&r->hist);
     run_ref_fails_free(&r->refs_failed);
     free(r->cache), free(r->mjson), free(r->sel);

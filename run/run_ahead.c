@@ -1,6 +1,6 @@
 /* run_ahead: host references computed ahead of the GPU.
  *
- * Once the hand-out order is known (run_order), the parent lists the host
+ * Once the hand-out order is known (run_order.c, run_order), the parent lists the host
  * references its cases will need (count_below, histogram, ...), once per key
  * (every variant of a workload point checks against the same one), in the
  * order the cases will run, and a thread of its own computes them one after

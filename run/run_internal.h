@@ -1,10 +1,20 @@
 /* run_internal: what the files of `kvx run` share; internal to run/, whose
- * public face is run.h.  run.c is the supervisor (planning, the compile
- * thread, worker processes, storing results); run_loop.c hands out cases
- * and collects results; run_order.c orders the workload groups for
- * hand-out (longest first, long ones cut); run_cases.c builds the case list
- * (keys, order, JSON of axis values) and prints the best variants at the
- * end; resolve/resolve.c turns one case into a self-contained CaseDesc. */
+ * public face is run.h.  By file: run.c, the supervisor (the session:
+ * RunSession, run_session_open, run_session_round, run_session_finish,
+ * run_session_close; the workers: WorkerProc, run_worker_start,
+ * run_worker_stop; run_fail, run_stopping); run_search.c (run_search);
+ * run_cases.c, the case list (RunCase, run_cases_list, run_cases_free,
+ * run_case_key, run_axes_json, run_baseline_json, run_declared_json) and
+ * the closing summary (run_print_best); run_ref.c, reference kernels' keys
+ * (run_ref_order, run_ref_fail, run_ref_failed, run_ref_fails_free);
+ * run_counters.c (run_counters); run_order.c, the hand-out order (Range,
+ * run_history_load, run_history_ms, run_history_free, run_case_model_ms,
+ * run_units, run_order); run_profile.c, the tally and where the time went
+ * (Tally, RunProfile, run_stage_end, run_part_add, run_profile_add_result,
+ * run_case_busy_ms, run_case_profile_json, run_profile_json,
+ * run_profile_print, run_progress); run_ahead.c, host references ahead
+ * (run_ahead_start, run_ahead_dir, run_ahead_release, run_ahead_stop);
+ * run_loop.c, hand-out and results (run_loop). */
 #ifndef KVX_RUN_INTERNAL_H
 #define KVX_RUN_INTERNAL_H
 
@@ -355,6 +365,7 @@ typedef struct RunSession {
     char **argv;
     RunOpts o;
     RunProfile prof;
+    JitProfile jprof;           /* --profile: the compile stage's (every batch of the run's) */
     KvxError err;
     int rc;                     /* 0, or the exit status of the first failure */
     Spec *s;

@@ -136,7 +136,7 @@ double run_case_model_ms(const MeasureSettings *m, double bytes, double peak_gbs
     /* the read flush streams twice the L2 before every sample */
     double per = launch + (m->flush_l2 ? 2 * l2_bytes / (gbs * 1e6) : 0);
     int mins, maxs;
-    measure_bounds(m, &mins, &maxs);
+    measure_plan_bounds(m, &mins, &maxs);
     double sampling = maxs * per;
     if (m->budget_ms > 0)
         sampling = fmin(sampling, fmax(m->budget_ms, mins * per));

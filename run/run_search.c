@@ -342,7 +342,7 @@ static Ahead *ahead_start(SearchRun *sr, Search *se, const int *asked, int naske
      * (or are in flight, and waited for), so its compile processes mostly
      * wait; its true misses share the cores with these for a moment. */
     a->jo = (JitOptions){.cache_dir = sr->r->cache, .threads = procs, .use_cache = 1, .cancel = &a->cancel,
-                         .group = sr->r->o.group};
+                         .group = sr->r->o.group, .profile = sr->r->o.profile ? &sr->r->jprof : NULL};
     a->prev = prev;
     a->started = pthread_create(&a->thread, NULL, ahead_main, a) == 0;
     return a;

@@ -1,6 +1,6 @@
 /* store_io: the store's writes from outside a run: `kvx merge` (another
  * database's rows copied in, at the row level), and what `kvx import` needs
- * around store_put_cases (a transaction of its own, a reference's name).
+ * around store.c's store_put_cases (a transaction of its own, a reference's name).
  *
  * Invariants: a merge of one input is one transaction; merging the same
  * input twice changes nothing; column names in the SQL built here come from

@@ -1,4 +1,4 @@
-/* worker_sample: the timed part of a case: warm-up, samples in batches, the
+/* worker_time: the timed part of a case: warm-up, samples in batches, the
  * clocks, the statistics (the decisions are measure_plan.c's, pure and unit
  * tested; this file applies them on the GPU).
  *
@@ -7,7 +7,7 @@
  * own three events (before the reset, start, end), and the worker waits once
  * per batch: the wait per sample cost more than a small kernel.  Which of a
  * batch's samples count is decided afterwards, as if they had been taken one
- * at a time (measure_stop_at), so a batch changes how many launches run, not
+ * at a time (measure_plan_stop_at), so a batch changes how many launches run, not
  * the statistics. */
 #include "worker_internal.h"
 #include "flush_ptx.h"     /* the read flush kernel, shared with bench/peers.cu */
@@ -117,7 +117,7 @@ static double warmup_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, int
     return wall_now_ms() - t0;
 }
 
-/* Batches until measure_batch says stop or a batch meets the noise target.
+/* Batches until measure_plan_batch says stop or a batch meets the noise target.
  * Fills t[0..*n).  0, or -1 with res set. */
 static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, double per, double spent,
                        double *t, double *tmp, int *n, CaseResult *res)
@@ -125,7 +125,7 @@ static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, doubl
     const MeasureSettings *m = &c->measure;
     int k, first = 1;
     *n = 0;
-    while ((k = measure_batch(m, *n, per, spent, WORKER_MAX_BATCH)) > 0) {
+    while ((k = measure_plan_batch(m, *n, per, spent, WORKER_MAX_BATCH)) > 0) {
         nvtx_push("%s %s samples %d-%d", c->kernel, c->label, *n, *n + k - 1);
         double b0 = wall_now_ms();
         int rc = batch_enqueue(w, c, run, m->flush_l2, k, res);
@@ -143,7 +143,7 @@ static int samples_run(WorkerState *w, const CaseDesc *c, CaseLaunch *run, doubl
         per = wall / k;
         spent += wall;
         first = 0;
-        int stop = measure_stop_at(m, t, *n, *n + k, tmp);
+        int stop = measure_plan_stop_at(m, t, *n, *n + k, tmp);
         *n = stop ? stop : *n + k;
         if (stop)
             break;
@@ -172,12 +172,12 @@ static void keep_samples(WorkerState *w, const CaseDesc *c, const double *t, int
  * the budget).  Its wall time moves from the verify step to the samples. */
 static int verified_as_sample(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
-    if (!measure_verified_is_sample(&c->measure, res->launch_ms, run->spent_ms))
+    if (!measure_plan_verified_is_sample(&c->measure, res->launch_ms, run->spent_ms))
         return 0;
     double t = res->launch_ms;
     clocks_read(w, res);        /* the GPU has just run over the budget */
     keep_samples(w, c, &t, 1);
-    measure_stats(&t, 1, &(double){0}, res);
+    measure_plan_stats(&t, 1, &(double){0}, res);
     res->gpu_ms += t;
     res->t_step[CASE_STEP_verify] -= run->spent_ms;
     res->t_step[CASE_STEP_samples] += run->spent_ms;
@@ -186,7 +186,7 @@ static int verified_as_sample(WorkerState *w, const CaseDesc *c, CaseLaunch *run
     return 1;
 }
 
-int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
+int worker_time_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, CaseResult *res)
 {
     const MeasureSettings *m = &c->measure;
     if (verified_as_sample(w, c, run, res))
@@ -194,7 +194,7 @@ int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, Case
     double t0 = wall_now_ms();
     if (m->flush_l2 && worker_flush_prepare(w, m->flush_l2, res) < 0)
         return -1;
-    int nw = measure_warmups(m, res->launch_ms, run->spent_ms);
+    int nw = measure_plan_warmups(m, res->launch_ms, run->spent_ms);
     double warm = warmup_run(w, c, run, nw, res);
     if (warm < 0)
         return -1;
@@ -202,13 +202,13 @@ int worker_measure_case(WorkerState *w, const CaseDesc *c, CaseLaunch *run, Case
      * launch's wall time, or the warm-ups' when there were any. */
     double per = nw ? warm / nw : run->spent_ms;
     int mins, maxs, n = 0;
-    measure_bounds(m, &mins, &maxs);
+    measure_plan_bounds(m, &mins, &maxs);
     double *t = mem_alloc((size_t)maxs * sizeof *t), *tmp = mem_alloc((size_t)maxs * sizeof *tmp);
     int rc = samples_run(w, c, run, per, run->spent_ms + warm, t, tmp, &n, res);
     worker_lap(w, res, CASE_STEP_samples);
     if (rc == 0) {
         keep_samples(w, c, t, n);
-        measure_stats(t, n, tmp, res);
+        measure_plan_stats(t, n, tmp, res);
         for (int i = 0; i < n; i++)
             res->gpu_ms += t[i];
     }

@@ -1,6 +1,6 @@
-/* worker_measure: the result of one case whose buffers are laid out: one
+/* worker_verify: the result of one case whose buffers are laid out: one
  * untimed launch whose outputs are compared with their references (the timed
- * samples and their statistics are worker_sample.c's).
+ * samples and their statistics are worker_time.c's).
  *
  * References come from a constant, from the baseline variant's outputs at the
  * same workload point (kept per worker, WORKER_MAX_BASELINES of them), from a
