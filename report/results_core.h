@@ -100,6 +100,12 @@ void results_caseset_free(CaseSet *cs);
 int results_caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
 const char *results_caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */
 
+/* `kvx report`'s plots of spec's measured runs into DIR/<spec>/, with their
+ * links and captions in md (results_report_plot.c); baseline: the spec's,
+ * as text, or NULL. */
+void results_report_plots(Store *db, const Spec *spec, const StoreRunInfo *runs, int nruns, const char *dir,
+                          const char *baseline, FILE *md);
+
 /* Status names in tabulation order (host/case.h), and a status's place. */
 extern const char *const results_status_names[];
 int results_status_rank(const char *s);
