@@ -236,7 +236,7 @@ static int inspect_arch(Inspection *in, int ai)
     int failed = jit_compile_all(jobs, n, &jo, inspected, &pr, &err) != 0;
     progress_end(&pr);
     if (in->o.profile)
-        jit_profile_print(&prof, stdout);
+        jit_profile_print(&prof, in->rows ? stderr : stdout);
     jit_profile_free(&prof);
     if (failed) {
         kvx_error_print(&err, stderr);

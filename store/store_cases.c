@@ -2,7 +2,7 @@
  * over cases c, runs r and variants v whose variable parts are bound
  * parameters: the selection, JSON paths, a condition's literals.  Axis names
  * reach SQL only as bound JSON paths; value names as their column from
- * core/values.h's table (store_cols.c's value SQL). */
+ * core/values.h's table (store_cols.c's store_value_sql). */
 #include "store_cases.h"
 #include "store_internal.h"
 

@@ -318,6 +318,26 @@ static void test_run_grouped(void **state)
     assert_int_equal(db_int(db, "select count(*) from variants where instr(compile_log, '__kvx') > 0"), 0);
 }
 
+/* A compile that takes a while says how far it is, in a log a plain line
+ * a tenth (core/progress.c), and nothing before PROGRESS_QUIET_S. */
+static void test_progress_in_a_log(void **state)
+{
+    (void)state;
+    const char *log = tmp_path("progress.log");
+    setenv("KVX_TEST_COMPILE_DELAY", "strategy-naive:2500", 1);
+    int rc = kvx(log, "compile", GROUP_SPEC, "--arch", "sm_90", "--group", "1", "-j", "1", "--no-cache", "--out",
+                 tmp_path("out-progress"), NULL);
+    unsetenv("KVX_TEST_COMPILE_DELAY");
+    assert_int_equal(rc, 1);
+    if (!log_has(log, "kvx compile: sm_90: ") || !log_has(log, "/6 (")) {
+        dump(log);
+        fail_msg("no progress line");
+    }
+    const char *quick = tmp_path("quick.log");
+    assert_int_equal(kvx(quick, "compile", GROUP_SPEC, "--arch", "sm_90", "--out", tmp_path("out-quick"), NULL), 1);
+    assert_false(log_has(quick, "kvx compile: sm_90: "));     /* from the cache: quick, quiet */
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -341,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_failures_apart),
         cmocka_unit_test(test_compile_friction_grouped),
         cmocka_unit_test(test_run_grouped),
+        cmocka_unit_test(test_progress_in_a_log),
     };
     return child_dir_done(cmocka_run_group_tests(tests, setup, teardown));
 }
