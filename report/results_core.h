@@ -25,6 +25,26 @@ int results_nvbench_is(const char *text);
 char *results_nvbench_csv(Store *db, const char *json, const char *path, Arena *a, const char **gpu,
                           KvxError *err);
 
+/* ---- results_kt.c ---------------------------------------------------------- */
+
+/* Whether an import's text is a Kernel Tuner cache file (an object with
+ * "tune_params_keys" and "cache"). */
+int results_kt_is(const char *text);
+/* A Kernel Tuner cache file's JSON (read from path; one left open by an
+ * interrupted tuning too) as the reference CSV `kvx import` reads: the tune
+ * parameters, then median_ms, mean_ms, min_ms, max_ms, stdev_ms, gbs,
+ * status; *gpu gets its device_name (in a) or NULL; left, where not NULL,
+ * gets the names of the entries' fields that have no column ("compile_time,
+ * timestamp, ...").  The CSV (malloc'd), or NULL with err. */
+char *results_kt_csv(Store *db, const char *json, const char *path, Arena *a, const char **gpu, StrBuf *left,
+                     KvxError *err);
+
+/* ---- results_io.c ----------------------------------------------------------- */
+
+/* 1 when name is a column `kvx import` reads as a value (median_ms, ...,
+ * status), not as an axis. */
+int results_import_column(const char *name);
+
 typedef struct RVal {
     int is_num;
     double num;

@@ -119,6 +119,29 @@ static void test_import_errors(void **state)
         {"my axis,median_ms\nx,1\n", "axis name 'my axis' is not an identifier"},
         {"strategy,status\nnaive,broken\n", "unknown status 'broken'"},
         {"strategy\nnaive\n", "no value column"},
+        /* JSON of neither kind was "axis name '{' is not an identifier". */
+        {"{\"a\": 1}\n", "bad.csv: JSON that is neither nvbench's result (benchmarks) nor a Kernel Tuner cache"},
+        /* Kernel Tuner cache files (results_kt.c). */
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": 2}} ]}",
+         "bad.csv: malformed JSON (expected a Kernel Tuner cache file"},
+        {"{\"tune_params_keys\": \"x\", \"cache\": {}}", "needs tune_params_keys (an array"},
+        {"{\"tune_params_keys\": [\"my x\"], \"cache\": {}}", "tune parameter 1 of tune_params_keys ('my x')"
+                                                               " is not an identifier"},
+        {"{\"tune_params_keys\": [\"status\"], \"cache\": {}}", "('status') is the name of a value column"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {}}", "the Kernel Tuner cache holds no entry"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"time\": 5}}}", "cache entry '1' has no tune"
+                                                                              " parameter 'x'"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1}}}", "cache entry '1' has no time"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": \"slow\"}}}",
+         "cache entry '1': time is 'slow' (expected ms, or one of Kernel Tuner's errors: InvalidConfig,"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": -1}}}",
+         "cache entry '1': time is -1 (expected a finite number from 0)"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": 1, \"times\": [1, \"a\"]}}}",
+         "cache entry '1': an element of times is 'a'"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": [1], \"time\": 1}}}",
+         "cache entry '1': tune parameter 'x' is an array"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": 1}, \"1.0\": {\"x\": 1.0,"
+         " \"time\": 2}}}", "cache entries '1' and '1.0' hold the same tune parameter values"},
     };
     char db[512], csv[512];
     snprintf(db, sizeof db, "%s", tmp_path("bad.db"));
