@@ -1,4 +1,5 @@
-/* resolve: a point of a plan into a self-contained CaseDesc (resolve.h).
+/* resolve: a point of a plan into a self-contained CaseDesc (resolve_case),
+ * later bound to its compiled kernels (resolve_bind; resolve.h).
  *
  * Limits are the target's device facts (the GPU's in a run, the --arch
  * target's nominal ones in plan and compile): what a launch would be refused
@@ -571,6 +572,24 @@ static void reference_key(const Source *src, const CaseDesc *c, CaseRef *r)
         snprintf(r->key + 2 * i, 3, "%02x", d[i]);
 }
 
+/* The reference kernel's launch at its point (pe's), against its source's
+ * parameters or its PTX's, and its key.  0 or -1 with err. */
+static int reference_launch(PointEnv *pe, const ResolveCase *rc, const Source *src, CaseDesc *c, KvxError *err)
+{
+    const Spec *s = pe->spec;
+    const ReferenceSpec *rs = &s->reference;
+    CaseRef *r = &c->ref;
+    snprintf(r->kernel, sizeof r->kernel, "%s", rs->kernel ? rs->kernel : s->kernel);
+    snprintf(r->cubin_path, sizeof r->cubin_path, "%s", rc->ref_cubin_path ? rc->ref_cubin_path : "");
+    const LaunchSpec *l = rs->has_launch ? &rs->launch : &s->launches[0];
+    ResolveKernel k = {r->kernel, src->text, rc->ref_ptx};
+    LaunchOut o = {r->grid, r->block, r->cluster, &r->smem, r->args, &r->nargs};
+    if (resolve_launch(pe, l, &k, &o, err))
+        return -1;
+    reference_key(src, c, r);
+    return 0;
+}
+
 static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, KvxError *err)
 {
     const Spec *s = rv->p->spec;
@@ -581,8 +600,6 @@ static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc
         return 0;
     CaseRef *r = &c->ref;
     r->present = 1;
-    snprintf(r->kernel, sizeof r->kernel, "%s", rs->kernel ? rs->kernel : s->kernel);
-    snprintf(r->cubin_path, sizeof r->cubin_path, "%s", rc->ref_cubin_path ? rc->ref_cubin_path : "");
     Arena *a = arena_new();
     PointEnv pe;
     plan_point_env_init(&pe, s, plan_point(rv->p, at), &rv->p->facts, a);
@@ -592,13 +609,7 @@ static int resolve_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc
         goto done;
     for (int b = 0; b < c->nbufs; b++)
         r->offset[b] = there ? there->bufs[b].offset : c->bufs[b].offset;
-    const LaunchSpec *l = rs->has_launch ? &rs->launch : &s->launches[0];
-    ResolveKernel k = {r->kernel, src->text, rc->ref_ptx};
-    LaunchOut o = {r->grid, r->block, r->cluster, &r->smem, r->args, &r->nargs};
-    if (resolve_launch(&pe, l, &k, &o, err))
-        goto done;
-    reference_key(src, c, r);
-    rcode = 0;
+    rcode = reference_launch(&pe, rc, src, c, err);
 done:
     free(there);
     arena_free(a);
@@ -847,9 +858,41 @@ done:
     return rcode;
 }
 
+/* The reference kernel's launch of a resolved c (present) again, at its
+ * point, against rc's PTX.  0 or -1 with err. */
+static int bind_reference(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, KvxError *err)
+{
+    int at;
+    const Source *src = plan_ref_source(rv->p, rv->ref, rc->point, &at);
+    KVX_ASSERT(src);
+    Arena *a = arena_new();
+    PointEnv pe;
+    plan_point_env_init(&pe, rv->p->spec, plan_point(rv->p, at), &rv->p->facts, a);
+    int rcode = reference_launch(&pe, rc, src, c, err);
+    arena_free(a);
+    return rcode;
+}
+
+int resolve_bind(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, KvxError *err)
+{
+    Arena *a = arena_new();
+    PointEnv pe;
+    plan_point_env_init(&pe, rv->p->spec, plan_point(rv->p, rc->point), &rv->p->facts, a);
+    snprintf(c->cubin_path, sizeof c->cubin_path, "%s", rc->cubin_path ? rc->cubin_path : "");
+    const char *source = rv->p->srcs[rv->p->point_src[rc->point]].text;
+    int rcode = 0;
+    if (resolve_launches(&pe, source, rc->ptx, c, err) || (c->ref.present && bind_reference(rv, rc, c, err)) ||
+        apply_symbols(rc, c, err)) {
+        name_point(rv->p, rc->point, err);
+        rcode = -1;
+    }
+    arena_free(a);
+    return rcode;
+}
+
 /* ---- a whole plan ------------------------------------------------------------------------ */
 
-static int baseline_exists(const Plan *p, KvxError *err)
+int resolve_baseline_exists(const Plan *p, KvxError *err)
 {
     const Spec *s = p->spec;
     if (s->nbaseline == 0)
@@ -871,7 +914,7 @@ static int baseline_exists(const Plan *p, KvxError *err)
 
 int resolve_plan(const Plan *p, const PlanRef *ref, const unsigned char *sel, KvxError *err)
 {
-    if (baseline_exists(p, err))
+    if (resolve_baseline_exists(p, err))
         return -1;
     Resolver rv = {p, ref, &p->spec->measure, 1};
     CaseDesc *c = mem_alloc(sizeof *c);

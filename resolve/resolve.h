@@ -42,6 +42,20 @@ typedef struct ResolveCase {
 int resolve_case(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, double metrics[3],
                  KvxError *err);
 
+/* c, resolved by resolve_case before its kernels were compiled (rc->ptx and
+ * rc->ref_ptx NULL then), bound to them: its launches, and its reference
+ * kernel's, evaluated again against the parameters their PTX declares
+ * (widths, kinds, ranges), with their CUBINs' paths and the names they
+ * have there (rc's cubin paths and symbols).  Nothing else of c changes:
+ * buffers, checks, metrics and input keys stay as resolved; the reference
+ * key is taken again from the bound arguments.  0, or -1 with err at the
+ * spec position, its message ending in the point's axis values. */
+int resolve_bind(const Resolver *rv, const ResolveCase *rc, CaseDesc *c, KvxError *err);
+
+/* 0, or -1 with err when s's baseline names no point of p (where: pruned
+ * them all); resolve_plan checks it first. */
+int resolve_baseline_exists(const Plan *p, KvxError *err);
+
 /* 1 when a metric of s reads a scalar output (docs/spec.md, Metrics): its
  * value is known only from the case's result, and resolve_case gives NaN. */
 int resolve_metrics_read_outputs(const Spec *s);

@@ -1,10 +1,13 @@
 /* run: `kvx run SPEC`, the supervisor.
  *
  * The parent never initialises CUDA.  It plans the spec for the GPU it finds (by
- * probing in a child), compiles the distinct sources on a thread pool while
- * workers measure, resolves every case into a self-contained CaseDesc (buffers,
- * launch, arguments, checks), hands cases to one worker process per GPU over
- * pipes, and stores each result in SQLite as it arrives.
+ * probing in a child), resolves every selected point once into a
+ * self-contained CaseDesc (buffers, launch, arguments, checks: each case's
+ * record, RunCase, holds it from then to its stored row), compiles the
+ * distinct sources on a thread pool while workers measure, binds each case to
+ * its compiled kernel (the arguments at the PTX's widths), hands cases to one
+ * worker process per GPU over pipes, and stores each result in SQLite as it
+ * arrives.
  *
  * A worker that runs past the case's timeout is killed (status timeout); one
  * that dies or reports a sticky fault is replaced (status fault); a case the
@@ -14,9 +17,10 @@
  * one generated input for every variant of a point and the differential check
  * has its baseline output; the groups go out longest first (run_order.c).
  *
- * run_main is a list of stages over one RunSession: open (the spec, the
- * GPUs), plan (plan, references, every point resolved, the store, the case
- * list), run_order (run_order.c: the groups, longest first), compile (the
+ * run_main is a list of stages over one RunSession (its plan, hand-out
+ * queue, workers and store): open (the spec, the GPUs), plan (plan,
+ * references, every selected point resolved: session_resolve, the store),
+ * list (the case list), run_order (run_order.c: the groups, longest first), compile (the
  * compile thread), begin (the run row, the workers), run_loop (run_loop.c:
  * hand-out and results), finish (the summary, the counter pass), close (one
  * NULL-safe release of everything).
@@ -56,6 +60,7 @@ static void compiled(void *ctx, JitJob *j)
     Compiler *c = ctx;
     pthread_mutex_lock(&c->mu);
     c->ready[j - c->jobs] = 1;
+    c->nready++;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
 }
@@ -313,14 +318,14 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
      * GPU 0 may be left out; the probe may yet find no GPU, or several
      * archs: then it is stopped unused. */
     if (!o->devices || !strcmp(o->devices, "all") || !strcmp(o->devices, "0") || !strncmp(o->devices, "0,", 2))
-        if (worker_spawn(&r->early, 0, &r->err) != 0)
+        if (worker_spawn(&r->workers.early, 0, &r->err) != 0)
             kvx_error_clear(&r->err);   /* the workers' start says why, if it fails again */
-    if (!(r->s = spec_load(r->o.spec_path, &r->err)))
+    if (!(r->plan.s = spec_load(r->o.spec_path, &r->err)))
         return run_fail(r, 2);
     run_stage_end(&r->prof, RUN_STAGE_load);
     /* The GPU, probed in a child: the parent stays free of CUDA. */
     int ngpu = 0;
-    if (worker_probe(r->infos, RUN_MAX_DEVICES, &ngpu, &r->err) != 0 || ngpu == 0) {
+    if (worker_probe(r->workers.infos, RUN_MAX_DEVICES, &ngpu, &r->err) != 0 || ngpu == 0) {
         fprintf(stderr, "kvx run: %s (plan, gen, compile and inspect work without one)\n",
                 r->err.code ? r->err.msg : "no GPU found: measuring needs a GPU");
         kvx_error_clear(&r->err);
@@ -329,58 +334,95 @@ static int session_open(RunSession *r, const RunOpts *o, int argc, char **argv)
         return r->rc = RUN_EXIT_NO_GPU;
     }
     run_stage_end(&r->prof, RUN_STAGE_probe);
-    r->ndev = parse_devices(r->o.devices, ngpu, r->devs, &r->err);
-    if (r->ndev <= 0) {
-        if (r->ndev == 0)
+    r->workers.ndev = parse_devices(r->o.devices, ngpu, r->workers.devs, &r->err);
+    if (r->workers.ndev <= 0) {
+        if (r->workers.ndev == 0)
             kvx_error_set(&r->err, KVX_EINPUT, NULL, "--devices selects no GPU");
         return run_fail(r, 2);
     }
     /* One plan per arch.  A host whose selected GPUs span several archs runs one
      * supervisor per arch, side by side, each with cubins for its own arch. */
-    for (int i = 1; i < r->ndev; i++)
-        if (r->infos[r->devs[i]].cc_major != r->infos[r->devs[0]].cc_major ||
-            r->infos[r->devs[i]].cc_minor != r->infos[r->devs[0]].cc_minor)
+    for (int i = 1; i < r->workers.ndev; i++)
+        if (r->workers.infos[r->workers.devs[i]].cc_major != r->workers.infos[r->workers.devs[0]].cc_major ||
+            r->workers.infos[r->workers.devs[i]].cc_minor != r->workers.infos[r->workers.devs[0]].cc_minor)
             return RUN_PER_ARCH;
-    worker_device_info_facts(&r->infos[r->devs[0]], &r->facts);
+    worker_device_info_facts(&r->workers.infos[r->workers.devs[0]], &r->plan.facts);
     return 0;
 }
 
-/* The plan, every selected point resolved as plan does (before any GPU
- * work), the store, the stored times.  0 or the exit status. */
+/* Every selected point resolved once, as `kvx plan` resolves it but with
+ * the run's settings and the input keys a worker needs: a point that does
+ * not resolve is bad input (exit 2) before the store or a GPU is touched.
+ * The resolved case of each point of this shard is kept (RunPlan.desc) for
+ * its record; the others' are checked and dropped.  0 or the exit status. */
+static int session_resolve(RunSession *r)
+{
+    RunPlan *pl = &r->plan;
+    if (resolve_baseline_exists(&pl->p, &r->err))
+        return run_fail(r, 2);
+    size_t n = (size_t)(pl->p.npoints ? pl->p.npoints : 1);
+    pl->desc = mem_calloc(n, sizeof *pl->desc);
+    pl->metrics = mem_calloc(n, sizeof *pl->metrics);
+    ShardPoints sp;
+    shard_points(&pl->p, pl->sel, pl->shard.n, &sp);
+    Resolver rv = {&pl->p, &pl->pref, &pl->m, 0};
+    CaseDesc *checked = mem_alloc(sizeof *checked);
+    int rc = 0;
+    for (int q = 0; q < sp.n && rc == 0; q++) {
+        int i = sp.point[q];
+        CaseDesc *d = sp.shard[q] == pl->shard.k ? mem_alloc(sizeof *d) : checked;
+        ResolveCase rcs = {.point = i, .workload_key = sp.key[q], .is_baseline = run_point_is_baseline(&pl->p, i),
+                           .have_baseline = 1};   /* the hand-out drops the baseline's checks without it */
+        rc = resolve_case(&rv, &rcs, d, pl->metrics[i], &r->err);
+        r->prof.resolved++;
+        if (d != checked && rc == 0)
+            pl->desc[i] = d;
+        else if (d != checked)
+            free(d);
+    }
+    free(checked);
+    shard_points_free(&sp);
+    return rc ? run_fail(r, 2) : 0;
+}
+
+/* The plan, every selected point resolved (session_resolve), the store, the
+ * stored times.  0 or the exit status. */
 static int session_plan(RunSession *r)
 {
-    const Spec *s = r->s;
-    if (plan_build(r->s, &r->facts, &r->p, &r->err) != 0 || plan_ref_build(&r->p, &r->pref, &r->err) != 0 ||
-        !(r->sel = plan_select(&r->p, r->o.where, &r->err)))
+    RunPlan *pl = &r->plan;
+    const Spec *s = pl->s;
+    if (plan_build(pl->s, &pl->facts, &pl->p, &r->err) != 0 || plan_ref_build(&pl->p, &pl->pref, &r->err) != 0 ||
+        !(pl->sel = plan_select(&pl->p, r->o.where, &r->err)) || shard_parse(r->o.shard, &pl->shard, &r->err))
         return run_fail(r, 2);
-    if (resolve_plan(&r->p, &r->pref, r->sel, &r->err) != 0 || shard_parse(r->o.shard, &r->shard, &r->err))
-        return run_fail(r, 2);
+    pl->m = s->measure;
+    measure_override(&pl->m, &r->o.m, r->o.given);
+    pl->reads_outputs = resolve_metrics_read_outputs(s);
+    if (session_resolve(r))
+        return r->rc;
     run_stage_end(&r->prof, RUN_STAGE_load);
-    r->m = s->measure;
-    measure_override(&r->m, &r->o.m, r->o.given);
-    r->mjson = measure_json(&r->m);
-    r->db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
+    pl->mjson = measure_json(&pl->m);
+    r->store.db_path = r->o.db ? r->o.db : RESULTS_DEFAULT_DB;
     if (!r->o.db) {
-        char *dir = path_dir(r->db_path);
+        char *dir = path_dir(r->store.db_path);
         file_mkdir_p(dir);
         free(dir);
     }
     /* Not a kvx database, or a newer one: bad input (2), as from every verb. */
-    if (!(r->st = store_open(r->db_path, &r->err)))
+    if (!(r->store.st = store_open(r->store.db_path, &r->err)))
         return run_fail(r, r->err.code == KVX_EINPUT ? 2 : 3);
     for (int i = 0; i < s->nbaseline; i++)
-        r->base_mask |= 1ULL << s->baseline[i].axis;
+        pl->base_mask |= 1ULL << s->baseline[i].axis;
     for (int i = 0; i < s->noptions; i++)
-        snprintf(r->opts_text + strlen(r->opts_text), sizeof r->opts_text - strlen(r->opts_text), "%s%s",
+        snprintf(pl->opts_text + strlen(pl->opts_text), sizeof pl->opts_text - strlen(pl->opts_text), "%s%s",
                  i ? " " : "", s->options[i]);
     /* Stored times for the hand-out's estimates, before --rerun forgets them. */
-    if (run_history_load(r->st, s->name, &r->hist, &r->err) != 0)
+    if (run_history_load(r->store.st, s->name, &r->queue.hist, &r->err) != 0)
         return run_fail(r, 3);
     r->cache = r->o.cache_dir ? mem_strdup(r->o.cache_dir) : jit_default_cache_dir();
     /* The files of compiles the cache does not take (--no-cache, a cache that
      * cannot be written), for the workers to load. */
     r->scratch = jit_scratch_new();
-    r->variant_ids = mem_calloc((size_t)(r->p.nsrcs ? r->p.nsrcs : 1), sizeof(int64_t));
+    r->store.variant_ids = mem_calloc((size_t)(pl->p.nsrcs ? pl->p.nsrcs : 1), sizeof(int64_t));
     r->prof.handout = mem_calloc(RUN_HANDOUT_KEPT, sizeof *r->prof.handout);
     r->tty = isatty(STDERR_FILENO);
     return 0;
@@ -391,30 +433,39 @@ static int session_plan(RunSession *r)
  * settings on the first round).  0 or the exit status. */
 static int session_list(RunSession *r, const unsigned char *only)
 {
-    const Spec *s = r->s;
-    unsigned char *sel = mem_alloc((size_t)r->p.npoints + 1);
-    for (int i = 0; i < r->p.npoints; i++)
-        sel[i] = r->sel[i] && (!only || only[i]);
-    RunKeyEnv ke = {.options = r->opts_text, .arch = r->facts.arch, .device_uuid = r->infos[r->devs[0]].uuid,
-                    .measure_json = r->mjson};
-    r->rc = run_cases_list(&r->p, sel, &r->shard, &ke, r->st, r->o.rerun, &r->cases, &r->ncases,
-                           &r->nstored, &r->nsel);
+    const Spec *s = r->plan.s;
+    unsigned char *sel = mem_alloc((size_t)r->plan.p.npoints + 1);
+    for (int i = 0; i < r->plan.p.npoints; i++)
+        sel[i] = r->plan.sel[i] && (!only || only[i]);
+    RunKeyEnv ke = {.options = r->plan.opts_text, .arch = r->plan.facts.arch, .device_uuid = r->workers.infos[r->workers.devs[0]].uuid,
+                    .measure_json = r->plan.mjson};
+    r->rc = run_cases_list(&r->plan.p, sel, &r->plan.shard, &ke, r->store.st, r->o.rerun, &r->queue.cases, &r->queue.ncases,
+                           &r->queue.nstored, &r->queue.nsel);
     free(sel);
-    run_ref_order(&r->p, &r->pref, &r->m, r->cases, r->ncases);
+    for (int i = 0; i < r->queue.ncases; i++) {
+        RunCase *c = &r->queue.cases[i];
+        c->desc = r->plan.desc[c->point];
+        c->metrics = r->plan.metrics[c->point];
+        c->ref_src = plan_ref_src(&r->plan.p, &r->plan.pref, c->point);
+        KVX_ASSERT(c->desc);    /* resolved at plan, freed only once stored */
+        memcpy(c->ref_key, c->desc->ref.present ? c->desc->ref.key : "", c->desc->ref.present ? 65 : 1);
+        c->median_ms = NAN;
+    }
+    run_ref_order(&r->plan.p, &r->plan.pref, r->queue.cases, r->queue.ncases);
     if (r->rounds++)
         return r->rc;
-    printf("kvx run %s: %d points selected", s->path, r->nsel);
-    if (r->shard.n > 1)
-        printf(", shard %d/%d (from %s) has %d", r->shard.k + 1, r->shard.n, r->shard.from,
-               r->ncases + r->nstored);
+    printf("kvx run %s: %d points selected", s->path, r->queue.nsel);
+    if (r->plan.shard.n > 1)
+        printf(", shard %d/%d (from %s) has %d", r->plan.shard.k + 1, r->plan.shard.n, r->plan.shard.from,
+               r->queue.ncases + r->queue.nstored);
     if (r->o.search)
         printf(": a search measures some of them\n");
     else
-        printf(": %d to run, %d already stored (--rerun to repeat)\n", r->ncases, r->nstored);
-    const DeviceFacts *f = &r->facts;
-    printf("device  %s, %s, %d SMs, L2 %.0f MiB, peak %.0f GB/s; %d worker%s\n", r->infos[r->devs[0]].name,
-           f->arch, f->sm_count, f->l2_bytes / 1048576.0, f->peak_gbs, r->ndev, r->ndev > 1 ? "s" : "");
-    printf("measure %s\n", r->mjson);
+        printf(": %d to run, %d already stored (--rerun to repeat)\n", r->queue.ncases, r->queue.nstored);
+    const DeviceFacts *f = &r->plan.facts;
+    printf("device  %s, %s, %d SMs, L2 %.0f MiB, peak %.0f GB/s; %d worker%s\n", r->workers.infos[r->workers.devs[0]].name,
+           f->arch, f->sm_count, f->l2_bytes / 1048576.0, f->peak_gbs, r->workers.ndev, r->workers.ndev > 1 ? "s" : "");
+    printf("measure %s\n", r->plan.mjson);
     fflush(stdout);
     return r->rc;
 }
@@ -431,11 +482,12 @@ static void hold_read(RunSession *r)
     for (int k = 0; v && *v && k < comp->n && comp->hold < 0; k++)
         if (strstr(comp->jobs[k].name, v))
             comp->hold = k;
-    for (int i = 0; i < r->ncases && comp->hold >= 0; i++) {
-        int rsrc = plan_ref_src(&r->p, &r->pref, r->cases[i].point);
-        comp->hold_cases += comp->job_of[r->cases[i].src] == comp->hold ||
+    for (int i = 0; i < r->queue.ncases && comp->hold >= 0; i++) {
+        int rsrc = r->queue.cases[i].ref_src;
+        comp->hold_cases += comp->job_of[r->queue.cases[i].src] == comp->hold ||
                             (rsrc >= 0 && comp->job_of[rsrc] == comp->hold);
     }
+    r->holds |= comp->hold >= 0;
 }
 
 /* Compile the sources the cases need, variants' and references', in
@@ -446,7 +498,7 @@ static void session_compile(RunSession *r)
     Compiler *comp = &r->comp;
     pthread_mutex_init(&comp->mu, NULL);
     pthread_cond_init(&comp->cv, NULL);
-    int nall = plan_ref_nsources(&r->p, &r->pref);
+    int nall = plan_ref_nsources(&r->plan.p, &r->plan.pref);
     comp->jobs = mem_calloc((size_t)(nall ? nall : 1), sizeof(JitJob));
     comp->ready = mem_calloc((size_t)(nall ? nall : 1), sizeof(int));
     comp->job_of = mem_alloc(sizeof(int) * (size_t)(nall ? nall : 1));
@@ -455,21 +507,21 @@ static void session_compile(RunSession *r)
     comp->jo = (JitOptions){.cache_dir = r->cache, .threads = r->o.jobs, .use_cache = !r->o.no_cache,
                             .scratch = r->scratch, .cccl_include = NULL, .after = inspect_after,
                             .group = r->o.group, .profile = r->o.profile ? &r->jprof : NULL};
-    int *order = mem_alloc(sizeof(int) * (size_t)(r->ncases ? r->ncases : 1)), no = 0;
-    for (int u = 0; u < r->nunits; u++)
-        for (int i = r->units[u].cur; i < r->units[u].end; i++)
+    int *order = mem_alloc(sizeof(int) * (size_t)(r->queue.ncases ? r->queue.ncases : 1)), no = 0;
+    for (int u = 0; u < r->queue.nunits; u++)
+        for (int i = r->queue.units[u].cur; i < r->queue.units[u].end; i++)
             order[no++] = i;
-    KVX_ASSERT(no == r->ncases);
-    for (int i = 0; i < 2 * r->ncases; i++) {
-        const RunCase *c = &r->cases[order[i / 2]];
-        int k = i % 2 ? plan_ref_src(&r->p, &r->pref, c->point) : c->src;
+    KVX_ASSERT(no == r->queue.ncases);
+    for (int i = 0; i < 2 * r->queue.ncases; i++) {
+        const RunCase *c = &r->queue.cases[order[i / 2]];
+        int k = i % 2 ? c->ref_src : c->src;
         if (k < 0 || comp->job_of[k] >= 0)
             continue;
-        const Source *so = plan_ref_source_at(&r->p, &r->pref, k);
+        const Source *so = plan_ref_source_at(&r->plan.p, &r->plan.pref, k);
         comp->job_of[k] = comp->n;
         JitJob *j = &comp->jobs[comp->n++];
-        *j = (JitJob){.name = so->file, .source = so->text, .arch = r->facts.arch, .options = r->s->options,
-                      .noptions = r->s->noptions, .use_cccl = r->s->use_cccl, .origins = so->origins};
+        *j = (JitJob){.name = so->file, .source = so->text, .arch = r->plan.facts.arch, .options = r->plan.s->options,
+                      .noptions = r->plan.s->noptions, .use_cccl = r->plan.s->use_cccl, .origins = so->origins};
     }
     free(order);
     hold_read(r);
@@ -484,8 +536,8 @@ static void session_compile(RunSession *r)
 /* The run row: the environment every case is measured in.  0 or 3. */
 static int session_run_row(RunSession *r)
 {
-    const Spec *s = r->s;
-    const DeviceInfo *d0 = &r->infos[r->devs[0]];
+    const Spec *s = r->plan.s;
+    const DeviceInfo *d0 = &r->workers.infos[r->workers.devs[0]];
     char host[256] = "", started[32], nvrtc[16], seed[24];
     gethostname(host, sizeof host - 1);
     time_t now = time(NULL);
@@ -502,8 +554,8 @@ static int session_run_row(RunSession *r)
     run_declared_json(s, &declared);
     /* Every GPU this run measures on; the run row's gpu_* fields are d0's. */
     sb_putc(&devj, '[');
-    for (int i = 0; i < r->ndev; i++) {
-        const DeviceInfo *d = &r->infos[r->devs[i]];
+    for (int i = 0; i < r->workers.ndev; i++) {
+        const DeviceInfo *d = &r->workers.infos[r->workers.devs[i]];
         sb_printf(&devj, "%s{\"ordinal\":%d,\"name\":", i ? "," : "", d->ordinal);
         json_put_str(&devj, d->name, JSON_BYTES);
         sb_puts(&devj, ",\"uuid\":");
@@ -514,42 +566,25 @@ static int session_run_row(RunSession *r)
     }
     sb_putc(&devj, ']');
     RunEnv env = {.spec_name = s->name, .spec_path = s->path, .gpu_name = d0->name, .gpu_uuid = d0->uuid,
-                  .cc = r->facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
+                  .cc = r->plan.facts.cc, .sm_count = d0->sm_count, .l2_bytes = d0->l2_bytes,
                   .mem_bytes = d0->mem_bytes, .clock_mhz = d0->clock_khz / 1000,
                   .mem_clock_mhz = d0->mem_clock_khz / 1000, .peak_gbs = d0->peak_gbs,
                   .driver_version = d0->driver_version, .nvrtc_version = nvrtc, .kvx_version = version_text(),
-                  .arch = r->facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = r->mjson,
+                  .arch = r->plan.facts.arch, .hostname = host, .command = sb_str(&cmd), .measure_json = r->plan.mjson,
                   .started_at = started, .baseline_json = sb_str(&basej),
                   .axes_json = sb_str(&declared), .devices_json = sb_str(&devj),
                   .search_strategy = r->o.search, .search_budget = r->o.search ? r->o.budget : NULL,
                   .search_objective = r->o.search ? r->o.objective : NULL,
                   .search_seed = r->o.search ? seed : NULL};
-    int rc = store_begin_run(r->st, &env, &r->run_id, &r->err) != 0 ? run_fail(r, 3) : 0;
-    if (rc == 0 && (r->from_end = store_run_beside(r->st, r->run_id, s->name, &r->err)) < 0)
+    int rc = store_begin_run(r->store.st, &env, &r->store.run_id, &r->err) != 0 ? run_fail(r, 3) : 0;
+    if (rc == 0 && (r->queue.from_end = store_run_beside(r->store.st, r->store.run_id, s->name, &r->err)) < 0)
         rc = run_fail(r, 3);
-    if (r->from_end > 0)
+    if (r->queue.from_end > 0)
         printf("another run of %s is filling %s: this one takes its cases from the other end\n", s->name,
-               r->db_path);
+               r->store.db_path);
     sb_free(&cmd), sb_free(&basej), sb_free(&declared), sb_free(&devj);
     run_stage_end(&r->prof, RUN_STAGE_store);
     return rc;
-}
-
-/* The round's per-case arrays. */
-static void session_cases(RunSession *r)
-{
-    size_t n = (size_t)(r->ncases ? r->ncases : 1);
-    r->tally.total += r->ncases;
-    r->live = mem_calloc(n, sizeof(int));
-    r->mvals = mem_calloc(n, sizeof *r->mvals);
-    r->geoms = mem_calloc(n, sizeof *r->geoms);
-    r->medians = mem_alloc(sizeof(double) * n);
-    for (int i = 0; i < r->ncases; i++)
-        r->medians[i] = NAN;
-    r->desc = mem_alloc(sizeof *r->desc);
-    r->refkeys = mem_calloc(n, 65);
-    r->kept = r->o.counters ? mem_calloc(n, sizeof *r->kept) : NULL;
-    r->kept_keys = mem_calloc(n, sizeof *r->kept_keys);
 }
 
 /* The run row and one worker per GPU, on the first round.  0 or the exit
@@ -560,36 +595,36 @@ static int session_workers(RunSession *r)
         return r->rc;
     if (session_run_row(r))
         return r->rc;
-    r->prof.nwt = r->ndev;
-    for (int w = 0; w < r->ndev; w++)
-        r->prof.wt[w].device = r->devs[w];
-    for (int i = 0; i < r->ndev; i++) {
+    r->prof.nwt = r->workers.ndev;
+    for (int w = 0; w < r->workers.ndev; w++)
+        r->prof.wt[w].device = r->workers.devs[w];
+    for (int i = 0; i < r->workers.ndev; i++) {
         int rc;
-        if (r->devs[i] == 0 && r->early.pid) {
-            r->workers[i] = r->early;
-            r->early.pid = 0;
-            rc = worker_started(&r->workers[i], &r->err);
+        if (r->workers.devs[i] == 0 && r->workers.early.pid) {
+            r->workers.w[i] = r->workers.early;
+            r->workers.early.pid = 0;
+            rc = worker_started(&r->workers.w[i], &r->err);
         } else {
-            rc = run_worker_start(&r->workers[i], r->devs[i], &r->err);
+            rc = run_worker_start(&r->workers.w[i], r->workers.devs[i], &r->err);
         }
         if (rc != 0) {
             kvx_error_print(&r->err, stderr);
             kvx_error_clear(&r->err);
             continue;
         }
-        r->nworkers++;
+        r->workers.n++;
     }
-    if (r->nworkers == 0) {
+    if (r->workers.n == 0) {
         fprintf(stderr, "kvx run: no worker started: measuring needs a working GPU\n");
         r->rc = 1;
     }
-    for (int i = 0; i < r->ndev; i++)
-        if (r->workers[i].pid && r->workers[i].info.clocks_note[0]) {
-            printf("clocks  %s\n", r->workers[i].info.clocks_note);
+    for (int i = 0; i < r->workers.ndev; i++)
+        if (r->workers.w[i].pid && r->workers.w[i].info.clocks_note[0]) {
+            printf("clocks  %s\n", r->workers.w[i].info.clocks_note);
             fflush(stdout);
             break;
         }
-    r->nworkers0 = r->nworkers;
+    r->workers.n0 = r->workers.n;
     return r->rc;
 }
 
@@ -599,10 +634,10 @@ static int session_begin(RunSession *r)
 {
     if (r->rc || session_workers(r))
         return r->rc;
-    session_cases(r);
-    for (int i = 0; i < r->ndev; i++)
-        r->workers[i].cur = r->workers[i].end = 0;
-    r->next_unit = 0;
+    r->tally.total += r->queue.ncases;
+    for (int i = 0; i < r->workers.ndev; i++)
+        r->workers.w[i].cur = r->workers.w[i].end = 0;
+    r->queue.next_unit = 0;
     run_stage_end(&r->prof, RUN_STAGE_workers);
     return r->rc;
 }
@@ -618,14 +653,14 @@ static int close_row(RunSession *r, double wall, const char *profile_json)
     int stored = 0;
     for (int k = 0; k < CASE_STATUS_COUNT; k++)
         stored += r->tally.counts[k];
-    if (r->run_id && store_end_run(r->st, r->run_id, wall, profile_json, &r->err) != 0)
+    if (r->store.run_id && store_end_run(r->store.st, r->store.run_id, wall, profile_json, &r->err) != 0)
         run_fail(r, 3);
-    if (r->run_id && stored == 0) {
-        int dropped = store_drop_empty_run(r->st, r->run_id, &r->err);
+    if (r->store.run_id && stored == 0) {
+        int dropped = store_drop_empty_run(r->store.st, r->store.run_id, &r->err);
         if (dropped < 0)
             run_fail(r, 3);
         else if (dropped)
-            r->run_id = 0;
+            r->store.run_id = 0;
     }
     return stored;
 }
@@ -637,8 +672,8 @@ static int session_finish(RunSession *r)
     /* Stopped: a worker's case in flight is not waited for.  A --counters
      * pass waits for the GPU to be free; otherwise the workers release
      * their contexts while kvx closes the run (RUN_WORKER_LEAVE). */
-    for (int w = 0; w < r->ndev; w++)
-        run_worker_stop(&r->workers[w], run_stopping() ? RUN_WORKER_KILL : r->kept ? RUN_WORKER_WAIT
+    for (int w = 0; w < r->workers.ndev; w++)
+        run_worker_stop(&r->workers.w[w], run_stopping() ? RUN_WORKER_KILL : r->o.counters ? RUN_WORKER_WAIT
                                                                                   : RUN_WORKER_LEAVE);
     run_ahead_stop(r);
     compile_join(r);
@@ -647,39 +682,39 @@ static int session_finish(RunSession *r)
     const CompileTotals *ct = &r->ctot;
     StrBuf profj;
     sb_init(&profj);
-    run_profile_json(&r->prof, &r->tally, ct->n, ct->wall_ms, ct->ms, ct->hits, r->nworkers0, &profj);
+    run_profile_json(&r->prof, &r->tally, ct->n, ct->wall_ms, ct->ms, ct->hits, r->workers.n0, &profj);
     const Tally *t = &r->tally;
     int stored = close_row(r, wall, sb_str(&profj));
     printf("\n%d cases in %.1f s:", stored, wall);
     for (int k = 0; k < CASE_STATUS_COUNT; k++)
         if (t->counts[k])
             printf(" %d %s", t->counts[k], case_status_names[k]);
-    if (r->nstored)
-        printf(" (%d stored earlier, skipped)", r->nstored);
+    if (r->queue.nstored)
+        printf(" (%d stored earlier, skipped)", r->queue.nstored);
     if (t->taken)
         printf(" (%d stored by another run meanwhile, skipped)", t->taken);
-    if (r->pref.kind != PLAN_REF_NONE)
+    if (r->plan.pref.kind != PLAN_REF_NONE)
         printf("\nreference kernel: %d run%s for %d cases (once per reference key and worker)", t->refs_run,
                t->refs_run == 1 ? "" : "s", t->done);
     printf("\ntime    compile %.1f s wall (%d sources, %d from cache, %.1f s of NVRTC), inputs %.1f s, "
            "verify %.1f s, measure %.1f s\n", ct->wall_ms / 1000, ct->n, ct->hits, ct->ms / 1000,
            t->t_input / 1000, t->t_verify / 1000, t->t_measure / 1000);
     if (r->o.profile) {
-        run_profile_print(&r->prof, t, r->nworkers0);
+        run_profile_print(&r->prof, t, r->workers.n0);
         jit_profile_print(&r->jprof, stdout);
         printf("profile_json %s\n", sb_str(&profj));
     }
     sb_free(&profj);
     /* A search prints its own summary. */
     if (stored && r->rc == 0 && !r->o.search) {
-        run_print_best(&r->p, r->cases, r->medians, r->ncases, r->base_mask);
+        run_print_best(&r->plan.p, r->queue.cases, r->queue.ncases, r->plan.base_mask);
         printf("results %s (run %lld); tabulate with: kvx table --db %s --spec %s --rows ... --cols ...\n",
-               r->db_path, (long long)r->run_id, r->db_path, r->s->name);
+               r->store.db_path, (long long)r->store.run_id, r->store.db_path, r->plan.s->name);
     }
     /* A pass of its own, after the timed run: a profiler replays kernels. */
-    if (r->kept && r->rc == 0 && stored && !run_stopping())
-        r->rc = run_counters(r->st, r->run_id, r->kept, r->kept_keys, r->ncases, &r->o, r->db_path,
-                             r->devs[0]);
+    if (r->o.counters && r->rc == 0 && stored && !run_stopping())
+        r->rc = run_counters(r->store.st, r->store.run_id, r->queue.cases, r->queue.ncases, &r->o, r->store.db_path,
+                             r->workers.devs[0]);
     if (r->rc)
         return r->rc;
     if (run_stopping()) {
@@ -708,12 +743,12 @@ static void round_free(RunSession *r)
         pthread_cond_destroy(&comp->cv);
     }
     memset(comp, 0, sizeof *comp);
-    run_cases_free(r->cases, r->ncases);
-    free(r->live), free(r->mvals), free(r->geoms), free(r->gstart), free(r->gbase), free(r->units);
-    free(r->medians), free(r->desc), free(r->refkeys), free(r->kept), free(r->kept_keys);
-    r->cases = NULL, r->live = NULL, r->mvals = NULL, r->geoms = NULL, r->gstart = NULL, r->gbase = NULL;
-    r->units = NULL, r->medians = NULL, r->desc = NULL, r->refkeys = NULL, r->kept = NULL, r->kept_keys = NULL;
-    r->ncases = r->ngroups = r->nunits = r->next_unit = r->norphans = 0;
+    run_cases_free(r->queue.cases, r->queue.ncases);
+    free(r->queue.gstart), free(r->queue.gbase), free(r->queue.units);
+    r->queue.cases = NULL, r->queue.gstart = NULL, r->queue.gbase = NULL, r->queue.units = NULL;
+    r->queue.ncases = r->queue.ngroups = r->queue.nunits = r->queue.next_unit = r->queue.norphans = 0;
+    r->queue.nready_seen = 0;
+    r->holds = 0;
     jit_scratch_free(r->scratch);
     r->scratch = NULL;          /* the next round makes its own */
 }
@@ -724,21 +759,24 @@ void run_session_close(RunSession *r)
     if (r->caught)
         stop_release(r->old_sig);
     r->caught = 0;
-    for (int w = 0; w < r->ndev; w++)
-        run_worker_stop(&r->workers[w], RUN_WORKER_KILL);
-    run_worker_stop(&r->early, RUN_WORKER_KILL);
+    for (int w = 0; w < r->workers.ndev; w++)
+        run_worker_stop(&r->workers.w[w], RUN_WORKER_KILL);
+    run_worker_stop(&r->workers.early, RUN_WORKER_KILL);
     round_free(r);
-    free(r->variant_ids), free(r->prof.handout), free(r->samples);
+    free(r->store.variant_ids), free(r->prof.handout), free(r->store.samples);
     jit_profile_free(&r->jprof);
-    run_history_free(&r->hist);
-    run_ref_fails_free(&r->refs_failed);
-    free(r->cache), free(r->mjson), free(r->sel);
+    run_history_free(&r->queue.hist);
+    run_ref_fails_free(&r->queue.refs_failed);
+    for (int i = 0; r->plan.desc && i < r->plan.p.npoints; i++)
+        free(r->plan.desc[i]);
+    free(r->plan.desc), free(r->plan.metrics);
+    free(r->cache), free(r->plan.mjson), free(r->plan.sel);
     jit_scratch_free(r->scratch);
-    store_close(r->st);
-    plan_ref_free(&r->pref);
-    if (r->p.spec)
-        plan_free(&r->p);
-    spec_free(r->s);
+    store_close(r->store.st);
+    plan_ref_free(&r->plan.pref);
+    if (r->plan.p.spec)
+        plan_free(&r->plan.p);
+    spec_free(r->plan.s);
     kvx_error_clear(&r->err);
 }
 
@@ -785,8 +823,8 @@ int run_main(const RunOpts *o, int argc, char **argv)
     RunSession *r = mem_calloc(1, sizeof *r);
     int rc = run_session_open(r, o, argc, argv);
     if (rc == RUN_PER_ARCH) {
-        run_worker_stop(&r->early, RUN_WORKER_KILL);
-        rc = run_per_arch(argc, argv, r->infos, r->devs, r->ndev);
+        run_worker_stop(&r->workers.early, RUN_WORKER_KILL);
+        rc = run_per_arch(argc, argv, r->workers.infos, r->workers.devs, r->workers.ndev);
     } else if (rc == 0) {
         rc = run_session_round(r, NULL);
         if (r->begun)

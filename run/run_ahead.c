@@ -96,25 +96,15 @@ static void job_add(RunAhead *a, const CaseDesc *d, const CaseCheck *k, const ch
     j->out_count = d->bufs[k->buf].count;
 }
 
-/* Every case in hand-out order, resolved; its host references not yet listed
- * are added.  A case that does not resolve is left to the hand-out, which
- * reports it. */
+/* Every case in hand-out order: the host references of its resolved case
+ * not yet listed are added. */
 static void jobs_collect(RunSession *r, RunAhead *a)
 {
-    CaseDesc *d = mem_alloc(sizeof *d);
-    Resolver rv = {&r->p, &r->pref, &r->m, 0};
     int listed = 0;
-    for (int u = 0; u < r->nunits; u++) {
-        const Range *range = &r->units[r->from_end ? r->nunits - 1 - u : u];
+    for (int u = 0; u < r->queue.nunits; u++) {
+        const Range *range = &r->queue.units[r->queue.from_end ? r->queue.nunits - 1 - u : u];
         for (int i = range->cur; i < range->end; i++, listed++) {
-            const RunCase *c = &r->cases[i];
-            ResolveCase rcs = {.point = c->point, .workload_key = c->workload_key, .is_baseline = c->is_baseline};
-            KvxError e = {0};
-            double m[3];
-            if (resolve_case(&rv, &rcs, d, m, &e) != 0) {
-                kvx_error_clear(&e);
-                continue;
-            }
+            const CaseDesc *d = r->queue.cases[i].desc;
             for (int q = 0; q < d->nchecks; q++) {
                 char key[65];
                 if (!hostref_is_host(d, &d->checks[q]))
@@ -125,7 +115,6 @@ static void jobs_collect(RunSession *r, RunAhead *a)
             }
         }
     }
-    free(d);
 }
 
 /* ---- the thread ------------------------------------------------------------------------ */
@@ -274,9 +263,9 @@ void run_ahead_start(RunSession *r)
     }
     a->started = 1;
     r->ahead = a;
+    snprintf(r->hostref_dir, sizeof r->hostref_dir, "%s", a->dir);
+    r->holds |= a->hold_at > 0;
 }
-
-const char *run_ahead_dir(const RunAhead *a) { return a ? a->dir : ""; }
 
 void run_ahead_release(RunAhead *a, int stored)
 {
@@ -296,4 +285,5 @@ void run_ahead_stop(RunSession *r)
     r->prof.ahead_ms += a->busy_ms;
     ahead_free(a);
     r->ahead = NULL;
+    r->hostref_dir[0] = 0;
 }

@@ -92,6 +92,16 @@ void run_case_key(const Plan *p, int point, const RunKeyEnv *ke, char key[65])
     free(text);
 }
 
+int run_point_is_baseline(const Plan *p, int point)
+{
+    const Spec *s = p->spec;
+    const int *v = plan_point(p, point);
+    int is = s->nbaseline > 0;
+    for (int b = 0; b < s->nbaseline; b++)
+        is &= v[s->baseline[b].axis] == s->baseline[b].value;
+    return is;
+}
+
 static int cmp_case(const void *x, const void *y)
 {
     const RunCase *a = x, *b = y;
@@ -107,7 +117,6 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
                    const RunKeyEnv *ke, Store *st, int rerun, RunCase **out, int *out_n,
                    int *out_stored, int *out_sel)
 {
-    const Spec *s = p->spec;
     KvxError err = {0};
     int rc = 0;
     /* The workload key groups a point with its baseline partner (the point with
@@ -128,10 +137,7 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
         c->workload_json = run_axes_json(p, i, ~p->code_axes);
         memcpy(c->workload_key, sp.key[q], 65);
         run_case_key(p, i, ke, c->key);
-        const int *v = plan_point(p, i);
-        c->is_baseline = s->nbaseline > 0;
-        for (int b = 0; b < s->nbaseline; b++)
-            c->is_baseline &= v[s->baseline[b].axis] == s->baseline[b].value;
+        c->is_baseline = run_point_is_baseline(p, i);
         int stored = store_has_case(st, c->key, &err);
         if (stored < 0) {
             kvx_error_print(&err, stderr);
@@ -166,6 +172,7 @@ void run_cases_free(RunCase *cases, int n)
         free(cases[i].label);
         free(cases[i].axes_json);
         free(cases[i].workload_json);
+        free(cases[i].why);
     }
     free(cases);
 }
@@ -220,7 +227,7 @@ static int cmp_best_group(const void *x, const void *y)
  * that have a median: each one's best case and its speed-up over the group's
  * baseline case, into grp (n entries of room), in the plan's point order with
  * the choice axes left out.  Returns the number of groups. */
-static int best_groups(const Plan *p, const RunCase *cases, const double *medians, int n,
+static int best_groups(const Plan *p, const RunCase *cases, int n,
                        uint64_t base_mask, uint64_t choice_mask, BestGroup *grp)
 {
     /* Case indices sorted by group, then each group walked once: n log n. */
@@ -235,7 +242,7 @@ static int best_groups(const Plan *p, const RunCase *cases, const double *median
         int b = -1, base = -1, end = i;
         for (; end < n && !strcmp(group_of(&cases[order[end]], base_mask), g); end++) {
             const int k = order[end];
-            if (!isnan(medians[k]) && (b < 0 || medians[k] < medians[b]))
+            if (!isnan(cases[k].median_ms) && (b < 0 || cases[k].median_ms < cases[b].median_ms))
                 b = k;
             if (cases[k].is_baseline)
                 base = k;
@@ -243,7 +250,7 @@ static int best_groups(const Plan *p, const RunCase *cases, const double *median
         i = end;
         if (b < 0)
             continue;
-        grp[ngroups++] = (BestGroup){b, base >= 0 ? medians[base] / medians[b] : NAN};
+        grp[ngroups++] = (BestGroup){b, base >= 0 ? cases[base].median_ms / cases[b].median_ms : NAN};
     }
     free(order);
     order_plan = p, order_skip = choice_mask, order_cases = cases;
@@ -252,14 +259,13 @@ static int best_groups(const Plan *p, const RunCase *cases, const double *median
 }
 
 /* One line per group: where, the winning choice, its median and speed-up. */
-static void best_list(const Plan *p, const RunCase *cases, const double *medians,
-                      const BestGroup *grp, int ngroups, uint64_t choice_mask)
+static void best_list(const Plan *p, const RunCase *cases, const BestGroup *grp, int ngroups, uint64_t choice_mask)
 {
     printf("\nbest variant per point (speed-up over the baseline at the same point):\n");
     for (int g = 0; g < ngroups; g++) {
         char *where = plan_point_label(p, cases[grp[g].best].point, ~choice_mask);
         char *what = plan_point_label(p, cases[grp[g].best].point, choice_mask);
-        printf("  %-44s %-44s %10.4f ms", where, what, medians[grp[g].best]);
+        printf("  %-44s %-44s %10.4f ms", where, what, cases[grp[g].best].median_ms);
         if (!isnan(grp[g].speedup))
             printf("  %6.2fx", grp[g].speedup);
         printf("\n");
@@ -318,15 +324,15 @@ static void best_tally(const Plan *p, const RunCase *cases, const BestGroup *grp
 
 /* One line per group when there are few, else how often each choice of the
  * baseline axes won, with the range of its speed-ups. */
-void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
+void run_print_best(const Plan *p, const RunCase *cases, int n,
                     uint64_t base_mask)
 {
     enum { LIST_MAX = 16 };
     const uint64_t choice_mask = base_mask ? base_mask : p->code_axes;
     BestGroup *grp = mem_alloc(sizeof *grp * (size_t)(n ? n : 1));
-    int ngroups = best_groups(p, cases, medians, n, base_mask, choice_mask, grp);
+    int ngroups = best_groups(p, cases, n, base_mask, choice_mask, grp);
     if (ngroups && ngroups <= LIST_MAX)
-        best_list(p, cases, medians, grp, ngroups, choice_mask);
+        best_list(p, cases, grp, ngroups, choice_mask);
     else if (ngroups)
         best_tally(p, cases, grp, ngroups, choice_mask);
     free(grp);

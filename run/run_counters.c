@@ -49,7 +49,7 @@ static void case_json(const CounterList *l, const double *v, StrBuf *b, double f
 
 /* Store the got cases' values.  0, or 3 after a store error. */
 static int store_all(Store *st, int64_t run_id, const CounterList *l, const double *vals, int got,
-                     const char *const *keys, const int *at)
+                     const RunCase *cases, const int *at)
 {
     for (int i = 0; i < got; i++) {
         StrBuf b;
@@ -57,7 +57,7 @@ static int store_all(Store *st, int64_t run_id, const CounterList *l, const doub
         double fixed[COUNTER_COUNT];
         case_json(l, vals + (size_t)i * (size_t)l->n, &b, fixed);
         KvxError se = {0};
-        int rc = store_put_counters(st, run_id, keys[at[i]], sb_str(&b), fixed, &se);
+        int rc = store_put_counters(st, run_id, cases[at[i]].key, sb_str(&b), fixed, &se);
         sb_free(&b);
         if (rc != 0) {
             kvx_error_print(&se, stderr);
@@ -68,8 +68,8 @@ static int store_all(Store *st, int64_t run_id, const CounterList *l, const doub
     return 0;
 }
 
-int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
-                 const RunOpts *o, const char *db, int device)
+int run_counters(Store *st, int64_t run_id, const RunCase *cases, int n, const RunOpts *o, const char *db,
+                 int device)
 {
     CounterList *l = mem_alloc(sizeof *l);
     char why[256];
@@ -79,8 +79,9 @@ int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *c
     int *at = mem_alloc(sizeof *at * (size_t)(n ? n : 1));
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (keys[i]) {
-            ran[m] = descs[i];
+        if (cases[i].ran) {
+            ran[m] = *cases[i].desc;
+            ran[m].nchecks = 0;     /* checks' strings point into the desc: the pass needs none */
             at[m++] = i;
         }
     double *vals = mem_alloc(sizeof *vals * (size_t)(m ? m : 1) * (size_t)l->n);
@@ -88,7 +89,7 @@ int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *c
     double t0 = wall_now_ms();
     KvxError err = {0};
     int got = m ? counters_collect(ran, m, device, l, rep, vals, &err) : 0;
-    int rc = store_all(st, run_id, l, vals, got, keys, at);
+    int rc = store_all(st, run_id, l, vals, got, cases, at);
     if (got > 0) {
         StrBuf names;
         sb_init(&names);

@@ -1,11 +1,13 @@
 /* run_internal: what the files of `kvx run` share; internal to run/, whose
- * public face is run.h.  By file: run.c, the supervisor (the session:
- * RunSession, run_session_open, run_session_round, run_session_finish,
- * run_session_close; the workers: WorkerProc, run_worker_start,
- * run_worker_stop; run_fail, run_stopping); run_search.c (run_search);
- * run_cases.c, the case list (RunCase, run_cases_list, run_cases_free,
- * run_case_key, run_axes_json, run_baseline_json, run_declared_json) and
- * the closing summary (run_print_best); run_ref.c, reference kernels' keys
+ * public face is run.h.  By file: run.c, the supervisor (the session,
+ * RunSession: its plan RunPlan, its hand-out queue RunQueue, its workers
+ * RunWorkers, its store RunStore; run_session_open, run_session_round,
+ * run_session_finish, run_session_close; the workers: WorkerProc,
+ * run_worker_start, run_worker_stop; run_fail, run_stopping); run_search.c
+ * (run_search); run_cases.c, the case list (RunCase, the one record of a
+ * case from plan to stored row; run_cases_list, run_cases_free,
+ * run_case_key, run_axes_json, run_baseline_json, run_declared_json,
+ * run_point_is_baseline) and the closing summary (run_print_best); run_ref.c, reference kernels' keys
  * (run_ref_order, run_ref_fail, run_ref_failed, run_ref_fails_free);
  * run_counters.c (run_counters); run_order.c, the hand-out order (Range,
  * run_history_load, run_history_ms, run_history_free, run_case_model_ms,
@@ -13,7 +15,7 @@
  * (Tally, RunProfile, run_stage_end, run_part_add, run_profile_add_result,
  * run_case_busy_ms, run_case_profile_json, run_profile_json,
  * run_profile_print, run_progress); run_ahead.c, host references ahead
- * (run_ahead_start, run_ahead_dir, run_ahead_release, run_ahead_stop);
+ * (run_ahead_start, run_ahead_release, run_ahead_stop);
  * run_loop.c, hand-out and results (run_loop). */
 #ifndef KVX_RUN_INTERNAL_H
 #define KVX_RUN_INTERNAL_H
@@ -34,16 +36,28 @@
 
 #define RUN_MAX_DEVICES 16
 
+/* One case of a run, from its plan to its stored row: what names it (the
+ * case list, run_cases.c), the resolved case (once, at plan: session_plan;
+ * bound to its compiled kernel when its source is ready: run_loop.c), where
+ * it is (handed out, waiting for its result) and what came of it. */
 typedef struct RunCase {
     int point;
     int src;
+    int ref_src;                /* its reference kernel's source (plan_ref_src), or -1 */
     char key[65];
     char workload_key[65];
-    char ref_key[65];           /* its reference's key ("" without one): run_ref_order */
+    char ref_key[65];           /* its reference kernel's key as resolved ("" without one): run_ref_order */
     int is_baseline;
     char *label;
     char *axes_json;
     char *workload_json;
+    CaseDesc *desc;             /* the resolved case: RunPlan.desc[point]'s, borrowed */
+    const double *metrics;      /* bytes, atomics, elements: RunPlan.metrics[point] */
+    int bound;                  /* 0 not yet, 1 bound to its compiled kernel, -1 that failed (why) */
+    char *why;                  /* the reason it is skipped (a bind that failed); malloc'd */
+    int live;                   /* handed to a worker, no result yet */
+    double median_ms;           /* the outcome: its median when ok, else NaN */
+    int ran;                    /* stored ok or mismatch: the counter pass takes it */
 } RunCase;
 
 /* ---- run.c --------------------------------------------------------------------------- */
@@ -100,10 +114,13 @@ int run_cases_list(const Plan *p, const unsigned char *sel, const Shard *shard,
 void run_cases_free(RunCase *cases, int n);
 
 /* Print the best variant of each group of comparable cases and its speed-up
- * over its baseline partner.  medians[i]: case i's median in ms, NaN when it
- * has none (not ok, or not measured). */
-void run_print_best(const Plan *p, const RunCase *cases, const double *medians, int n,
-                    uint64_t base_mask);
+ * over its baseline partner, by their RunCase.median_ms (NaN: not ok, or not
+ * measured). */
+void run_print_best(const Plan *p, const RunCase *cases, int n, uint64_t base_mask);
+
+/* 1 when point is the baseline's (every baseline axis at its value; 0
+ * without a baseline). */
+int run_point_is_baseline(const Plan *p, int point);
 
 /* ---- run_ref.c ------------------------------------------------------------------------ */
 
@@ -121,20 +138,20 @@ void run_ref_fail(RefFails *f, const char *key, const char *why);
  * reference's key, so that a worker runs each reference once and keeps it
  * while its cases last.  A differential spec keeps its order (the baseline
  * first in each group). */
-void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, RunCase *cases, int n);
+void run_ref_order(const Plan *p, const PlanRef *ref, RunCase *cases, int n);
 /* The reason key failed, or NULL. */
 const char *run_ref_failed(const RefFails *f, const char *key);
 void run_ref_fails_free(RefFails *f);
 
 /* ---- run_counters.c -------------------------------------------------------------------- */
 
-/* The counter pass (counters.h) of o->counters' metrics over the n resolved
- * cases descs[i] (those with keys[i] non-NULL: the cases that ran), on GPU
- * device, each stored with its case; with o->keep_ncu_rep, ncu's report kept
- * beside the database db.  Says what it did, or why there are no counters, on
- * stdout.  0, or 3 after a store error. */
-int run_counters(Store *st, int64_t run_id, const CaseDesc *descs, const char *const *keys, int n,
-                 const RunOpts *o, const char *db, int device);
+/* The counter pass (counters.h) of o->counters' metrics over the n cases
+ * that ran (RunCase.ran: their resolved cases, as sent), on GPU device, each
+ * stored with its case; with o->keep_ncu_rep, ncu's report kept beside the
+ * database db.  Says what it did, or why there are no counters, on stdout.
+ * 0, or 3 after a store error. */
+int run_counters(Store *st, int64_t run_id, const RunCase *cases, int n, const RunOpts *o, const char *db,
+                 int device);
 
 /* ---- run_order.c: the hand-out order ----------------------------------------------- */
 
@@ -209,7 +226,8 @@ typedef struct Tally {
 #define RUN_PARTS(X)                                                             \
     X(compile_wait, "waiting for NVRTC (or the compile cache)")                  \
     X(variants, "variant rows: SASS facts and their store")                      \
-    X(handout, "cases resolved and written to a worker")                         \
+    X(bind, "resolved cases bound to their compiled kernels")                    \
+    X(handout, "cases written to a worker")                                      \
     X(commit, "results stored (one transaction each) and printed")               \
     X(poll, "waiting for results")
 
@@ -261,6 +279,8 @@ typedef struct RunProfile {
     int nhandout;                       /* all units handed out */
     double est_total_ms;                /* the units' estimates, summed */
     int est_known, nsplit;              /* cases estimated from stored times; groups cut */
+    int resolved;                       /* points resolved (resolve_case): each selected one once */
+    int bound;                          /* resolved cases bound to their compiled kernels (resolve_bind) */
     int ahead_refs;                     /* host references listed to compute ahead (run_ahead.c) */
     double ahead_ms;                    /* the time that took, on the parent's thread */
 } RunProfile;
@@ -293,11 +313,10 @@ typedef struct RunSession RunSession;
 
 /* List the host references of r's cases in hand-out order (r->units), once
  * per key, and start computing them on a thread of their own into a folder
- * of its own; r->ahead is then set, and NULL when there are none (or the
- * folder or the thread cannot be made: the workers compute their own). */
+ * of its own; r->ahead and r->hostref_dir are then set, and NULL and ""
+ * when there are none (or the folder or the thread cannot be made: the
+ * workers compute their own); r->holds when $KVX_TEST_HOSTREF_HOLD holds one. */
 void run_ahead_start(RunSession *r);
-/* The folder a case names for its worker (CaseDesc.hostref_dir); "" without. */
-const char *run_ahead_dir(const RunAhead *a);
 /* The loop's count of cases done (stored): releases a reference that
  * $KVX_TEST_HOSTREF_HOLD holds (run_ahead.c) once it passes the cases listed
  * before that reference's first.  Accepts NULL. */
@@ -306,14 +325,9 @@ void run_ahead_release(RunAhead *a, int stored);
  * r->prof, free r->ahead.  Accepts a NULL r->ahead. */
 void run_ahead_stop(RunSession *r);
 
-typedef struct CaseGeom {
-    uint32_t grid[3], block[3], cluster[3];
-    uint32_t smem;
-} CaseGeom;
-
 /* Cases handed to a worker ahead of their turn: while it runs one, the next
  * waits in its pipe, so the parent's storing and resolving overlap the GPU's
- * work instead of adding to it.  Two are enough for that (and a CaseDesc, 18
+ * work instead of adding to it.  Two are enough for that (and a CaseDesc, 24
  * KB, twice fits a pipe's 64 KB: the write never blocks). */
 #define RUN_PIPELINE 2
 
@@ -338,6 +352,7 @@ typedef struct Compiler {
     pthread_cond_t cv;
     JitJob *jobs;               /* the sources cases need, in first-use order */
     int *ready;                 /* per job: 0 pending, 1 done */
+    int nready;                 /* jobs done */
     int *job_of;                /* per source: index into jobs, or -1 */
     int n;
     JitOptions jo;
@@ -357,20 +372,13 @@ typedef struct CompileTotals {
     double ms, wall_ms;
 } CompileTotals;
 
-/* One `kvx run`: what its stages share.  (The parent's; a worker's own state
- * is worker_internal.h's.)  Everything starts zeroed and session_close frees
- * whatever exists, so a stage that fails just returns its exit status. */
-typedef struct RunSession {
-    int argc;
-    char **argv;
-    RunOpts o;
-    RunProfile prof;
-    JitProfile jprof;           /* --profile: the compile stage's (every batch of the run's) */
-    KvxError err;
-    int rc;                     /* 0, or the exit status of the first failure */
+/* What a run measures: the spec, the target's facts, the plan with its
+ * references, the selection and this shard, the settings in force, and
+ * every selected point resolved once (session_plan): desc[point] is the
+ * resolved case of a point this shard runs (NULL for the others, checked
+ * and dropped), freed once its row is stored (kept for --counters). */
+typedef struct RunPlan {
     Spec *s;
-    DeviceInfo infos[RUN_MAX_DEVICES];
-    int devs[RUN_MAX_DEVICES], ndev;
     DeviceFacts facts;
     Plan p;
     PlanRef pref;
@@ -378,12 +386,68 @@ typedef struct RunSession {
     Shard shard;
     MeasureSettings m;
     char *mjson;
-    const char *db_path;
-    Store *st;
     uint64_t base_mask;         /* a point's partner is itself with these set to the baseline */
     char opts_text[1024];
+    CaseDesc **desc;            /* per point */
+    double (*metrics)[3];       /* per point: bytes, atomics, elements */
+    int reads_outputs;          /* a metric reads a scalar output (resolve_metrics_read_outputs) */
+} RunPlan;
+
+/* A round's cases and their hand-out.  Workload groups (contiguous after
+ * the sort) go whole to one worker: it then generates each input once,
+ * keeps the group's host references, and holds the baseline's output for
+ * the differential check. */
+typedef struct RunQueue {
     RunCase *cases;
     int ncases, nstored, nsel;
+    int *gstart, ngroups;
+    unsigned char *gbase;       /* the group starts with its baseline */
+    RunHistory hist;            /* stored times (session_plan, before --rerun forgets them) */
+    Range *units;               /* what is handed out, longest first (run_order) */
+    int nunits, next_unit;
+    int from_end;               /* units taken last first: another run fills the database (store_run_beside) */
+    Range orphan[RUN_MAX_DEVICES];  /* groups whose worker could not be restarted */
+    int norphans;
+    RefFails refs_failed;
+    int nready_seen;            /* Compiler.nready when bind_ready last looked */
+} RunQueue;
+
+/* The GPUs and their worker processes. */
+typedef struct RunWorkers {
+    DeviceInfo infos[RUN_MAX_DEVICES];
+    int devs[RUN_MAX_DEVICES], ndev;
+    WorkerProc early;           /* GPU 0's worker, started before the probe; pid 0 once taken */
+    WorkerProc w[RUN_MAX_DEVICES];
+    int n, n0;                  /* running; started */
+} RunWorkers;
+
+/* The results database and what the run has written to it. */
+typedef struct RunStore {
+    const char *db_path;
+    Store *st;
+    int64_t run_id;
+    int64_t *variant_ids;       /* per source, once its row is stored */
+    double *samples;            /* --keep-samples: the result being read's times, ms */
+    int nsamples, samples_cap;
+} RunStore;
+
+/* One `kvx run`: its plan, its hand-out queue, its workers and its store,
+ * and what ties them (the compile thread, the tally, the profile).  (The
+ * parent's; a worker's own state is worker_internal.h's.)  Everything
+ * starts zeroed and session_close frees whatever exists, so a stage that
+ * fails just returns its exit status. */
+typedef struct RunSession {
+    int argc;
+    char **argv;
+    RunOpts o;
+    RunPlan plan;
+    RunQueue queue;
+    RunWorkers workers;
+    RunStore store;
+    RunProfile prof;
+    JitProfile jprof;           /* --profile: the compile stage's (every batch of the run's) */
+    KvxError err;
+    int rc;                     /* 0, or the exit status of the first failure */
     Compiler comp;              /* the round's */
     int comp_started;
     CompileTotals ctot;         /* the rounds' whose compile thread is joined */
@@ -393,37 +457,12 @@ typedef struct RunSession {
     int caught;
     char *cache;
     JitScratch *scratch;        /* what the cache does not take */
-    int64_t run_id;
-    WorkerProc early;           /* GPU 0's worker, started before the probe; pid 0 once taken */
-    WorkerProc workers[RUN_MAX_DEVICES];
-    int nworkers, nworkers0;
-    int64_t *variant_ids;       /* per source, once its row is stored */
     Tally tally;
     int tty;
     double t0;
-    /* Workload groups (contiguous after the sort) go whole to one worker: it
-     * then generates each input once, keeps the group's host references, and
-     * holds the baseline's output for the differential check. */
-    int *gstart, ngroups;
-    unsigned char *gbase;       /* the group starts with its baseline */
-    RunHistory hist;            /* stored times (session_plan, before --rerun forgets them) */
-    Range *units;               /* what is handed out, longest first (run_order) */
-    int nunits, next_unit;
-    int from_end;               /* units taken last first: another run fills the database (store_run_beside) */
-    Range orphan[RUN_MAX_DEVICES];  /* groups whose worker could not be restarted */
-    int norphans;
-    int *live;                  /* 1 = handed out */
-    double (*mvals)[3];         /* bytes, atomics, elements per case */
-    CaseGeom *geoms;
-    double *medians;
-    CaseDesc *desc;
-    RefFails refs_failed;
-    char (*refkeys)[65];        /* each case's reference key */
-    CaseDesc *kept;             /* --counters: each case as it was sent */
-    const char **kept_keys;     /* --counters: the keys of those that ran */
-    double *samples;            /* --keep-samples: the result being read's times, ms */
-    int nsamples, samples_cap;
     RunAhead *ahead;            /* host references computed ahead; NULL: none */
+    char hostref_dir[1024];     /* the folder they go to (CaseDesc.hostref_dir); "" without */
+    int holds;                  /* a test hook holds a source or a reference (run_loop.c's holds_release) */
 } RunSession;
 
 /* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0.  The loop

@@ -44,9 +44,9 @@ static int compiling(const Compiler *comp)
  * compiled; under r->comp.mu. */
 static int case_ready(const RunSession *r, int i)
 {
-    const RunCase *c = &r->cases[i];
+    const RunCase *c = &r->queue.cases[i];
     const Compiler *comp = &r->comp;
-    int rsrc = plan_ref_src(&r->p, &r->pref, c->point);
+    int rsrc = c->ref_src;
     return job_ready(comp, comp->job_of[c->src]) && (rsrc < 0 || job_ready(comp, comp->job_of[rsrc]));
 }
 
@@ -55,11 +55,12 @@ static int case_ready(const RunSession *r, int i)
  * (run_ahead_release). */
 static void holds_release(RunSession *r)
 {
-    int round_done = r->tally.done - (r->tally.total - r->ncases);
+    int round_done = r->tally.done - (r->tally.total - r->queue.ncases);
     Compiler *comp = &r->comp;
-    if (comp->hold >= 0 && round_done >= r->ncases - comp->hold_cases) {
+    if (comp->hold >= 0 && round_done >= r->queue.ncases - comp->hold_cases) {
         pthread_mutex_lock(&comp->mu);
         comp->hold = -1;
+        r->queue.nready_seen = -1;      /* bind_ready looks again */
         pthread_cond_broadcast(&comp->cv);
         pthread_mutex_unlock(&comp->mu);
     }
@@ -73,10 +74,10 @@ static void holds_release(RunSession *r)
  * can start now; -1 when none can (or every source is compiled). */
 static int ready_unit(RunSession *r)
 {
-    int end = r->nunits - r->next_unit > READY_LOOKAHEAD ? r->next_unit + READY_LOOKAHEAD : r->nunits, found = -1;
+    int end = r->queue.nunits - r->queue.next_unit > READY_LOOKAHEAD ? r->queue.next_unit + READY_LOOKAHEAD : r->queue.nunits, found = -1;
     pthread_mutex_lock(&r->comp.mu);
-    for (int k = r->next_unit; k < end && found < 0 && compiling(&r->comp); k++)
-        if (case_ready(r, r->units[k].cur))
+    for (int k = r->queue.next_unit; k < end && found < 0 && compiling(&r->comp); k++)
+        if (case_ready(r, r->queue.units[k].cur))
             found = k;
     pthread_mutex_unlock(&r->comp.mu);
     return found;
@@ -88,13 +89,13 @@ static int ready_unit(RunSession *r)
  * the order stays longest first. */
 static void ready_first(RunSession *r)
 {
-    if (r->from_end)
+    if (r->queue.from_end)
         return;
     int k = ready_unit(r);
-    if (k > r->next_unit) {
-        Range u = r->units[k];
-        memmove(&r->units[r->next_unit + 1], &r->units[r->next_unit], sizeof u * (size_t)(k - r->next_unit));
-        r->units[r->next_unit] = u;
+    if (k > r->queue.next_unit) {
+        Range u = r->queue.units[k];
+        memmove(&r->queue.units[r->queue.next_unit + 1], &r->queue.units[r->queue.next_unit], sizeof u * (size_t)(k - r->queue.next_unit));
+        r->queue.units[r->queue.next_unit] = u;
     }
 }
 
@@ -110,15 +111,15 @@ static void ready_first(RunSession *r)
  * deferred. */
 static int defer_unready(RunSession *r, WorkerProc *wk)
 {
-    if (r->ndev > 1 || wk->nq || r->s->differential || r->pref.kind != PLAN_REF_NONE || r->from_end)
+    if (r->workers.ndev > 1 || wk->nq || r->plan.s->differential || r->plan.pref.kind != PLAN_REF_NONE || r->queue.from_end)
         return 0;
     pthread_mutex_lock(&r->comp.mu);
     int waits = compiling(&r->comp) && !case_ready(r, wk->cur);
     pthread_mutex_unlock(&r->comp.mu);
     if (!waits || ready_unit(r) < 0)
         return 0;
-    r->units = mem_realloc(r->units, sizeof *r->units * (size_t)(r->nunits + 1));
-    r->units[r->nunits++] = (Range){.cur = wk->cur, .end = wk->end, .group = wk->group, .nparts = 1};
+    r->queue.units = mem_realloc(r->queue.units, sizeof *r->queue.units * (size_t)(r->queue.nunits + 1));
+    r->queue.units[r->queue.nunits++] = (Range){.cur = wk->cur, .end = wk->end, .group = wk->group, .nparts = 1};
     wk->cur = wk->end;
     return 1;
 }
@@ -129,18 +130,18 @@ static int defer_unready(RunSession *r, WorkerProc *wk)
  * cases of the same reference (a worker keeps one at a time). */
 static void ready_case_first(RunSession *r, WorkerProc *wk)
 {
-    if (r->cases[wk->cur].is_baseline)
+    if (r->queue.cases[wk->cur].is_baseline)
         return;
     pthread_mutex_lock(&r->comp.mu);
     if (compiling(&r->comp) && !case_ready(r, wk->cur))
         for (int k = wk->cur + 1; k < wk->end; k++) {
-            const RunCase *c = &r->cases[k];
-            if (c->is_baseline || strcmp(c->ref_key, r->cases[wk->cur].ref_key))
+            const RunCase *c = &r->queue.cases[k];
+            if (c->is_baseline || strcmp(c->ref_key, r->queue.cases[wk->cur].ref_key))
                 break;
             if (case_ready(r, k)) {
-                RunCase x = r->cases[k];
-                r->cases[k] = r->cases[wk->cur];
-                r->cases[wk->cur] = x;
+                RunCase x = r->queue.cases[k];
+                r->queue.cases[k] = r->queue.cases[wk->cur];
+                r->queue.cases[wk->cur] = x;
                 break;
             }
         }
@@ -155,16 +156,16 @@ static int next_group(RunSession *r, WorkerProc *wk)
     if (wk->cur < wk->end)
         return 1;
     const Range *u;
-    if (r->norphans > 0) {
-        u = &r->orphan[--r->norphans];
-    } else if (r->next_unit < r->nunits) {
+    if (r->queue.norphans > 0) {
+        u = &r->queue.orphan[--r->queue.norphans];
+    } else if (r->queue.next_unit < r->queue.nunits) {
         ready_first(r);
-        u = &r->units[r->from_end ? r->nunits - 1 - r->next_unit++ : r->next_unit++];
+        u = &r->queue.units[r->queue.from_end ? r->queue.nunits - 1 - r->queue.next_unit++ : r->queue.next_unit++];
     } else {
         return 0;
     }
     wk->cur = u->cur, wk->end = u->end, wk->group = u->group;
-    note_handout(r, (int)(wk - r->workers), u);
+    note_handout(r, (int)(wk - r->workers.w), u);
     return 1;
 }
 
@@ -176,9 +177,9 @@ static void worker_replace(RunSession *r, WorkerProc *wk)
         return;
     kvx_error_print(&r->err, stderr);
     kvx_error_clear(&r->err);
-    r->nworkers--;
+    r->workers.n--;
     if (wk->cur < wk->end)
-        r->orphan[r->norphans++] = (Range){.cur = wk->cur, .end = wk->end, .group = wk->group, .nparts = 0,
+        r->queue.orphan[r->queue.norphans++] = (Range){.cur = wk->cur, .end = wk->end, .group = wk->group, .nparts = 0,
                                            .est_ms = NAN};
     wk->cur = wk->end;
 }
@@ -187,10 +188,11 @@ static void worker_replace(RunSession *r, WorkerProc *wk)
  * compile threads).  0, or 3 after a store error. */
 static int variant_row(RunSession *r, const RunCase *c, const JitJob *j)
 {
-    if (r->variant_ids[c->src])
+    if (r->store.variant_ids[c->src])
         return 0;
-    const Source *so = &r->p.srcs[c->src];
-    char *code_json = run_axes_json(&r->p, c->point, so->code_axes);
+    double tp = wall_now_ms();
+    const Source *so = &r->plan.p.srcs[c->src];
+    char *code_json = run_axes_json(&r->plan.p, c->point, so->code_axes);
     /* The stored log names the template's lines beside the generated file's. */
     char *log = jit_log_map(j, j->log);
     JitKernelFacts kf[JIT_MAX_KERNELS];
@@ -199,24 +201,25 @@ static int variant_row(RunSession *r, const RunCase *c, const JitJob *j)
     sb_init(&kernels);
     if (nk > 0)
         jit_kernels_json(kf, nk, &kernels);
-    VariantRow vr = {.spec_name = r->s->name, .source_hash = so->hash, .label = so->label,
-                     .code_axes_json = code_json, .arch = r->facts.arch, .options = r->opts_text,
+    VariantRow vr = {.spec_name = r->plan.s->name, .source_hash = so->hash, .label = so->label,
+                     .code_axes_json = code_json, .arch = r->plan.facts.arch, .options = r->plan.opts_text,
                      .compile_ok = j->ok, .compile_log = log, .compile_ms = j->compile_ms,
                      .regs = j->regs, .spill_stores = j->spill_stores, .spill_loads = j->spill_loads,
                      .smem_static = j->smem_static, .stack = j->stack, .inspect_json = j->inspect_json,
                      .kernels_json = nk > 0 ? sb_str(&kernels) : NULL};
-    int rc = store_put_variant(r->st, r->run_id, &vr, &r->variant_ids[c->src], &r->err) ? run_fail(r, 3) : 0;
+    int rc = store_put_variant(r->store.st, r->store.run_id, &vr, &r->store.variant_ids[c->src], &r->err) ? run_fail(r, 3) : 0;
     sb_free(&kernels);
     free(code_json);
     free(log);
+    run_part_add(&r->prof, RUN_PART_variants, &tp);
     return rc;
 }
 
-/* Resolve case idx into r->desc.  0, or -1 with res skipped (the reason). */
-static int resolve_one(RunSession *r, const WorkerProc *wk, int idx, const JitJob *j, const JitJob *rj,
-                       CaseResult *res)
+/* Bind case c, resolved at plan, to its compiled kernels j and rj (its
+ * reference kernel's, or NULL): c->bound 1, or -1 with the reason it is
+ * skipped in c->why. */
+static void bind_one(RunSession *r, RunCase *c, const JitJob *j, const JitJob *rj)
 {
-    const RunCase *c = &r->cases[idx];
     KvxError ce = {0};
     char cubin[1100], ref_cubin[1100];
     snprintf(cubin, sizeof cubin, "%s/kernel.cubin", j->dir);
@@ -225,38 +228,103 @@ static int resolve_one(RunSession *r, const WorkerProc *wk, int idx, const JitJo
     ResolveCase rcs = {.point = c->point, .ptx = j->ptx, .cubin_path = cubin,
                        .ref_ptx = rj ? rj->ptx : NULL, .ref_cubin_path = rj ? ref_cubin : NULL,
                        .symbol = j->symbol, .ref_symbol = rj ? rj->symbol : NULL,
-                       .workload_key = c->workload_key, .is_baseline = c->is_baseline,
-                       .have_baseline = r->gbase[wk->group]};
-    Resolver rv = {&r->p, &r->pref, &r->m, 0};
-    if (resolve_case(&rv, &rcs, r->desc, r->mvals[idx], &ce) == 0) {
-        const char *why = r->desc->ref.present ? run_ref_failed(&r->refs_failed, r->desc->ref.key) : NULL;
-        if (!why)
-            return 0;
+                       .workload_key = c->workload_key, .is_baseline = c->is_baseline};
+    Resolver rv = {&r->plan.p, &r->plan.pref, &r->plan.m, 0};
+    r->prof.bound++;
+    c->bound = 1;
+    if (resolve_bind(&rv, &rcs, c->desc, &ce) == 0)
+        return;
+    c->bound = -1;
+    StrBuf b;
+    sb_init(&b);
+    if (ce.file[0])
+        sb_printf(&b, "%.200s:%d:%d: %.700s", ce.file, ce.line, ce.col, ce.msg);
+    else
+        sb_printf(&b, "%.1000s", ce.msg);
+    c->why = sb_take(&b);
+    kvx_error_clear(&ce);
+}
+
+/* Case idx's compiled jobs, when both are ready: 1 with *j and *rj (NULL
+ * without a reference kernel); 0 not yet.  Under r->comp.mu. */
+static int case_jobs(RunSession *r, int idx, JitJob **j, JitJob **rj)
+{
+    const RunCase *c = &r->queue.cases[idx];
+    Compiler *comp = &r->comp;
+    int ji = comp->job_of[c->src], rsrc = c->ref_src;
+    int rji = rsrc >= 0 ? comp->job_of[rsrc] : ji;
+    if (!job_ready(comp, ji) || !job_ready(comp, rji))
+        return 0;
+    *j = &comp->jobs[ji];
+    *rj = rsrc >= 0 ? &comp->jobs[rji] : NULL;
+    return 1;
+}
+
+/* The cases whose sources have compiled since the last look bound to their
+ * kernels, and their variants' rows stored, so that a hand-out only sends:
+ * the loop's first step each time round. */
+static void bind_ready(RunSession *r)
+{
+    Compiler *comp = &r->comp;
+    pthread_mutex_lock(&comp->mu);
+    int n = comp->nready;
+    pthread_mutex_unlock(&comp->mu);
+    if (n == r->queue.nready_seen)
+        return;
+    r->queue.nready_seen = n;
+    double tp = wall_now_ms();
+    for (int i = 0; i < r->queue.ncases && r->rc == 0; i++) {
+        RunCase *c = &r->queue.cases[i];
+        JitJob *j, *rj;
+        if (c->bound || !c->desc)
+            continue;
+        pthread_mutex_lock(&comp->mu);
+        int ready = case_jobs(r, i, &j, &rj);
+        pthread_mutex_unlock(&comp->mu);
+        if (!ready || variant_row(r, c, j))
+            continue;
+        if (j->ok && (!rj || rj->ok))
+            bind_one(r, c, j, rj);
+    }
+    run_part_add(&r->prof, RUN_PART_bind, &tp);
+}
+
+/* Case idx ready to send: bound (now, when its source compiled after the
+ * loop last looked), its reference kernel not failed, the baseline's checks
+ * dropped when its group has no baseline.  0, or -1 with res skipped (the
+ * reason). */
+static int case_ready_to_send(RunSession *r, const WorkerProc *wk, int idx, const JitJob *j, const JitJob *rj,
+                              CaseResult *res)
+{
+    RunCase *c = &r->queue.cases[idx];
+    if (!c->bound)
+        bind_one(r, c, j, rj);
+    const char *why = c->bound < 0 ? c->why : NULL;
+    if (!why && c->desc->ref.present)
+        why = run_ref_failed(&r->queue.refs_failed, c->desc->ref.key);
+    if (why) {
         res->status = CASE_skipped;
         snprintf(res->detail, sizeof res->detail, "%s", why);
         return -1;
     }
-    res->status = CASE_skipped;
-    if (ce.file[0])
-        snprintf(res->detail, sizeof res->detail, "%.200s:%d:%d: %.700s", ce.file, ce.line, ce.col, ce.msg);
-    else
-        snprintf(res->detail, sizeof res->detail, "%.1000s", ce.msg);
-    kvx_error_clear(&ce);
-    return -1;
+    /* resolved with its group's baseline (session_resolve): its checks go
+     * when the baseline is not run here (stored earlier, or taken) */
+    if (r->plan.s->differential && !r->queue.gbase[wk->group])
+        c->desc->nchecks = r->plan.s->nchecks < c->desc->nchecks ? r->plan.s->nchecks : c->desc->nchecks;
+    return 0;
 }
 
-/* Queue r->desc (case idx) on the worker.  1 handed over; 0 when the worker
- * died with a case in flight (the poll reports that one; this one goes to its
- * replacement); -1 when it died before it: res is a fault. */
+/* Queue case idx's resolved case on the worker.  1 handed over; 0 when the
+ * worker died with a case in flight (the poll reports that one; this one goes
+ * to its replacement); -1 when it died before it: res is a fault. */
 static int send_one(RunSession *r, WorkerProc *wk, int idx, CaseResult *res)
 {
-    CaseDesc *d = r->desc;
+    RunCase *c = &r->queue.cases[idx];
+    CaseDesc *d = c->desc;
     d->id = idx;
-    snprintf(d->label, sizeof d->label, "%s", r->cases[idx].label);
+    snprintf(d->label, sizeof d->label, "%s", c->label);
     d->keep_samples = r->o.keep_samples;
-    snprintf(d->hostref_dir, sizeof d->hostref_dir, "%s", run_ahead_dir(r->ahead));
-    r->geoms[idx] = (CaseGeom){{d->grid[0], d->grid[1], d->grid[2]}, {d->block[0], d->block[1], d->block[2]},
-                               {d->cluster[0], d->cluster[1], d->cluster[2]}, d->smem};
+    snprintf(d->hostref_dir, sizeof d->hostref_dir, "%s", r->hostref_dir);
     if (case_write(wk->to, d) != 0) {
         if (wk->nq > 0) {
             wk->cur--;
@@ -271,25 +339,32 @@ static int send_one(RunSession *r, WorkerProc *wk, int idx, CaseResult *res)
         wk->started = wall_now_ms();
     wk->q[wk->nq++] = idx;
     /* A reference run first has a timeout of its own. */
-    wk->timeout_ms = r->m.timeout_s * 1000 * (d->ref.present ? 2 : 1);
-    memcpy(r->refkeys[idx], d->ref.key, sizeof r->refkeys[idx]);
-    r->live[idx] = 1;
-    if (r->kept) {
-        /* checks' strings point into desc: the pass needs none */
-        r->kept[idx] = *d;
-        r->kept[idx].nchecks = 0;
-    }
+    wk->timeout_ms = r->plan.m.timeout_s * 1000 * (d->ref.present ? 2 : 1);
+    c->live = 1;
     return 1;
 }
 
 /* A case's row with what names it and its status; no measurement yet. */
 static void row_identity(const RunSession *r, const WorkerProc *wk, int idx, const CaseResult *res, CaseRow *row)
 {
-    const RunCase *rcs = &r->cases[idx];
+    const RunCase *rcs = &r->queue.cases[idx];
     store_case_init(row);
-    row->key = rcs->key, row->spec_name = r->s->name, row->label = rcs->label;
+    row->key = rcs->key, row->spec_name = r->plan.s->name, row->label = rcs->label;
     row->axes_json = rcs->axes_json, row->workload_json = rcs->workload_json;
     row->device_uuid = wk->info.uuid, row->status = case_status_names[res->status], row->detail = res->detail;
+}
+
+/* Case idx is done (its row stored, here or by another run): its resolved
+ * case goes, unless the counter pass takes it. */
+static void case_done(RunSession *r, int idx)
+{
+    RunCase *c = &r->queue.cases[idx];
+    r->tally.done++;
+    c->live = 0;
+    if (r->o.counters || !c->desc)
+        return;
+    free(c->desc);
+    c->desc = r->plan.desc[c->point] = NULL;
 }
 
 /* Case idx was stored by another run first: counted as done, not as this
@@ -297,10 +372,9 @@ static void row_identity(const RunSession *r, const WorkerProc *wk, int idx, con
 static void note_taken(RunSession *r, int idx)
 {
     r->tally.taken++;
-    r->live[idx] = 0;
-    r->medians[idx] = NAN;
+    r->queue.cases[idx].median_ms = NAN;
     if (!r->tty) {
-        printf("%-13s %s  stored by another run first (its row is kept)\n", "taken", r->cases[idx].label);
+        printf("%-13s %s  stored by another run first (its row is kept)\n", "taken", r->queue.cases[idx].label);
         fflush(stdout);
     }
     run_progress(&r->tally, r->t0, r->tty);
@@ -309,11 +383,11 @@ static void note_taken(RunSession *r, int idx)
 /* A case decided in the parent (compile error, skipped, a dead worker): its row. */
 static void store_local(RunSession *r, const WorkerProc *wk, int idx, const CaseResult *res)
 {
-    const RunCase *rcs = &r->cases[idx];
+    const RunCase *rcs = &r->queue.cases[idx];
     CaseRow row;
     row_identity(r, wk, idx, res, &row);
-    int put = store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err);
-    r->tally.done++;
+    int put = store_put_case(r->store.st, r->store.run_id, r->store.variant_ids[rcs->src], &row, &r->err);
+    case_done(r, idx);
     if (put < 0) {
         run_fail(r, 3);  /* not stored: not in the counts the summary prints */
         return;
@@ -336,8 +410,8 @@ static void store_local(RunSession *r, const WorkerProc *wk, int idx, const Case
 static int skip_stored(RunSession *r, WorkerProc *wk)
 {
     for (; wk->cur < wk->end; wk->cur++) {
-        const RunCase *c = &r->cases[wk->cur];
-        int has = store_has_case(r->st, c->key, &r->err);
+        const RunCase *c = &r->queue.cases[wk->cur];
+        int has = store_has_case(r->store.st, c->key, &r->err);
         if (has < 0) {
             run_fail(r, 3);
             return -1;
@@ -345,8 +419,8 @@ static int skip_stored(RunSession *r, WorkerProc *wk)
         if (!has)
             return 1;
         if (c->is_baseline)
-            r->gbase[wk->group] = 0;
-        r->tally.done++;
+            r->queue.gbase[wk->group] = 0;
+        case_done(r, wk->cur);
         note_taken(r, wk->cur);
     }
     return 0;
@@ -357,16 +431,14 @@ static int skip_stored(RunSession *r, WorkerProc *wk)
  * failed. */
 static int jobs_ready(RunSession *r, WorkerProc *wk, JitJob **j, JitJob **rj)
 {
-    const RunCase *c = &r->cases[wk->cur];
     Compiler *comp = &r->comp;
-    int ji = comp->job_of[c->src], rsrc = plan_ref_src(&r->p, &r->pref, c->point);
-    int rji = rsrc >= 0 ? comp->job_of[rsrc] : ji;
     double tp = wall_now_ms();
     pthread_mutex_lock(&comp->mu);
+    int ready;
     /* A held job is waited for in the loop (holds_release), not here. */
-    while (wk->nq == 0 && !(job_ready(comp, ji) && job_ready(comp, rji)) && !comp->finished && comp->hold < 0)
+    while (!(ready = case_jobs(r, wk->cur, j, rj)) && wk->nq == 0 && !comp->finished && comp->hold < 0)
         pthread_cond_wait(&comp->cv, &comp->mu);
-    int ready = job_ready(comp, ji) && job_ready(comp, rji), pending = !ready && compiling(comp);
+    int pending = !ready && compiling(comp);
     pthread_mutex_unlock(&comp->mu);
     if (pending && wk->nq == 0)
         usleep(1000);   /* the loop goes round until the hold is released */
@@ -378,8 +450,6 @@ static int jobs_ready(RunSession *r, WorkerProc *wk, JitJob **j, JitJob **rj)
         r->rc = 3;
         return -1;
     }
-    *j = &comp->jobs[ji];
-    *rj = rsrc >= 0 ? &comp->jobs[rji] : NULL;
     return 1;
 }
 
@@ -396,12 +466,9 @@ static int handout_one(RunSession *r, WorkerProc *wk)
     if (defer_unready(r, wk))
         return 1;   /* the worker takes another unit */
     JitJob *j, *rj;
-    if (jobs_ready(r, wk, &j, &rj) <= 0)
+    if (jobs_ready(r, wk, &j, &rj) <= 0 || variant_row(r, &r->queue.cases[wk->cur], j))
         return 0;
     double tp = wall_now_ms();
-    if (variant_row(r, &r->cases[wk->cur], j))
-        return 0;
-    run_part_add(&r->prof, RUN_PART_variants, &tp);
     int idx = wk->cur++;
     CaseResult res;
     memset(&res, 0, sizeof res);
@@ -415,7 +482,7 @@ static int handout_one(RunSession *r, WorkerProc *wk)
     } else if (rj && !rj->ok) {
         res.status = CASE_skipped;
         snprintf(res.detail, sizeof res.detail, "reference kernel: NVRTC rejected %s", rj->name);
-    } else if (resolve_one(r, wk, idx, j, rj, &res) == 0) {
+    } else if (case_ready_to_send(r, wk, idx, j, rj, &res) == 0) {
         sent = send_one(r, wk, idx, &res);
     }
     run_part_add(&r->prof, RUN_PART_handout, &tp);
@@ -439,7 +506,7 @@ static void output_metrics(RunSession *r, int point, const CaseResult *res, Case
 {
     double m[3];
     KvxError e = {0};
-    if (resolve_metrics(&r->p, point, res, m, &e) != 0) {
+    if (resolve_metrics(&r->plan.p, point, res, m, &e) != 0) {
         fprintf(stderr, "kvx run: metric not computed: %s\n", e.msg);
         kvx_error_clear(&e);
         return;
@@ -447,20 +514,20 @@ static void output_metrics(RunSession *r, int point, const CaseResult *res, Case
     row->bytes = m[0], row->atomics = m[1], row->elements = m[2];
 }
 
-/* The sample times that follow a result (--keep-samples) into r->samples.
+/* The sample times that follow a result (--keep-samples) into r->store.samples.
  * 0, or -1 when the worker died before they came. */
 static int samples_read(RunSession *r, WorkerProc *wk, const CaseResult *res)
 {
-    r->nsamples = 0;
+    r->store.nsamples = 0;
     if (!res->samples_follow)
         return 0;
-    if (res->samples_follow > r->samples_cap) {
-        r->samples = mem_realloc(r->samples, sizeof *r->samples * (size_t)res->samples_follow);
-        r->samples_cap = res->samples_follow;
+    if (res->samples_follow > r->store.samples_cap) {
+        r->store.samples = mem_realloc(r->store.samples, sizeof *r->store.samples * (size_t)res->samples_follow);
+        r->store.samples_cap = res->samples_follow;
     }
-    if (case_samples_read(wk->from, r->samples, res->samples_follow) < 0)
+    if (case_samples_read(wk->from, r->store.samples, res->samples_follow) < 0)
         return -1;
-    r->nsamples = res->samples_follow;
+    r->store.nsamples = res->samples_follow;
     return 0;
 }
 
@@ -469,13 +536,13 @@ static int samples_read(RunSession *r, WorkerProc *wk, const CaseResult *res)
  * came. */
 static char *samples_json(const RunSession *r)
 {
-    if (!r->nsamples)
+    if (!r->store.nsamples)
         return NULL;
     StrBuf b;
     sb_init(&b);
     sb_puts(&b, "[");
-    for (int i = 0; i < r->nsamples; i++)
-        sb_printf(&b, "%s%.9g", i ? "," : "", r->samples[i]);
+    for (int i = 0; i < r->store.nsamples; i++)
+        sb_printf(&b, "%s%.9g", i ? "," : "", r->store.samples[i]);
     sb_puts(&b, "]");
     return sb_take(&b);
 }
@@ -493,17 +560,17 @@ static void row_measured(CaseRow *row, const CaseResult *res)
  * or -1 (r->rc is 3). */
 static int store_result(RunSession *r, const WorkerProc *wk, int idx, const CaseResult *res, int got_result)
 {
-    const RunCase *rcs = &r->cases[idx];
+    const RunCase *rcs = &r->queue.cases[idx];
     CaseRow row;
     row_identity(r, wk, idx, res, &row);
-    const CaseGeom *g = &r->geoms[idx];
+    const CaseDesc *g = rcs->desc;     /* as sent */
     for (int d = 0; d < 3; d++)
         row.grid[d] = g->grid[d], row.block[d] = g->block[d], row.cluster[d] = g->cluster[d];
     row.smem = g->smem;
     int have_t = res->samples > 0;
     row_measured(&row, res);
-    row.bytes = r->mvals[idx][0], row.atomics = r->mvals[idx][1], row.elements = r->mvals[idx][2];
-    if (got_result && resolve_metrics_read_outputs(r->s))
+    row.bytes = rcs->metrics[0], row.atomics = rcs->metrics[1], row.elements = rcs->metrics[2];
+    if (got_result && r->plan.reads_outputs)
         output_metrics(r, rcs->point, res, &row);
     double sec = row.median_ms / 1000, peak = wk->info.peak_gbs;
     row.gbs = have_t ? row.bytes / sec / 1e9 : NAN;
@@ -515,7 +582,7 @@ static int store_result(RunSession *r, const WorkerProc *wk, int idx, const Case
     char *sjson = got_result ? samples_json(r) : NULL;
     row.samples_json = sjson;
     row.throttled = res->sm_mhz > 0 && res->sm_max_mhz > 0 ? res->throttled : -1;
-    int put = store_put_case(r->st, r->run_id, r->variant_ids[rcs->src], &row, &r->err);
+    int put = store_put_case(r->store.st, r->store.run_id, r->store.variant_ids[rcs->src], &row, &r->err);
     if (put < 0)
         run_fail(r, 3);
     free(cprof);
@@ -526,18 +593,16 @@ static int store_result(RunSession *r, const WorkerProc *wk, int idx, const Case
 /* What a result means for the tally, the summary and the terminal. */
 static void note_result(RunSession *r, int idx, const CaseResult *res, int got_result)
 {
-    const RunCase *rcs = &r->cases[idx];
-    r->medians[idx] = res->status == CASE_ok && res->samples > 0 ? res->median_ms : NAN;
-    if (r->kept && (res->status == CASE_ok || res->status == CASE_mismatch))
-        r->kept_keys[idx] = rcs->key;
+    RunCase *rcs = &r->queue.cases[idx];
+    rcs->median_ms = res->status == CASE_ok && res->samples > 0 ? res->median_ms : NAN;
+    rcs->ran = res->status == CASE_ok || res->status == CASE_mismatch;
     if (got_result)
         run_profile_add_result(&r->prof, res);
     r->tally.t_input += res->t_input_ms;
     r->tally.t_verify += res->t_verify_ms;
     r->tally.t_measure += res->t_measure_ms;
     r->tally.counts[res->status]++;
-    r->tally.done++;
-    r->live[idx] = 0;
+    case_done(r, idx);
     if (!r->tty || res->status != CASE_ok) {
         if (r->tty)
             fprintf(stderr, "\r%*s\r", 70, "");
@@ -568,7 +633,7 @@ static int read_result(RunSession *r, WorkerProc *wk, short revents, CaseResult 
              * so; so may a reference kernel that failed. */
             *restart = res->status == CASE_fault || res->ref_failed;
             if (res->ref_failed)
-                run_ref_fail(&r->refs_failed, r->refkeys[idx], res->detail);
+                run_ref_fail(&r->queue.refs_failed, r->queue.cases[idx].desc->ref.key, res->detail);
             r->tally.refs_run += res->ref_ran;
             return 1;
         }
@@ -601,7 +666,7 @@ static void collect_one(RunSession *r, WorkerProc *wk, short revents, double *tp
     CaseResult res;
     if (!read_result(r, wk, revents, &res, &got_result, &restart))
         return;
-    WorkerTime *wt = &r->prof.wt[wk - r->workers];
+    WorkerTime *wt = &r->prof.wt[wk - r->workers.w];
     if (!got_result)
         r->prof.lost_ms += wall_now_ms() - wk->started;
     wt->busy_ms += got_result ? run_case_busy_ms(&res) : wall_now_ms() - wk->started;
@@ -627,8 +692,7 @@ static void collect_one(RunSession *r, WorkerProc *wk, short revents, double *tp
     } else {
         /* Not this run's row: done, but not in the counts (a store error has
          * set r->rc and ends the loop). */
-        r->tally.done++;
-        r->live[idx] = 0;
+        case_done(r, idx);
         if (put == 1)
             note_taken(r, idx);
     }
@@ -643,8 +707,8 @@ static void collect(RunSession *r)
     struct pollfd pfd[RUN_MAX_DEVICES];
     int map[RUN_MAX_DEVICES], npfd = 0;
     double soonest = 1e18;
-    for (int w = 0; w < r->ndev; w++) {
-        const WorkerProc *wk = &r->workers[w];
+    for (int w = 0; w < r->workers.ndev; w++) {
+        const WorkerProc *wk = &r->workers.w[w];
         if (!wk->pid || wk->nq == 0)
             continue;
         pfd[npfd] = (struct pollfd){.fd = wk->from, .events = POLLIN};
@@ -664,19 +728,21 @@ static void collect(RunSession *r)
         return;
     }
     for (int k = 0; k < npfd; k++)
-        collect_one(r, &r->workers[map[k]], pfd[k].revents, &tp);
+        collect_one(r, &r->workers.w[map[k]], pfd[k].revents, &tp);
 }
 
 void run_loop(RunSession *r)
 {
     if (!r->prof.loop_t0)       /* the first round's start */
         r->prof.loop_t0 = wall_now_ms();
-    while (r->rc == 0 && !run_stopping() && r->tally.done < r->tally.total && r->nworkers > 0) {
-        holds_release(r);
+    while (r->rc == 0 && !run_stopping() && r->tally.done < r->tally.total && r->workers.n > 0) {
+        if (r->holds)
+            holds_release(r);
+        bind_ready(r);
         /* Cases to workers with room in their queue, in order, as their
          * sources become ready. */
-        for (int w = 0; w < r->ndev && r->rc == 0; w++)
-            while (handout_one(r, &r->workers[w]))
+        for (int w = 0; w < r->workers.ndev && r->rc == 0; w++)
+            while (handout_one(r, &r->workers.w[w]))
                 ;
         if (r->rc == 0)
             collect(r);

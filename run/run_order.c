@@ -217,81 +217,72 @@ Range *run_units(const int *gstart, int ngroups, const double *case_ms, const do
 /* Groups: contiguous runs of one workload key, after the sort. */
 static void form_groups(RunSession *r)
 {
-    size_t n = (size_t)(r->ncases ? r->ncases : 1);
-    r->gstart = mem_alloc(sizeof(int) * (n + 1));
-    for (int i = 0; i < r->ncases; i++)
-        if (i == 0 || strcmp(r->cases[i].workload_key, r->cases[i - 1].workload_key) != 0)
-            r->gstart[r->ngroups++] = i;
-    r->gstart[r->ngroups] = r->ncases;
-    r->gbase = mem_calloc((size_t)(r->ngroups ? r->ngroups : 1), 1);
-    for (int g = 0; g < r->ngroups; g++)
-        r->gbase[g] = r->cases[r->gstart[g]].is_baseline; /* the baseline sorts first */
+    size_t n = (size_t)(r->queue.ncases ? r->queue.ncases : 1);
+    r->queue.gstart = mem_alloc(sizeof(int) * (n + 1));
+    for (int i = 0; i < r->queue.ncases; i++)
+        if (i == 0 || strcmp(r->queue.cases[i].workload_key, r->queue.cases[i - 1].workload_key) != 0)
+            r->queue.gstart[r->queue.ngroups++] = i;
+    r->queue.gstart[r->queue.ngroups] = r->queue.ncases;
+    r->queue.gbase = mem_calloc((size_t)(r->queue.ngroups ? r->queue.ngroups : 1), 1);
+    for (int g = 0; g < r->queue.ngroups; g++)
+        r->queue.gbase[g] = r->queue.cases[r->queue.gstart[g]].is_baseline; /* the baseline sorts first */
 }
 
 /* Bytes a case's launch moves (the `bytes` metric, else its buffers) and its
- * buffers' bytes; 0 when the point does not resolve. */
-static void case_bytes(const RunSession *r, int idx, CaseDesc *d, double *moved, double *held)
+ * buffers' bytes, from its resolved case. */
+static void case_bytes(const RunCase *c, double *moved, double *held)
 {
-    Resolver rv = {&r->p, &r->pref, &r->m, 1};
-    ResolveCase rcs = {.point = r->cases[idx].point};
-    double metrics[3];
-    KvxError e = {0};
-    *moved = *held = 0;
-    if (resolve_case(&rv, &rcs, d, metrics, &e) != 0) {
-        kvx_error_clear(&e);
-        return;
-    }
+    const CaseDesc *d = c->desc;
+    *held = 0;
     for (int b = 0; b < d->nbufs; b++)
         *held += (double)d->bufs[b].count * elem_types[d->bufs[b].type].size;
-    *moved = isfinite(metrics[0]) && metrics[0] > 0 ? metrics[0] : *held;
+    *moved = isfinite(c->metrics[0]) && c->metrics[0] > 0 ? c->metrics[0] : *held;
 }
 
 /* Each case's estimate and each group's host cost (the file's head). */
 static void estimate(RunSession *r, double *case_ms, double *host_ms)
 {
-    CaseDesc *d = mem_alloc(sizeof *d);
-    for (int g = 0; g < r->ngroups; g++) {
+    for (int g = 0; g < r->queue.ngroups; g++) {
         int known = 0;
         double held = 0, moved;
-        for (int i = r->gstart[g]; i < r->gstart[g + 1]; i++) {
-            const RunCase *c = &r->cases[i];
-            double ms = run_history_ms(&r->hist, r->p.srcs[c->src].hash, c->axes_json);
+        for (int i = r->queue.gstart[g]; i < r->queue.gstart[g + 1]; i++) {
+            const RunCase *c = &r->queue.cases[i];
+            double ms = run_history_ms(&r->queue.hist, r->plan.p.srcs[c->src].hash, c->axes_json);
             if (!isnan(ms)) {
                 case_ms[i] = RUN_EST_CASE_MS + ms;
                 known++;
                 continue;
             }
-            case_bytes(r, i, d, &moved, &held);
-            case_ms[i] = run_case_model_ms(&r->m, moved, r->facts.peak_gbs, (double)r->facts.l2_bytes);
+            case_bytes(c, &moved, &held);
+            case_ms[i] = run_case_model_ms(&r->plan.m, moved, r->plan.facts.peak_gbs, (double)r->plan.facts.l2_bytes);
         }
         if (!known && held == 0)
-            case_bytes(r, r->gstart[g], d, &moved, &held);
+            case_bytes(&r->queue.cases[r->queue.gstart[g]], &moved, &held);
         host_ms[g] = known ? 0 : held * RUN_EST_HOST_NS_PER_BYTE / 1e6;
         r->prof.est_known += known;
     }
-    free(d);
 }
 
 void run_order(RunSession *r)
 {
     form_groups(r);
-    size_t n = (size_t)(r->ncases ? r->ncases : 1);
+    size_t n = (size_t)(r->queue.ncases ? r->queue.ncases : 1);
     double *case_ms = mem_calloc(n, sizeof(double));
-    double *host_ms = mem_calloc((size_t)(r->ngroups ? r->ngroups : 1), sizeof(double));
+    double *host_ms = mem_calloc((size_t)(r->queue.ngroups ? r->queue.ngroups : 1), sizeof(double));
     estimate(r, case_ms, host_ms);
-    r->units = run_units(r->gstart, r->ngroups, case_ms, host_ms, !r->s->differential, r->ndev, &r->nunits,
+    r->queue.units = run_units(r->queue.gstart, r->queue.ngroups, case_ms, host_ms, !r->plan.s->differential, r->workers.ndev, &r->queue.nunits,
                          &r->prof.nsplit);
-    for (int u = 0; u < r->nunits; u++)
-        r->prof.est_total_ms += r->units[u].est_ms;
+    for (int u = 0; u < r->queue.nunits; u++)
+        r->prof.est_total_ms += r->queue.units[u].est_ms;
     free(case_ms);
     free(host_ms);
-    run_history_free(&r->hist);
-    if (r->ndev > 1 && r->ngroups > 0) {
-        printf("hand-out %d groups", r->ngroups);
+    run_history_free(&r->queue.hist);
+    if (r->workers.ndev > 1 && r->queue.ngroups > 0) {
+        printf("hand-out %d groups", r->queue.ngroups);
         if (r->prof.nsplit)
-            printf(" (%d cut into parts: %d units)", r->prof.nsplit, r->nunits);
+            printf(" (%d cut into parts: %d units)", r->prof.nsplit, r->queue.nunits);
         printf(", longest first: estimated %.1f s of work, %.1f s a worker; %d of %d cases from stored "
-               "times\n", r->prof.est_total_ms / 1000, r->prof.est_total_ms / 1000 / r->ndev, r->prof.est_known, r->ncases);
+               "times\n", r->prof.est_total_ms / 1000, r->prof.est_total_ms / 1000 / r->workers.ndev, r->prof.est_known, r->queue.ncases);
         fflush(stdout);
     }
 }

@@ -163,8 +163,8 @@ void run_profile_json(const RunProfile *pr, const Tally *t, int njobs, double co
     double acc = profile_accounted_ms(pr, nworkers);
     sb_printf(b, "},\"lost_s\":%.3f", pr->lost_ms / 1000);
     profile_json_workers(pr, wall, b);
-    sb_printf(b, ",\"host_wait_s\":%.4f,\"ahead_refs\":%d,\"ahead_s\":%.3f", pr->host_wait_ms / 1000,
-              pr->ahead_refs, pr->ahead_ms / 1000);
+    sb_printf(b, ",\"host_wait_s\":%.4f,\"ahead_refs\":%d,\"ahead_s\":%.3f,\"resolutions\":%d,\"bindings\":%d",
+              pr->host_wait_ms / 1000, pr->ahead_refs, pr->ahead_ms / 1000, pr->resolved, pr->bound);
     sb_printf(b, ",\"gpu_s\":%.4f,\"prep_gpu_s\":%.4f,\"launches\":%ld,\"samples\":%ld,"
               "\"throttled\":%d,\"cases_per_s\":%.2f,\"gpu_share\":%.4f,\"gpu_busy_share\":%.4f,"
               "\"accounted\":%.4f}",
@@ -223,6 +223,8 @@ void run_profile_print(const RunProfile *pr, const Tally *t, int nworkers)
     if (pr->ahead_refs)
         printf("  host references computed ahead  %d in %.3f s on the parent's thread\n", pr->ahead_refs,
                pr->ahead_ms / 1000);
+    printf("  resolutions %d (each selected point once, at plan); %d bound to their compiled kernels\n",
+           pr->resolved, pr->bound);
     if (pr->lost_ms > 0)
         printf("    %-10s %8.3f s  (cases that timed out or whose worker died, until then)\n", "lost",
                pr->lost_ms / 1000);

@@ -53,22 +53,9 @@ static int cmp_ref(const void *x, const void *y)
     return a->point - b->point;
 }
 
-void run_ref_order(const Plan *p, const PlanRef *ref, const MeasureSettings *m, RunCase *cases, int n)
+void run_ref_order(const Plan *p, const PlanRef *ref, RunCase *cases, int n)
 {
     if (ref->kind == PLAN_REF_NONE || p->spec->differential)
         return;
-    Resolver rv = {p, ref, m, 0};
-    CaseDesc *c = mem_alloc(sizeof *c);
-    for (int i = 0; i < n; i++) {
-        ResolveCase rc = {.point = cases[i].point};
-        double metrics[3];
-        KvxError err = {0};
-        /* resolve_plan passed: the key is there (an error leaves "": the
-         * case is resolved again, and reported, when it is handed out). */
-        if (resolve_case(&rv, &rc, c, metrics, &err) == 0)
-            memcpy(cases[i].ref_key, c->ref.key, 65);
-        kvx_error_clear(&err);
-    }
-    free(c);
     qsort(cases, (size_t)n, sizeof *cases, cmp_ref);
 }

@@ -32,7 +32,7 @@ typedef struct SearchRun {
     const RunOpts *o;
     KvxError err;
     RunSession *r;              /* the session: its spec, plan, store and workers */
-    const Plan *p;              /* &r->p */
+    const Plan *p;              /* &r->plan.p */
     unsigned char *sel;         /* the objective points within --where */
     SearchObjective obj;
     SearchBudget budget;
@@ -55,10 +55,10 @@ static int search_open(SearchRun *sr, int argc, char **argv)
     }
     if (rc != 0)
         return rc;
-    sr->p = &r->p;
-    sr->sel = mem_alloc((size_t)r->p.npoints + 1);
-    for (int i = 0; i < r->p.npoints; i++) {
-        int m = r->sel[i] && sr->obj.where ? plan_point_matches(&r->p, i, sr->obj.where, &sr->err) : r->sel[i];
+    sr->p = &r->plan.p;
+    sr->sel = mem_alloc((size_t)r->plan.p.npoints + 1);
+    for (int i = 0; i < r->plan.p.npoints; i++) {
+        int m = r->plan.sel[i] && sr->obj.where ? plan_point_matches(&r->plan.p, i, sr->obj.where, &sr->err) : r->plan.sel[i];
         if (m < 0)
             return 2;
         sr->sel[i] = (unsigned char)m;
@@ -80,7 +80,7 @@ static int search_space(SearchRun *sr, const RunKeyEnv *ke)
 {
     const Plan *p = sr->p;
     int na = 0, n = 0, tuple[SEARCH_MAX_AXES];
-    const Spec *s = sr->r->s;
+    const Spec *s = sr->r->plan.s;
     for (int a = 0; a < s->naxes; a++)
         if (p->code_axes & (1ULL << a))
             sr->nvals[na] = s->axes[a].nvals, sr->code[na++] = a;
@@ -183,7 +183,7 @@ typedef struct SearchTally {
  * err. */
 static int tell_batch(SearchRun *sr, Search *se, const int *asked, int n, SearchTally *t)
 {
-    Store *st = sr->r->st;
+    Store *st = sr->r->store.st;
     int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
         double y, cost;
@@ -309,14 +309,14 @@ static void ahead_jobs(SearchRun *sr, Search *se, const int *asked, int nasked, 
         for (int k = sr->pstart[asked[i]]; k < sr->pstart[asked[i] + 1]; k++)
             seen[p->point_src[sr->pts[k]]] = 1;
     a->jobs = mem_calloc((size_t)p->nsrcs + 1, sizeof(JitJob));
-    const Spec *s = sr->r->s;
+    const Spec *s = sr->r->plan.s;
     for (int i = 0; i < n; i++)
         for (int k = sr->pstart[peek[i]]; k < sr->pstart[peek[i] + 1]; k++) {
             int src = p->point_src[sr->pts[k]];
             if (seen[src]++)
                 continue;
             const Source *so = &p->srcs[src];
-            a->jobs[a->n++] = (JitJob){.name = so->file, .source = so->text, .arch = sr->r->facts.arch,
+            a->jobs[a->n++] = (JitJob){.name = so->file, .source = so->text, .arch = sr->r->plan.facts.arch,
                                        .options = s->options, .noptions = s->noptions, .use_cccl = s->use_cccl};
         }
     free(seen);
@@ -369,7 +369,7 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ah
     while (n < o->batch && t->done + n < total && (asked[n] = search_ask(se)) >= 0)
         n++;
     /* The batch's cases not stored yet; -1 when the store failed. */
-    int unstored = n ? batch_points(sr, sr->r->st, asked, n, only) : 0;
+    int unstored = n ? batch_points(sr, sr->r->store.st, asked, n, only) : 0;
     if (n == 0 || unstored < 0) {
         free(only);
         return n == 0 ? -1 : 3;     /* the space is spent; the store failed */
@@ -430,7 +430,7 @@ static int search_loop(SearchRun *sr)
     print_best(sr, &t, what);
     const RunSession *r = sr->r;
     printf("results %s; tabulate with: kvx table --db %s --spec %s --rows ... --cols ... (cells the search did"
-           " not measure read 'unmeasured')\n", r->db_path, r->db_path, r->s->name);
+           " not measure read 'unmeasured')\n", r->store.db_path, r->store.db_path, r->plan.s->name);
     return frc ? frc : rc;
 }
 
@@ -449,8 +449,8 @@ int run_search(const RunOpts *o, int argc, char **argv)
         (rc = search_open(sr, argc, argv)) != 0)
         goto fail;
     RunSession *r = sr->r;
-    RunKeyEnv ke = {.options = r->opts_text, .arch = r->facts.arch, .device_uuid = r->infos[r->devs[0]].uuid,
-                    .measure_json = r->mjson};
+    RunKeyEnv ke = {.options = r->plan.opts_text, .arch = r->plan.facts.arch, .device_uuid = r->workers.infos[r->workers.devs[0]].uuid,
+                    .measure_json = r->plan.mjson};
     if ((rc = search_space(sr, &ke)) != 0)
         goto fail;
     rc = search_loop(sr);

@@ -73,6 +73,13 @@
 #             b43eb14~1 (the driver's placement) and b43eb14 (2 MiB boundaries), and
 #             this tree, alternately, twice; kvx compare of each against b43eb14~1
 #   nvtxrep   the NVTX ranges in results/h200/sitting-0805/bankconf-run1.ncu-rep
+#   groups    bench/compile_groups.sh on every core and on one: a variant's compile
+#             time by part and by the sources of a program (issue 34)
+#   stencil   bench/specs/stencil.yaml (2,160 variants) exhaustively, cold then warm,
+#             with --profile: the GPU's share of the wall
+#   searchcold  a 5% search of the stencil and of sgemm from an empty cache, twice each
+#   kt-stencil  Kernel Tuner 1.5.0 (wheels in .whl/, bench/kt_install.sh) on a sample of
+#             the stencil's variants (KVX_KT_SAMPLE, default 60), timed whole
 set -uo pipefail
 OUT=${OUT:-/tmp/kvx-out}
 mkdir -p "$OUT/bundle"
@@ -307,6 +314,57 @@ PY
         rc=$?
         echo "kvx run (warm), whole: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s, exit $rc" | tee -a "$B/session.log"
         tail -n 25 "$B/kvx-transpose.log" | tee -a "$B/session.log"
+        ;;
+    groups)
+        # Where a variant's compile time goes on this host, by group size
+        # (issue 34 item 2): bench/compile_groups.sh on all cores, then on one.
+        say "compile groups"
+        KVX_JOBS=$(nproc) bench/compile_groups.sh "$kvx" >"$B/groups-all.md" 2>&1
+        KVX_JOBS=1 KVX_GROUPS="1 8 16" bench/compile_groups.sh "$kvx" >"$B/groups-one.md" 2>&1
+        cat "$B/groups-all.md" "$B/groups-one.md" | tee -a "$B/session.log"
+        ;;
+    stencil)
+        # bench/specs/stencil.yaml exhaustively (2,160 variants, 4,320 cases):
+        # cold (an empty compile cache) and warm, with --profile.
+        for pass in cold warm; do
+            [ $pass = cold ] && rm -rf "$root/.kvx-cache-stencil"
+            say "stencil $pass"
+            t0=$(date +%s.%N)
+            timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run bench/specs/stencil.yaml --db "$B/stencil-$pass.db" \
+                --cache "$root/.kvx-cache-stencil" --profile >"$B/stencil-$pass.log" 2>&1
+            echo "stencil $pass: exit $? after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"
+            grep -E "^(time|profile|compile profile|  busy processes|  seconds of the processes|cases) " "$B/stencil-$pass.log" | tee -a "$B/session.log"
+            grep -E "^[0-9]+ cases" "$B/stencil-$pass.log" | tee -a "$B/session.log"
+        done
+        ;;
+    searchcold)
+        # A 5% search of the stencil and of sgemm from an empty compile cache,
+        # twice each (the first is the machine's first NVRTC use of the step),
+        # with --profile: its wall against compile CPU / cores + GPU time.
+        for spec in specs/sgemm.yaml bench/specs/stencil.yaml; do
+            name=$(basename "$spec" .yaml)
+            for k in 1 2; do
+                rm -rf "$root/.kvx-cache-search"
+                say "search $name, empty cache, $k"
+                t0=$(date +%s.%N)
+                timeout -s KILL 300 "$kvx" run "$spec" --search model --budget 5% --db "$B/search-$name-$k.db" \
+                    --cache "$root/.kvx-cache-search" --profile >"$B/search-$name-$k.log" 2>&1
+                echo "search $name $k: exit $? after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s on $(nproc) cores" | tee -a "$B/session.log"
+                grep -E "^(profile|compile profile|  busy processes|  seconds of the processes|  stages|time|best) " "$B/search-$name-$k.log" | tee -a "$B/session.log"
+            done
+        done
+        ;;
+    kt-stencil)
+        # Kernel Tuner (one variant at a time) on a seeded sample of the
+        # stencil's variants at 8192^2, the same generated sources, timed whole.
+        say "kernel tuner: stencil sample"
+        bench/kt_install.sh /tmp/site >"$B/kt-install.log" 2>&1
+        "$kvx" gen bench/specs/stencil.yaml --out /tmp/gen-stencil >>"$B/kt-install.log" 2>&1
+        t0=$(date +%s.%N)
+        PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL 300 python3 bench/kernel_tuner_stencil.py \
+            /tmp/gen-stencil --sample "${KVX_KT_SAMPLE:-60}" >"$B/kt-stencil.log" 2>&1
+        tail -n 6 "$B/kt-stencil.log" | tee -a "$B/session.log"
+        echo "kernel tuner, whole: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s" | tee -a "$B/session.log"
         ;;
     counters)
         say counters
