@@ -346,31 +346,23 @@ int jit_group_entries(const char *source, char (*names)[JIT_NAME_MAX], int max, 
 /* The #include lines of the members, each once, in the order first met. */
 static void hoisted_includes(const GroupMember *m, int n, StrBuf *out)
 {
-    StrBuf seen;
-    sb_init(&seen);
-    sb_putc(&seen, '\n');
+    size_t start = out->len;
     for (int i = 0; i < n; i++)
         for (const char *p = m[i].job->source; p && *p;) {
             size_t len = strcspn(p, "\n");
-            const char *q = p;
-            while (q < p + len && (*q == ' ' || *q == '\t'))
-                q++;
-            if (q < p + len && *q == '#') {
-                StrBuf line;
-                sb_init(&line);
-                sb_putc(&line, '\n');
-                sb_put(&line, p, len);
-                sb_putc(&line, '\n');
-                if (!strstr(sb_str(&seen), sb_str(&line))) {
-                    sb_put(&seen, line.p + 1, line.len - 1);
-                    if (strstr(sb_str(&line), "include"))
-                        sb_put(out, line.p + 1, line.len - 1);
+            const char *q = p + strspn(p, " \t");
+            if (*q == '#' && !strncmp(q + 1 + strspn(q + 1, " \t"), "include", 7)) {
+                int seen = 0;   /* a line already there, whole */
+                for (const char *o = out->p ? out->p + start : ""; !seen && (o = memmem(o, strlen(o), p, len));
+                     o += len)
+                    seen = (o == out->p + start || o[-1] == '\n') && o[len] == '\n';
+                if (!seen) {
+                    sb_put(out, p, len);
+                    sb_putc(out, '\n');
                 }
-                sb_free(&line);
             }
             p += len + (p[len] == '\n');
         }
-    sb_free(&seen);
 }
 
 char *jit_group_program(const GroupMember *m, int n)
