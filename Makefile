@@ -31,7 +31,8 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job needs the kvx binary alone: the test binaries are make test's.
-run: deps
+run:
+	@scripts/deps.sh --main
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target kvx
 	@scripts/main-job.sh $(BUILD)/kvx $(SPEC)

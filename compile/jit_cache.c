@@ -464,6 +464,35 @@ static void published_sum(const char *dir, char sum[65])
     free(meta);
 }
 
+/* Another process published dir first, from a program grouped otherwise:
+ * the CUBIN there names job's entry points by that entry's symbol, so job
+ * takes its symbol, group and CUBIN (the PTX, log, figures and SASS are the
+ * member's own, the same by either program).  0, or -1 when the entry cannot
+ * be read. */
+static int adopt_published(JitJob *job, const char *dir)
+{
+    size_t meta_len = 0, len = 0;
+    char *meta = read_entry_file(dir, "meta.txt", &meta_len);
+    char *cubin = job->cubin_len ? read_entry_file(dir, ENTRY_FILES[ENTRY_CUBIN], &len) : NULL;
+    char symbol[sizeof job->symbol];
+    int group = 1, rc = -1;
+    if (meta && meta_get(meta, "symbol", symbol, sizeof symbol) && !meta_int(meta, "group", &group) &&
+        (!job->cubin_len || cubin)) {
+        if (job->cubin_blob)
+            jit_blob_unref(job->cubin_blob);
+        else
+            free(job->cubin);
+        job->cubin_blob = NULL;
+        job->cubin = cubin, job->cubin_len = len, cubin = NULL;
+        memcpy(job->symbol, symbol, sizeof symbol);
+        job->group = group;
+        rc = 0;
+    }
+    free(cubin);
+    free(meta);
+    return rc;
+}
+
 /* Write job's outputs as the entry `dir`.  overwrite: replace an existing entry
  * (one that does not match its checksum); otherwise an entry published first
  * by another process wins, being the same compile.  0 or -1 with err. */
@@ -489,12 +518,17 @@ int jit_cache_store(JitJob *job, const char *const *opts, int nopts, const char 
     why = "cannot write the cache entry in";
     if (entry_write(job, tmp, &meta) || entry_publish(parent, tmp, dir, overwrite, &old, &why))
         goto fail;
-    job->dir = mem_strdup(dir);
     published_sum(dir, job->sum);
     /* only a CUBIN of ours: another process may have published this key first,
      * from another program */
     if (!strncmp(meta.p + meta.len - SUM_LINE + 4, job->sum, 64))
         shared_cubin_kept(job, dir);
+    else if (adopt_published(job, dir) != 0) {
+        why = "cannot read the entry another process published in";
+        job->sum[0] = 0;
+        goto fail;
+    }
+    job->dir = mem_strdup(dir);
     rc = 0;
 fail:
     if (rc) {

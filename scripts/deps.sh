@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# deps.sh: install what building and testing kvx needs, or say how.
+# deps.sh [--main]: install what building and testing kvx needs, or say how.
+# --main (make run): what the main job needs alone, the libraries, the toolkit
+# and a disassembler; the test suite's Python tools (cuda-bench, pandas,
+# matplotlib, Kernel Tuner) are left to make test.
 #
 # As root, missing Debian/Ubuntu packages are installed with apt-get; otherwise
 # the exact command is printed and the script fails.  The CUDA toolkit (NVRTC
@@ -71,26 +74,28 @@ elif command -v python3 >/dev/null; then
         echo "deps: could not install nvidia-cuda-nvdisasm (pip): inspect gives PTX facts only" >&2
     fi
 fi
-# Optional: nvbench_compare (NVIDIA's cuda-bench, pure Python without a GPU)
-# and what it imports, for tests/test_nvbench.c to compare two `kvx export
-# --format nvbench` files as a user would; into kvx's tools folder too.
-nvb=$root/.kvx/tools/nvbench
-if [ ! -d "$nvb/cuda/bench" ] && command -v python3 >/dev/null; then
-    python3 -m pip install --quiet --disable-pip-version-check --target "$nvb" cuda-bench tabulate colorama \
-        jsondiff >/dev/null 2>&1 || echo "deps: could not install cuda-bench (pip): test_nvbench skips nvbench_compare" >&2
-fi
-# pandas, matplotlib and Kernel Tuner 1.5.0: the docs' pandas examples
-# (tests/test_doc_claims.c), the reports' matplotlib scripts
-# (tests/test_results_io.c) and Kernel Tuner's simulation mode on `kvx export
-# --format kerneltuner` (tests/test_run_search.c) run with them; where
-# python3 lacks them they go into kvx's tools folder too, which the tests put
-# on PYTHONPATH (in CI a test fails without them).
-py=$root/.kvx/tools/python
-if command -v python3 >/dev/null && ! PYTHONPATH="$py${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -c 'import pandas, matplotlib, kernel_tuner' >/dev/null 2>&1; then
-    echo "deps: installing pandas, matplotlib and kernel_tuner 1.5.0 from PyPI into .kvx/tools/python"
-    python3 -m pip install --quiet --disable-pip-version-check --target "$py" pandas matplotlib \
-        kernel_tuner==1.5.0 >/dev/null 2>&1 ||
-        echo "deps: could not install pandas, matplotlib and kernel_tuner (pip): the tests that need them skip" >&2
+if [ "${1:-}" != --main ]; then
+    # Optional: nvbench_compare (NVIDIA's cuda-bench, pure Python without a GPU)
+    # and what it imports, for tests/test_nvbench.c to compare two `kvx export
+    # --format nvbench` files as a user would; into kvx's tools folder too.
+    nvb=$root/.kvx/tools/nvbench
+    if [ ! -d "$nvb/cuda/bench" ] && command -v python3 >/dev/null; then
+        python3 -m pip install --quiet --disable-pip-version-check --target "$nvb" cuda-bench tabulate colorama \
+            jsondiff >/dev/null 2>&1 || echo "deps: could not install cuda-bench (pip): test_nvbench skips nvbench_compare" >&2
+    fi
+    # pandas, matplotlib and Kernel Tuner 1.5.0: the docs' pandas examples
+    # (tests/test_doc_claims.c), the reports' matplotlib scripts
+    # (tests/test_results_io.c) and Kernel Tuner's simulation mode on `kvx export
+    # --format kerneltuner` (tests/test_run_search.c) run with them; where
+    # python3 lacks them they go into kvx's tools folder too, which the tests put
+    # on PYTHONPATH (in CI a test fails without them).
+    py=$root/.kvx/tools/python
+    if command -v python3 >/dev/null && ! PYTHONPATH="$py${PYTHONPATH:+:$PYTHONPATH}" \
+        python3 -c 'import pandas, matplotlib, kernel_tuner' >/dev/null 2>&1; then
+        echo "deps: installing pandas, matplotlib and kernel_tuner 1.5.0 from PyPI into .kvx/tools/python"
+        python3 -m pip install --quiet --disable-pip-version-check --target "$py" pandas matplotlib \
+            kernel_tuner==1.5.0 >/dev/null 2>&1 ||
+            echo "deps: could not install pandas, matplotlib and kernel_tuner (pip): the tests that need them skip" >&2
+    fi
 fi
 echo "deps: ok (CUDA toolkit at $cuda; $sass)"

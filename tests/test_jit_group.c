@@ -20,7 +20,9 @@
  *   each variant alone (the error, the warning, the CCCL hint);
  * - `kvx run --group 6` of group.yaml on the fake device: a program with two
  *   variants that cannot compile stores those as compile_error rows with
- *   their own logs and measures the four others ok. */
+ *   their own logs and measures the four others ok;
+ * - a key published first by another process's program: the loser takes
+ *   that entry's symbol and CUBIN. */
 #define _GNU_SOURCE     /* memmem, nftw */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -336,6 +338,40 @@ static void test_progress_in_a_log(void **state)
     }
 }
 
+/* Two processes publish one key from programs grouped otherwise (shards of
+ * one spec sharing a cache): the one that lost takes the winner's symbol and
+ * CUBIN, which its entry point is found by (was: its own symbol against the
+ * winner's CUBIN, the wrong member's kernel or none). */
+static void test_lost_publish_adopts(void **state)
+{
+    (void)state;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/lost-publish/entry", cache);
+    static char winner_bin[] = "CUBIN of the program that won", loser_bin[] = "the other program's";
+    JitJob a = { .name = "v.cu", .source = "extern \"C\" __global__ void k() {}", .arch = "sm_90", .ok = 1,
+                 .ptx = mem_strdup(".entry k"), .ptx_len = 8, .log = mem_strdup(""), .group = 4 };
+    JitJob b = a;
+    b.ptx = mem_strdup(".entry k"), b.log = mem_strdup(""), b.group = 8;
+    a.cubin = mem_strdup(winner_bin), a.cubin_len = sizeof winner_bin;
+    b.cubin = mem_strdup(loser_bin), b.cubin_len = sizeof loser_bin;
+    snprintf(a.symbol, sizeof a.symbol, "__kvx1");
+    snprintf(b.symbol, sizeof b.symbol, "__kvx6");
+    KvxError err = { 0 };
+    assert_int_equal(jit_cache_store(&a, NULL, 0, dir, 0, &err), 0);
+    assert_int_equal(jit_cache_store(&b, NULL, 0, dir, 0, &err), 0);
+    assert_string_equal(b.symbol, "__kvx1");
+    assert_int_equal(b.group, 4);
+    assert_int_equal(b.cubin_len, sizeof winner_bin);
+    assert_memory_equal(b.cubin, winner_bin, sizeof winner_bin);
+    assert_string_equal(b.sum, a.sum);
+    JitJob c = { .name = "v.cu" };
+    assert_int_equal(jit_cache_load(&c, dir), 0);
+    assert_string_equal(c.symbol, "__kvx1");
+    jit_job_release(&a);
+    jit_job_release(&b);
+    jit_job_release(&c);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -360,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_compile_friction_grouped),
         cmocka_unit_test(test_run_grouped),
         cmocka_unit_test(test_progress_in_a_log),
+        cmocka_unit_test(test_lost_publish_adopts),
     };
     return child_dir_done(cmocka_run_group_tests(tests, setup, teardown));
 }
