@@ -423,7 +423,7 @@ static int write_out(const char *path, int (*write)(void *ctx, FILE *f, KvxError
     int wrc = out_close(f, path, tmp, !fail);
     if (fail == 1) {
         /* Nothing matched: a finding, not an error (a run without failures). */
-        fprintf(stderr, "kvx: %s: nothing to list\n", err->msg);
+        fprintf(stderr, "kvx: %s: nothing to list\n%s", err->msg, err->log ? err->log : "");
         return 0;
     }
     return fail ? exit_of(err) : wrc;

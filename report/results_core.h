@@ -88,6 +88,8 @@ typedef struct CaseSet {
     int base_axis[RESULTS_MAX_AXES], base_val[RESULTS_MAX_AXES], nbase;
     int base_borrowed;          /* the baseline is the fallback, none was stored */
     int searched;               /* a run of the spec was a search: a cell without cases is unmeasured */
+    const char *where_misses;   /* the --where's `axis == value` whose value no case has, a line
+                                   each with its position and the axis's values; NULL: none */
 } CaseSet;
 
 /* One axis value of a baseline handed from one case set to another (compare:

@@ -420,6 +420,13 @@ static int import_header(Import *im, KvxError *err)
         }
         if (w >= 0 && im->nax < 0)
             im->nax = i;
+        const char *sep = h->n == 1 ? strpbrk(h->f[i], ";\t") : NULL;
+        if (w < 0 && sep) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "the header is one field holding %s: kvx reads"
+                          " comma-separated values (write the file with ',' as the separator)",
+                          *sep == ';' ? "';'" : "tabs");
+            return -1;
+        }
         if (w < 0 && !is_ident(h->f[i])) {
             kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier", h->f[i]);
             return -1;

@@ -117,6 +117,10 @@ static void test_import_errors(void **state)
         {"strategy,median_ms\nnaive,1\nnaive,2\n", ":3:1: repeats the axis values of line 2"},
         {"strategy,median_ms\nnaive\n", ":2:1: 1 fields, the header has 2"},
         {"my axis,median_ms\nx,1\n", "axis name 'my axis' is not an identifier"},
+        /* A spreadsheet's ';' or tab separated export: a hint, not 'axis name ... not an identifier'. */
+        {"strategy;median_ms\nnaive;1,5\n", ":1:1: the header is one field holding ';': kvx reads"
+                                             " comma-separated values"},
+        {"strategy\tmedian_ms\nnaive\t1.5\n", ":1:1: the header is one field holding tabs"},
         {"strategy,status\nnaive,broken\n", "unknown status 'broken'"},
         {"strategy\nnaive\n", "no value column"},
         /* JSON of neither kind was "axis name '{' is not an identifier". */
