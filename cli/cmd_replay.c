@@ -22,11 +22,12 @@ static int set_strategies(CliSet *s)
 {
     char *copy = mem_strdup(s->value), *save = NULL;
     int ok = *s->value != 0;
+    char why[256] = "";
     for (char *t = strtok_r(copy, ",", &save); ok && t; t = strtok_r(NULL, ",", &save))
-        ok = search_find(t) >= 0;
+        ok = search_check(t, why, sizeof why) == 0;
     free(copy);
     if (!ok)
-        snprintf(s->why, sizeof s->why, "--strategy is '%s' (expected names among: %s)", s->value, search_list());
+        snprintf(s->why, sizeof s->why, "--strategy has %s", why[0] ? why : "nothing (expected NAME[:key=value]...)");
     else if (!(ok = items(s->value) <= SEARCH_REPLAY_MAX))
         snprintf(s->why, sizeof s->why, "--strategy names more than %d strategies", SEARCH_REPLAY_MAX);
     else
@@ -51,14 +52,50 @@ static int set_budgets(CliSet *s)
     return ok ? 0 : -1;
 }
 
+/* --time-budgets: Ns of simulated tuning time or P% of the space's, or "". */
+static int set_time_budgets(CliSet *s)
+{
+    char *copy = mem_strdup(s->value), *save = NULL;
+    int ok = 1;
+    for (char *t = strtok_r(copy, ",", &save); ok && t; t = strtok_r(NULL, ",", &save)) {
+        size_t n = strlen(t);
+        char *end = NULL;
+        double v = n > 1 ? strtod(t, &end) : 0;
+        ok = n > 1 && end == t + n - 1 && (t[n - 1] == 's' || (t[n - 1] == '%' && v <= 100)) && v > 0;
+    }
+    free(copy);
+    if (!ok)
+        snprintf(s->why, sizeof s->why, "--time-budgets is '%s' (expected Ns of simulated time or P%% of the "
+                 "space's, comma-separated, or \"\")", s->value);
+    else if (!(ok = items(s->value) <= SEARCH_REPLAY_MAX))
+        snprintf(s->why, sizeof s->why, "--time-budgets has more than %d budgets", SEARCH_REPLAY_MAX);
+    else
+        *(const char **)s->field = s->value;
+    return ok ? 0 : -1;
+}
+
+static int set_format(CliSet *s)
+{
+    int ok = !strcmp(s->value, "md") || !strcmp(s->value, "json");
+    if (!ok)
+        snprintf(s->why, sizeof s->why, "--format is '%s' (expected md or json)", s->value);
+    else
+        *(int *)s->field = !strcmp(s->value, "json");
+    return ok ? 0 : -1;
+}
+
 #define AT(field) offsetof(SearchReplayOpts, field)
 static const CliOpt replay_opts[] = {
     CLI_OPT("spec", 0, CLI_STRING, "NAME", "the one spec stored", "the spec whose variants are replayed",
             AT(spec)),
-    CLI_OPT("strategy", 0, CLI_STRING, "STRATEGIES", "random,local,model", "strategies to replay", AT(strategies),
+    CLI_OPT("strategy", 0, CLI_STRING, "STRATEGIES", "random,local,model,portfolio",
+            "strategies to replay, each NAME[:key=value]... (its constants: docs/cli.md, Search)", AT(strategies),
             .set = set_strategies),
-    CLI_OPT("budgets", 0, CLI_STRING, "BUDGETS", "2%,5%,10%", "budgets: N variants or P% of the space",
+    CLI_OPT("budgets", 0, CLI_STRING, "BUDGETS", "2%,5%,10%,20%", "budgets: N evaluations or P% of the space",
             AT(budgets), .set = set_budgets),
+    CLI_OPT("time-budgets", 0, CLI_STRING, "TIMES", "2%,5%,10%,20%",
+            "budgets of simulated tuning time (each variant's stored compile + measure time): Ns, or P% of "
+            "the whole space's; \"\" none", AT(time_budgets), .set = set_time_budgets),
     CLI_OPT("objective", 0, CLI_STRING, "VALUE[,POINTS]", "median_ms",
             "the value minimised (gbs and other rates: maximised), as a geometric mean over the points "
             "where POINTS holds (all by default)", AT(objective)),
@@ -68,6 +105,8 @@ static const CliOpt replay_opts[] = {
             "--search measures them", AT(batch), .lo = 1, .hi = 4096),
     CLI_OPT("tolerance", 0, CLI_DOUBLE, "F", "0.05", "a seed is within F of the optimum when its best is "
             "at most (1+F) times the optimum's time", AT(tol), .lo = 0, .hi = 10),
+    CLI_OPT("format", 0, CLI_STRING, "md|json", "md", "a Markdown table, or one JSON object (bench/search_bench.py "
+            "reads it)", AT(json), .set = set_format),
     {0},
 };
 
@@ -81,14 +120,18 @@ const CliVerb cmd_replay_verb = {
     .opts_size = sizeof(SearchReplayOpts),
     .opts = replay_opts,
     .notes = "The fraction of the optimum is the optimum's objective over the best found (1: found).\n"
-             "Prints a Markdown table: per strategy and budget, the median and 10th percentile of\n"
-             "that fraction over the seeds, and the share of seeds within the tolerance.\n",
+             "Prints a Markdown table: per strategy and budget, the evaluations made (every variant\n"
+             "asked, an invalid one too), the simulated tuning time spent, the median, 10th percentile\n"
+             "and mean of that fraction over the seeds, the share of seeds within the tolerance, and\n"
+             "how the mean compares with random's at that budget (worse or better: beyond twice the\n"
+             "standard error of the difference).\n",
     .run = cmd_replay,
 };
 
 int cmd_replay(int argc, char **argv)
 {
-    SearchReplayOpts ro = {.strategies = "random,local,model", .budgets = "2%,5%,10%", .objective = "median_ms",
+    SearchReplayOpts ro = {.strategies = "random,local,model,portfolio", .budgets = "2%,5%,10%,20%",
+                           .time_budgets = "2%,5%,10%,20%", .objective = "median_ms",
                            .seeds = 50, .batch = SEARCH_BATCH, .tol = 0.05};
     CliArgs a;
     if (cli_parse(&cmd_replay_verb, argc, argv, &ro, &a))

@@ -170,8 +170,9 @@ static const CliOpt export_opts[] = {
             "file of the variants, for its simulation mode)", offsetof(ExportArgs, format),
             .choices = export_formats),
     CLI_OPT("objective", 0, CLI_STRING, "VALUE[,POINTS]", "median_ms",
-            "with --format kerneltuner: each variant's time, a geometric mean over the points where POINTS "
-            "holds", offsetof(ExportArgs, objective)),
+            "with --format kerneltuner: each variant's objective, a geometric mean over the points where "
+            "POINTS holds (a time under time; gbs and any other under its own name, with "
+            "objective_higher_is_better)", offsetof(ExportArgs, objective)),
     OPT_OUT_FILE(offsetof(ExportArgs, out)),
     {0},
 };

@@ -72,11 +72,12 @@ static int set_no_flush(CliSet *s)
     return 0;
 }
 
-/* --search: a strategy's name. */
+/* --search: a strategy, NAME[:key=value]... */
 static int set_search(CliSet *s)
 {
-    if (search_find(s->value) < 0) {
-        snprintf(s->why, sizeof s->why, "--search is '%s' (expected one of: %s)", s->value, search_list());
+    char why[256];
+    if (search_check(s->value, why, sizeof why) != 0) {
+        snprintf(s->why, sizeof s->why, "--search is %s", why);
         return -1;
     }
     *(const char **)s->field = s->value;
@@ -160,8 +161,10 @@ static const CliOpt run_opts[] = {
             "store every timed sample's time per case (cases.samples_json; kvx export has them)",
             AT(keep_samples)),
     CLI_OPT("search", 0, CLI_STRING, "STRATEGY", NULL,
-            "measure the variants a strategy picks within a budget, not every point: random, local or "
-            "model (the default strategy, by replay: docs/cli.md, kvx replay)", AT(search), .set = set_search,
+            "measure the variants a strategy picks within a budget, not every point: one of random, local, "
+            "model, portfolio or default (model, chosen leaving each recorded space out in turn: "
+            "results/search-spaces.md), as NAME[:key=value]... (kappa, init, floor, window: docs/cli.md, "
+            "Search)", AT(search), .set = set_search,
             .heading = "search (docs/cli.md, Search): a budgeted search over the variants"),
     CLI_OPT("budget", 0, CLI_STRING, "B", "5%", "with --search: N variants, P% of them, Mgpu-min or Mwall-min",
             AT(budget), .given = CLI_GIVEN(RunOpts, search_given), .set = set_budget),

@@ -882,17 +882,17 @@ void jit_blob_unref(JitBlob *b)
 
 /* ---- compiling a program -------------------------------------------------------- */
 
-/* The facts of member job from the program's listing (NULL: none), timed. */
+/* The facts of member job from the program's listing (NULL: no
+ * disassembler, the PTX's facts alone, as a compile alone gives), timed. */
 static void member_facts(JitJob *job, const char *sass, double share_ms)
 {
     double t0 = wall_now_ms();
-    if (sass) {
+    if (sass)
         job->sass = jit_group_sass(sass, job);
-        StrBuf b;
-        sb_init(&b);
-        inspect_job_facts_from(job, job->sass, &b);
-        job->inspect_json = sb_take(&b);
-    }
+    StrBuf b;
+    sb_init(&b);
+    inspect_job_facts_from(job, job->sass, &b);
+    job->inspect_json = sb_take(&b);
     job->facts_ms = share_ms + (wall_now_ms() - t0);
 }
 

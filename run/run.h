@@ -88,8 +88,12 @@ void shard_points_free(ShardPoints *sp);
 
 /* ---- search.c, search_db.c, counters.c: option values checked while parsing ------------ */
 
-/* The strategy named name (a SearchKind of search.h), or -1. */
+/* The strategy named name (a SearchKind of search.h; "default" is
+ * SEARCH_DEFAULT), or -1. */
 int search_find(const char *name);
+/* 0 when text is a strategy, NAME[:key=value]... (search.h's
+ * search_parse), else -1 with why. */
+int search_check(const char *text, char *why, size_t nwhy);
 /* "random, local, model": for messages. */
 const char *search_list(void);
 /* Candidates proposed before any is told, measured together: the GPU works
@@ -139,9 +143,11 @@ int counters_list_parse(const char *text, CounterList *l, char *why, size_t whyl
 typedef struct SearchReplayOpts {
     const char *db;
     const char *spec;           /* NULL: the one spec stored */
-    const char *strategies;     /* "random,local,model" */
-    const char *budgets;        /* "2%,5%,10%": N variants or P% of the space */
+    const char *strategies;     /* "random,local,model,portfolio": NAME[:key=value]... each */
+    const char *budgets;        /* "2%,5%,10%,20%": N variants or P% of the space */
+    const char *time_budgets;   /* "2%,5%,10%,20%": Ns of simulated tuning time or P% of the space's; "" none */
     const char *objective;
+    int json;                   /* --format json */
     int seeds;
     uint64_t seed;
     int batch;
@@ -151,7 +157,8 @@ typedef struct SearchReplayOpts {
 #define SEARCH_REPLAY_MAX 32
 
 /* The strategies of o against the recorded space of o->spec in o->db, for
- * each budget over o->seeds seeded repeats, as a Markdown table on stdout.
+ * each budget over o->seeds seeded repeats, as a Markdown table (or JSON)
+ * on stdout.
  * The exit status: 0, 2 bad input (err's message printed), 3 a store
  * failure. */
 int search_replay_main(const SearchReplayOpts *o);

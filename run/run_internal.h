@@ -452,6 +452,9 @@ typedef struct RunSession {
     int comp_started;
     CompileTotals ctot;         /* the rounds' whose compile thread is joined */
     int rounds;                 /* rounds listed (run_session_round) */
+    /* wall_now_ms() past which a round hands out no more cases and ends once
+     * those in flight are collected (a search's time budget); 0 none. */
+    double stop_at_ms;
     int begun;                  /* the run row and the workers were made */
     struct sigaction old_sig[2];    /* SIGINT, SIGTERM before the session caught them */
     int caught;

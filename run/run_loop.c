@@ -455,9 +455,25 @@ static int jobs_ready(RunSession *r, WorkerProc *wk, JitJob **j, JitJob **rj)
 
 /* Hand the worker its next case.  1 when it may take another now, 0 when
  * not (full, busy waiting on a compile, nothing left, or an error: r->rc). */
+static int past_stop(const RunSession *r)
+{
+    return r->stop_at_ms > 0 && wall_now_ms() >= r->stop_at_ms;
+}
+
+/* Whether a round stopped by its time (past_stop) has collected every case in flight. */
+static int stopped_and_idle(const RunSession *r)
+{
+    if (!past_stop(r))
+        return 0;
+    for (int w = 0; w < r->workers.ndev; w++)
+        if (r->workers.w[w].pid && r->workers.w[w].nq > 0)
+            return 0;
+    return 1;
+}
+
 static int handout_one(RunSession *r, WorkerProc *wk)
 {
-    if (run_stopping() || !wk->pid || wk->broken || wk->nq >= RUN_PIPELINE || !next_group(r, wk))
+    if (run_stopping() || past_stop(r) || !wk->pid || wk->broken || wk->nq >= RUN_PIPELINE || !next_group(r, wk))
         return 0;
     int left = skip_stored(r, wk);
     if (left <= 0)
@@ -735,7 +751,8 @@ void run_loop(RunSession *r)
 {
     if (!r->prof.loop_t0)       /* the first round's start */
         r->prof.loop_t0 = wall_now_ms();
-    while (r->rc == 0 && !run_stopping() && r->tally.done < r->tally.total && r->workers.n > 0) {
+    while (r->rc == 0 && !run_stopping() && r->tally.done < r->tally.total && r->workers.n > 0 &&
+           !stopped_and_idle(r)) {
         if (r->holds)
             holds_release(r);
         bind_ready(r);

@@ -122,21 +122,30 @@ static int search_space(SearchRun *sr, const RunKeyEnv *ke)
 }
 
 /* Candidate c's outcome from the store: *y its objective (NaN invalid),
- * *cost_ms its cases' time; 1 when every case of it is stored, 0 when
- * some is not, -1 with err. */
-static int outcome(SearchRun *sr, Store *st, int c, double *y, double *cost_ms)
+ * *cost_ms its cases' time, *charged 1 when a case of it was measured by
+ * this search (or an earlier try of it: the same strategy, seed and
+ * objective), 0 when another run stored them all (it is told, but costs no
+ * budget); 1 when every case of it is stored, 0 when some is not, -1 with
+ * err. */
+static int outcome(SearchRun *sr, Store *st, int c, double *y, double *cost_ms, int *charged)
 {
     int n = sr->pstart[c + 1] - sr->pstart[c], all = 1;
     double *v = mem_alloc(sizeof(double) * (size_t)n);
+    char seed[24];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)sr->o->search_seed);
+    StoreSearchId id = {sr->o->search, seed, sr->o->objective};
     *cost_ms = 0;
+    *charged = 0;
     for (int k = 0; k < n; k++) {
         char status[32];
         double cost;
-        if (store_search_case(st, sr->keys[sr->pts[sr->pstart[c] + k]], sr->obj.column, status, &v[k],
-                              &cost, &sr->err) != 0) {
+        int same;
+        if (store_search_case(st, sr->keys[sr->pts[sr->pstart[c] + k]], sr->obj.column, &id, status, &v[k],
+                              &cost, &same, &sr->err) != 0) {
             free(v);
             return -1;
         }
+        *charged |= same;
         all &= status[0] != 0;
         if (strcmp(status, "ok"))
             v[k] = NAN;
@@ -171,7 +180,10 @@ static int batch_points(SearchRun *sr, Store *st, const int *asked, int n, unsig
 }
 
 typedef struct SearchTally {
-    int done, invalid, batches;
+    int done;                   /* told variants that count against the budget */
+    int told, free_told;        /* every told variant; those another run had stored */
+    int invalid, batches;
+    int time_up;                /* the time budget stopped a batch in flight */
     int best;                   /* the best valid candidate, -1 none */
     double best_y;
     double gpu_ms;              /* the told candidates' cases' time in their runs */
@@ -179,21 +191,26 @@ typedef struct SearchTally {
 } SearchTally;
 
 /* Tell the strategy the outcome of the n asked candidates, in ask order.
- * 0, 1 when a case of them is not stored (the batch was stopped), -1 with
- * err. */
-static int tell_batch(SearchRun *sr, Search *se, const int *asked, int n, SearchTally *t)
+ * 0, 1 when a case of them is not stored (the batch was stopped; with
+ * timed 1, by the time budget: the variants of it that are whole are told
+ * and the rest are not), -1 with err. */
+static int tell_batch(SearchRun *sr, Search *se, const int *asked, int n, int timed, SearchTally *t)
 {
     Store *st = sr->r->store.st;
     int rc = 0;
-    for (int i = 0; rc == 0 && i < n; i++) {
+    for (int i = 0; i < n && (rc == 0 || timed); i++) {
         double y, cost;
-        int all = outcome(sr, st, asked[i], &y, &cost);
-        if (all <= 0) {
-            rc = all < 0 ? -1 : 1;
-            break;
+        int charged, all = outcome(sr, st, asked[i], &y, &cost, &charged);
+        if (all < 0)
+            return -1;
+        if (all == 0) {
+            rc = 1;
+            continue;
         }
         search_tell(se, asked[i], y);
-        t->done++;
+        t->done += charged;
+        t->told++;
+        t->free_told += !charged;
         t->gpu_ms += cost;
         t->invalid += isnan(y);
         if (!isnan(y) && (t->best < 0 || y < t->best_y))
@@ -206,6 +223,8 @@ static int tell_batch(SearchRun *sr, Search *se, const int *asked, int n, Search
 static int over_time(const SearchRun *sr, const SearchTally *t)
 {
     double min = sr->budget.amount;
+    if (t->time_up)
+        return 1;
     if (sr->budget.kind == SEARCH_BUDGET_GPU_MIN)
         return t->gpu_ms >= min * 60000;
     if (sr->budget.kind == SEARCH_BUDGET_WALL_MIN)
@@ -359,6 +378,20 @@ static void round_hits(RunSession *r, int *n, int *hits)
     pthread_mutex_unlock(&r->comp.mu);
 }
 
+/* The wall clock at which a time budget ends the round about to start: a
+ * wall-min budget's end; a gpu-min one's when what is left of it is spent
+ * on every GPU at once (GPU time runs no faster than the wall on each); 0
+ * for a budget of variants. */
+static double stop_at(const SearchRun *sr, const SearchTally *t)
+{
+    double ms = sr->budget.amount * 60000;
+    if (sr->budget.kind == SEARCH_BUDGET_WALL_MIN)
+        return t->t0 + ms;
+    if (sr->budget.kind == SEARCH_BUDGET_GPU_MIN)
+        return wall_now_ms() + fmax(ms - t->gpu_ms, 0) / (sr->r->workers.ndev > 0 ? sr->r->workers.ndev : 1);
+    return 0;
+}
+
 /* One batch: asked, run as a round, told.  0 to go on, -1 when the space
  * is spent, else the exit status to stop with. */
 static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ahead **ahead)
@@ -379,20 +412,28 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ah
         *ahead = ahead_start(sr, se, asked, n, total - t->done - n, *ahead);
         nahead = *ahead ? (*ahead)->n : 0;
         run_stage_end(&sr->r->prof, RUN_STAGE_search);
+        sr->r->stop_at_ms = stop_at(sr, t);
         rc = run_session_round(sr->r, only);
         round_hits(sr->r, &nsrc, &hits);
     }
-    int told = rc ? 0 : tell_batch(sr, se, asked, n, t);
+    int timed = sr->r->stop_at_ms > 0 && wall_now_ms() >= sr->r->stop_at_ms;
+    int told = rc ? 0 : tell_batch(sr, se, asked, n, timed, t);
     free(only);
-    if (told > 0)
+    if (told > 0 && timed) {
+        t->time_up = 1;
+        fprintf(stderr, "kvx run: the time budget ended batch %d in flight: its variants not measured whole "
+                "are not told\n", t->batches + 1);
+    } else if (told > 0) {
         fprintf(stderr, "kvx run: a case of the search's batch %d is not stored; a run again goes on\n",
                 t->batches + 1);
-    if (told)
+    }
+    if (told && !t->time_up)
         return told < 0 ? 3 : 1;
-    char what[256];
+    char what[512];
     snprintf(what, sizeof what, "search  batch %d: %d variant%s (%d cases measured, %d of %d sources from the "
-             "cache, %d compiling ahead); %d of %d variants told, %d invalid;", ++t->batches, n, n == 1 ? "" : "s",
-             unstored, hits, nsrc, nahead, t->done, sr->sp.n, t->invalid);
+             "cache, %d compiling ahead); %d of %d variants told (%d already stored, no budget spent), %d invalid;",
+             ++t->batches, n, n == 1 ? "" : "s", unstored, hits, nsrc, nahead, t->told, sr->sp.n, t->free_told,
+             t->invalid);
     if (rc == 0)
         print_best(sr, t, what);
     return rc;
@@ -403,7 +444,11 @@ static int search_batch(SearchRun *sr, Search *se, int total, SearchTally *t, Ah
 static int search_loop(SearchRun *sr)
 {
     const RunOpts *o = sr->o;
-    Search *se = search_new(&sr->sp, search_find(o->search), o->search_seed);
+    int kind;
+    SearchParams par;
+    char why[256];
+    search_parse(o->search, &kind, &par, why, sizeof why);     /* the CLI checked it */
+    Search *se = search_new_with(&sr->sp, kind, o->search_seed, &par);
     int total = search_budget_variants(&sr->budget, sr->sp.n), rc = 0;
     SearchTally t = {.best = -1, .t0 = wall_now_ms()};
     int npts = 0;
@@ -423,15 +468,15 @@ static int search_loop(SearchRun *sr)
     int frc = sr->r->begun ? run_session_finish(sr->r) : sr->r->rc;
     if (rc > 1)
         return rc;
-    char what[256];
-    snprintf(what, sizeof what, "\nsearch  %d of %d variants (%.1f%%), %d invalid, in %.1f s (%.1f s of cases);",
-             t.done, sr->sp.n, 100.0 * t.done / (sr->sp.n ? sr->sp.n : 1), t.invalid, (wall_now_ms() - t.t0) / 1000,
-             t.gpu_ms / 1000);
+    char what[512];
+    snprintf(what, sizeof what, "\nsearch  %d of %d variants (%.1f%%; %d of them already stored, no budget spent), "
+             "%d invalid, in %.1f s (%.1f s of cases);", t.told, sr->sp.n, 100.0 * t.told / (sr->sp.n ? sr->sp.n : 1),
+             t.free_told, t.invalid, (wall_now_ms() - t.t0) / 1000, t.gpu_ms / 1000);
     print_best(sr, &t, what);
     const RunSession *r = sr->r;
     printf("results %s; tabulate with: kvx table --db %s --spec %s --rows ... --cols ... (cells the search did"
            " not measure read 'unmeasured')\n", r->store.db_path, r->store.db_path, r->plan.s->name);
-    return frc ? frc : rc;
+    return frc ? frc : rc > 0 ? rc : 0;     /* -1: the space was spent */
 }
 
 int run_search(const RunOpts *o, int argc, char **argv)

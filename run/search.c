@@ -1,8 +1,9 @@
 /* search: the Search a strategy works on (search.h), the tuple index, the
- * random source and the `random` strategy.  Invariants: a candidate is
+ * random source, the constants (`NAME:key=value`) and the `random` strategy.  Invariants: a candidate is
  * proposed at most once (proposed[]), told at most once and only after it
  * was proposed, and `best` is the lowest valid y told (the first of equals). */
 #include "search_internal.h"
+#include "core/num.h"
 #include "core/util.h"
 
 #include <math.h>
@@ -20,12 +21,76 @@ const char *const search_docs[] = {
 #undef X
     NULL};
 
+const SearchParams search_params_default = {
+#define X(n, d, w) .n = d,
+    SEARCH_PARAMS(X)
+#undef X
+};
+
+static const char *const param_names[] = {
+#define X(n, d, w) #n,
+    SEARCH_PARAMS(X)
+#undef X
+};
+#define NPARAMS (sizeof param_names / sizeof param_names[0])
+
 int search_find(const char *name)
 {
+    if (name && !strcmp(name, "default"))
+        return SEARCH_DEFAULT;
     for (int k = 0; k < SEARCH_COUNT; k++)
         if (name && !strcmp(name, search_names[k]))
             return k;
     return -1;
+}
+
+/* One "key=value" of a strategy's text into p; 0, or -1 with why. */
+static int param_set(const char *kv, size_t n, SearchParams *p, char *why, size_t nwhy)
+{
+    double *field = (double *)p;
+    const char *eq = memchr(kv, '=', n);
+    for (size_t i = 0; eq && i < NPARAMS; i++) {
+        char num[64];
+        size_t k = (size_t)(eq - kv), vn = n - k - 1;
+        if (strlen(param_names[i]) != k || strncmp(kv, param_names[i], k) || vn >= sizeof num)
+            continue;
+        snprintf(num, sizeof num, "%.*s", (int)vn, eq + 1);
+        if (num_read_double(num, &field[i]) == 0 && field[i] >= 0 && isfinite(field[i]))
+            return 0;
+        break;
+    }
+    char names[256] = "";
+    for (size_t i = 0; i < NPARAMS; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s=X", i ? ", " : "", param_names[i]);
+    snprintf(why, nwhy, "'%.*s' (expected one of: %s, X a number >= 0)", (int)n, kv, names);
+    return -1;
+}
+
+int search_parse(const char *text, int *kind, SearchParams *p, char *why, size_t nwhy)
+{
+    _Static_assert(sizeof(SearchParams) == NPARAMS * sizeof(double), "SearchParams is doubles");
+    *p = search_params_default;
+    size_t n = strcspn(text, ":");
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), text);
+    if (n >= sizeof name || (*kind = search_find(name)) < 0) {
+        snprintf(why, nwhy, "'%.*s' (expected one of: %s, default)", (int)n, text, search_list());
+        return -1;
+    }
+    for (const char *t = text + n; *t == ':';) {
+        size_t k = strcspn(t + 1, ":");
+        if (param_set(t + 1, k, p, why, nwhy) != 0)
+            return -1;
+        t += k + 1;
+    }
+    return 0;
+}
+
+int search_check(const char *text, char *why, size_t nwhy)
+{
+    int kind;
+    SearchParams p;
+    return search_parse(text, &kind, &p, why, nwhy);
 }
 
 const char *search_list(void)
@@ -127,13 +192,21 @@ int search_take_random(Search *s)
 
 Search *search_new(const SearchSpace *sp, int kind, uint64_t seed)
 {
+    return search_new_with(sp, kind, seed, NULL);
+}
+
+Search *search_new_with(const SearchSpace *sp, int kind, uint64_t seed, const SearchParams *p)
+{
     if (kind < 0 || kind >= SEARCH_COUNT || sp->naxes > SEARCH_MAX_AXES)
         return NULL;
     Search *s = mem_calloc(1, sizeof *s);
     size_t n = (size_t)(sp->n ? sp->n : 1);
     s->sp = sp;
     s->kind = kind;
-    s->rng = seed ^ 0x6b76782d73656172ULL;     /* "kvx-sear": seed 0 is not a zero state */
+    s->par = p ? *p : search_params_default;
+    /* "kvx-sear": seed 0 is not a zero state; the kind mixed in, so that
+     * no two strategies of one seed draw alike (random's stays as it was). */
+    s->rng = (seed ^ 0x6b76782d73656172ULL) + (uint64_t)kind * 0xd1b54a32d192ed03ULL;
     s->proposed = mem_calloc(n, 1);
     s->told = mem_calloc(n, 1);
     s->y = mem_alloc(sizeof(double) * n);
@@ -146,6 +219,8 @@ Search *search_new(const SearchSpace *sp, int kind, uint64_t seed)
         search_local_init(s);
     else if (kind == SEARCH_model)
         search_model_init(s);
+    else if (kind == SEARCH_portfolio)
+        search_local_init(s), search_model_init(s), search_portfolio_init(s);
     return s;
 }
 
@@ -155,6 +230,8 @@ void search_free(Search *s)
         return;
     search_local_free(s);
     search_model_free(s);
+    search_portfolio_free(s);
+    free(s->strata);
     free(s->proposed), free(s->told), free(s->y), free(s->perm), free(s->slot);
     free(s);
 }
@@ -168,6 +245,8 @@ int search_ask(Search *s)
         c = search_local_ask(s);
     else if (s->kind == SEARCH_model)
         c = search_model_ask(s);
+    else if (s->kind == SEARCH_portfolio)
+        c = search_portfolio_ask(s);
     /* A strategy with nothing of its own left to propose samples at random. */
     return c >= 0 ? c : search_take_random(s);
 }
@@ -175,13 +254,16 @@ int search_ask(Search *s)
 void search_tell(Search *s, int cand, double y)
 {
     KVX_ASSERT(cand >= 0 && cand < s->sp->n && s->proposed[cand] && !s->told[cand]);
+    double before = s->best >= 0 ? s->y[s->best] : NAN;
     s->told[cand] = 1;
     s->ntold++;
     s->y[cand] = isfinite(y) ? y : NAN;
     if (isfinite(y) && (s->best < 0 || y < s->y[s->best]))
         s->best = cand;
-    if (s->kind == SEARCH_local)
+    if (s->local)
         search_local_tell(s, cand, s->y[cand]);
+    if (s->port)
+        search_portfolio_tell(s, cand, s->y[cand], before);
 }
 
 int search_count(const Search *s)
@@ -209,7 +291,10 @@ static Search *search_clone(const Search *s)
     c->y = search_dup(s->y, n, sizeof(double));
     c->perm = search_dup(s->perm, n, sizeof(int));
     c->slot = search_dup(s->slot, s->nslot, sizeof(int));
-    c->local = NULL, c->model = NULL;
+    c->local = NULL, c->model = NULL, c->port = NULL;
+    search_design_clone(c, s);
+    if (s->port)
+        search_portfolio_clone(c, s);
     if (s->local)
         search_local_clone(c, s);
     if (s->model)

@@ -326,6 +326,87 @@ fail:
     return rc;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int search_record_cand_of(const SearchRecord *r, int64_t case_id)
+{
+    const int64_t *hit = bsearch(&case_id, r->sorted, (size_t)r->npcase, sizeof case_id, cmp_i64);
+    return hit ? r->sorted_cand[hit - r->sorted] : -1;
+}
+
+/* r->sorted and r->sorted_cand from r->pcase and r->pcand. */
+static void sort_cases(SearchRecord *r)
+{
+    size_t n = (size_t)(r->npcase ? r->npcase : 1);
+    r->sorted = mem_alloc(sizeof *r->sorted * n);
+    r->sorted_cand = mem_alloc(sizeof *r->sorted_cand * n);
+    memcpy(r->sorted, r->pcase, sizeof *r->sorted * (size_t)r->npcase);
+    qsort(r->sorted, (size_t)r->npcase, sizeof *r->sorted, cmp_i64);
+    for (int i = 0; i < r->npcase; i++) {
+        const int64_t *hit = bsearch(&r->pcase[i], r->sorted, (size_t)r->npcase, sizeof *r->sorted, cmp_i64);
+        r->sorted_cand[hit - r->sorted] = r->pcand[i];
+    }
+}
+
+/* What a candidate's cases cost: the newest case's compile, every case's run. */
+typedef struct CostLoad {
+    SearchRecord *r;
+    int64_t *last;              /* per candidate: the newest case read */
+    double *compile;
+} CostLoad;
+
+static void on_cost(void *ctx, const StoreSearchFacts *f)
+{
+    CostLoad *cl = ctx;
+    int c = search_record_cand_of(cl->r, f->id);
+    if (c < 0)
+        return;
+    if (f->id > cl->last[c])
+        cl->last[c] = f->id, cl->compile[c] = isnan(f->compile_ms) ? 0 : f->compile_ms;
+    cl->r->cost_ms[c] += (isnan(f->verify_ms) ? 0 : f->verify_ms) + (isnan(f->measure_ms) ? 0 : f->measure_ms);
+}
+
+/* r->cost_ms and r->total_ms from the store.  0, or -1 with err. */
+static int load_costs(Store *db, SearchRecord *r, KvxError *err)
+{
+    size_t n = (size_t)(r->sp.n ? r->sp.n : 1);
+    CostLoad cl = {r, mem_calloc(n, sizeof(int64_t)), mem_calloc(n, sizeof(double))};
+    r->cost_ms = mem_calloc(n, sizeof(double));
+    int rc = store_search_facts(db, r->spec, on_cost, &cl, err);
+    r->total_ms = 0;
+    for (int c = 0; c < r->sp.n; c++)
+        r->total_ms += r->cost_ms[c] += cl.compile[c];
+    free(cl.last), free(cl.compile);
+    return rc;
+}
+
+/* A record only searches stored is no space: its optimum is the best they
+ * found.  0, or -1 with err naming the runs. */
+static int exhaustive(Store *db, const SearchRecord *r, KvxError *err)
+{
+    StoreRecordRuns rr;
+    if (store_search_record_runs(db, r->spec, &rr, err) != 0)
+        return -1;
+    if (rr.nfull > 0 || rr.nsearch == 0)
+        return 0;
+    char runs[96];
+    if (rr.nsearch == 1)
+        snprintf(runs, sizeof runs, "run %lld", (long long)rr.first);
+    else
+        snprintf(runs, sizeof runs, "runs %lld to %lld (%d searches)", (long long)rr.first, (long long)rr.last,
+                 rr.nsearch);
+    kvx_error_set(err, KVX_EINPUT, NULL,
+                  "spec '%s' is not an exhaustive record: its %d variants are what %s measured (the first: "
+                  "--search %s --budget %s --search-seed %s), and their best is no optimum; record every "
+                  "variant with kvx run, without --search, into this database or another",
+                  r->spec, r->sp.n, runs, rr.strategy, rr.budget, rr.seed);
+    return -1;
+}
+
 int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err)
 {
@@ -344,7 +425,10 @@ int search_record_load(Store *db, const char *spec, const SearchObjective *o, Se
     if (store_search_cases(db, spec, o->column, on_case, l, err) != 0)
         goto fail;
     flush(l);
-    rc = aggregate(l, r, err);
+    if ((rc = aggregate(l, r, err)) == 0 && (rc = exhaustive(db, r, err)) == 0) {
+        sort_cases(r);
+        rc = load_costs(db, r, err);
+    }
 fail:
     for (int i = 0; i < l->nall; i++)
         free(l->vt[i]), free(l->vv[i]);
@@ -358,7 +442,7 @@ fail:
 
 void search_record_free(SearchRecord *r)
 {
-    free(r->vals), free(r->y), free(r->pcase), free(r->pcand);
+    free(r->vals), free(r->y), free(r->pcase), free(r->pcand), free(r->sorted), free(r->sorted_cand), free(r->cost_ms);
     arena_free(r->arena);
     memset(r, 0, sizeof *r);
 }

@@ -10,7 +10,8 @@
  *
  * A recorded space is every variant of a spec stored in a database with its
  * objective: what `kvx replay` runs the strategies against and `kvx export
- * --format kerneltuner` writes. */
+ * --format kerneltuner` writes.  One that only searches stored (no run of
+ * every selected point) is refused, naming the runs. */
 #ifndef KVX_SEARCH_DB_H
 #define KVX_SEARCH_DB_H
 
@@ -47,12 +48,23 @@ typedef struct SearchRecord {
     int64_t *pcase;
     int *pcand;
     int npcase;
+    /* pcase sorted, and each one's candidate: search_record_cand_of. */
+    int64_t *sorted;
+    int *sorted_cand;
+    /* Per candidate: its simulated tuning cost, ms: its variant's compile
+     * (the newest case's t_compile) plus its points' input, verify and
+     * measure times; 0 where the store has none.  total_ms: all of them. */
+    double *cost_ms;
+    double total_ms;
 } SearchRecord;
 
 /* The recorded space of spec in db under objective o.  0, or -1 with err
- * (KVX_EINPUT: no such cases, no objective point). */
+ * (KVX_EINPUT: no such cases, no objective point, only searches stored). */
 int search_record_load(Store *db, const char *spec, const SearchObjective *o, SearchRecord *r,
                        KvxError *err);
 void search_record_free(SearchRecord *r);       /* accepts a zeroed one */
+
+/* The candidate whose objective point case_id is, or -1. */
+int search_record_cand_of(const SearchRecord *r, int64_t case_id);
 
 #endif

@@ -1,7 +1,8 @@
 /* search_internal: what the strategies' files share.  search.c holds the
  * Search (what was proposed and told), the tuple index that finds a
- * candidate by its values, the random source and `random`; search_local.c is
- * `local`, search_model.c `model`. */
+ * candidate by its values, the random source, the constants and `random`;
+ * search_design.c the seeded opening design; search_local.c is `local`,
+ * search_model.c `model`, search_portfolio.c `portfolio`. */
 #ifndef KVX_SEARCH_INTERNAL_H
 #define KVX_SEARCH_INTERNAL_H
 
@@ -11,10 +12,12 @@
 
 typedef struct LocalState LocalState;
 typedef struct ModelState ModelState;
+typedef struct PortfolioState PortfolioState;
 
 struct Search {
     const SearchSpace *sp;
     int kind;
+    SearchParams par;
     uint64_t rng;
     unsigned char *proposed;    /* per candidate */
     unsigned char *told;        /* per candidate */
@@ -28,8 +31,13 @@ struct Search {
     /* The tuple index: open addressing over the candidates' values. */
     int *slot;                  /* -1 empty, else a candidate */
     size_t nslot;
+    /* The opening design (search_design.c): its points' targets, drawn
+     * when the first is asked; ndesign 0 until then. */
+    int *strata;                /* ndesign * naxes: each axis' stratum of each point */
+    int ndesign, idesign;       /* points, and those taken */
     LocalState *local;
     ModelState *model;
+    PortfolioState *port;
 };
 
 /* A uniform integer in [0, n), n > 0. */
@@ -54,6 +62,12 @@ static inline const int *search_vals(const Search *s, int c)
 /* A copy of n elements of size bytes at p (NULL for NULL); malloc'd. */
 void *search_dup(const void *p, size_t n, size_t size);
 
+/* The next point of a design of k (fixed by the first call) taken: the
+ * unproposed candidate nearest its stratum on every axis; -1 once the k
+ * points are taken (or the space is spent). */
+int search_take_design(Search *s, int k);
+void search_design_clone(Search *to, const Search *from);
+
 int search_local_init(Search *s);
 void search_local_clone(Search *to, const Search *from);
 int search_local_ask(Search *s);
@@ -64,5 +78,13 @@ int search_model_init(Search *s);
 void search_model_clone(Search *to, const Search *from);
 int search_model_ask(Search *s);
 void search_model_free(Search *s);
+/* The model's design size: init x (axes + 2), at least 2. */
+int search_model_ninit(const Search *s);
+
+int search_portfolio_init(Search *s);
+void search_portfolio_clone(Search *to, const Search *from);
+int search_portfolio_ask(Search *s);
+void search_portfolio_tell(Search *s, int cand, double y, double best_before);
+void search_portfolio_free(Search *s);
 
 #endif

@@ -50,22 +50,13 @@ typedef struct KtLoad {
     const SearchRecord *r;
     Arena *a;
     KtCand *cand;
-    int64_t *ids;                 /* r->pcase sorted */
-    int *at;                      /* ids[i]'s candidate */
     StrBuf kernels;               /* the entry points, '+'-joined, each once */
 } KtLoad;
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* The candidate of case id, or -1 (not an objective point of a kept one). */
 static int cand_of(const KtLoad *k, int64_t id)
 {
-    const int64_t *hit = bsearch(&id, k->ids, (size_t)k->r->npcase, sizeof id, cmp_i64);
-    return hit ? k->at[hit - k->ids] : -1;
+    return search_record_cand_of(k->r, id);
 }
 
 static void add_kernels(KtLoad *k, const char *kernels)
@@ -130,21 +121,11 @@ static void on_metric(void *ctx, int64_t id, const char *metric, double value)
 /* Every kept candidate's figures from the store.  0, or -1 with err. */
 static int kt_load(Store *db, const SearchRecord *r, KtLoad *k, KvxError *err)
 {
-    size_t n = (size_t)(r->npcase ? r->npcase : 1);
     k->r = r;
     k->a = arena_new();
     k->cand = mem_calloc((size_t)(r->sp.n ? r->sp.n : 1), sizeof *k->cand);
-    k->ids = mem_alloc(sizeof *k->ids * n);
-    k->at = mem_alloc(sizeof *k->at * n);
     sb_init(&k->kernels);
     sb_putc(&k->kernels, '+');
-    for (int i = 0; i < r->npcase; i++)
-        k->ids[i] = r->pcase[i];
-    qsort(k->ids, (size_t)r->npcase, sizeof *k->ids, cmp_i64);
-    for (int i = 0; i < r->npcase; i++) {
-        const int64_t *hit = bsearch(&r->pcase[i], k->ids, (size_t)r->npcase, sizeof *k->ids, cmp_i64);
-        k->at[hit - k->ids] = r->pcand[i];
-    }
     if (store_search_facts(db, r->spec, on_facts, k, err) ||
         store_search_counters(db, r->spec, on_metric, k, err))
         return -1;
@@ -153,7 +134,7 @@ static int kt_load(Store *db, const SearchRecord *r, KtLoad *k, KvxError *err)
 
 static void kt_free(KtLoad *k)
 {
-    free(k->cand), free(k->ids), free(k->at);
+    free(k->cand);
     sb_free(&k->kernels);
     arena_free(k->a);
 }
@@ -179,9 +160,17 @@ static void put_number(StrBuf *b, double v)
     sb_puts(b, t);
 }
 
+/* What the objective goes out as: under "time" (a time objective), or
+ * under its own name with the variants' time beside it. */
+typedef struct KtOut {
+    const char *field;            /* NULL: "time" is the objective */
+    int higher;                   /* objective_higher_is_better */
+    const double *ty;             /* field: per candidate, log median_ms (NaN none); NULL none */
+} KtOut;
+
 /* kernel_name: the variants' entry points, or the spec's name where the
  * store does not list them (a file before schema 5). */
-static void header(const SearchRecord *r, const KtLoad *k, const char *device, StrBuf *b)
+static void header(const SearchRecord *r, const KtLoad *k, const KtOut *out, const char *device, StrBuf *b)
 {
     const char *kern = sb_str(&k->kernels);
     sb_puts(b, "{\n\"device_name\": ");
@@ -212,7 +201,9 @@ static void header(const SearchRecord *r, const KtLoad *k, const char *device, S
         }
         sb_puts(b, "]");
     }
-    sb_puts(b, "},\n\"objective\": \"time\",\n\"cache\": {");
+    sb_puts(b, "},\n\"objective\": ");
+    json_put_str(b, out->field ? out->field : "time", JSON_BYTES);
+    sb_printf(b, ",\n\"objective_higher_is_better\": %s,\n\"cache\": {", out->higher ? "true" : "false");
 }
 
 /* The entry's key and its tune parameters: "KEY": {"a": 1, ..., */
@@ -232,18 +223,36 @@ static void entry_open(const SearchRecord *r, const int *v, int first, StrBuf *b
     }
 }
 
-/* "time" and "times": the objective (ms, or a rate's reciprocal); times the
- * kept samples of a one-point time objective, else the one value. */
-static void entry_time(const SearchRecord *r, const KtCand *kc, double y, int time_objective, StrBuf *b)
+/* "time" and "times": the objective, ms (a time objective), else the
+ * variant's median_ms with the objective under its own name (out->field);
+ * times the kept samples of a one-point time objective, else the one value. */
+static void entry_time(const SearchRecord *r, const KtCand *kc, int c, const KtOut *out, StrBuf *b)
 {
+    double y = r->y[c];
     if (kc->fail || isnan(y)) {
         sb_printf(b, "\"time\": \"%s\", \"times\": []", kc->fail ? kc->fail : "RuntimeFailedConfig");
+        if (out->field) {
+            sb_puts(b, ", ");
+            json_put_str(b, out->field, JSON_BYTES);
+            sb_printf(b, ": \"%s\"", kc->fail ? kc->fail : "RuntimeFailedConfig");
+        }
         return;
+    }
+    if (out->field) {
+        json_put_str(b, out->field, JSON_BYTES);
+        sb_puts(b, ": ");
+        put_number(b, exp(out->higher ? -y : y));
+        y = out->ty && !isnan(out->ty[c]) ? out->ty[c] : NAN;
+        sb_puts(b, ", ");
+        if (isnan(y)) {
+            sb_puts(b, "\"times\": []");
+            return;
+        }
     }
     sb_puts(b, "\"time\": ");
     put_number(b, exp(y));
     sb_puts(b, ", \"times\": ");
-    if (time_objective && r->npoints == 1 && kc->samples) {
+    if (!out->field && r->npoints == 1 && kc->samples) {
         sb_puts(b, kc->samples);
         return;
     }
@@ -252,10 +261,10 @@ static void entry_time(const SearchRecord *r, const KtCand *kc, double y, int ti
     sb_putc(b, ']');
 }
 
-static void entry(const SearchRecord *r, const KtCand *kc, int c, int time_objective, StrBuf *b, StrBuf *key)
+static void entry(const SearchRecord *r, const KtCand *kc, int c, const KtOut *out, StrBuf *b, StrBuf *key)
 {
     entry_open(r, r->vals + (size_t)c * (size_t)r->sp.naxes, c == 0, b, key);
-    entry_time(r, kc, r->y[c], time_objective, b);
+    entry_time(r, kc, c, out, b);
     sb_puts(b, ", \"compile_time\": ");
     put_number(b, kc->compile_ms);
     sb_puts(b, ", \"verification_time\": ");
@@ -311,19 +320,40 @@ static void pruned(const SearchRecord *r, StrBuf *b, StrBuf *key)
     free(have);
 }
 
+/* The log median_ms of each candidate of r (its objective o another
+ * value), from rt loaded over o's points; NULL when rt's candidates are not
+ * r's (then no time goes out). */
+static const double *median_ms(Store *db, const SearchRecord *r, const SearchObjective *o, SearchRecord *rt)
+{
+    SearchObjective ot = {0};
+    KvxError e = {0};
+    char text[1024];
+    snprintf(text, sizeof text, "median_ms%s%s", o->points ? "," : "", o->points ? o->points : "");
+    int ok = search_objective_parse(text, "--objective", &ot, &e) == 0 && search_record_load(db, r->spec, &ot, rt, &e) == 0 &&
+             rt->sp.n == r->sp.n &&
+             !memcmp(rt->vals, r->vals, sizeof(int) * (size_t)r->sp.n * (size_t)r->sp.naxes);
+    search_objective_free(&ot);
+    kvx_error_clear(&e);
+    return ok ? rt->y : NULL;
+}
+
 /* Write r (loaded from db under objective o) to f as Kernel Tuner 1.5 reads
  * a cache file (kernel_tuner/util.py, process_cache and read_cache):
  * device_name (device), kernel_name (the variants' entry points, '+'-joined;
  * the spec's name in a file before schema 5), problem_size ([the objective
  * points per variant]), tune_params_keys (the code axes), tune_params (their
- * declared values), objective "time", and one entry per variant keyed
+ * declared values), objective ("time" for a time objective, else the
+ * objective's value name, as Kernel Tuner's tune_kernel(objective=) takes
+ * it), objective_higher_is_better (kvx's: tune_kernel's argument of that
+ * name; a rate such as gbs is true), and one entry per variant keyed
  * "v1,v2,..." (Python's str of each value, joined by commas):
- *   time               the objective as a geometric mean over the points (ms
- *                      for a time; a rate's reciprocal, so that lower is
- *                      better as Kernel Tuner minimises), or the error of a
- *                      variant with a point not ok: CompilationFailedConfig
- *                      (compile_error), InvalidConfig (skipped: the device's
- *                      limits), RuntimeFailedConfig (any other);
+ *   time               a time objective as a geometric mean over the points,
+ *                      ms; for any other objective the variant's median_ms
+ *                      so, and the objective under its own name beside it;
+ *                      or the error of a variant with a point not ok (in
+ *                      both fields): CompilationFailedConfig (compile_error),
+ *                      InvalidConfig (skipped: the device's limits),
+ *                      RuntimeFailedConfig (any other);
  *   times              the kept samples (`--keep-samples`) of a time objective
  *                      over one point, else [time];
  *   compile_time       its variant's NVRTC time, ms;
@@ -344,18 +374,22 @@ static int kt_write(Store *db, const SearchRecord *r, const SearchObjective *o, 
         return -1;
     }
     int vi = values_find(o->column);
-    int time_objective = vi >= 0 && values_info[vi].unit == VALUE_TIME;
+    KtOut out = {.higher = !o->lower};
+    SearchRecord rt = {0};
+    if (vi < 0 || values_info[vi].unit != VALUE_TIME)
+        out.field = o->column, out.ty = median_ms(db, r, o, &rt);
     StrBuf b, key;
     sb_init(&b), sb_init(&key);
-    header(r, &k, device, &b);
+    header(r, &k, &out, device, &b);
     for (int c = 0; c < r->sp.n; c++)
-        entry(r, &k.cand[c], c, time_objective, &b, &key);
+        entry(r, &k.cand[c], c, &out, &b, &key);
     pruned(r, &b, &key);
     sb_puts(&b, "\n}\n}\n");
     int ok = fwrite(sb_str(&b), 1, b.len, f) == b.len;
     if (!ok)
         kvx_error_set(err, KVX_EIO, NULL, "export: the cache file could not be written");
     sb_free(&b), sb_free(&key);
+    search_record_free(&rt);
     kt_free(&k);
     return ok ? 0 : -1;
 }

@@ -5,7 +5,7 @@
  * order.  A neighbour told better becomes the centre.  When every neighbour
  * of the centre was proposed, a restart: half the time the best so far with
  * two or three axes redrawn (an iterated local search's kick), else a
- * candidate at random; the restart becomes the centre once told valid.  An
+ * candidate at random; the first centre comes from a seeded design; the restart becomes the centre once told valid.  An
  * invalid candidate is never a centre, so a climb turns away from variants
  * that fail. */
 #include "search_internal.h"
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Random candidates before the first climb: a few, so that a space whose
- * corners fail still starts from a valid one. */
+/* A design's candidates before the first climb (search_design.c): a few,
+ * so that a space whose corners fail still starts from a valid one. */
 #define LOCAL_INIT 4
 /* Tries at a kick before a restart falls back to a random candidate. */
 #define LOCAL_KICK_TRIES 32
@@ -90,8 +90,11 @@ static int kick(Search *s)
 int search_local_ask(Search *s)
 {
     LocalState *l = s->local;
-    if (s->nproposed < LOCAL_INIT)
-        return search_take_random(s);
+    if (s->nproposed < LOCAL_INIT) {
+        int c = search_take_design(s, LOCAL_INIT);
+        if (c >= 0)
+            return c;
+    }
     while (l->cur >= 0 && l->inb < l->nnb) {
         int c = l->nb[l->inb++];
         if (!s->proposed[c])

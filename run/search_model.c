@@ -1,7 +1,7 @@
 /* search_model: `model`, an additive model of the objective with an
  * exploration bonus, alternating with the best candidate's neighbours.
  *
- * After a few random candidates, the objective is modelled as a mean plus one
+ * After a seeded design (search_design.c) of init x (axes + 2) candidates, the objective is modelled as a mean plus one
  * effect per axis value (backfitted, each effect shrunk toward 0 by n / (n +
  * 1) of its n observations): tile sizes, vector widths and unroll factors
  * mostly act on their own, and such a model learns them from far fewer
@@ -9,7 +9,9 @@
  * worse than the worst valid one, so the values that fail to compile or
  * launch are steered away from.  Every other ask takes an unproposed
  * neighbour of the best candidate (search_local.c's neighbourhood), which
- * finds what the additive model cannot: the interactions near the optimum. */
+ * finds what the additive model cannot: the interactions near the optimum.
+ * The exploration bonus of a value never told is kappa (SearchParams)
+ * standard deviations of the told values, 1/sqrt(1 + n) of it after n. */
 #include "search_internal.h"
 #include "core/util.h"
 
@@ -19,9 +21,6 @@
 
 /* Backfitting sweeps: the effects settle within a few on these spaces. */
 #define MODEL_SWEEPS 4
-/* The exploration bonus, in standard deviations of the told values, for a
- * value never seen (1/sqrt(1 + n) of it after n). */
-#define MODEL_KAPPA 0.5
 
 struct ModelState {
     int *off;                   /* per axis: its first value's slot; off[naxes] slots in all */
@@ -29,9 +28,15 @@ struct ModelState {
     int *cnt;                   /* per slot: told candidates with that value */
     int *told;                  /* the told candidates, in tell order */
     double *yv;                 /* their modelled objective (invalid: a penalty) */
-    int ninit;                  /* random candidates first */
+    int ninit;                  /* the design's candidates first */
     int flip;                   /* alternates the model and the neighbours */
 };
+
+int search_model_ninit(const Search *s)
+{
+    int k = (int)lround(s->par.init * (s->sp->naxes + 2));
+    return k < 2 ? 2 : k;
+}
 
 int search_model_init(Search *s)
 {
@@ -47,8 +52,8 @@ int search_model_init(Search *s)
     m->cnt = mem_calloc(nv, sizeof(int));
     m->told = mem_alloc(sizeof(int) * (size_t)(sp->n ? sp->n : 1));
     m->yv = mem_alloc(sizeof(double) * (size_t)(sp->n ? sp->n : 1));
-    m->ninit = sp->naxes + 2;
     s->model = m;
+    m->ninit = search_model_ninit(s);
     return 0;
 }
 
@@ -152,7 +157,7 @@ static int best_predicted(Search *s, double sd)
         double bonus = 0;
         for (int a = 0; a < na; a++)
             bonus += 1.0 / sqrt(1.0 + m->cnt[m->off[a] + v[a]]);
-        double score = predict(m, v, na, -1) - MODEL_KAPPA * sd * bonus / na;
+        double score = predict(m, v, na, -1) - s->par.kappa * sd * bonus / na;
         if (score < pick_score)
             pick_score = score, pick = c;
     }
@@ -175,8 +180,10 @@ static int best_neighbour(Search *s)
 int search_model_ask(Search *s)
 {
     ModelState *m = s->model;
-    if (s->nproposed < m->ninit || s->ntold == 0)
-        return search_take_random(s);
+    if (s->nproposed < m->ninit || s->ntold == 0) {
+        int c = search_take_design(s, m->ninit);
+        return c >= 0 ? c : search_take_random(s);
+    }
     m->flip ^= 1;
     if (m->flip && s->best >= 0) {
         int c = best_neighbour(s);

@@ -57,6 +57,27 @@
 #             compared with results/h200/contention.db (the driver's placement)
 #   memfacts  kvx inspect of tests/data/specs/copy.yaml: load/store widths from SASS
 #   plots     kvx report of the contention subset and its matplotlib scripts run
+#   space:NAME    one space of the search benchmark set (issue 37; bench/search_spaces.tsv:
+#             stencil-4096, stencil-8192, sgemm, conv, nbody, reduce-4m, reduce-128m,
+#             dedisp; space:all for each, on an H200 but sgemm) recorded exhaustively from an empty cache into
+#             $OUT/bundle/spaces/NAME.db (a database per space, rollback mode once
+#             closed), its wall and its statuses counted; copy it to
+#             results/<gpu>/search/NAME.db (h100 or h200).  Rough estimates on an
+#             H100 with 16 cores, not measured: sgemm 3 min (187.8 s on an H200),
+#             stencil-4096 2 min, stencil-8192 4 min, conv 1.5, nbody 1, reduce-4m 1,
+#             reduce-128m 2, dedisp 3 (compiles well under a minute each): spread them
+#             over calls of under 10 minutes, e.g. "space:stencil-4096 space:stencil-8192",
+#             "space:sgemm space:conv space:nbody", "space:reduce-4m space:reduce-128m
+#             space:dedisp"; KVX_STEP_TIMEOUT (400 s) caps each
+#   search-live[:NAMES]  kvx run --search default --budget 5% of conv, dedisp and nbody
+#             (NAMES: some of them, comma-separated) from an empty cache, each beside
+#             Kernel Tuner's live run on the same budget (bench/kernel_tuner_live.py,
+#             wheels in .whl/, KVX_KT_STRATEGY: bayes_opt), both timed whole, each best
+#             against the space's recorded optimum ($OUT/bundle/spaces/NAME.db of this
+#             sitting, else results/<gpu>/search/NAME.db: record the space first, on the
+#             same kind of GPU).  Rough estimates, not measured: 1 to 3 minutes a space
+#             (kvx under a minute; Kernel Tuner compiles and times one variant at a
+#             time: 35, 62 and 15 evaluations); KVX_STEP_TIMEOUT (400 s) caps each side
 #   search    kvx run --search model --budget 5% of specs/sgemm.yaml from an empty
 #             cache (batches of 8, then of 32), its wall and the best found
 #   oldnew    the whole contention spec by kvx at e9df4dc (built in a worktree) and by
@@ -95,6 +116,24 @@ export LD_LIBRARY_PATH=$root/.devdeps/lib:${LD_LIBRARY_PATH:-}
 export KVX_CACHE_DIR=$root/.kvx-cache
 kvx=$root/build-dev/kvx
 say() { printf '\n== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$B/session.log"; }
+# A search benchmark space (bench/search_spaces.tsv): "SPEC<TAB>WHERE" of NAME.
+space_def() {
+    case $1 in
+    stencil-4096) printf 'bench/specs/stencil.yaml\tside == 4096' ;;
+    stencil-8192) printf 'bench/specs/stencil.yaml\tside == 8192' ;;
+    sgemm) printf 'specs/sgemm.yaml\t' ;;
+    conv|nbody|dedisp) printf 'bench/specs/%s.yaml\t' "$1" ;;
+    reduce-4m) printf 'bench/specs/reduce.yaml\tn == 2^22' ;;
+    reduce-128m) printf 'bench/specs/reduce.yaml\tn == 2^27' ;;
+    *) return 1 ;;
+    esac
+}
+SPACES="stencil-4096 stencil-8192 sgemm conv nbody reduce-4m reduce-128m dedisp"
+gpu_dir() { nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | grep -q H200 && echo h200 || echo h100; }
+# Wall seconds since $1 (date +%s.%N).
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+# The lowest median_ms of db's ok cases ("" none).
+optimum_of() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select min(median_ms) from cases where status = \"ok\"").fetchone()[0] or "")' "$1" 2>/dev/null; }
 
 say build
 # The copy's .git may be older than its files: KVX_COMMIT (given by the caller,
@@ -526,6 +565,73 @@ PY
             [ -f "$py" ] && { python3 "$py" >>"$B/plots.log" 2>&1; echo "$(basename "$py"): exit $?"; }
         done | tee -a "$B/session.log"
         ls "$B"/plots/*/ | head -n 20 | tee -a "$B/session.log"
+        ;;
+    space:*)
+        names=${step#space:}
+        [ "$names" = all ] && names=$SPACES
+        # SGEMM on an H200 is results/h200/sgemm.db (2026-12-02): all records the rest there.
+        [ "$step" = space:all ] && [ "$(gpu_dir)" = h200 ] && names=${names/sgemm /}
+        mkdir -p "$B/spaces"
+        for name in $names; do
+            def=$(space_def "$name") || { echo "space:$name: no such space (expected one of: $SPACES)" | tee -a "$B/session.log"; continue; }
+            spec=${def%%$'\t'*} where=${def#*$'\t'}
+            say "space $name: $spec${where:+ where $where}, exhaustive, empty cache"
+            rm -rf "$root/.kvx-cache-space" "$B/spaces/$name.db"
+            t0=$(date +%s.%N)
+            timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run "$spec" ${where:+--where "$where"} \
+                --cache "$root/.kvx-cache-space" --db "$B/spaces/$name.db" --profile >"$B/space-$name.log" 2>&1
+            echo "space $name: exit $?, whole $(since "$t0") s" | tee -a "$B/session.log"
+            grep -E "^time |^profile " "$B/space-$name.log" | tail -n 3 | tee -a "$B/session.log"
+            # A space cut short (the timeout) is no record: its cases against the plan's points.
+            planned=$("$kvx" plan "$spec" ${where:+--where "$where"} --format csv | tail -n +2 | wc -l)
+            python3 - "$B/spaces/$name.db" "$planned" <<'PY' | tee -a "$B/session.log"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+cases, planned = c.execute("select count(*) from cases").fetchone()[0], int(sys.argv[2])
+print("statuses", dict(c.execute("select status, count(*) from cases group by status").fetchall()),
+      "variants", c.execute("select count(distinct variant_id) from cases").fetchone()[0],
+      "journal", c.execute("pragma journal_mode").fetchone()[0],
+      "complete" if cases == planned else f"INCOMPLETE ({cases} of {planned} points stored): not a record, do not commit it")
+PY
+            "$kvx" replay "$B/spaces/$name.db" --seeds 20 --strategy random,default --budgets 5% \
+                --time-budgets "" 2>&1 | tail -n 4 | tee -a "$B/session.log"
+        done
+        ;;
+    search-live|search-live:*)
+        names=conv,dedisp,nbody
+        [ "$step" = search-live ] || names=${step#search-live:}
+        bash bench/kt_install.sh /tmp/site >"$B/kt-install.log" 2>&1
+        gd=$(gpu_dir)
+        for name in ${names//,/ }; do
+            case $name in conv|dedisp|nbody) ;; *) echo "search-live:$name: no live Kernel Tuner side (expected conv, dedisp or nbody)" | tee -a "$B/session.log"; continue ;; esac
+            def=$(space_def "$name"); spec=${def%%$'\t'*}
+            say "search-live $name: kvx run --search default --budget 5%, empty cache"
+            rm -rf "$root/.kvx-cache-live" "$B/live-$name.db"
+            t0=$(date +%s.%N)
+            timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" "$kvx" run "$spec" --search default --budget 5% \
+                --cache "$root/.kvx-cache-live" --db "$B/live-$name.db" --profile >"$B/live-$name.log" 2>&1
+            echo "kvx search $name: exit $?, whole $(since "$t0") s" | tee -a "$B/session.log"
+            grep -E "^search  [0-9]" "$B/live-$name.log" | tail -n 1 | tee -a "$B/session.log"
+            ref="$B/spaces/$name.db"; [ -f "$ref" ] || ref="results/$gd/search/$name.db"
+            opt=$( [ -f "$ref" ] && optimum_of "$ref")
+            [ -n "$opt" ] || echo "search-live $name: no recorded optimum on this GPU ($ref): run space:$name first" |
+                tee -a "$B/session.log"
+            best=$(optimum_of "$B/live-$name.db")
+            [ -n "$best" ] && [ -n "$opt" ] && awk -v b="$best" -v o="$opt" -v r="$ref" \
+                'BEGIN { printf "kvx best %.5g ms, optimum %.5g ms (%s): %.3f of it%s\n", b, o, r, o / b, o / b >= 1 / 1.05 ? ", within 5%" : ", NOT within 5%" }' |
+                tee -a "$B/session.log"
+            "$kvx" gen "$spec" --out "/tmp/gen-live-$name" >/dev/null 2>&1
+            rm -rf "$HOME/.cache/cupy"      # Kernel Tuner's compiles from empty too
+            PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout -s KILL "${KVX_STEP_TIMEOUT:-400}" python3 bench/kernel_tuner_live.py \
+                "$name" "/tmp/gen-live-$name" --budget 5% --strategy "${KVX_KT_STRATEGY:-bayes_opt}" >"$B/kt-live-$name.log" 2>&1
+            echo "kernel tuner $name: exit $?" | tee -a "$B/session.log"
+            tail -n 3 "$B/kt-live-$name.log" | tee -a "$B/session.log"
+            # Its best by its own timing (cupy events, the mean of 7 runs, no L2 flush): beside, not the same measure.
+            kbest=$(sed -n 's/^best .*: \([0-9.eE+-]*\) ms$/\1/p' "$B/kt-live-$name.log" | tail -n 1)
+            [ -n "$kbest" ] && [ -n "$opt" ] && awk -v b="$kbest" -v o="$opt" \
+                'BEGIN { printf "kernel tuner best %.5g ms by its own timing: %.3f of kvx'"'"'s recorded optimum\n", b, o / b }' |
+                tee -a "$B/session.log"
+        done
         ;;
     search)
         for batch in 8 32; do

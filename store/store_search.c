@@ -94,27 +94,33 @@ int store_search_cases(Store *st, const char *spec, const char *column, StoreCas
     return finish(db, q, step, err);
 }
 
-int store_search_case(Store *st, const char *key, const char *column, char status[32], double *value,
-                      double *cost_ms, KvxError *err)
+int store_search_case(Store *st, const char *key, const char *column, const StoreSearchId *id, char status[32],
+                      double *value, double *cost_ms, int *same, KvxError *err)
 {
     sqlite3 *db = store_db(st);
     status[0] = 0;
     *value = *cost_ms = NAN;
+    *same = 0;
     if (store_objective_dir(column) < 0) {
         kvx_error_set(err, KVX_EINPUT, NULL, "'%s' is no objective", column);
         return -1;
     }
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT status, %s, t_input_ms + t_verify_ms + t_measure_ms FROM cases"
-             " WHERE key = ?1", column);
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT c.status, c.%s, c.t_input_ms + c.t_verify_ms + c.t_measure_ms,"
+             " coalesce(r.search_strategy = ?2 AND r.search_seed = ?3 AND r.search_objective = ?4, 0)"
+             " FROM cases c JOIN runs r ON r.id = c.run_id WHERE c.key = ?1", column);
     sqlite3_stmt *q = prepare(db, sql, key, err);
     if (!q)
         return -1;
+    sqlite3_bind_text(q, 2, id->strategy, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 3, id->seed, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 4, id->objective, -1, SQLITE_TRANSIENT);
     int step = sqlite3_step(q);
     if (step == SQLITE_ROW) {
         snprintf(status, 32, "%s", (const char *)sqlite3_column_text(q, 0));
         *value = real_or_nan(q, 1);
         *cost_ms = real_or_nan(q, 2);
+        *same = sqlite3_column_int(q, 3);
     }
     return finish(db, q, step, err);
 }
@@ -130,6 +136,45 @@ int store_search_runs(Store *st, const char *spec)
     int found = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
     return found;
+}
+
+/* A text column into out[n] ("" when NULL). */
+static void text_into(sqlite3_stmt *q, int i, char *out, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    snprintf(out, n, "%s", t ? (const char *)t : "");
+}
+
+int store_search_record_runs(Store *st, const char *spec, StoreRecordRuns *out, KvxError *err)
+{
+    sqlite3 *db = store_db(st);
+    memset(out, 0, sizeof *out);
+    static const char *const has_col = "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'search_strategy'";
+    static const char *const sql =
+        "WITH rr AS (SELECT r.id, r.search_strategy st, r.search_budget b, r.search_seed sd FROM runs r"
+        " WHERE r.kind = 'run' AND EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.id AND c.spec_name = ?1)),"
+        " f AS (SELECT * FROM rr WHERE st IS NOT NULL ORDER BY id LIMIT 1)"
+        " SELECT (SELECT count(*) FROM rr WHERE st IS NULL), (SELECT count(*) FROM rr WHERE st IS NOT NULL),"
+        " (SELECT min(id) FROM rr WHERE st IS NOT NULL), (SELECT max(id) FROM rr WHERE st IS NOT NULL),"
+        " (SELECT st FROM f), (SELECT b FROM f), (SELECT sd FROM f)";
+    sqlite3_stmt *q = prepare(db, has_col, spec, err);
+    if (!q)
+        return -1;
+    int searched = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    if (!searched)
+        return 0;                       /* schema 6 or older: no search stored */
+    if (!(q = prepare(db, sql, spec, err)))
+        return -1;
+    int step = sqlite3_step(q);
+    if (step == SQLITE_ROW) {
+        out->nfull = sqlite3_column_int(q, 0), out->nsearch = sqlite3_column_int(q, 1);
+        out->first = sqlite3_column_int64(q, 2), out->last = sqlite3_column_int64(q, 3);
+        text_into(q, 4, out->strategy, sizeof out->strategy);
+        text_into(q, 5, out->budget, sizeof out->budget);
+        text_into(q, 6, out->seed, sizeof out->seed);
+    }
+    return finish(db, q, step, err);
 }
 
 void store_search_gpu(Store *st, const char *spec, char *out, size_t n)

@@ -29,12 +29,19 @@ typedef void (*StoreCaseAxisFn)(void *ctx, int64_t id, const char *status, doubl
 int store_search_cases(Store *db, const char *spec, const char *column, StoreCaseAxisFn each,
                        void *ctx, KvxError *err);
 
+/* A search as its runs are stored: the runs row's search_strategy,
+ * search_seed and search_objective. */
+typedef struct StoreSearchId {
+    const char *strategy, *seed, *objective;
+} StoreSearchId;
+
 /* The stored case of key: *status (into status[32]; "" when none is stored),
- * *value its column's value (NaN when NULL) and *cost_ms its time in the
- * run (t_input_ms + t_verify_ms + t_measure_ms, NaN unknown).  0, or -1 with
- * err. */
-int store_search_case(Store *db, const char *key, const char *column, char status[32],
-                      double *value, double *cost_ms, KvxError *err);
+ * *value its column's value (NaN when NULL), *cost_ms its time in the run
+ * (t_input_ms + t_verify_ms + t_measure_ms, NaN unknown) and *same 1 when
+ * the run that measured it was a search of id (this one, or an earlier try
+ * of it: what counts against its budget), else 0.  0, or -1 with err. */
+int store_search_case(Store *db, const char *key, const char *column, const StoreSearchId *id, char status[32],
+                      double *value, double *cost_ms, int *same, KvxError *err);
 
 /* What Kernel Tuner's cache file gives of a stored case (run/search_kt.c). */
 typedef struct StoreSearchFacts {
@@ -63,5 +70,16 @@ void store_search_gpu(Store *db, const char *spec, char *out, size_t n);
 /* 1 when a run of spec in db was a search (kvx run --search), 0 when none
  * was (or the file predates searches). */
 int store_search_runs(Store *db, const char *spec);
+
+/* Which runs stored the measured cases of spec: those of every selected
+ * point (nfull) and searches (nsearch; first and last their run ids, the
+ * first one's strategy, budget and seed).  A file that predates searches
+ * has none.  0, or -1 with err. */
+typedef struct StoreRecordRuns {
+    int nfull, nsearch;
+    int64_t first, last;
+    char strategy[64], budget[64], seed[32];
+} StoreRecordRuns;
+int store_search_record_runs(Store *db, const char *spec, StoreRecordRuns *out, KvxError *err);
 
 #endif

@@ -200,7 +200,7 @@ static const char *sample(const char *verb, const Listed *o)
         {"X", "0.5"}, {"S", "1"}, {"LIST", "0"}, {"NAME", "contention"}, {"ID", "1"}, {"V", "median_ms"},
         {"AXIS,...", "n"}, {"AXIS=VALUE,...", "n=1"}, {"AXIS=V,...", "strategy=naive"}, {"GPU", "RTX 5090"},
         {"TARGET", "H200-SXM-141GB"}, {"STRATEGY", "model"}, {"B", "5%"}, {"VALUE[,POINTS]", "median_ms"},
-        {"F", "0.05"}, {"STRATEGIES", "random,model"}, {"BUDGETS", "2%,10"},
+        {"F", "0.05"}, {"STRATEGIES", "random,model:kappa=2"}, {"BUDGETS", "2%,10"}, {"TIMES", "2%,30s"},
     };
     if (!strcmp(o->arg, "DIR") || !strcmp(o->arg, "PATH") || !strcmp(o->arg, "FILE"))
         return never;

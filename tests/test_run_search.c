@@ -25,11 +25,30 @@
  *   database measures the same variants, another seed others;
  * - kvx table over a searched database, and kvx compare of it with the
  *   exhaustive run, say 'unmeasured' for the cells it did not measure;
+ * - kvx replay and kvx export --format kerneltuner refuse a database only a
+ *   search stored (exit 2, the run named, no file written), and take it once
+ *   an exhaustive run joins it;
  * - from a cold cache, the sources of a random search's later batches are
  *   compiled while the earlier batches run (all found in the cache);
  * - a search killed with SIGKILL part-way (the process group) and started
  *   again ends with exactly the variants of the search never killed, each
- *   case once. */
+ *   case once;
+ * - variants another run stored are told without costing the budget: a
+ *   search of 10 variants in a database holding the tile == 8 ones measures
+ *   10 variants more;
+ * - a time budget ends the batch in flight: with a budget shorter than the
+ *   first compile, batch 1 hands out no case, is said to be ended by the
+ *   time, and the search stops there;
+ * - an objective other than a time goes out to Kernel Tuner under its own
+ *   name with objective_higher_is_better, the time beside it;
+ * - on the committed SGEMM space (results/h200/sgemm.db, rollback mode) the
+ *   default is at no budget worse than random search beyond seed noise,
+ *   counts every ask as an evaluation, and is within 5% of the optimum at
+ *   5% in at least 90% of the seeds;
+ * - bench/search_bench.py (where python3 has kernel_tuner) runs both sides
+ *   on one space: Kernel Tuner's random_sample at the whole space's budget
+ *   pays for the 21 invalid variants too (42 evaluations, not tune_cache's
+ *   21), and the aggregate scores random search 0. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,9 +105,9 @@ static void test_replay_exhaustive(void **state)
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 84);
     must(kvx(rlog, "replay", db, "--seeds", "10", "--budgets", "4,100%", NULL), 0, rlog);
     if (!log_has(rlog, "spec search, 42 variants over 2 objective points (21 invalid, 0 incomplete left out)") ||
-        !log_has(rlog, "| random | 100% | 42 | 1.000 | 1.000 | 100% |") ||
-        !log_has(rlog, "| local | 100% | 42 | 1.000 | 1.000 | 100% |") ||
-        !log_has(rlog, "| model | 100% | 42 | 1.000 | 1.000 | 100% |") || !log_has(rlog, "| model | 4 | 4 |")) {
+        !log_has(rlog, "| random | 100% | 42.0 |") || !log_has(rlog, "| local | 100% | 42.0 |") ||
+        !log_has(rlog, "| model | 100% | 42.0 |") || !log_has(rlog, "| portfolio | 100% | 42.0 |") ||
+        !log_has(rlog, "| 1.000 | 1.000 | 1.000 | 100% | = |") || !log_has(rlog, "| model | 4 | 4.0 |")) {
         dump(rlog);
         fail_msg("kvx replay's table is not the one expected");
     }
@@ -96,9 +115,13 @@ static void test_replay_exhaustive(void **state)
     must(kvx(slog, "run", SPEC, "--db", db, "--search", "local", "--budget", "20", NULL), 0, slog);
     assert_int_equal(db_int(db, "SELECT count(*) FROM cases"), 84);
     assert_int_equal(db_int(db, "SELECT count(*) FROM runs WHERE search_strategy IS NOT NULL"), 0);
-    assert_true(log_has(slog, "search  20 of 42 variants (47.6%)"));
+    /* Every variant is stored: each is told, none costs the budget, so the
+     * search goes through the whole space and measures nothing. */
+    assert_true(log_has(slog, "search  42 of 42 variants (100.0%; 42 of them already stored, no budget spent)"));
     must(kvx(rlog, "replay", db, "--strategy", "annealing", NULL), 2, rlog);
-    assert_true(log_has(rlog, "--strategy is 'annealing' (expected names among: random, local, model)"));
+    assert_true(log_has(rlog, "--strategy has 'annealing' (expected one of: random, local, model, portfolio, default)"));
+    must(kvx(rlog, "replay", db, "--strategy", "model:kapa=2", NULL), 2, rlog);
+    assert_true(log_has(rlog, "--strategy has 'kapa=2' (expected one of: kappa=X, init=X, floor=X, window=X, X a number"));
 }
 
 /* One number from sql with the text of file bound as ?1, over an in-memory
@@ -351,7 +374,7 @@ static void test_search_rows(void **state)
     const char *a = tmp_path("a.db"), *b = tmp_path("b.db"), *c = tmp_path("c.db");
     const char *log = tmp_path("a.log"), *tlog = tmp_path("table.log");
     must(search(a, log, "5"), 1, log);
-    assert_true(log_has(log, "search  21 of 42 variants (50.0%)"));
+    assert_true(log_has(log, "search  21 of 42 variants (50.0%; 0 of them already stored"));
     assert_int_equal(db_int(a, "SELECT count(*) FROM cases"), 42);
     assert_int_equal(db_int(a, "SELECT count(DISTINCT variant_id) FROM cases"), 21);
     assert_int_equal(db_int(a, "SELECT count(*) FROM cases WHERE json_extract(axes, '$.tile') *"
@@ -393,6 +416,26 @@ static void test_search_rows(void **state)
  * its second batch in the cache (all of them unless the second round
  * cancelled the compiles ahead not started yet: a busy machine).  With
  * --ahead 0 nothing compiles ahead, and the second batch finds none. */
+/* A database only a search stored is no space: replay and export refuse it,
+ * naming the run, and write nothing; once an exhaustive run joins it, both
+ * take it. */
+static void test_search_only_refused(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("only.db"), *log = tmp_path("only.log"), *kt = tmp_path("only-kt.json");
+    must(search(db, log, "7"), 1, log);
+    must(kvx(log, "replay", db, "--seeds", "2", NULL), 2, log);
+    assert_true(log_has(log, "spec 'search' is not an exhaustive record: its 21 variants are what run 1 measured "
+                             "(the first: --search model --budget 50% --search-seed 7)"));
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 2, log);
+    assert_true(log_has(log, "is not an exhaustive record"));
+    assert_int_equal(access(kt, F_OK), -1);
+    must(kvx(log, "run", SPEC, "--db", db, NULL), 1, log);
+    must(kvx(log, "replay", db, "--seeds", "2", "--budgets", "100%", "--time-budgets", "", NULL), 0, log);
+    assert_true(log_has(log, "spec search, 42 variants over 2 objective points"));
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 0, log);
+}
+
 static void test_compiles_ahead(void **state)
 {
     (void)state;
@@ -458,6 +501,100 @@ static void test_kill_and_resume(void **state)
     }
 }
 
+static void test_budget_stored(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("part.db"), *log = tmp_path("part.log"), *slog = tmp_path("part-search.log");
+    must(kvx(log, "run", SPEC, "--db", db, "--where", "tile == 8", NULL), 1, log);     /* mismatches: 1 */
+    int before = db_int(db, "SELECT count(DISTINCT variant_id) FROM cases");
+    assert_int_equal(before, 12);
+    kvx(slog, "run", SPEC, "--db", db, "--search", "random", "--budget", "10", "--search-seed", "3", NULL);
+    int searched = db_int(db, "SELECT count(DISTINCT variant_id) FROM cases WHERE run_id IN"
+                              " (SELECT id FROM runs WHERE search_strategy IS NOT NULL)");
+    int stored = db_int(db, "SELECT count(DISTINCT variant_id) FROM cases");
+    if (searched != 10 || stored != before + 10) {
+        dump(slog);
+        fail_msg("the search measured %d variants (%d in all, %d before): expected 10 more", searched, stored, before);
+    }
+    assert_true(log_has(slog, "of them already stored, no budget spent)"));
+}
+
+static void test_time_budget(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("timed.db"), *log = tmp_path("timed.log");
+    kvx(log, "run", SPEC, "--db", db, "--search", "random", "--budget", "0.00001wall-min", "--batch", "42",
+        "--no-cache", NULL);
+    if (!log_has(log, "the time budget ended batch 1 in flight")) {
+        dump(log);
+        fail_msg("a time budget shorter than a compile did not end the batch in flight");
+    }
+    assert_true(db_int(db, "SELECT count(*) FROM cases") < 84);
+    assert_false(log_has(log, "search  batch 2:"));
+}
+
+static void test_export_higher(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("full.db"), *kt = tmp_path("gbs-kt.json"), *log = tmp_path("gbs-kt.log");
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--objective", "gbs,size == 1024", "--out", kt,
+             NULL), 0, log);
+    assert_int_equal(json_num(kt, "SELECT json_extract(?1, '$.objective') = 'gbs'"), 1);
+    assert_int_equal(json_num(kt, "SELECT json_extract(?1, '$.objective_higher_is_better')"), 1);
+    /* Each valid variant: gbs its rate, time its median (a time, not 1/rate). */
+    double n = json_num(kt, "SELECT count(*) FROM json_each(?1, '$.cache') WHERE json_type(value, '$.gbs') = 'real'"
+                            " AND json_extract(value, '$.time') > 0 AND json_extract(value, '$.time') !="
+                            " 1.0 / json_extract(value, '$.gbs')");
+    assert_int_equal((int)n, 21);
+}
+
+static void test_replay_committed(void **state)
+{
+    (void)state;
+    const char *js = tmp_path("sgemm-replay.json");
+    must(kvx(js, "replay", KVX_SOURCE_DIR "/results/h200/sgemm.db", "--format", "json", "--strategy", "random,default",
+             "--seeds", "20", NULL), 0, js);
+    const char *rows = "SELECT count(*) FROM json_each(?1, '$.rows') WHERE ";
+    char sql[512];
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.strategy') = 'default'", rows);
+    assert_int_equal((int)json_num(js, sql), 8);        /* 4 count budgets, 4 of time */
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.vs_random') = 'worse'", rows);
+    assert_int_equal((int)json_num(js, sql), 0);
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.budget') = '5%%' AND NOT json_extract(value, '$.time')"
+             " AND json_extract(value, '$.evaluations') = 186", rows);
+    assert_int_equal((int)json_num(js, sql), 2);
+    snprintf(sql, sizeof sql, "%sjson_extract(value, '$.strategy') = 'default' AND json_extract(value, '$.budget') ="
+             " '5%%' AND NOT json_extract(value, '$.time') AND json_extract(value, '$.within') >= 0.9", rows);
+    assert_int_equal((int)json_num(js, sql), 1);
+}
+
+static void test_bench_harness(void **state)
+{
+    (void)state;
+    if (!python_has("kernel_tuner", "bench/search_bench.py with Kernel Tuner's side"))
+        skip();
+    const char *tsv = tmp_path("spaces.tsv"), *js = tmp_path("bench.json"), *md = tmp_path("bench.md");
+    const char *log = tmp_path("bench.log");
+    FILE *f = fopen(tsv, "w");
+    assert_non_null(f);
+    fprintf(f, "# one space\nsearch-fake\t%s\tsearch\tmedian_ms\n", tmp_path("full.db"));
+    fclose(f);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "python3 " KVX_SOURCE_DIR "/bench/search_bench.py '%s' --kvx '" KVX_BINARY "' --seeds 10"
+             " --kt random_sample --kt-seeds 4 --budgets 10,100%% --time-budgets 50%% --json '%s' --md '%s' > '%s' 2>&1",
+             tsv, js, md, log);
+    if (system(cmd) != 0) {
+        dump(log);
+        fail_msg("bench/search_bench.py failed");
+    }
+    assert_int_equal((int)json_num(js, "SELECT json_extract(value, '$.evaluations') FROM json_each(?1,"
+                                       " '$.results.search-fake.kt') WHERE json_extract(value, '$.budget') = '100%'"), 42);
+    assert_int_equal((int)json_num(js, "SELECT json_extract(?1, '$.aggregate.random.all') = 0"), 1);
+    char *text = file_read(md, NULL);
+    assert_non_null(strstr(text, "| KT random_sample | 100% | 42.0 |"));
+    free(text);
+}
+
 int main(void)
 {
     child_env_clean();
@@ -473,8 +610,14 @@ int main(void)
         cmocka_unit_test(test_import_kerneltuner_written),
         cmocka_unit_test(test_kerneltuner_simulates),
         cmocka_unit_test(test_search_rows),
+        cmocka_unit_test(test_search_only_refused),
         cmocka_unit_test(test_compiles_ahead),
         cmocka_unit_test(test_kill_and_resume),
+        cmocka_unit_test(test_budget_stored),
+        cmocka_unit_test(test_time_budget),
+        cmocka_unit_test(test_export_higher),
+        cmocka_unit_test(test_replay_committed),
+        cmocka_unit_test(test_bench_harness),
     };
     return child_dir_done(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -10,7 +10,11 @@
  * over holes); a peek at the next proposals (what a search compiles ahead)
  * changes nothing; invalid variants steer the guided strategies away; the replay
  * reports the optimum found at a full budget and the guided strategies beat
- * random sampling at a small one. */
+ * random sampling at a small one; no two strategies of one seed open with
+ * the same picks, and the guided ones' seeded design covers every axis'
+ * range evenly (each stratum of each axis once); a strategy's constants
+ * parse as NAME:key=value and a wrong key says which it takes; a time
+ * budget counts the evaluations that started within it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,6 +127,96 @@ static void test_whole_space_once(void **state)
     free(got);
     free(seen);
     space_free(&s);
+}
+
+/* Issue 37: with batches of 8, the first 8 picks of every strategy were the
+ * same random draws. */
+static void test_first_picks_differ(void **state)
+{
+    (void)state;
+    Space s;
+    space_make(&s, 0);
+    int first[SEARCH_COUNT][8];
+    for (int k = 0; k < SEARCH_COUNT; k++) {
+        Search *se = search_new(&s.sp, k, 11);
+        for (int i = 0; i < 8; i++)
+            first[k][i] = search_ask(se);      /* a batch: asked before any tell */
+        search_free(se);
+    }
+    for (int k = 0; k < SEARCH_COUNT; k++)
+        for (int j = k + 1; j < SEARCH_COUNT; j++)
+            assert_memory_not_equal(first[k], first[j], sizeof first[k]);
+    space_free(&s);
+}
+
+/* A full product space (nothing pruned): the model's design of 2 x (axes +
+ * 2) points (init=2), each axis' values cut into that many strata, puts one point in
+ * each stratum of each axis. */
+static void test_design_strata(void **state)
+{
+    (void)state;
+    static const int nv[3] = {20, 30, 7};     /* 10 strata: 2 and 3 values each on the first two */
+    int n = nv[0] * nv[1] * nv[2];
+    int *vals = malloc(sizeof(int) * 3 * (size_t)n);
+    for (int i = 0; i < n; i++)
+        vals[3 * i] = i / (nv[1] * nv[2]), vals[3 * i + 1] = i / nv[2] % nv[1], vals[3 * i + 2] = i % nv[2];
+    SearchSpace sp = {.n = n, .naxes = 3, .vals = vals, .nvals = nv};
+    for (uint64_t seed = 0; seed < 5; seed++) {
+        SearchParams par = search_params_default;
+        par.init = 2;
+        Search *se = search_new_with(&sp, SEARCH_model, seed, &par);
+        int k = search_model_ninit(se), hit[3][32] = {{0}};
+        assert_int_equal(k, 10);
+        for (int i = 0; i < k; i++) {
+            int c = search_ask(se);
+            for (int a = 0; a < 3; a++)
+                hit[a][vals[3 * c + a] * k / nv[a]]++;
+        }
+        for (int a = 0; a < 2; a++)         /* axes of at least k values: a stratum each */
+            for (int t = 0; t < k; t++)
+                assert_int_equal(hit[a][t], 1);
+        for (int v = 0; v < nv[2]; v++)     /* 7 values, 10 points: each value at least once */
+            assert_true(hit[2][v * k / nv[2]] >= 1);
+        search_free(se);
+    }
+    free(vals);
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    int kind;
+    SearchParams p;
+    char why[256];
+    assert_int_equal(search_parse("model", &kind, &p, why, sizeof why), 0);
+    assert_int_equal(kind, SEARCH_model);
+    assert_true(p.kappa == search_params_default.kappa);
+    assert_int_equal(search_parse("portfolio:kappa=1.5:floor=0.1", &kind, &p, why, sizeof why), 0);
+    assert_int_equal(kind, SEARCH_portfolio);
+    assert_true(p.kappa == 1.5 && p.floor == 0.1 && p.init == search_params_default.init);
+    assert_int_equal(search_parse("default", &kind, &p, why, sizeof why), 0);
+    assert_int_equal(kind, SEARCH_DEFAULT);
+    assert_int_equal(search_parse("model:kapa=1", &kind, &p, why, sizeof why), -1);
+    assert_non_null(strstr(why, "'kapa=1' (expected one of: kappa=X, init=X"));
+    assert_int_equal(search_parse("model:kappa=-1", &kind, &p, why, sizeof why), -1);
+    assert_int_equal(search_parse("anneal", &kind, &p, why, sizeof why), -1);
+    assert_non_null(strstr(why, "'anneal' (expected one of: random, local, model, portfolio, default)"));
+}
+
+/* An evaluation counts when it started within the budget: costs 3, 3, 3
+ * and budgets of 5 and 6 ms see two evaluations and three. */
+static void test_time_budget(void **state)
+{
+    (void)state;
+    const double y[4] = {log(4), log(2), log(1), NAN}, cost[4] = {3, 3, 3, 3};
+    const int order[4] = {0, 3, 1, 2};
+    int e;
+    assert_float_equal(search_frac_at_time(y, cost, log(1), order, 4, 5, &e), 0.25, 1e-12);
+    assert_int_equal(e, 2);
+    assert_float_equal(search_frac_at_time(y, cost, log(1), order, 4, 6.5, &e), 0.5, 1e-12);
+    assert_int_equal(e, 3);
+    assert_float_equal(search_frac_at_time(y, cost, log(1), order, 1, 100, &e), 0.25, 1e-12);
+    assert_int_equal(e, 1);
 }
 
 /* A neighbour step over a pruned hole lands on the next valid value, and a
@@ -252,6 +346,10 @@ int main(void)
         cmocka_unit_test(test_invalid_steers_away),
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_first_picks_differ),
+        cmocka_unit_test(test_design_strata),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_time_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
