@@ -92,6 +92,63 @@ static void man_verb(FILE *f, const CliVerb *v)
     }
 }
 
+/* A tagged paragraph of the man page: the tag in bold, its text. */
+typedef struct ManTag {
+    const char *tag, *text;
+} ManTag;
+
+/* The exit statuses, as docs/cli.md's table gives them. */
+static const ManTag MAN_EXIT[] = {
+    {"0", "ok: every case stored ok, a table written (one that nothing matched says so on stderr)"},
+    {"1", "some cases or sources not ok: a case not ok in run, a source NVRTC rejected in compile, "
+          "doctor when kvx cannot compile here"},
+    {"2", "bad usage or bad input: an unknown option, a bad spec or --where (FILE:LINE:COL), no database "
+          "at --db, a file that is not a kvx database"},
+    {"3", "a file, database or I/O failure: a corrupt database, an output that cannot be written"},
+    {"4", "nothing measured: run on a machine with no GPU, no CUDA driver, or a driver that finds no "
+          "device (nothing is stored; plan, gen, compile and inspect work there)"},
+    {"130, 143", "run stopped by SIGINT or SIGTERM: the cases that had answered are stored"},
+};
+
+/* Every environment variable kvx reads, as docs/cli.md's table lists them
+ * (tests/docs/test_env_table.sh holds the three to each other). */
+static const ManTag MAN_ENV[] = {
+    {"KVX_CACHE_DIR", "the compile cache folder (--cache wins); unset: $XDG_CACHE_HOME/kvx"},
+    {"XDG_CACHE_HOME", "the compile cache is $XDG_CACHE_HOME/kvx when KVX_CACHE_DIR is unset"},
+    {"HOME", "the compile cache is $HOME/.cache/kvx when neither is set"},
+    {"CUDA_HOME", "the CUDA toolkit: NVRTC's headers, nvdisasm, ncu"},
+    {"CUDA_PATH", "the toolkit where CUDA_HOME has none"},
+    {"KVX_NVDISASM", "the disassembler inspect uses"},
+    {"KVX_NCU", "the ncu of run --counters"},
+    {"KVX_GNUPLOT", "the gnuplot report draws with (empty: none)"},
+    {"PATH", "where nvdisasm, ncu and gnuplot are looked for last"},
+    {"TMPDIR", "the folder of temporary files (unset: /tmp)"},
+    {"SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN",
+     "a Slurm array task's shard of run, without --shard"},
+    {"NVTX_INJECTION64_PATH", "the tool library that receives the cases' NVTX ranges (Nsight sets it)"},
+    {"KVX_FAKE_GPUS", "test hook: N fake GPUs, which run only kvx's own test kernels"},
+    {"KVX_FAKE_LOG, KVX_FAKE_CALL_LOG, KVX_FAKE_FILL_LOG, KVX_FAKE_MEM_FREE, KVX_FAKE_NS_PER_BYTE, "
+     "KVX_FAKE_FAULT_LAUNCH",
+     "test hooks of the fake driver"},
+    {"KVX_TEST_COMPILE_CRASH, KVX_TEST_COMPILE_DELAY, KVX_TEST_COMPILE_HOLD, KVX_TEST_HOSTREF_HOLD, "
+     "KVX_TEST_WORKER_MODULES",
+     "test hooks of compile and run"},
+    {"KVX_WALK_DIR", "bench/walk.c's output folder (a -DKVX_WALK=ON build only)"},
+};
+
+/* A section of tagged paragraphs: .TP, the tag in bold, the text. */
+static void man_tagged(FILE *f, const char *title, const ManTag *t, size_t n)
+{
+    fprintf(f, ".SH %s\n", title);
+    for (size_t i = 0; i < n; i++) {
+        fputs(".TP\n\\fB", f);
+        roff(f, t[i].tag);
+        fputs("\\fR\n", f);
+        roff(f, t[i].text);
+        fputc('\n', f);
+    }
+}
+
 void cli_doc_man(FILE *f)
 {
     fprintf(f, ".TH KVX 1 \"\" \"kvx %s\" \"User Commands\"\n", version_text());
@@ -103,16 +160,15 @@ void cli_doc_man(FILE *f)
           "compiles them with NVRTC, runs them on the GPUs in supervised worker processes, verifies\n"
           "every output against a reference, times them and stores every case in SQLite.\n"
           "Each verb's \\-\\-help prints the options below with their defaults.\n"
-          ".PP\nUsage errors print one line on standard error and exit 2; 1 means some cases or\n"
-          "checks failed; 3 a file or database failure.\n"
+          ".PP\nWithout a GPU, a spec's kernels plan, compile and inspect but do not run: run exits 4.\n"
           ".SH VERBS\n", f);
     for (const CliVerb *const *v = CLI_VERBS; *v; v++)
         man_verb(f, *v);
-    fputs(".SH ENVIRONMENT\n.TP\n\\fBKVX_CACHE_DIR\\fR\nthe compile cache (default ~/.cache/kvx)\n"
-          ".TP\n\\fBKVX_NVDISASM\\fR\nthe disassembler inspect uses\n"
-          ".TP\n\\fBCUDA_HOME\\fR\nthe CUDA toolkit\n"
-          ".SH SEE ALSO\nThe guides installed with kvx (share/doc/kvx): cli.md, spec.md, measurement.md,\n"
-          "results\\-schema.md, inspect.md, slurm.md.\n", f);
+    man_tagged(f, "EXIT STATUS", MAN_EXIT, sizeof MAN_EXIT / sizeof MAN_EXIT[0]);
+    man_tagged(f, "ENVIRONMENT", MAN_ENV, sizeof MAN_ENV / sizeof MAN_ENV[0]);
+    fputs(".SH FILES\nThe example specs and their templates: share/kvx/specs, share/kvx/templates.\n"
+          ".SH SEE ALSO\nThe guides installed with kvx (share/doc/kvx): cli.md (every variable above in\n"
+          "its table), spec.md, measurement.md, results\\-schema.md, inspect.md, slurm.md, peers.md.\n", f);
 }
 
 /* ---- bash completion --------------------------------------------------------------- */

@@ -249,15 +249,20 @@ const CliVerb cmd_export_verb = {
 const CliVerb cmd_import_verb = {
     .name = "import",
     .operands = "FILE",
-    .operands_are = "one CSV or nvbench JSON file",
+    .operands_are = "one CSV, nvbench JSON or Kernel Tuner cache file",
     .min_operands = 1,
     .max_operands = 1,
-    .summary = "published reference figures (CSV, or nvbench's JSON) as a named run",
+    .summary = "published reference figures (CSV, nvbench's JSON, a Kernel Tuner cache) as a named run",
     .opts_size = sizeof(ImportArgs),
     .opts = import_opts,
     .notes = "FILE: a CSV with a header of axis columns, then value columns (median_ms, min_ms, mean_ms,\n"
              "max_ms, stdev_ms, noise, gbs, pct_peak, ..., status), one row per point; or nvbench's JSON\n"
-             "result, one row per state (docs/results-schema.md says how its noise maps to kvx's).\n",
+             "result, one row per state (docs/results-schema.md says how its noise maps to kvx's); or a\n"
+             "Kernel Tuner cache file (closed, or left open by an interrupted tuning), one row per entry:\n"
+             "the tune parameters as axes, time as mean_ms, the median, min, max and stdev of times, GB/s\n"
+             "as gbs, its errors as statuses (InvalidConfig: skipped, CompilationFailedConfig:\n"
+             "compile_error, RuntimeFailedConfig and ErrorConfig: launch_error); the fields no column holds\n"
+             "(compile_time, ...) are named on stderr.\n",
     .run = cmd_import,
 };
 const CliVerb cmd_merge_verb = {
@@ -419,7 +424,7 @@ static int write_out(const char *path, int (*write)(void *ctx, FILE *f, KvxError
     int wrc = out_close(f, path, tmp, !fail);
     if (fail == 1) {
         /* Nothing matched: a finding, not an error (a run without failures). */
-        fprintf(stderr, "kvx: %s: nothing to list\n", err->msg);
+        fprintf(stderr, "kvx: %s: nothing to list\n%s", err->msg, err->log ? err->log : "");
         return 0;
     }
     return fail ? exit_of(err) : wrc;
@@ -654,13 +659,19 @@ int cmd_import(int argc, char **argv)
     KvxError err = {0};
     int n = 0, rc = 0;
     const char *csv = a.operand[0];
+    StrBuf left;
+    sb_init(&left);
+    ia.io.left = &left;
     Store *st = store_open(ia.db, &err);
     if (!st || results_import(st, csv, &ia.io, &n, &err))
         rc = exit_of(&err);
     else
         printf("imported %d rows from %s as reference '%s' (spec %s) into %s\n", n, csv, ia.io.name,
                ia.io.spec ? ia.io.spec : ia.io.name, ia.db);
+    if (!rc && left.len)
+        fprintf(stderr, "kvx import: %s: not stored (kvx has no column for them): %s\n", csv, sb_str(&left));
     store_close(st);
+    sb_free(&left);
     sb_free(&cmd);
     kvx_error_clear(&err);
     return rc;

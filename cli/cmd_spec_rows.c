@@ -2,7 +2,7 @@
  * (report/results_rows.h): `kvx plan`'s selected points and `kvx compile`'s
  * compiled sources, one row each, for scripts; without --format they print
  * their summaries (cmd_spec.c). */
-#include "cli.h"
+#include "cmd.h"
 #include "resolve/resolve.h"
 
 #include <math.h>

@@ -167,6 +167,20 @@ typedef struct ReportTable {
     SrcPos pos;
 } ReportTable;
 
+/* A report plot (`report:` entry with `plot: AXIS`): value against x, one
+ * series per value of series (NULL: kvx report picks), one plot per value
+ * combination of panels (npanels -1: every other workload axis with several
+ * values). */
+typedef struct ReportPlot {
+    const char *title;
+    const char *x, *series;
+    const char **panels; int npanels;
+    const char *value;
+    int ratio;          /* as ReportTable's */
+    const char *where;
+    SrcPos pos;
+} ReportPlot;
+
 typedef struct Spec {
     Arena *arena;
     const char *path;           /* as given */
@@ -195,6 +209,7 @@ typedef struct Spec {
     const char **options; int noptions;   /* extra NVRTC options */
     int use_cccl;               /* headers: [cccl] adds the CCCL include dir */
     ReportTable *tables; int ntables;
+    ReportPlot *plots; int nplots;        /* report: entries with plot: */
 } Spec;
 
 /* Load and check a spec.  On error: NULL, err set with file:line:col and code

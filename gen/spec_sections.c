@@ -750,6 +750,52 @@ static int report_table(Loader *L, yaml_node_t *t)
     return cols ? report_axes(L, cols, "cols", &r->cols, &r->ncols) : 0;
 }
 
+/* One axis name of a plot (x, series), or NULL for a key absent. */
+static int plot_axis(Loader *L, yaml_node_t *t, const char *key, const char **out)
+{
+    yaml_node_t *n = get(L, t, key);
+    *out = NULL;
+    if (!n)
+        return 0;
+    if (spec_loader_string(L, n, key, out))
+        return -1;
+    if (spec_axis_find(L->s, *out) >= 0)
+        return 0;
+    StrBuf b;
+    sb_init(&b);
+    for (int a = 0; a < L->s->naxes; a++)
+        sb_printf(&b, "%s%s", a ? ", " : "", L->s->axes[a].name);
+    spec_loader_fail(L, n, "unknown axis '%s' as a report plot's %s: (expected one of: %s)", *out, key, sb_str(&b));
+    sb_free(&b);
+    return -1;
+}
+
+/* One plot of report: into the next of s->plots.  x, series and panels are
+ * axes, each once. */
+static int report_plot(Loader *L, yaml_node_t *t)
+{
+    static const KeyDoc keys[] = {{"plot", 1}, {"title", 0}, {"series", 0}, {"panels", 0}, {"value", 0},
+                                  {"ratio", 0}, {"speedup", 0}, {"where", 0}, {0}};
+    if (spec_loader_check_keys(L, t, keys, "a report plot"))
+        return -1;
+    ReportPlot *p = &L->s->plots[L->s->nplots++];
+    ReportTable opts = {.value = "median_ms"};
+    p->pos = node_pos(L, t);
+    p->npanels = -1;
+    if (report_options(L, t, &opts) || plot_axis(L, t, "plot", &p->x) || plot_axis(L, t, "series", &p->series))
+        return -1;
+    p->title = opts.title, p->value = opts.value, p->ratio = opts.ratio, p->where = opts.where;
+    yaml_node_t *n = get(L, t, "panels");
+    if (n && report_axes(L, n, "panels", &p->panels, &p->npanels))
+        return -1;
+    if (p->series && !strcmp(p->series, p->x))
+        return spec_loader_fail(L, get(L, t, "series"), "a plot's series '%s' is its x axis", p->series);
+    for (int i = 0; i < (p->npanels > 0 ? p->npanels : 0); i++)
+        if (!strcmp(p->panels[i], p->x) || (p->series && !strcmp(p->panels[i], p->series)))
+            return spec_loader_fail(L, n, "a plot's panels name '%s', its x or series axis", p->panels[i]);
+    return 0;
+}
+
 int spec_sections_report(Loader *L, yaml_node_t *seq)
 {
     Spec *s = L->s;
@@ -757,8 +803,12 @@ int spec_sections_report(Loader *L, yaml_node_t *seq)
         return -1;
     int k = (int)(seq->data.sequence.items.top - seq->data.sequence.items.start);
     s->tables = arena_alloc(s->arena, sizeof(ReportTable) * (size_t)(k ? k : 1));
-    for (int i = 0; i < k; i++)
-        if (report_table(L, node(L, seq->data.sequence.items.start[i])))
+    s->plots = arena_alloc(s->arena, sizeof(ReportPlot) * (size_t)(k ? k : 1));
+    for (int i = 0; i < k; i++) {
+        yaml_node_t *t = node(L, seq->data.sequence.items.start[i]);
+        int plot = t && t->type == YAML_MAPPING_NODE && get(L, t, "plot");
+        if (plot ? report_plot(L, t) : report_table(L, t))
             return -1;
+    }
     return 0;
 }

@@ -1,15 +1,15 @@
-/* results: cross-tabulation of stored cases (`kvx table`, and the core that
- * `kvx compare` and `kvx report` reuse).
- *
- * A table is built in three steps: load the selected cases (their axis values
- * and their value, by the store's typed queries of store/store_cases.h),
- * attach a ratio to the baseline when asked, and pivot the cases that match
- * --where into cells.  --where is parsed with kvx's own expression parser and
- * checked node by node into the store's condition (results_where.c); every
- * other construct is refused.  No SQL is written here.
- *
- * A cell that holds several cases shows their median and how many there were;
- * a case that failed shows its status instead of a number. */
+/* results: the case set that `kvx table`, `compare`, `report` and `export`
+ * read: the selected cases loaded with their axis values and one value each
+ * (results_caseset_load: by the store's typed queries of
+ * store/store_cases.h, --where checked into the store's condition by
+ * results_where.c; the baseline resolved from the one given, stored or
+ * borrowed), their axes (results_caseset_axis, results_caseset_axis_list),
+ * freed by results_caseset_free; and what the read verbs share: the
+ * statuses' order (results_status_rank), the output formats
+ * (results_format_parse), a comma list (results_split), the spec a database
+ * holds (results_resolve_spec), a CSV field (results_csv_field) and a
+ * median (results_median).  The pivot is results_table.c's; results_core.h
+ * is what they share.  No SQL is written here. */
 #include "results_core.h"
 #include "host/case.h"
 #include "gen/spec.h"

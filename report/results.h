@@ -7,7 +7,8 @@
  * (KVX_EINPUT: bad input, an unknown axis, a bad --where, no such database;
  * KVX_EIO: a database or file failure).  Files: results.c (case loading,
  * formats), results_where.c (--where to the store's condition), results_table.c (`table`,
- * `compare`), results_io.c (`export`, `import`; merge is store_merge), results_report.c
+ * `compare`), results_io.c (`export`, `import`; merge is store_merge), results_kt.c (a Kernel
+ * Tuner cache file read for `import`), results_report.c
  * (`report`, gnuplot).  docs/results-schema.md describes the database. */
 #ifndef KVX_RESULTS_H
 #define KVX_RESULTS_H
@@ -94,12 +95,19 @@ typedef struct ImportOpts {
     const char *spec;          /* spec name the rows are filed under; NULL: name */
     const char *gpu;           /* GPU the figures were measured on, may be NULL */
     const char *source;        /* where the file came from, stored as the command */
+    StrBuf *left;              /* where not NULL: gets what of the file no column holds (a Kernel
+                                * Tuner cache's other fields: "compile_time, timestamp, ..."), or "" */
 } ImportOpts;
 
-/* Read a reference CSV (axis columns, then value columns) into a new run of
- * kind 'reference'.  *nrows gets the rows stored.  0 or -1 with err. */
+/* Read a reference CSV (axis columns, then value columns), nvbench's JSON or
+ * a Kernel Tuner cache file into a new run of kind 'reference'.  *nrows gets the rows stored.  0 or -1 with err. */
 int results_import(Store *st, const char *csv_path, const ImportOpts *o,
                    int *nrows, KvxError *err);
+
+/* Kernel Tuner's error name (InvalidConfig, CompilationFailedConfig,
+ * RuntimeFailedConfig) for a case's status, NULL for ok or NULL: the table
+ * `kvx import` reads a cache file's errors back by (results_kt.c). */
+const char *results_kt_error(const char *status);
 
 /* Write DIR/<spec name>.md (and plots) for a spec; *written gets the path
  * (malloc'd).  gnuplot is looked up on PATH, or taken from $KVX_GNUPLOT.

@@ -25,6 +25,26 @@ int results_nvbench_is(const char *text);
 char *results_nvbench_csv(Store *db, const char *json, const char *path, Arena *a, const char **gpu,
                           KvxError *err);
 
+/* ---- results_kt.c ---------------------------------------------------------- */
+
+/* Whether an import's text is a Kernel Tuner cache file (an object with
+ * "tune_params_keys" and "cache"). */
+int results_kt_is(const char *text);
+/* A Kernel Tuner cache file's JSON (read from path; one left open by an
+ * interrupted tuning too) as the reference CSV `kvx import` reads: the tune
+ * parameters, then median_ms, mean_ms, min_ms, max_ms, stdev_ms, gbs,
+ * status; *gpu gets its device_name (in a) or NULL; left, where not NULL,
+ * gets the names of the entries' fields that have no column ("compile_time,
+ * timestamp, ...").  The CSV (malloc'd), or NULL with err. */
+char *results_kt_csv(Store *db, const char *json, const char *path, Arena *a, const char **gpu, StrBuf *left,
+                     KvxError *err);
+
+/* ---- results_io.c ----------------------------------------------------------- */
+
+/* 1 when name is a column `kvx import` reads as a value (median_ms, ...,
+ * status), not as an axis. */
+int results_import_column(const char *name);
+
 typedef struct RVal {
     int is_num;
     double num;
@@ -68,6 +88,8 @@ typedef struct CaseSet {
     int base_axis[RESULTS_MAX_AXES], base_val[RESULTS_MAX_AXES], nbase;
     int base_borrowed;          /* the baseline is the fallback, none was stored */
     int searched;               /* a run of the spec was a search: a cell without cases is unmeasured */
+    const char *where_misses;   /* the --where's `axis == value` whose value no case has, a line
+                                   each with its position and the axis's values; NULL: none */
 } CaseSet;
 
 /* One axis value of a baseline handed from one case set to another (compare:
@@ -99,6 +121,12 @@ int results_caseset_load(Store *db, const ResultsSel *sel, const TableOpts *o,
 void results_caseset_free(CaseSet *cs);
 int results_caseset_axis(const CaseSet *cs, const char *name);     /* -1 if none */
 const char *results_caseset_axis_list(const CaseSet *cs);              /* "a, b, c" */
+
+/* `kvx report`'s plots of spec's measured runs into DIR/<spec>/, with their
+ * links and captions in md (results_report_plot.c); baseline: the spec's,
+ * as text, or NULL. */
+void results_report_plots(Store *db, const Spec *spec, const StoreRunInfo *runs, int nruns, const char *dir,
+                          const char *baseline, FILE *md);
 
 /* Status names in tabulation order (host/case.h), and a status's place. */
 extern const char *const results_status_names[];

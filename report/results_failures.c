@@ -76,6 +76,8 @@ int results_failures(Store *db, const TableOpts *o, FILE *out, KvxError *err)
         kvx_error_set(err, KVX_EINPUT, NULL, "no failed case among the %d stored case%s of spec '%s'%s%s",
                       nmatch, nmatch == 1 ? "" : "s", cs.sel.spec, o->where && *o->where ? " matching --where " : "",
                       o->where && *o->where ? o->where : "");
+        if (!nmatch && cs.where_misses)
+            kvx_error_attach_log(err, cs.where_misses, strlen(cs.where_misses));
         rc = 1;
         goto fail;
     }

@@ -137,6 +137,14 @@ static const struct { const char *name; size_t off; } import_cols[] = {
 };
 #define NIMPORT ((int)(sizeof import_cols / sizeof import_cols[0]))
 
+int results_import_column(const char *name)
+{
+    for (int k = 0; k < NIMPORT; k++)
+        if (!strcmp(name, import_cols[k].name))
+            return 1;
+    return !strcmp(name, "status");
+}
+
 typedef struct CsvRow {
     char **f;
     int n;
@@ -412,6 +420,13 @@ static int import_header(Import *im, KvxError *err)
         }
         if (w >= 0 && im->nax < 0)
             im->nax = i;
+        const char *sep = h->n == 1 ? strpbrk(h->f[i], ";\t") : NULL;
+        if (w < 0 && sep) {
+            kvx_error_set(err, KVX_EINPUT, &pos, "the header is one field holding %s: kvx reads"
+                          " comma-separated values (write the file with ',' as the separator)",
+                          *sep == ';' ? "';'" : "tabs");
+            return -1;
+        }
         if (w < 0 && !is_ident(h->f[i])) {
             kvx_error_set(err, KVX_EINPUT, &pos, "axis name '%s' is not an identifier", h->f[i]);
             return -1;
@@ -591,6 +606,35 @@ static int import_nvbench(Store *st, Import *im, char **text, size_t *len, Impor
     return 0;
 }
 
+/* A Kernel Tuner cache file (results_kt.c) in place of text as the CSV it
+ * maps to, with its device as the GPU when --gpu gave none; other JSON than
+ * nvbench's or Kernel Tuner's is refused here (read as a CSV, its header
+ * was an "axis name '{'").  0 or -1 with err. */
+static int import_kt(Store *st, Import *im, char **text, size_t *len, ImportOpts *local, KvxError *err)
+{
+    const char *p = *text + strspn(*text, " \t\r\n");
+    if (results_nvbench_is(*text) || (*p != '{' && *p != '['))
+        return 0;
+    if (!results_kt_is(*text)) {
+        kvx_error_set(err, KVX_EINPUT, NULL, "%s: JSON that is neither nvbench's result (benchmarks) nor a"
+                      " Kernel Tuner cache file (tune_params_keys, cache); kvx import reads those or a CSV",
+                      im->csv_path);
+        return -1;
+    }
+    const char *gpu = NULL;
+    char *csv = results_kt_csv(st, *text, im->csv_path, im->a, &gpu, local->left, err);
+    if (!csv)
+        return -1;
+    free(*text);
+    *text = csv;
+    *len = strlen(csv);
+    if (!local->gpu)
+        local->gpu = gpu;
+    if (!local->source)
+        local->source = "Kernel Tuner cache";
+    return 0;
+}
+
 int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *nstored,
                    KvxError *err)
 {
@@ -611,7 +655,7 @@ int results_import(Store *st, const char *csv_path, const ImportOpts *o, int *ns
                       o->name ? o->name : "");
         goto done;
     }
-    if (import_nvbench(st, &im, &text, &len, &local, err))
+    if (import_kt(st, &im, &text, &len, &local, err) || import_nvbench(st, &im, &text, &len, &local, err))
         goto done;
     /* A UTF-8 byte order mark, which spreadsheets write, is not the first
      * column's name. */

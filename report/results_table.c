@@ -610,6 +610,8 @@ int results_table_build(Store *db, const ResultsSel *sel, const TableOpts *o,
         kvx_error_set(err, KVX_EINPUT, NULL, "no stored case of spec '%s' matches%s%s",
                       cs->sel.spec, o->where && *o->where ? " --where " : "",
                       o->where ? o->where : "");
+        if (cs->where_misses)
+            kvx_error_attach_log(err, cs->where_misses, strlen(cs->where_misses));
         return 1;
     }
     return 0;

@@ -2,11 +2,14 @@
  * loaded case set into the store's condition (store/store_cases.h): axes by
  * their stored JSON, status, value names and a spec's let: names, with their
  * types; anything the condition cannot say (a function call, ?:, arithmetic)
- * is an error at its position.  The store writes the SQL. */
+ * is an error at its position.  The store writes the SQL.  An `axis ==
+ * value` whose value the axis does not have is noted (CaseSet.where_misses)
+ * for the message of a --where that matched nothing. */
 #include "results_core.h"
 #include "host/case.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- --where: expression -> the store's condition ---------------------------- */
@@ -80,6 +83,78 @@ static int where_ident(WhereCtx *w, const Expr *e, int *kind, const StoreCond **
     return -1;
 }
 
+/* Whether the axis's values hold lit (a number by value, a string by text). */
+static int axis_has(const AxisInfo *ax, Value lit)
+{
+    double d = lit.kind == VAL_FLOAT ? lit.d : (double)lit.i;
+    for (int i = 0; i < ax->nvals; i++) {
+        const RVal *v = &ax->vals[i];
+        if (lit.kind == VAL_STR ? !v->is_num && !strcmp(v->text, lit.s) : v->is_num && v->num == d)
+            return 1;
+    }
+    return 0;
+}
+
+#define WHERE_MISS_LISTED 24    /* values listed in a miss's line; the rest counted */
+
+/* lit as --where would write it: "text", 42, 0.3. */
+static void put_lit(StrBuf *b, Value lit)
+{
+    if (lit.kind == VAL_STR) {
+        sb_printf(b, "\"%s\"", lit.s);
+    } else if (lit.kind == VAL_FLOAT) {
+        char num[40];
+        snprintf(num, sizeof num, "%.15g", lit.d);     /* 0.3, not 0.29999999999999999 */
+        if (strtod(num, NULL) != lit.d)
+            snprintf(num, sizeof num, "%.17g", lit.d);
+        sb_puts(b, num);
+    } else {
+        sb_printf(b, "%lld", (long long)lit.i);
+    }
+}
+
+/* The axis's values in display order, the first WHERE_MISS_LISTED of them
+ * and a count of the rest. */
+static void put_values(StrBuf *b, const AxisInfo *ax)
+{
+    int *by_rank = mem_alloc(sizeof *by_rank * (size_t)ax->nvals);
+    for (int i = 0; i < ax->nvals; i++)
+        by_rank[ax->vals[i].rank] = i;
+    for (int r = 0; r < ax->nvals && r < WHERE_MISS_LISTED; r++) {
+        const RVal *v = &ax->vals[by_rank[r]];
+        sb_printf(b, v->is_num ? "%s%s" : "%s\"%s\"", r ? ", " : "", v->text);
+    }
+    if (ax->nvals > WHERE_MISS_LISTED)
+        sb_printf(b, ", and %d more", ax->nvals - WHERE_MISS_LISTED);
+    free(by_rank);
+}
+
+/* `axis == lit` (either way round) whose lit the axis does not have: a line
+ * of cs->where_misses at the literal's position, with the axis's values. */
+static void note_miss(WhereCtx *w, const Expr *e, const StoreCond *c)
+{
+    int lit_b = c->a->kind == STORE_COND_AXIS && c->b->kind == STORE_COND_LIT;
+    if (e->op != OP_EQ || !(lit_b || (c->b->kind == STORE_COND_AXIS && c->a->kind == STORE_COND_LIT)))
+        return;
+    CaseSet *cs = w->cs;
+    const AxisInfo *ax = &cs->axes[results_caseset_axis(cs, (lit_b ? c->a : c->b)->axis)];
+    Value lit = (lit_b ? c->b : c->a)->lit;
+    if (ax->nvals == 0 || axis_has(ax, lit))
+        return;
+    const Expr *at = lit_b ? e->b : e->a;
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "%s%s:%d:%d: axis %s has no value ", cs->where_misses ? cs->where_misses : "",
+              at->pos.file, at->pos.line, at->pos.col, ax->name);
+    put_lit(&b, lit);
+    sb_puts(&b, " (its values: ");
+    put_values(&b, ax);
+    sb_puts(&b, ")\n");
+    char *text = sb_take(&b);
+    cs->where_misses = arena_strdup(cs->arena, text);
+    free(text);
+}
+
 static int where_cmp(WhereCtx *w, const Expr *e, const StoreCond **out)
 {
     int ka, kb;
@@ -111,6 +186,7 @@ static int where_cmp(WhereCtx *w, const Expr *e, const StoreCond **out)
             return -1;
         }
     }
+    note_miss(w, e, c);
     return 0;
 }
 

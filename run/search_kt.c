@@ -9,11 +9,14 @@
  * Each variant's figures are summed (times) or averaged geometrically
  * (metrics) over its objective points, the cases search_record_load read
  * (r->pcase): what Kernel Tuner's simulation mode adds up is what kvx spent.
- * What each field holds: kt_write below. */
+ * What each field holds: kt_write below; a failed variant's error name is
+ * report/results_kt.c's table (results_kt_error), by which `kvx import`
+ * reads such a file back. */
 #include "search_db.h"
 #include "core/json.h"
 #include "core/num.h"
 #include "core/values.h"
+#include "report/results.h"
 #include "store/store_search.h"
 
 #include <math.h>
@@ -56,18 +59,6 @@ static int cand_of(const KtLoad *k, int64_t id)
     return search_record_cand_of(k->r, id);
 }
 
-/* Kernel Tuner's name of a failed status: a compile error, a case kvx
- * would not run (InvalidConfig: it breaks the device's limits), or a run
- * that failed. */
-static const char *kt_error(const char *status)
-{
-    if (!status || !strcmp(status, "ok"))
-        return NULL;
-    if (!strcmp(status, "compile_error"))
-        return "CompilationFailedConfig";
-    return !strcmp(status, "skipped") ? "InvalidConfig" : "RuntimeFailedConfig";
-}
-
 static void add_kernels(KtLoad *k, const char *kernels)
 {
     char name[256];
@@ -91,7 +82,7 @@ static void on_facts(void *ctx, const StoreSearchFacts *f)
         kc->last = f->id, kc->compile_ms = isnan(f->compile_ms) ? 0 : f->compile_ms;
     kc->verify_ms += isnan(f->verify_ms) ? 0 : f->verify_ms;
     kc->measure_ms += isnan(f->measure_ms) ? 0 : f->measure_ms;
-    const char *e = kt_error(f->status);
+    const char *e = results_kt_error(f->status);
     if (e && (!kc->fail || strcmp(e, "CompilationFailedConfig") == 0))
         kc->fail = e;
     kc->samples = f->samples_json ? arena_strdup(k->a, f->samples_json) : NULL;

@@ -261,8 +261,9 @@ typedef void (*StoreNameFn)(void *ctx, const char *name);
 int store_report_workload_axes(Store *db, const char *spec, StoreNameFn each, void *ctx);
 
 /* The rows of a query: the cursor store_cases.h's queries return.  store_rows
- * itself, a query's text and bound parameters, is store_cases.c's and, until
- * issue 39 moves its queries here, report/results_nvbench.c's (nvbench JSON
+ * itself, a query's text and bound parameters, is store_cases.c's,
+ * store_io.c's (store_kt_rows) and, until issue 39 moves its queries here,
+ * report/results_nvbench.c's (nvbench JSON
  * read with SQLite's JSON functions).  NULL with err when it does not prepare.  next: 1 at a row, 0 at the end, -1 with err "WHAT: ...";
  * text is valid until the next row. */
 typedef enum { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT } StoreType;
@@ -275,6 +276,27 @@ int64_t store_rows_int(const StoreRows *r, int i);
 double store_rows_double(const StoreRows *r, int i);
 const char *store_rows_text(const StoreRows *r, int i);
 void store_rows_close(StoreRows *r);     /* accepts NULL */
+
+/* A Kernel Tuner cache file's JSON text, read with SQLite's JSON functions
+ * for `kvx import` (store_io.c, for report/results_kt.c); nothing of the database is read
+ * or written.  The rows of part, NULL with err when it does not prepare:
+ *   STORE_KT_HEAD    one row: json_valid (1 or 0), then where valid the
+ *                    device_name, the kernel_name, and the JSON types
+ *                    ("array", "object", ...) of tune_params_keys and cache;
+ *   STORE_KT_KEYS    a row per element of tune_params_keys: its type, text;
+ *   STORE_KT_FIELDS  a row per field of each cache entry, in file order, and
+ *                    a row per element of an entry's "times" array: the
+ *                    columns of StoreKtCol (an entry that is no object: one
+ *                    row, its field NULL; an empty times: one row, its
+ *                    element NULL). */
+typedef enum { STORE_KT_HEAD, STORE_KT_KEYS, STORE_KT_FIELDS } StoreKtPart;
+typedef enum {
+    STORE_KT_ENTRY_ID,                  /* one number per entry, in file order */
+    STORE_KT_ENTRY, STORE_KT_ENTRY_TYPE,
+    STORE_KT_FIELD, STORE_KT_FIELD_TYPE, STORE_KT_FIELD_TEXT,
+    STORE_KT_ELEM_TYPE, STORE_KT_ELEM    /* an element of times, or NULL */
+} StoreKtCol;
+StoreRows *store_kt_rows(Store *s, StoreKtPart part, const char *json, KvxError *err);
 
 /* `kvx export`'s rows: every case (of spec, or all when NULL) with every
  * stored column of it, its run and its variant; the names and order are

@@ -1,6 +1,8 @@
 /* store_io: the store's writes from outside a run: `kvx merge` (another
  * database's rows copied in, at the row level), and what `kvx import` needs
- * around store.c's store_put_cases (a transaction of its own, a reference's name).
+ * around store.c's store_put_cases (a transaction of its own, a reference's
+ * name, a Kernel Tuner cache file read with SQLite's JSON functions:
+ * store_kt_rows).
  *
  * Invariants: a merge of one input is one transaction; merging the same
  * input twice changes nothing; column names in the SQL built here come from
@@ -268,4 +270,28 @@ int store_merge(Store *out, const char *in_path, MergeStats *st, KvxError *err)
     int rc = merge_check_schema(db, in_path, err) || merge_copy(db, st, err) ? -1 : 0;
     sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
     return rc;
+}
+
+/* ---- a Kernel Tuner cache file ---------------------------------------------- */
+
+/* By StoreKtPart.  FIELDS: the joins' order is forced by their arguments
+ * (each json_each reads a value of the one before), and json_each yields a
+ * value's members in document order, so the rows come in file order without
+ * a sort (a cache of 100,000 entries is millions of rows). */
+static const char *const kt_sql[] = {
+    [STORE_KT_HEAD] = "SELECT json_valid(?1), CASE WHEN json_valid(?1) THEN json_extract(?1, '$.device_name') END,"
+                      " CASE WHEN json_valid(?1) THEN json_extract(?1, '$.kernel_name') END,"
+                      " CASE WHEN json_valid(?1) THEN json_type(?1, '$.tune_params_keys') END,"
+                      " CASE WHEN json_valid(?1) THEN json_type(?1, '$.cache') END",
+    [STORE_KT_KEYS] = "SELECT type, atom FROM json_each(?1, '$.tune_params_keys')",
+    [STORE_KT_FIELDS] = "SELECT e.id, e.key, e.type, f.key, f.type, f.atom, t.type, t.atom"
+                        " FROM json_each(?1, '$.cache') e"
+                        " LEFT JOIN json_each(CASE WHEN e.type = 'object' THEN e.value END) f"
+                        " LEFT JOIN json_each(CASE WHEN f.type = 'array' AND f.key = 'times' THEN f.value END) t",
+};
+
+StoreRows *store_kt_rows(Store *s, StoreKtPart part, const char *json, KvxError *err)
+{
+    Value p = val_str(json);
+    return store_rows(s, kt_sql[part], &p, 1, err);
 }

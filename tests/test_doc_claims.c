@@ -11,7 +11,9 @@
  * - cli.md: a usage error is `kvx VERB: ...` with the usage line; another
  *   error is one line `kvx: ...` without it;
  * - results-schema.md: its pandas example runs on `kvx export` of a
- *   --counters run and shows the counters. */
+ *   --counters run and shows the counters;
+ * - README.md: its plan of contention.yaml is kvx plan's, and its gen and
+ *   compile counts are that plan's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -285,6 +287,45 @@ static void test_pandas_example(void **state)
     free(out);
 }
 
+/* ---- the README's walk through contention.yaml ------------------------------------------ */
+
+/* The README's `kvx plan specs/contention.yaml` block, from its axes line to
+ * its sources line, is what kvx plan prints, and the counts of its gen and
+ * compile blocks are that plan's: N sources, 2N compiles (two archs). */
+static void test_readme_counts(void **state)
+{
+    const char *log = tmp_path("readme_plan.log");
+    assert_int_equal(kvx(log, "plan", "specs/contention.yaml", NULL), 0);
+    char *plan = file_read(log, NULL), *readme = file_read(KVX_SOURCE_DIR "/README.md", NULL);
+    assert_true(plan && readme);
+    const char *from = strstr(readme, "\naxes      (declaration order"), *to = from ? strstr(from, "\nsources   ") : NULL;
+    assert_true(from && to);
+    to = strchr(to + 1, '\n');
+    char block[4096];
+    assert_true((size_t)(to - from) < sizeof block);
+    memcpy(block, from + 1, (size_t)(to - from)), block[to - from] = '\0';
+    if (!strstr(plan, block))
+        fail_msg("README's plan of contention.yaml:\n%s\nis not what kvx plan prints:\n%s", block, plan);
+    int n = 0;
+    assert_int_equal(sscanf(strstr(plan, "\nsources   ") + 1, "sources %d distinct", &n), 1);
+    char want[128];
+    snprintf(want, sizeof want, "kvx gen: %d sources and index.tsv", n);
+    assert_non_null(strstr(readme, want));
+    snprintf(want, sizeof want, "\nsm_80: %d sources (specs/contention.yaml)", n);
+    assert_non_null(strstr(readme, want));
+    int lines = 0;
+    for (const char *p = strstr(readme, " compiles, "); p; p = strstr(p + 1, " compiles, ")) {
+        const char *b = p;
+        while (b > readme && b[-1] != '\n')
+            b--;
+        if (atoi(b) != 2 * n)
+            fail_msg("README: '%.40s' (the plan has %d sources, two archs: %d compiles)", b, n, 2 * n);
+        lines++;
+    }
+    assert_int_equal(lines, 2);
+    free(plan), free(readme);
+}
+
 /* ---- error lines ---------------------------------------------------------------------- */
 
 static void test_error_prefixes(void **state)
@@ -321,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_runs_share_a_value),
         cmocka_unit_test(test_keys_ignore_path_and_where),
         cmocka_unit_test(test_error_prefixes),
+        cmocka_unit_test(test_readme_counts),
         cmocka_unit_test(test_pandas_example),
         cmocka_unit_test(test_read_sql_example),
     };

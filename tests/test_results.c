@@ -424,6 +424,23 @@ static void test_failures(void **state)
     assert_non_null(strstr(errs, "no failed case among the 12 stored cases of spec 'contention' matching"
                                  " --where strategy == \"naive\": nothing to list"));
     free(out), free(errs);
+    /* A misspelt value: where it is, and the values the axis has. */
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--where",
+                 "strategy == \"naiv\" || n == 5 || hit_rate == 0.3 || strategy == \"naive\" && status == \"fault\"",
+                 NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "");
+    if (!strstr(errs, "nothing to list\n--where:1:13: axis strategy has no value \"naiv\" (its values: \"naive\", "
+                      "\"warp_cg\", \"block_smem\")\n--where:1:28: axis n has no value 5 (its values: 16777216, "
+                      "67108864)\n--where:1:45: axis hit_rate has no value 0.3 (its values: 0.05, 0.5, 1)\n") ||
+        strstr(strstr(errs, "0.05, 0.5, 1)\n"), "has no value"))     /* none for the values stored */
+        fail_msg("a misspelt --where value: %s", errs);
+    free(out), free(errs);
+    rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--failures", "--where",
+                 "strategy == \"naiv\"", NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(errs, "nothing to list\n--where:1:13: axis strategy has no value \"naiv\""));
+    free(out), free(errs);
     rc = run_cmd(cmd_table, 1, &out, &errs, "table", "--db", tmp_path("a.db"), "--failures", "--value",
                  "gbs", NULL);
     assert_int_equal(rc, 2);

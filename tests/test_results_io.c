@@ -117,8 +117,35 @@ static void test_import_errors(void **state)
         {"strategy,median_ms\nnaive,1\nnaive,2\n", ":3:1: repeats the axis values of line 2"},
         {"strategy,median_ms\nnaive\n", ":2:1: 1 fields, the header has 2"},
         {"my axis,median_ms\nx,1\n", "axis name 'my axis' is not an identifier"},
+        /* A spreadsheet's ';' or tab separated export: a hint, not 'axis name ... not an identifier'. */
+        {"strategy;median_ms\nnaive;1,5\n", ":1:1: the header is one field holding ';': kvx reads"
+                                             " comma-separated values"},
+        {"strategy\tmedian_ms\nnaive\t1.5\n", ":1:1: the header is one field holding tabs"},
         {"strategy,status\nnaive,broken\n", "unknown status 'broken'"},
         {"strategy\nnaive\n", "no value column"},
+        /* JSON of neither kind was "axis name '{' is not an identifier". */
+        {"{\"a\": 1}\n", "bad.csv: JSON that is neither nvbench's result (benchmarks) nor a Kernel Tuner cache"},
+        /* Kernel Tuner cache files (results_kt.c). */
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": 2}} ]}",
+         "bad.csv: malformed JSON (expected a Kernel Tuner cache file"},
+        {"{\"tune_params_keys\": \"x\", \"cache\": {}}", "needs tune_params_keys (an array"},
+        {"{\"tune_params_keys\": [\"my x\"], \"cache\": {}}", "tune parameter 1 of tune_params_keys ('my x')"
+                                                               " is not an identifier"},
+        {"{\"tune_params_keys\": [\"status\"], \"cache\": {}}", "('status') is the name of a value column"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {}}", "the Kernel Tuner cache holds no entry"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"time\": 5}}}", "cache entry '1' has no tune"
+                                                                              " parameter 'x'"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1}}}", "cache entry '1' has no time"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": \"slow\"}}}",
+         "cache entry '1': time is 'slow' (expected ms, or one of Kernel Tuner's errors: InvalidConfig,"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": -1}}}",
+         "cache entry '1': time is -1 (expected a finite number from 0)"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": 1, \"times\": [1, \"a\"]}}}",
+         "cache entry '1': an element of times is 'a'"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": [1], \"time\": 1}}}",
+         "cache entry '1': tune parameter 'x' is an array"},
+        {"{\"tune_params_keys\": [\"x\"], \"cache\": {\"1\": {\"x\": 1, \"time\": 1}, \"1.0\": {\"x\": 1.0,"
+         " \"time\": 2}}}", "cache entries '1' and '1.0' hold the same tune parameter values"},
     };
     char db[512], csv[512];
     snprintf(db, sizeof db, "%s", tmp_path("bad.db"));
@@ -406,11 +433,12 @@ static void test_report(void **state)
     /* Without gnuplot: each plot's data and scripts, linked, not drawn. */
     assert_non_null(strstr(md, "gnuplot is not installed (or KVX_GNUPLOT names none): each plot's data"
                                " and scripts are written, not drawn"));
-    assert_non_null(strstr(md, "- contention_hit_rate_median_ms: not drawn here; data [contention_hit_rate_"
-                               "median_ms.csv](contention/contention_hit_rate_median_ms.csv), scripts"));
+    assert_non_null(strstr(md, "- contention_hit_rate_median_ms_n-16777216: not drawn here; data [contention_hit_rate_"
+                               "median_ms_n-16777216.csv](contention/contention_hit_rate_median_ms_n-16777216.csv),"
+                               " scripts"));
     assert_null(strstr(md, ".svg)"));
-    check_matplotlib(dir, "contention_hit_rate_median_ms", 0);
-    check_matplotlib(dir, "contention_hit_rate_ratio", 0);
+    check_matplotlib(dir, "contention_hit_rate_median_ms_n-16777216", 0);
+    check_matplotlib(dir, "contention_hit_rate_median_ms_ratio_n-67108864", 0);
     assert_non_null(strstr(md, "| 1 | 960 us | 904 us | mismatch |"));
     /* a table with failed_values: true shows the mismatched case's time */
     assert_non_null(strstr(md, "### The same, with the mismatched case's time"));
@@ -435,11 +463,16 @@ static void test_report(void **state)
         assert_int_equal(results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written,
                                         &err), 0);
         md = read_all(written);
-        assert_non_null(strstr(md, "![Median time against hit_rate](contention/contention_hit_rate_median_ms.svg)"));
-        assert_non_null(strstr(md, "(contention/contention_hit_rate_ratio.svg)"));
-        static const char *const files[] = {"contention/contention_hit_rate_median_ms.svg",
-                                            "contention/contention_hit_rate_median_ms.png",
-                                            "contention/contention_hit_rate_ratio.png"};
+        assert_non_null(strstr(md, "![median_ms against hit_rate](contention/contention_hit_rate_median_ms_"
+                                   "n-16777216.svg)"));
+        assert_non_null(strstr(md, "(contention/contention_hit_rate_median_ms_ratio_n-67108864.svg)"));
+        static const char *const files[] = {"contention/contention_hit_rate_median_ms_n-16777216.svg",
+                                            "contention/contention_hit_rate_median_ms_n-67108864.png",
+                                            "contention/contention_hit_rate_median_ms_ratio_n-16777216.png"};
+        /* gnuplot read every script: it said nothing (an empty log is removed). */
+        char log[700];
+        snprintf(log, sizeof log, "%s/contention/contention_hit_rate_median_ms_n-16777216.log", dir);
+        assert_int_equal(access(log, F_OK), -1);
         for (int i = 0; i < 3; i++) {
             char p[600];
             snprintf(p, sizeof p, "%s/%s", dir, files[i]);
@@ -520,13 +553,13 @@ static void test_report_one_run(void **state)
     if (results_report(db, "tests/data/results/fixture.yaml", dir, 0, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     md = read_all(written);
-    assert_non_null(strstr(md, "](contention/contention_1_hit_rate_median_ms.svg)"));
-    assert_non_null(strstr(md, "](contention/contention_2_hit_rate_median_ms.svg)"));
+    assert_non_null(strstr(md, "](contention/contention_1_hit_rate_median_ms_n-16777216.svg)"));
+    assert_non_null(strstr(md, "](contention/contention_2_hit_rate_median_ms_n-67108864.svg)"));
     free(md), free(written);
     if (results_report(db, "tests/data/results/fixture.yaml", dir, 2, 0, &written, &err))
         fail_msg("report: %s", err.msg);
     md = read_all(written);
-    assert_non_null(strstr(md, "](contention/contention_hit_rate_median_ms.svg)"));
+    assert_non_null(strstr(md, "](contention/contention_hit_rate_median_ms_n-16777216.svg)"));
     assert_null(strstr(md, "contention_2_hit_rate"));
     free(md), free(written);
     setenv("KVX_GNUPLOT", "", 1);
@@ -586,7 +619,8 @@ static void test_report_plots(void **state)
     char dir[512];
     snprintf(dir, sizeof dir, "%s", tmp_path("plots"));
     /* No workload axes stored (the fixture, like older databases): the first
-     * numeric axis, hit_rate; the median pools counter and n. */
+     * numeric axis, hit_rate; n, the other numeric one, a plot each value
+     * (sizes are never pooled); the median pools counter. */
     Store *db = read_db(tmp_path("a.db"));
     char *written = NULL;
     KvxError err = {0};
@@ -595,20 +629,41 @@ static void test_report_plots(void **state)
     store_close(db);
     char *md = read_all(written);
     assert_non_null(strstr(md, "x: hit_rate (the numeric axis with the most values: the database"
-                               " does not say which are workload axes); one series per strategy.\n"));
-    assert_non_null(strstr(md, "Median time against hit_rate, one series per strategy.  Each"
-                               " point is the median over counter (2 values), n (2 values): it"
-                               " pools cases at different values of these axes.\n"));
-    assert_non_null(strstr(md, "Ratio to the baseline against hit_rate, one series per"
-                               " strategy.  Each point is the median over counter"));
+                               " does not say which are workload axes); one series per strategy; one plot"
+                               " per value of n.\n"));
+    assert_non_null(strstr(md, "median_ms against hit_rate, one series per strategy, at n=16777216; bars: each"
+                               " cell's stored spread (noise x value).  Each point is the median over counter"
+                               " (2 values): it pools cases at different values of that axis.\n"));
+    assert_non_null(strstr(md, "median_ms (to the baseline) against hit_rate, one series per strategy, at"
+                               " n=67108864;"));
     free(md);
     free(written);
     char gp[700];
-    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms.gp", dir);
+    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms_n-16777216.gp", dir);
     char *script = read_all(gp);
     assert_non_null(script);
     assert_null(strstr(script, "set logscale x"));
+    /* Each series its line, point and dash type, with bars; the GPU and the
+     * panel in the title. */
+    assert_non_null(strstr(script, "with yerrorlines lt i+1 pt i%13+1 dt i%5+1 title columnheader(2+3*i)"));
+    assert_non_null(strstr(script, "set title 'contention: median_ms on Fixture GPU A (n=16777216)'"));
     free(script);
+    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms_n-16777216.py", dir);
+    script = read_all(gp);
+    assert_non_null(strstr(script, "marker=markers[k % len(markers)], linestyle=styles[k % len(styles)]"));
+    assert_non_null(strstr(script, "ax.errorbar("));
+    free(script);
+    /* The data: a row per hit_rate at n = 2^24 alone, each series its value
+     * and its bar's ends: value (1 -+ noise / 2). */
+    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms_n-16777216.csv", dir);
+    char *data = read_all(gp);
+    const char *want = "hit_rate,naive,lo,hi,warp_cg,lo,hi,block_smem,lo,hi\n0.05,";
+    assert_int_equal(strncmp(data, want, strlen(want)), 0);
+    double x, v, lo, hi;
+    assert_int_equal(sscanf(data + strlen(want) - 5, "%lf,%lf,%lf,%lf", &x, &v, &lo, &hi), 4);
+    assert_true(lo < v && v < hi);
+    assert_true(fabs((hi - v) - (v - lo)) < 1e-12);
+    free(data);
 
     /* n from 2^10 to 2^26 (more than 2 decades), stored as the only workload
      * axis (hit_rate as if the template had consulted it): x = n, log2. */
@@ -636,7 +691,7 @@ static void test_report_plots(void **state)
     md = read_all(written);
     assert_non_null(strstr(md, "x: n (the numeric workload axis with the most values), on a log2 scale (its"
                                " values span more than 2 decades); one series per strategy.\n"));
-    assert_non_null(strstr(md, "![Median time against n](contention/contention_n_median_ms.svg)"));
+    assert_non_null(strstr(md, "![median_ms against n](contention/contention_n_median_ms.svg)"));
     check_matplotlib(dir, "contention_n_median_ms", 1);
     assert_non_null(strstr(md, "Each point is the median over counter (2 values), hit_rate"
                                " (3 values): it pools cases at different values of these"
@@ -648,14 +703,12 @@ static void test_report_plots(void **state)
     assert_non_null(script);
     assert_non_null(strstr(script, "set logscale x 2\n"));
     assert_non_null(strstr(script, "set xlabel 'n (log2 scale)'"));
-    assert_non_null(strstr(script, "one series per strategy; each point the median over"
-                                   " counter (2 values), hit_rate (3 values)"));
     free(script);
     /* The data: one row per n, one column per strategy. */
     snprintf(gp, sizeof gp, "%s/contention/contention_n_median_ms.csv", dir);
-    char *data = read_all(gp);
+    data = read_all(gp);
     assert_non_null(data);
-    const char *head = "n,naive,warp_cg,block_smem\n1024,";
+    const char *head = "n,naive,lo,hi,warp_cg,lo,hi,block_smem,lo,hi\n1024,";
     assert_int_equal(strncmp(data, head, strlen(head)), 0);
     free(data);
 
@@ -667,9 +720,44 @@ static void test_report_plots(void **state)
         fail_msg("report: %s", err.msg);
     store_close(db);
     md = read_all(written);
-    assert_non_null(strstr(md, "Each point is one case: no other axis varies in this run.\n"));
+    assert_non_null(strstr(md, "Each point is one case, or the median of the cases at that point.\n"));
     free(md);
     free(written);
+
+    /* A report: plot entry chooses x, series and panels; the spec's plots
+     * replace kvx's choice. */
+    yaml = read_all("tests/data/results/fixture.yaml");
+    at = strstr(yaml, "\nreport:\n");
+    assert_non_null(at);
+    at += strlen("\nreport:\n");
+    StrBuf y;
+    sb_init(&y);
+    sb_printf(&y, "%.*s  - { plot: hit_rate, series: counter, panels: [n, strategy], title: Counters }\n%s",
+              (int)(at - yaml), yaml, at);
+    snprintf(spec, sizeof spec, "%s/plots.yaml", tmpdir);
+    assert_int_equal(file_write_atomic(spec, y.p, y.len), 0);
+    sb_free(&y);
+    free(yaml);
+    db = read_db(tmp_path("a.db"));
+    if (results_report(db, spec, dir, 0, 0, &written, &err))
+        fail_msg("report: %s", err.msg);
+    store_close(db);
+    md = read_all(written);
+    assert_null(strstr(md, "x: hit_rate ("));
+    assert_non_null(strstr(md, "median_ms against hit_rate, one series per counter, at n=16777216 strategy=naive;"));
+    assert_non_null(strstr(md, "Each point is one case, or the median of the cases at that point.\n"));
+    assert_non_null(strstr(md, "contention/contention_hit_rate_median_ms_n-67108864_strategy-block_smem.csv"));
+    free(md);
+    free(written);
+    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms_n-16777216_strategy-naive.csv", dir);
+    data = read_all(gp);
+    assert_non_null(data);
+    assert_int_equal(strncmp(data, "hit_rate,u32,lo,hi,u64,lo,hi\n", 29), 0);
+    free(data);
+    snprintf(gp, sizeof gp, "%s/contention/contention_hit_rate_median_ms_n-16777216_strategy-naive.gp", dir);
+    script = read_all(gp);
+    assert_non_null(strstr(script, "set title 'Counters on Fixture GPU A (n=16777216 strategy=naive)'"));
+    free(script);
     unsetenv("KVX_GNUPLOT");
 }
 

@@ -15,6 +15,10 @@
  *   objective, GB/s and the --counters metrics beside; Kernel Tuner 1.5.0
  *   (where python3 has it: scripts/deps.sh) reads it in simulation mode,
  *   and its simulated time is what the run stored;
+ * - `kvx import` of that file, and of files Kernel Tuner 1.5.0's own cache
+ *   writer wrote (tests/kt/kt_write.py; closed, and left open as an
+ *   interrupted tuning leaves it): a row per entry, the errors as statuses,
+ *   the values from time, times and GB/s, the fields it left named;
  * - a search stores ordinary rows: half the space (21 variants, 42 cases)
  *   at --budget 50%, never a point where: prunes, each batch a run row
  *   recording strategy, budget, objective and seed; the same seed in a new
@@ -272,6 +276,92 @@ static void test_kerneltuner_simulates(void **state)
     assert_float_equal(best2, best, 1e-12 * best);
 }
 
+/* kvx import reads its own Kernel Tuner export back: a row per entry (the
+ * 42 variants and the 6 combinations where: prunes), each failure by
+ * results_kt.c's table (a mismatch went out as RuntimeFailedConfig and
+ * comes back launch_error, the pruned ones as skipped), the time as
+ * mean_ms and median_ms (times holds the one value), GB/s as gbs, the
+ * device as the reference's GPU, and a line naming the fields it left. */
+static void test_import_kerneltuner(void **state)
+{
+    (void)state;
+    const char *db = tmp_path("full.db"), *kt = tmp_path("kti.json"), *log = tmp_path("kti.log");
+    const char *ref = tmp_path("kti.db");
+    must(kvx(log, "export", "--db", db, "--format", "kerneltuner", "--out", kt, NULL), 0, log);
+    unlink(ref);
+    must(kvx(log, "import", kt, "--name", "kt", "--db", ref, NULL), 0, log);
+    if (!log_has(log, "imported 48 rows from ") ||
+        !log_has(log, ": not stored (kvx has no column for them): compile_time, verification_time,"
+                      " benchmark_time, strategy_time, framework_time\n")) {
+        dump(log);
+        fail_msg("kvx import of a Kernel Tuner cache said something else");
+    }
+    assert_int_equal(db_int(ref, "SELECT count(*) FROM cases WHERE status = 'ok'"), 21);
+    assert_int_equal(db_int(ref, "SELECT count(*) FROM cases WHERE status = 'launch_error'"), 21);
+    assert_int_equal(db_int(ref, "SELECT count(*) FROM cases WHERE status = 'skipped' AND"
+                                 " json_extract(axes, '$.tile') * json_extract(axes, '$.vec') > 64"), 6);
+    static const char v[] = " FROM cases WHERE label = 'strategy=base tile=16 unroll=4 vec=1'";
+    char sql[300];
+    double t = json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".time')");
+    snprintf(sql, sizeof sql, "SELECT mean_ms%s", v);
+    assert_float_equal(db_num(ref, sql), t, 1e-12 * t);
+    snprintf(sql, sizeof sql, "SELECT median_ms%s", v);
+    assert_float_equal(db_num(ref, sql), t, 1e-12 * t);
+    double g = json_num(kt, "SELECT json_extract(?1, '$.cache.\"base,16,4,1\".\"GB/s\"')");
+    snprintf(sql, sizeof sql, "SELECT gbs%s", v);
+    assert_float_equal(db_num(ref, sql), g, 1e-12 * g);
+    int ng, nb;
+    char **gpu = db_strings(db, "SELECT gpu_name FROM runs LIMIT 1", &ng);
+    char **back = db_strings(ref, "SELECT gpu_name FROM runs WHERE kind = 'reference'", &nb);
+    assert_int_equal(ng, 1);
+    assert_int_equal(nb, 1);
+    assert_string_equal(back[0], gpu[0]);
+    strings_free(gpu, ng), strings_free(back, nb);
+}
+
+/* A file written by Kernel Tuner 1.5.0's own cache writer
+ * (tests/kt/kt_write.py: util.process_cache, store_cache, close_cache),
+ * closed and as an interrupted tuning leaves it open: every entry a row,
+ * the values from time and times, the errors as statuses. */
+static void test_import_kerneltuner_written(void **state)
+{
+    (void)state;
+    if (!python_has("kernel_tuner", "kvx import of a file Kernel Tuner's cache writer wrote"))
+        skip();
+    static const char *const how[] = {"", "--open"};
+    for (int i = 0; i < 2; i++) {
+        const char *kt = tmp_path(i ? "ktw-open.json" : "ktw.json"), *db = tmp_path(i ? "ktw-open.db" : "ktw.db");
+        const char *log = tmp_path("ktw.log");
+        char cmd[1600];
+        snprintf(cmd, sizeof cmd, "python3 " KVX_SOURCE_DIR "/tests/kt/kt_write.py '%s' %s > '%s' 2>&1", kt, how[i],
+                 log);
+        if (system(cmd) != 0) {
+            dump(log);
+            fail_msg("tests/kt/kt_write.py failed");
+        }
+        unlink(db);
+        must(kvx(log, "import", kt, "--name", "written", "--db", db, NULL), 0, log);
+        assert_true(log_has(log, "imported 6 rows from "));
+        assert_true(log_has(log, "not stored (kvx has no column for them): compile_time, verification_time,"
+                                 " benchmark_time, strategy_time, framework_time, timestamp\n"));
+        assert_int_equal(db_int(db, "SELECT count(*) FROM runs WHERE gpu_name = 'Made-up GPU'"), 1);
+        assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE label = 'block_size_x=32 vec=1' AND"
+                                    " median_ms = 2.5 AND mean_ms = 3 AND min_ms = 1 AND max_ms = 6 AND gbs = 100"
+                                    " AND abs(stdev_ms - sqrt(14.0 / 3)) < 1e-12"), 1);
+        assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE label = 'block_size_x=32 vec=2' AND"
+                                    " median_ms = 2.5 AND stdev_ms IS NULL AND gbs = 120"), 1);
+        assert_int_equal(db_int(db, "SELECT count(*) FROM cases WHERE label = 'block_size_x=128 vec=2' AND"
+                                    " median_ms = 0.5 AND mean_ms = 0.5 AND min_ms IS NULL"), 1);
+        int n = 0;
+        char **s = db_strings(db, "SELECT status FROM cases WHERE status != 'ok' ORDER BY id", &n);
+        assert_int_equal(n, 3);
+        assert_string_equal(s[0], "compile_error");
+        assert_string_equal(s[1], "launch_error");
+        assert_string_equal(s[2], "skipped");
+        strings_free(s, n);
+    }
+}
+
 /* A search of seed into db; the exit status. */
 static int search(const char *db, const char *log, const char *seed)
 {
@@ -516,6 +606,8 @@ int main(void)
         cmocka_unit_test(test_replay_exhaustive),
         cmocka_unit_test(test_export_kerneltuner),
         cmocka_unit_test(test_export_kerneltuner_samples),
+        cmocka_unit_test(test_import_kerneltuner),
+        cmocka_unit_test(test_import_kerneltuner_written),
         cmocka_unit_test(test_kerneltuner_simulates),
         cmocka_unit_test(test_search_rows),
         cmocka_unit_test(test_search_only_refused),

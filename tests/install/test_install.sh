@@ -2,8 +2,11 @@
 # cmake --install of the build into a temporary prefix gives a kvx that works
 # without the source tree: --version, a plan of a spec copied elsewhere, its
 # man page (man -l, and groff without warnings), `man kvx` through MANPATH,
-# its bash completion, and the PyPI nvdisasm looked up beside the binary
-# (PREFIX/libexec/kvx/tools), where an installed kvx keeps its tools folder.
+# its bash completion, the example specs and templates (share/kvx: every
+# installed spec plans from another folder, and histogram.yaml compiles), the
+# man page's EXIT STATUS and ENVIRONMENT, and the PyPI nvdisasm looked up
+# beside the binary (PREFIX/libexec/kvx/tools), where an installed kvx keeps
+# its tools folder.
 # Usage: test_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -28,6 +31,21 @@ cp "$src/tests/data/specs/gb.yaml" "$src/tests/data/specs/gb.cu" "$tmp/work/"
     { cat "$tmp/plan.log"; fail "the installed kvx did not plan gb.yaml"; }
 grep -q '^target    sm_90 (H200-SXM-141GB named target)' "$tmp/plan.log" || fail "plan: no H200 target line"
 
+# The example specs and their templates, installed side by side: each of
+# specs/ is installed and plans (its templates found) from a folder of its own.
+share=$tmp/prefix/share/kvx
+for spec in "$src"/specs/*.yaml; do
+    name=$(basename "$spec")
+    [ -f "$share/specs/$name" ] || fail "PREFIX/share/kvx/specs/$name was not installed"
+    (cd "$tmp/work" && "$kvx" plan "$share/specs/$name" >"$tmp/plan_$name.log" 2>&1) ||
+        { cat "$tmp/plan_$name.log"; fail "the installed specs/$name did not plan"; }
+done
+for t in "$src"/templates/*.cu "$src"/templates/pieces/*.cuh; do
+    [ -f "$share/templates/${t#"$src"/templates/}" ] || fail "PREFIX/share/kvx/templates/${t#"$src"/templates/} was not installed"
+done
+(cd "$tmp/work" && "$kvx" compile "$share/specs/histogram.yaml" --out "$tmp/work/out" --cache "$tmp/cache" \
+    --where 'strategy == "global" && bins == 7') >"$tmp/compile.log" 2>&1 || { cat "$tmp/compile.log"; fail "the installed histogram.yaml did not compile"; }
+
 man1=$tmp/prefix/share/man/man1/kvx.1
 warnings=$(groff -man -ww -z "$man1" 2>&1) || fail "groff failed on kvx.1"
 [ -z "$warnings" ] || fail "groff warns on kvx.1: $warnings"
@@ -35,6 +53,10 @@ if command -v man >/dev/null; then
     MANWIDTH=100 man -l "$man1" 2>/dev/null >"$tmp/man.txt" || fail "man -l kvx.1 failed"
     grep -q 'kvx plan SPEC' "$tmp/man.txt" || fail "man -l: no 'kvx plan SPEC'"
     grep -q -- '--gpu TARGET' "$tmp/man.txt" || fail "man -l: no '--gpu TARGET'"
+    grep -q '^EXIT STATUS' "$tmp/man.txt" && grep -Eq '^ +4 +nothing +measured' "$tmp/man.txt" ||
+        fail "man -l: no exit status 4"
+    grep -q '^ENVIRONMENT' "$tmp/man.txt" && grep -Eq '^ +XDG_CACHE_HOME' "$tmp/man.txt" ||
+        fail "man -l: no XDG_CACHE_HOME under ENVIRONMENT"
     MANPATH=$tmp/prefix/share/man MANWIDTH=100 man kvx 2>/dev/null | grep -q 'kvx run SPEC' ||
         fail "man kvx (MANPATH=PREFIX/share/man) did not show the page"
 else
